@@ -1,0 +1,15 @@
+# Vectorised drivers (layer 3 helpers): apply a per-element kernel over a batch of rows with
+# the GIL released, in parallel (OpenMP) for large batches.  Results do not depend on the
+# number of threads: every row is computed by the same kernel independently.
+from rotode.dual cimport dual
+
+ctypedef void (*unary_kernel)(const double*, double*) noexcept nogil
+ctypedef void (*binary_kernel)(const double*, const double*, double*) noexcept nogil
+ctypedef void (*unary_dual_kernel)(const dual*, dual*) noexcept nogil
+
+
+cdef void map_unary(unary_kernel f, const double[:, ::1] x, double[:, ::1] out) noexcept nogil
+cdef void map_binary(binary_kernel f, const double[:, ::1] a, const double[:, ::1] b,
+                     double[:, ::1] out) noexcept nogil
+cdef void jacobian_unary(unary_dual_kernel f, const double[:, ::1] x, double[:, ::1] value,
+                         double[:, ::1] jac) noexcept nogil

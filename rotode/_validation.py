@@ -1,0 +1,113 @@
+"""Input checks shared by every facade: one place for every error message.
+
+Nothing below the Python facade raises; these helpers turn bad input into a ``TypeError`` or
+``ValueError`` that names the argument and the expected shape.
+"""
+
+import numbers
+
+import numpy as np
+
+from rotode._loops import all_finite
+
+__all__ = [
+    "as_float_array",
+    "as_positive_scalar",
+    "check_nonzero_quaternions",
+    "check_rotation_matrices",
+    "format_shape",
+]
+
+
+def format_shape(trailing):
+    """Human form of an expected shape with a leading batch: ``(..., 3, 3)``."""
+    return "(..., " + ", ".join(str(d) for d in trailing) + ")" if trailing else "(...)"
+
+
+def as_float_array(x, name, trailing=(), *, finite=True, batch=True):
+    """Return ``x`` as a C-contiguous float64 array whose shape ends with ``trailing``.
+
+    Parameters
+    ----------
+    x : array_like
+        The input.
+    name : str
+        Argument name used in error messages.
+    trailing : tuple of int
+        Required trailing dimensions, e.g. ``(4,)`` for quaternions or ``(3, 3)`` for matrices.
+    finite : bool
+        Reject NaN and infinity.
+    batch : bool
+        Allow leading batch dimensions; otherwise the shape must equal ``trailing``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not real numeric (strings, objects, complex numbers, booleans).
+    ValueError
+        If the shape does not match or values are not finite.
+    """
+    expected = format_shape(trailing) if batch else str(tuple(trailing))
+    try:
+        arr = np.asarray(x)
+    except Exception as exc:  # ragged nested sequences and the like
+        raise ValueError(f"`{name}` must be an array of shape {expected}: {exc}") from None
+    if arr.dtype == object:
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"`{name}` must be a real numeric array, got dtype object") from None
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"`{name}` must be a real numeric array, got dtype {arr.dtype}")
+    nt = len(trailing)
+    shape_ok = arr.ndim >= nt and tuple(arr.shape[arr.ndim - nt:]) == tuple(trailing)
+    if not batch:
+        shape_ok = shape_ok and arr.ndim == nt
+    if not shape_ok:
+        raise ValueError(f"`{name}` must have shape {expected}, got {arr.shape}")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if finite and not all_finite(arr.reshape(-1)):
+        raise ValueError(f"`{name}` must contain only finite values (no NaN or inf)")
+    return arr
+
+
+def as_positive_scalar(x, name, *, allow_zero=False):
+    """A finite real scalar > 0 (or >= 0 with ``allow_zero``), as float."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise TypeError(f"`{name}` must be a real number, got {type(x).__name__}")
+    x = float(x)
+    if not np.isfinite(x) or x < 0 or (x == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"`{name}` must be finite and {bound}, got {x!r}")
+    return x
+
+
+# |q|^2 below this makes 2/|q|^2 overflow or lose all precision: treated as zero.
+_TINY_NORM2 = 1e-300
+
+
+def check_nonzero_quaternions(q, name):
+    """Reject zero (or overflowing) quaternions in an array of shape (..., 4)."""
+    n2 = np.einsum("...i,...i->...", q, q)
+    bad = ~(n2 > _TINY_NORM2) | ~np.isfinite(n2)
+    if np.any(bad):
+        where = np.argwhere(np.atleast_1d(bad))[0]
+        raise ValueError(
+            f"`{name}` must hold nonzero quaternions with a finite norm; "
+            f"entry {tuple(int(i) for i in where)} has |q|^2 = {np.atleast_1d(n2)[tuple(where)]!r}"
+        )
+    return q
+
+
+def check_rotation_matrices(R, name, atol=1e-6):
+    """Reject matrices that are not orthonormal with determinant +1 (to ``atol``)."""
+    gram = np.einsum("...ki,...kj->...ij", R, R)
+    err = np.abs(gram - np.eye(3)).max(axis=(-2, -1)) if R.size else np.zeros(R.shape[:-2])
+    det = np.linalg.det(R) if R.size else np.ones(R.shape[:-2])
+    bad = (err > atol) | (det <= 0)
+    if np.any(bad):
+        raise ValueError(
+            f"`{name}` must hold rotation matrices (orthonormal to {atol:g}, det +1); "
+            f"worst |R^T R - 1| = {np.max(err):.3g}, min det = {np.min(det):.3g}"
+        )
+    return R

@@ -1,0 +1,271 @@
+"""Quaternion algebra and rotations, vectorised over leading batch dimensions.
+
+Conventions: scalar-first ``[w, x, y, z]``, Hamilton product (``i j = k``), and a quaternion
+``q`` represents the rotation ``R(q)`` that maps body coordinates to world coordinates,
+``v_world = q * v_body * conj(q)``.  Functions accept any nonzero quaternion, not only unit
+ones: ``R(q) = R(q/|q|)`` (seed 004 eq. 13).
+
+The kernels are ``noexcept nogil`` inline functions in ``rotode/quaternion.pxd`` that other
+Cython code can ``cimport``; the functions here validate their input, then loop over the batch
+with the GIL released.
+
+References
+----------
+.. [000] seed 000, "Numerical Integration for Rotational Dynamics" (exponential map,
+   trig-free approximation).
+.. [004] seed 004, Rucker, "Integrating Rotations using Non-Unit Quaternions", eq. 13.
+"""
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from rotode._validation import (as_float_array, check_nonzero_quaternions,
+                                check_rotation_matrices)
+from rotode._loops cimport (map_unary, map_binary, jacobian_unary, unary_kernel,
+                            binary_kernel, unary_dual_kernel)
+from rotode.dual cimport dual
+
+__all__ = ["multiply", "conjugate", "inverse", "rotate", "to_matrix", "from_matrix", "exp",
+           "log", "exp_approx", "to_scipy", "from_scipy", "to_matrix_jacobian", "norm"]
+
+
+cdef object _unary(unary_kernel f, object x, int k_in, tuple out_trailing):
+    cdef double[:, ::1] xin = x.reshape(-1, k_in)
+    batch = x.shape[:x.ndim - 1]
+    out = np.empty(batch + out_trailing, dtype=np.float64)
+    map_unary(f, xin, out.reshape(xin.shape[0], int(np.prod(out_trailing))))
+    return out
+
+
+cdef object _binary(binary_kernel f, object a, int ka, object b, int kb, tuple out_trailing):
+    batch = np.broadcast_shapes(a.shape[:a.ndim - 1], b.shape[:b.ndim - 1])
+    cdef double[:, ::1] ain = np.ascontiguousarray(
+        np.broadcast_to(a, batch + (ka,))).reshape(-1, ka)
+    cdef double[:, ::1] bin = np.ascontiguousarray(
+        np.broadcast_to(b, batch + (kb,))).reshape(-1, kb)
+    out = np.empty(batch + out_trailing, dtype=np.float64)
+    map_binary(f, ain, bin, out.reshape(ain.shape[0], int(np.prod(out_trailing))))
+    return out
+
+
+def _quaternions(q, name):
+    return check_nonzero_quaternions(as_float_array(q, name, (4,)), name)
+
+
+def _broadcast_error(name_a, a, name_b, b):
+    try:
+        np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
+    except ValueError:
+        raise ValueError(f"batch shapes of `{name_a}` {a.shape[:-1]} and `{name_b}` "
+                         f"{b.shape[:-1]} do not broadcast") from None
+
+
+def multiply(p, q):
+    """Hamilton product ``p * q``.
+
+    Parameters
+    ----------
+    p, q : array_like, shape (..., 4)
+        Quaternions ``[w, x, y, z]``; batch dimensions broadcast.
+
+    Returns
+    -------
+    ndarray, shape (..., 4)
+
+    Notes
+    -----
+    ``(a, u)(b, v) = (ab - u.v, a v + b u + u x v)``.  The rotation of a product is the product
+    of the rotations: ``R(p q) = R(p) R(q)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rotode import quaternion
+    >>> quaternion.multiply([0, 1, 0, 0], [0, 0, 1, 0])   # i j = k
+    array([0., 0., 0., 1.])
+    """
+    p = as_float_array(p, "p", (4,))
+    q = as_float_array(q, "q", (4,))
+    _broadcast_error("p", p, "q", q)
+    return _binary(quat_mul[double], p, 4, q, 4, (4,))
+
+
+def conjugate(q):
+    """Conjugate ``[w, -x, -y, -z]`` of quaternions of shape (..., 4)."""
+    q = as_float_array(q, "q", (4,))
+    return _unary(quat_conj[double], q, 4, (4,))
+
+
+def norm(q):
+    """Euclidean norm ``|q|`` of quaternions of shape (..., 4), returned with shape (...)."""
+    q = as_float_array(q, "q", (4,))
+    return np.sqrt(np.einsum("...i,...i->...", q, q))
+
+
+def inverse(q):
+    """Inverse ``conj(q)/|q|^2`` of nonzero quaternions of shape (..., 4).
+
+    Raises
+    ------
+    ValueError
+        For a zero quaternion.
+    """
+    q = _quaternions(q, "q")
+    return _unary(quat_inv[double], q, 4, (4,))
+
+
+def rotate(q, v):
+    """Rotate vectors by the rotation of ``q``: ``R(q) v``.
+
+    Parameters
+    ----------
+    q : array_like, shape (..., 4)
+        Nonzero quaternions (need not be unit: ``R(q) = R(q/|q|)``, seed 004 eq. 13).
+    v : array_like, shape (..., 3)
+        Vectors; batch dimensions broadcast with those of ``q``.
+
+    Returns
+    -------
+    ndarray, shape (..., 3)
+        ``q v conj(q) / |q|^2``.
+    """
+    q = _quaternions(q, "q")
+    v = as_float_array(v, "v", (3,))
+    _broadcast_error("q", q, "v", v)
+    return _binary(quat_rotate[double], q, 4, v, 3, (3,))
+
+
+def to_matrix(q):
+    """Rotation matrices of nonzero quaternions, shape (..., 4) -> (..., 3, 3).
+
+    Notes
+    -----
+    ``R(q) = 1 + s (w [u]x + [u]x^2)`` with ``s = 2/|q|^2``, which equals the matrix of
+    ``q/|q|`` for any nonzero ``q`` (seed 004 eq. 13).  The matrix maps body to world
+    coordinates.
+    """
+    q = _quaternions(q, "q")
+    return _unary(quat_to_matrix[double], q, 4, (3, 3))
+
+
+def from_matrix(R):
+    """Unit quaternions (``w >= 0``) of rotation matrices, shape (..., 3, 3) -> (..., 4).
+
+    Shepperd's method picks the numerically largest of ``w, x, y, z`` from the diagonal, so all
+    branches (angles near 0 and near pi) are accurate; the result is normalised.
+
+    Raises
+    ------
+    ValueError
+        If a matrix is not orthonormal with determinant +1 to 1e-6.
+    """
+    R = as_float_array(R, "R", (3, 3))
+    check_rotation_matrices(R, "R")
+    return _unary(quat_from_matrix[double], R, 9, (4,))
+
+
+def exp(x):
+    """Quaternion exponential.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., 3) or (..., 4)
+        Pure quaternions given by their vector part (shape (..., 3)), or full quaternions.
+
+    Returns
+    -------
+    ndarray, shape (..., 4)
+        ``exp((0, x)) = [cos|x|, x sin|x|/|x|]`` (a unit quaternion), or
+        ``exp((w, u)) = e^w exp((0, u))``.
+
+    Notes
+    -----
+    A rotation by the rotation vector ``phi`` is ``exp(phi/2)`` (seed 000).  Small arguments
+    use Taylor polynomials in ``|x|^2`` (exact at 0, no square root).
+    """
+    x = np.asarray(x) if not isinstance(x, np.ndarray) else x
+    if x.ndim >= 1 and x.shape[-1] == 4:
+        x = as_float_array(x, "x", (4,))
+        out = _unary(quat_exp[double], x, 4, (4,))
+        if not np.isfinite(out).all():
+            raise ValueError("`x` real parts are too large: exp overflows")
+        return out
+    x = as_float_array(x, "x", (3,))
+    return _unary(quat_exp_pure[double], x, 3, (4,))
+
+
+def log(q):
+    """Quaternion logarithm of nonzero quaternions, shape (..., 4) -> (..., 4).
+
+    ``log(q) = [log|q|, u atan2(|u|, w)/|u|]``; for a unit quaternion the real part is 0 and
+    the vector part is half the rotation vector.  Accurate near the identity (series of
+    ``atan(t)/t``) and near a half turn.  A negative real quaternion has no unique logarithm:
+    the vector part ``[pi, 0, 0]`` is returned.
+    """
+    q = _quaternions(q, "q")
+    return _unary(quat_log[double], q, 4, (4,))
+
+
+def exp_approx(x):
+    """Seed 000's trig-free, normalised third-order exponential of pure quaternions.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., 3)
+        Vector parts; for a rotation-vector update ``q' = exp(Omega/2) q`` pass ``Omega/2``.
+
+    Returns
+    -------
+    ndarray, shape (..., 4)
+        ``[(1 - |x|^2/2), (1 - |x|^2/6) x] / sqrt((1 - |x|^2/2)^2 + (1 - |x|^2/6)^2 |x|^2)``,
+        always a unit quaternion.
+
+    Notes
+    -----
+    Seed 000 states an error below 1 % for rotations up to 90 degrees per step, i.e.
+    ``|x| <= pi/4``.
+    """
+    x = as_float_array(x, "x", (3,))
+    return _unary(quat_exp_approx[double], x, 3, (4,))
+
+
+def to_scipy(q):
+    """``scipy.spatial.transform.Rotation`` of quaternions of shape (4,) or (N, 4)."""
+    q = _quaternions(q, "q")
+    if q.ndim > 2:
+        raise ValueError(f"`q` must have shape (4,) or (N, 4) for a Rotation, got {q.shape}")
+    return Rotation.from_quat(q, scalar_first=True)
+
+
+def from_scipy(rotation):
+    """Scalar-first unit quaternions of a ``scipy.spatial.transform.Rotation``."""
+    if not isinstance(rotation, Rotation):
+        raise TypeError(f"`rotation` must be a scipy Rotation, got {type(rotation).__name__}")
+    return rotation.as_quat(scalar_first=True)
+
+
+def to_matrix_jacobian(q):
+    """Rotation matrix and its derivative with respect to ``q``, by dual numbers.
+
+    Parameters
+    ----------
+    q : array_like, shape (..., 4)
+        Nonzero quaternions.
+
+    Returns
+    -------
+    R : ndarray, shape (..., 3, 3)
+        ``to_matrix(q)``, bit for bit (the dual value parts).
+    J : ndarray, shape (..., 3, 3, 4)
+        ``J[..., i, j, k] = d R_ij / d q_k`` from one forward-mode evaluation of the same
+        kernel (seed 001).  ``J q = 0``: ``R`` does not depend on the scale of ``q``.
+    """
+    q = _quaternions(q, "q")
+    cdef double[:, ::1] qin = q.reshape(-1, 4)
+    batch = q.shape[:-1]
+    R = np.empty(batch + (3, 3))
+    J = np.empty(batch + (3, 3, 4))
+    cdef double[:, ::1] Rv = R.reshape(-1, 9)
+    cdef double[:, ::1] Jv = J.reshape(-1, 36)
+    with nogil:
+        jacobian_unary(quat_to_matrix[dual], qin, Rv, Jv)
+    return R, J
