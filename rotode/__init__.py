@@ -6,4 +6,15 @@ orientation maps body to world coordinates; every angular velocity names its fra
 from rotode import quaternion, so3
 
 __version__ = "0.1.0"
-__all__ = ["quaternion", "so3", "__version__"]
+__all__ = ["quaternion", "so3", "get_include", "__version__"]
+
+
+def get_include():
+    """Directory holding rotode's ``.pxd`` and ``.hpp`` files, for downstream Cython builds.
+
+    Add its parent to Cython's ``include_path`` (so that ``cimport rotode.so3`` resolves) and
+    the directory itself to the C++ ``include_dirs`` (for ``_dual.hpp``); compile as C++.
+    """
+    import os
+
+    return os.path.dirname(os.path.abspath(__file__))

@@ -13,3 +13,7 @@ cdef void map_binary(binary_kernel f, const double[:, ::1] a, const double[:, ::
                      double[:, ::1] out) noexcept nogil
 cdef void jacobian_unary(unary_dual_kernel f, const double[:, ::1] x, double[:, ::1] value,
                          double[:, ::1] jac) noexcept nogil
+
+cdef object apply_unary(unary_kernel f, object x, int ndim_in, tuple out_trailing)
+cdef object apply_binary(binary_kernel f, object a, int ka, object b, int kb,
+                         tuple out_trailing)

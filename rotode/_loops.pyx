@@ -1,7 +1,9 @@
 """Vectorised drivers shared by the kernel facades (see _loops.pxd)."""
+import numpy as np
+
 from cython.parallel cimport prange
 
-from rotode.dual cimport dual, seed_duals, DUAL_N
+from rotode.dual cimport dual, seed_duals
 
 # Batches at least this long are split over OpenMP threads.
 cdef Py_ssize_t PARALLEL_MIN_ROWS = 1 << 14
@@ -50,3 +52,31 @@ def all_finite(const double[::1] x):
         if not (x[i] - x[i] == 0.0):  # false exactly for NaN and +-inf
             bad += 1
     return bad == 0
+
+
+cdef object apply_unary(unary_kernel f, object x, int ndim_in, tuple out_trailing):
+    """Apply ``f`` to each element of a C-contiguous float64 batch whose elements are its
+    last ``ndim_in`` dimensions; returns a new array of shape batch + out_trailing."""
+    batch = x.shape[:x.ndim - ndim_in]
+    cdef Py_ssize_t n = int(np.prod(batch)), k_out = int(np.prod(out_trailing))
+    cdef const double[:, ::1] xin = x.reshape(n, -1) if n else np.empty((0, 1))
+    out = np.empty(batch + out_trailing)
+    if n:
+        map_unary(f, xin, out.reshape(n, k_out))
+    return out
+
+
+cdef object apply_binary(binary_kernel f, object a, int ka, object b, int kb,
+                         tuple out_trailing):
+    """Apply ``f`` row-wise to two batches of vectors (last dims ka, kb) broadcast together."""
+    batch = np.broadcast_shapes(a.shape[:a.ndim - 1], b.shape[:b.ndim - 1])
+    cdef Py_ssize_t n = int(np.prod(batch)), k_out = int(np.prod(out_trailing))
+    out = np.empty(batch + out_trailing)
+    if n == 0:
+        return out
+    cdef const double[:, ::1] ain = np.ascontiguousarray(
+        np.broadcast_to(a, batch + (ka,))).reshape(n, ka)
+    cdef const double[:, ::1] bin = np.ascontiguousarray(
+        np.broadcast_to(b, batch + (kb,))).reshape(n, kb)
+    map_binary(f, ain, bin, out.reshape(n, k_out))
+    return out

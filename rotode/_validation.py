@@ -111,3 +111,17 @@ def check_rotation_matrices(R, name, atol=1e-6):
             f"worst |R^T R - 1| = {np.max(err):.3g}, min det = {np.min(det):.3g}"
         )
     return R
+
+
+def batch_of(arr, ntrailing):
+    """Leading (batch) shape of ``arr`` without its last ``ntrailing`` dimensions.
+
+    Compiled modules are built with ``wraparound=False``, so they call this instead of
+    slicing shapes with negative indices.
+    """
+    return tuple(arr.shape[: arr.ndim - ntrailing])
+
+
+def last_dim(arr):
+    """Size of the last dimension of ``arr`` (0-d arrays: None)."""
+    return arr.shape[-1] if arr.ndim else None

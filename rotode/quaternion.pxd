@@ -187,13 +187,15 @@ cdef inline void quat_exp(const real* q, real* out) noexcept nogil:
 cdef inline real atan_ratio(real s2, real w) noexcept nogil:
     """atan2(s, w)/s for s = sqrt(s2) >= 0 and (s, w) != 0.
 
-    For w > 0 and t^2 = s2/w^2 <= 1e-2 it uses atan(t)/t = 1 - t^2/3 + t^4/5 - t^6/7 + t^8/9
-    (truncation < 1e-18), which needs no square root and is exact at s = 0.
+    For w > 0 and t^2 = s2/w^2 <= 1e-2 it uses atan(t)/t = sum_k (-t^2)^k/(2k+1) through
+    k = 8 (truncation t^18/19 < 1e-19), which needs no square root and is exact at s = 0; the
+    crossover is kept high so that dual-number derivatives are accurate too.
     """
     cdef real t2, s
     if w > 0.0 and s2 <= 1e-2 * (w * w):
         t2 = s2 / (w * w)
-        return (1.0 - t2 * (1.0 / 3.0 - t2 * (0.2 - t2 * (1.0 / 7.0 - t2 * (1.0 / 9.0))))) / w
+        return (1.0 - t2 * (1.0 / 3.0 - t2 * (0.2 - t2 * (1.0 / 7.0 - t2 * (1.0 / 9.0 - t2 * (
+            1.0 / 11.0 - t2 * (1.0 / 13.0 - t2 * (1.0 / 15.0 - t2 / 17.0)))))))) / w
     if s2 == 0.0:  # negative real quaternion: angle pi about an undefined axis
         return s2  # exactly 0 (returned as `real`)
     s = real_sqrt(s2)

@@ -18,33 +18,13 @@ References
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from rotode._validation import (as_float_array, check_nonzero_quaternions,
-                                check_rotation_matrices)
-from rotode._loops cimport (map_unary, map_binary, jacobian_unary, unary_kernel,
-                            binary_kernel, unary_dual_kernel)
+from rotode._validation import (as_float_array, batch_of, check_nonzero_quaternions,
+                                check_rotation_matrices, last_dim)
+from rotode._loops cimport apply_unary, apply_binary, jacobian_unary
 from rotode.dual cimport dual
 
 __all__ = ["multiply", "conjugate", "inverse", "rotate", "to_matrix", "from_matrix", "exp",
            "log", "exp_approx", "to_scipy", "from_scipy", "to_matrix_jacobian", "norm"]
-
-
-cdef object _unary(unary_kernel f, object x, int k_in, tuple out_trailing):
-    cdef double[:, ::1] xin = x.reshape(-1, k_in)
-    batch = x.shape[:x.ndim - 1]
-    out = np.empty(batch + out_trailing, dtype=np.float64)
-    map_unary(f, xin, out.reshape(xin.shape[0], int(np.prod(out_trailing))))
-    return out
-
-
-cdef object _binary(binary_kernel f, object a, int ka, object b, int kb, tuple out_trailing):
-    batch = np.broadcast_shapes(a.shape[:a.ndim - 1], b.shape[:b.ndim - 1])
-    cdef double[:, ::1] ain = np.ascontiguousarray(
-        np.broadcast_to(a, batch + (ka,))).reshape(-1, ka)
-    cdef double[:, ::1] bin = np.ascontiguousarray(
-        np.broadcast_to(b, batch + (kb,))).reshape(-1, kb)
-    out = np.empty(batch + out_trailing, dtype=np.float64)
-    map_binary(f, ain, bin, out.reshape(ain.shape[0], int(np.prod(out_trailing))))
-    return out
 
 
 def _quaternions(q, name):
@@ -53,10 +33,10 @@ def _quaternions(q, name):
 
 def _broadcast_error(name_a, a, name_b, b):
     try:
-        np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
+        np.broadcast_shapes(batch_of(a, 1), batch_of(b, 1))
     except ValueError:
-        raise ValueError(f"batch shapes of `{name_a}` {a.shape[:-1]} and `{name_b}` "
-                         f"{b.shape[:-1]} do not broadcast") from None
+        raise ValueError(f"batch shapes of `{name_a}` {batch_of(a, 1)} and `{name_b}` "
+                         f"{batch_of(b, 1)} do not broadcast") from None
 
 
 def multiply(p, q):
@@ -86,13 +66,13 @@ def multiply(p, q):
     p = as_float_array(p, "p", (4,))
     q = as_float_array(q, "q", (4,))
     _broadcast_error("p", p, "q", q)
-    return _binary(quat_mul[double], p, 4, q, 4, (4,))
+    return apply_binary(quat_mul[double], p, 4, q, 4, (4,))
 
 
 def conjugate(q):
     """Conjugate ``[w, -x, -y, -z]`` of quaternions of shape (..., 4)."""
     q = as_float_array(q, "q", (4,))
-    return _unary(quat_conj[double], q, 4, (4,))
+    return apply_unary(quat_conj[double], q, 1, (4,))
 
 
 def norm(q):
@@ -110,7 +90,7 @@ def inverse(q):
         For a zero quaternion.
     """
     q = _quaternions(q, "q")
-    return _unary(quat_inv[double], q, 4, (4,))
+    return apply_unary(quat_inv[double], q, 1, (4,))
 
 
 def rotate(q, v):
@@ -131,7 +111,7 @@ def rotate(q, v):
     q = _quaternions(q, "q")
     v = as_float_array(v, "v", (3,))
     _broadcast_error("q", q, "v", v)
-    return _binary(quat_rotate[double], q, 4, v, 3, (3,))
+    return apply_binary(quat_rotate[double], q, 4, v, 3, (3,))
 
 
 def to_matrix(q):
@@ -144,7 +124,7 @@ def to_matrix(q):
     coordinates.
     """
     q = _quaternions(q, "q")
-    return _unary(quat_to_matrix[double], q, 4, (3, 3))
+    return apply_unary(quat_to_matrix[double], q, 1, (3, 3))
 
 
 def from_matrix(R):
@@ -160,7 +140,7 @@ def from_matrix(R):
     """
     R = as_float_array(R, "R", (3, 3))
     check_rotation_matrices(R, "R")
-    return _unary(quat_from_matrix[double], R, 9, (4,))
+    return apply_unary(quat_from_matrix[double], R, 2, (4,))
 
 
 def exp(x):
@@ -183,14 +163,14 @@ def exp(x):
     use Taylor polynomials in ``|x|^2`` (exact at 0, no square root).
     """
     x = np.asarray(x) if not isinstance(x, np.ndarray) else x
-    if x.ndim >= 1 and x.shape[-1] == 4:
+    if last_dim(x) == 4:
         x = as_float_array(x, "x", (4,))
-        out = _unary(quat_exp[double], x, 4, (4,))
+        out = apply_unary(quat_exp[double], x, 1, (4,))
         if not np.isfinite(out).all():
             raise ValueError("`x` real parts are too large: exp overflows")
         return out
     x = as_float_array(x, "x", (3,))
-    return _unary(quat_exp_pure[double], x, 3, (4,))
+    return apply_unary(quat_exp_pure[double], x, 1, (4,))
 
 
 def log(q):
@@ -202,7 +182,7 @@ def log(q):
     the vector part ``[pi, 0, 0]`` is returned.
     """
     q = _quaternions(q, "q")
-    return _unary(quat_log[double], q, 4, (4,))
+    return apply_unary(quat_log[double], q, 1, (4,))
 
 
 def exp_approx(x):
@@ -225,7 +205,7 @@ def exp_approx(x):
     ``|x| <= pi/4``.
     """
     x = as_float_array(x, "x", (3,))
-    return _unary(quat_exp_approx[double], x, 3, (4,))
+    return apply_unary(quat_exp_approx[double], x, 1, (4,))
 
 
 def to_scipy(q):
@@ -260,8 +240,8 @@ def to_matrix_jacobian(q):
         kernel (seed 001).  ``J q = 0``: ``R`` does not depend on the scale of ``q``.
     """
     q = _quaternions(q, "q")
-    cdef double[:, ::1] qin = q.reshape(-1, 4)
-    batch = q.shape[:-1]
+    cdef const double[:, ::1] qin = q.reshape(-1, 4)
+    batch = batch_of(q, 1)
     R = np.empty(batch + (3, 3))
     J = np.empty(batch + (3, 3, 4))
     cdef double[:, ::1] Rv = R.reshape(-1, 9)

@@ -62,7 +62,7 @@ cdef inline void so3_exp_coefficients(real x, real* s1, real* s2) noexcept nogil
 
 cdef inline void so3_coefficients(real x, real* s1, real* s2, real* s3) noexcept nogil:
     """S1(a), S2(a), S3(a) shared by R(v) and T(v), from x = a^2 (OUT: s1, s2, s3)."""
-    cdef real A, B, C, D, a, sa
+    cdef real A, B, D
     if x <= 1.0:
         s1[0] = taylor_sinc(x)
         s2[0] = taylor_s2(x)
@@ -78,12 +78,9 @@ cdef inline void so3_coefficients(real x, real* s1, real* s2, real* s3) noexcept
         s2[0] = 2.0 * B + A * A - B * B * x
         s3[0] = D + A * B + 0.5 * B - 0.5 * B * D * x
     else:
-        a = real_sqrt(x)
-        sa = real_sin(a)
-        C = real_sin(0.5 * a) / a
-        s1[0] = sa / a
-        s2[0] = 2.0 * C * C
-        s3[0] = (a - sa) / (a * x)
+        # same S1, S2 as so3_exp (bit for bit); S3 = (1 - S1)/x loses under one ulp for a > 2
+        so3_exp_coefficients(x, s1, s2)
+        s3[0] = (1.0 - s1[0]) / x
     return
 
 

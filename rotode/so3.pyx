@@ -16,8 +16,8 @@ References
 """
 import numpy as np
 
-from rotode._validation import as_float_array, check_rotation_matrices
-from rotode._loops cimport map_unary, jacobian_unary, unary_kernel, unary_dual_kernel
+from rotode._validation import as_float_array, batch_of, check_rotation_matrices
+from rotode._loops cimport apply_unary, jacobian_unary, unary_dual_kernel
 from rotode.dual cimport dual
 from cython.parallel cimport prange
 
@@ -28,23 +28,10 @@ __all__ = ["hat", "vee", "exp", "log", "dexp", "dexp_inv", "exp_and_dexp", "coef
 TWO_PI = 2.0 * np.pi
 
 
-cdef object _unary(unary_kernel f, object x, int k_in, tuple out_trailing):
-    cdef double[:, ::1] xin = x.reshape(-1, k_in)
-    out = np.empty(x.shape[:x.ndim - len(_in_trailing(k_in))] + out_trailing)
-    map_unary(f, xin, out.reshape(xin.shape[0], int(np.prod(out_trailing))))
-    return out
-
-
-cdef tuple _in_trailing(int k_in):
-    if k_in == 9:
-        return (3, 3)
-    return (k_in,)
-
-
 cdef object _jacobian(unary_dual_kernel f, object v, tuple out_trailing):
-    cdef double[:, ::1] vin = v.reshape(-1, 3)
+    cdef const double[:, ::1] vin = v.reshape(-1, 3)
     cdef Py_ssize_t k = int(np.prod(out_trailing))
-    batch = v.shape[:-1]
+    batch = batch_of(v, 1)
     val = np.empty(batch + out_trailing)
     jac = np.empty(batch + out_trailing + (3,))
     cdef double[:, ::1] valv = val.reshape(-1, k)
@@ -77,13 +64,13 @@ def _inside_dexp_inv_domain(v):
 def hat(v):
     """Cross-product matrices ``[v]x`` of vectors, (..., 3) -> (..., 3, 3): ``[v]x y = v x y``."""
     v = _vectors(v)
-    return _unary(so3_hat[double], v, 3, (3, 3))
+    return apply_unary(so3_hat[double], v, 1, (3, 3))
 
 
 def vee(K):
     """Vectors of the skew-symmetric part of matrices, (..., 3, 3) -> (..., 3); inverse of hat."""
     K = as_float_array(K, "K", (3, 3))
-    return _unary(so3_vee[double], K, 9, (3,))
+    return apply_unary(so3_vee[double], K, 2, (3,))
 
 
 def exp(v, out=None):
@@ -113,8 +100,8 @@ def exp(v, out=None):
            [ 0.,  0.,  1.]])
     """
     v = _vectors(v)
-    cdef double[:, ::1] vin = v.reshape(-1, 3)
-    out = _output(out, v.shape[:-1] + (3, 3))
+    cdef const double[:, ::1] vin = v.reshape(-1, 3)
+    out = _output(out, batch_of(v, 1) + (3, 3))
     cdef double[:, ::1] R = out.reshape(-1, 9)
     cdef Py_ssize_t i, n = vin.shape[0]
     # inlined loop (not map_unary): so3.exp is the throughput-critical facade
@@ -136,7 +123,7 @@ def log(R):
     """
     R = as_float_array(R, "R", (3, 3))
     check_rotation_matrices(R, "R")
-    return _unary(so3_log[double], R, 9, (3,))
+    return apply_unary(so3_log[double], R, 2, (3,))
 
 
 def dexp(v):
@@ -149,7 +136,7 @@ def dexp(v):
     ``R(v) T(-v) = T(v)``.
     """
     v = _vectors(v)
-    return _unary(so3_dexp[double], v, 3, (3, 3))
+    return apply_unary(so3_dexp[double], v, 1, (3, 3))
 
 
 def dexp_inv(v):
@@ -162,7 +149,7 @@ def dexp_inv(v):
     """
     v = _vectors(v)
     _inside_dexp_inv_domain(v)
-    return _unary(so3_dexp_inv[double], v, 3, (3, 3))
+    return apply_unary(so3_dexp_inv[double], v, 1, (3, 3))
 
 
 def exp_and_dexp(v):
@@ -173,9 +160,9 @@ def exp_and_dexp(v):
     R, T : ndarray, shape (..., 3, 3)
     """
     v = _vectors(v)
-    cdef double[:, ::1] vin = v.reshape(-1, 3)
-    R = np.empty(v.shape[:-1] + (3, 3))
-    T = np.empty(v.shape[:-1] + (3, 3))
+    cdef const double[:, ::1] vin = v.reshape(-1, 3)
+    R = np.empty(batch_of(v, 1) + (3, 3))
+    T = np.empty(batch_of(v, 1) + (3, 3))
     cdef double[:, ::1] Rv = R.reshape(-1, 9)
     cdef double[:, ::1] Tv = T.reshape(-1, 9)
     cdef Py_ssize_t i, n = vin.shape[0]

@@ -1,0 +1,110 @@
+"""A downstream Cython module cimports rotode's kernels and dual numbers and calls them nogil."""
+import math as m
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import rotode
+from rotode import quaternion as Q
+from rotode import so3
+
+DOWNSTREAM = textwrap.dedent('''
+    # distutils: language = c++
+    from rotode.dual cimport *
+    from rotode.so3 cimport so3_exp, so3_dexp_inv_apply
+    from rotode.quaternion cimport quat_mul, quat_to_matrix
+
+    def exp_nogil(double[::1] v):
+        cdef double R[9]
+        with nogil:
+            so3_exp(&v[0], R)
+        return [R[i] for i in range(9)]
+
+    def product_nogil(double[::1] p, double[::1] q):
+        cdef double out[4]
+        with nogil:
+            quat_mul(&p[0], &q[0], out)
+        return [out[i] for i in range(4)]
+
+    cdef dual user_function(dual x) noexcept nogil:
+        # one generic expression through every elementary function of rotode.dual
+        return (real_sin(x) * real_cos(x) + real_exp(0.5 * x) - real_log(x) + real_sqrt(x)
+                + real_atan2(x, 2.0 - x) + real_tan(0.3 * x) + real_atan(x) / x
+                + real_pow(x, 2.5) - 1.0 / x + real_sinh(x) - real_cosh(0.5 * x)
+                + real_asin(0.5 * x) + real_acos(0.25 * x) + real_fabs(-x))
+
+    def dual_value_and_derivative(double x):
+        cdef dual d = dual(x)
+        d.d[0] = 1.0
+        cdef dual y
+        with nogil:
+            y = user_function(d)
+        return y.v, y.d[0], DUAL_N
+''')
+
+SETUP = textwrap.dedent('''
+    import sys
+    from Cython.Build import cythonize
+    from setuptools import Extension, setup
+    inc = sys.argv.pop()
+    ext = Extension("downstream", ["downstream.pyx"], language="c++", include_dirs=[inc],
+                    extra_compile_args=["-std=c++17", "-O1"])
+    setup(ext_modules=cythonize([ext], include_path=[inc + "/.."], quiet=True),
+          script_args=["build_ext", "--inplace"])
+''')
+
+
+@pytest.fixture(scope="module")
+def downstream(tmp_path_factory):
+    d = tmp_path_factory.mktemp("downstream")
+    (d / "downstream.pyx").write_text(DOWNSTREAM)
+    (d / "setup.py").write_text(SETUP)
+    res = subprocess.run([sys.executable, "setup.py", rotode.get_include()], cwd=d,
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    sys.path.insert(0, str(d))
+    try:
+        import downstream as mod
+        yield mod
+    finally:
+        sys.path.remove(str(d))
+
+
+def test_get_include_ships_headers():
+    inc = rotode.get_include()
+    for name in ["so3.pxd", "quaternion.pxd", "dual.pxd", "_dual.hpp"]:
+        assert os.path.exists(os.path.join(inc, name)), name
+
+
+def test_downstream_kernels_match_facade(downstream):
+    v = np.array([0.3, -1.2, 2.0])
+    np.testing.assert_array_equal(np.reshape(downstream.exp_nogil(v), (3, 3)), so3.exp(v))
+    p, q = np.array([1.0, 2.0, 3.0, 4.0]), np.array([-0.5, 0.1, 0.7, 0.2])
+    np.testing.assert_array_equal(downstream.product_nogil(p, q), Q.multiply(p, q))
+
+
+def test_dual_elementary_functions(downstream):
+    def f(x):  # the same expression with the C library's functions (Python's math module)
+        return (m.sin(x) * m.cos(x) + m.exp(0.5 * x) - m.log(x) + m.sqrt(x)
+                + m.atan2(x, 2.0 - x) + m.tan(0.3 * x) + m.atan(x) / x + m.pow(x, 2.5) - 1.0 / x
+                + m.sinh(x) - m.cosh(0.5 * x) + m.asin(0.5 * x) + m.acos(0.25 * x) + abs(-x))
+
+    def fprime(x):  # written out by hand
+        return (np.cos(2 * x) + 0.5 * np.exp(0.5 * x) - 1 / x + 0.5 / np.sqrt(x)
+                + 2.0 / ((2.0 - x) ** 2 + x**2) + 0.3 / np.cos(0.3 * x) ** 2
+                + (x / (1 + x * x) - np.arctan(x)) / x**2 + 2.5 * x**1.5 + 1 / x**2
+                + np.cosh(x) - 0.5 * np.sinh(0.5 * x) + 0.5 / np.sqrt(1 - 0.25 * x * x)
+                - 0.25 / np.sqrt(1 - x * x / 16) + 1.0)
+
+    for x in [0.2, 0.7, 1.3]:
+        val, der, n = downstream.dual_value_and_derivative(x)
+        assert n == 7
+        assert val == f(x)  # same expression evaluated in double: bit for bit
+        h = 1e-5
+        fd = (f(x + h) - f(x - h)) / (2 * h)
+        assert abs(der - fprime(x)) <= 1e-13 * max(1.0, abs(der))
+        assert abs(der - fd) <= 1e-7 * max(1.0, abs(der))
