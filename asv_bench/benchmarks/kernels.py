@@ -1,0 +1,93 @@
+"""Vectorised kernels against their SciPy/NumPy baselines, with the accuracy they buy."""
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from rotode import quaternion, so3
+
+from .common import quaternions, rotation_vectors
+
+SIZES = [1, 1_000, 1_000_000]
+
+
+class So3Exp:
+    params = SIZES
+    param_names = ["n"]
+
+    def setup(self, n):
+        self.v = rotation_vectors(n)
+
+    def time_rotode_exp(self, n):
+        so3.exp(self.v)
+
+    def time_scipy_from_rotvec_as_matrix(self, n):
+        Rotation.from_rotvec(self.v).as_matrix()
+
+    def track_max_deviation_from_scipy(self, n):
+        return float(np.abs(so3.exp(self.v) - Rotation.from_rotvec(self.v).as_matrix()).max())
+
+    track_max_deviation_from_scipy.unit = "abs"
+
+    def peakmem_rotode_exp(self, n):
+        so3.exp(self.v)
+
+
+class So3LogDexp:
+    params = SIZES
+    param_names = ["n"]
+
+    def setup(self, n):
+        self.v = rotation_vectors(n)
+        self.R = so3.exp(self.v)
+
+    def time_log(self, n):
+        so3.log(self.R)
+
+    def time_scipy_from_matrix_as_rotvec(self, n):
+        Rotation.from_matrix(self.R).as_rotvec()
+
+    def time_dexp(self, n):
+        so3.dexp(self.v)
+
+    def time_dexp_inv(self, n):
+        so3.dexp_inv(self.v)
+
+    def time_exp_and_dexp(self, n):
+        so3.exp_and_dexp(self.v)
+
+    def track_log_round_trip_relative_error(self, n):
+        v = self.v[np.linalg.norm(self.v, axis=1) < np.pi - 1e-6]
+        back = so3.log(so3.exp(v))
+        return float((np.linalg.norm(back - v, axis=1) / np.linalg.norm(v, axis=1)).max())
+
+    track_log_round_trip_relative_error.unit = "relative"
+
+
+class QuaternionProduct:
+    params = SIZES
+    param_names = ["n"]
+
+    def setup(self, n):
+        self.p = quaternions(n)
+        self.q = quaternions(n)[::-1].copy()
+
+    def time_rotode_multiply(self, n):
+        quaternion.multiply(self.p, self.q)
+
+    def time_numpy_multiply(self, n):
+        p, q = self.p, self.q
+        w1, v1, w2, v2 = p[:, :1], p[:, 1:], q[:, :1], q[:, 1:]
+        np.concatenate([w1 * w2 - np.sum(v1 * v2, 1, keepdims=True),
+                        w1 * v2 + w2 * v1 + np.cross(v1, v2)], axis=1)
+
+    def time_to_matrix(self, n):
+        quaternion.to_matrix(self.p)
+
+    def time_rotate(self, n):
+        quaternion.rotate(self.p, self.q[:, 1:])
+
+    def track_norm_of_product_error(self, n):
+        pq = quaternion.multiply(self.p, self.q)
+        expected = np.linalg.norm(self.p, axis=1) * np.linalg.norm(self.q, axis=1)
+        return float(np.abs(np.linalg.norm(pq, axis=1) / expected - 1).max())
+
+    track_norm_of_product_error.unit = "relative"
