@@ -15,6 +15,7 @@ __all__ = [
     "as_positive_scalar",
     "check_nonzero_quaternions",
     "check_rotation_matrices",
+    "as_rotation_matrices",
     "format_shape",
 ]
 
@@ -125,3 +126,8 @@ def batch_of(arr, ntrailing):
 def last_dim(arr):
     """Size of the last dimension of ``arr`` (0-d arrays: None)."""
     return arr.shape[-1] if arr.ndim else None
+
+
+def as_rotation_matrices(R, name):
+    """``R`` as a C-contiguous float64 array of rotation matrices, shape (..., 3, 3)."""
+    return check_rotation_matrices(as_float_array(R, name, (3, 3)), name)

@@ -19,7 +19,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from rotode._validation import (as_float_array, batch_of, check_nonzero_quaternions,
-                                check_rotation_matrices, last_dim)
+                                as_rotation_matrices, last_dim)
 from rotode._loops cimport apply_unary, apply_binary, jacobian_unary
 from rotode.dual cimport dual
 
@@ -138,8 +138,7 @@ def from_matrix(R):
     ValueError
         If a matrix is not orthonormal with determinant +1 to 1e-6.
     """
-    R = as_float_array(R, "R", (3, 3))
-    check_rotation_matrices(R, "R")
+    R = as_rotation_matrices(R, "R")
     return apply_unary(quat_from_matrix[double], R, 2, (4,))
 
 

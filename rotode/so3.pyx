@@ -16,7 +16,7 @@ References
 """
 import numpy as np
 
-from rotode._validation import as_float_array, batch_of, check_rotation_matrices
+from rotode._validation import as_float_array, batch_of, as_rotation_matrices
 from rotode._loops cimport apply_unary, jacobian_unary, unary_dual_kernel
 from rotode.dual cimport dual
 from cython.parallel cimport prange
@@ -121,8 +121,7 @@ def log(R):
     ValueError
         If a matrix is not orthonormal with determinant +1 to 1e-6.
     """
-    R = as_float_array(R, "R", (3, 3))
-    check_rotation_matrices(R, "R")
+    R = as_rotation_matrices(R, "R")
     return apply_unary(so3_log[double], R, 2, (3,))
 
 
