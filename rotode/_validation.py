@@ -66,7 +66,7 @@ def as_float_array(x, name, trailing=(), *, finite=True, batch=True):
         shape_ok = shape_ok and arr.ndim == nt
     if not shape_ok:
         raise ValueError(f"`{name}` must have shape {expected}, got {arr.shape}")
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    arr = np.asarray(arr, dtype=np.float64, order="C")  # keeps 0-d (ascontiguousarray: >= 1-d)
     if finite and not all_finite(arr.reshape(-1)):
         raise ValueError(f"`{name}` must contain only finite values (no NaN or inf)")
     return arr
