@@ -111,3 +111,14 @@ def check_rotation_matrices(R, name, atol=1e-6):
             f"worst |R^T R - 1| = {np.max(err):.3g}, min det = {np.min(det):.3g}"
         )
     return R
+
+
+def as_positive_array(x, name, *, allow_zero=False):
+    """``x`` as a float64 array (any shape) of finite values > 0 (or >= 0 with ``allow_zero``)."""
+    # as_float_array returns at least 1-d (np.ascontiguousarray does); keep scalars 0-d
+    arr = as_float_array(x, name).reshape(np.shape(x))
+    bad = arr < 0 if allow_zero else arr <= 0
+    if np.any(bad):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"`{name}` must be {bound}, got {arr[bad].reshape(-1)[0]!r}")
+    return arr
