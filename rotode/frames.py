@@ -635,6 +635,7 @@ class Delta(NamedTuple):
 
     @classmethod
     def from_matrices(cls, dv, da, dw, dal):
+        """A :class:`Delta` from vector and skew-matrix parts (matrices -> natural form)."""
         return cls(np.asarray(dv), np.asarray(da), _natural(dw), _natural(dal))
 
 
