@@ -3,10 +3,17 @@
 Conventions: quaternions are scalar-first ``[w, x, y, z]`` with the Hamilton product; an
 orientation maps body to world coordinates; every angular velocity names its frame.
 """
-from rotode import quaternion, so3
+from rotode import frames, inertia, quaternion, so3
+from rotode.frames import DynamicTransform, MovingFrameParticle, MovingFrameRigidBody, Transform
+from rotode.inertia import principal_axes, validate_inertia
 
 __version__ = "0.1.0"
-__all__ = ["quaternion", "so3", "get_include", "__version__"]
+__all__ = [
+    "quaternion", "so3", "inertia", "frames",
+    "Transform", "DynamicTransform", "MovingFrameParticle", "MovingFrameRigidBody",
+    "principal_axes", "validate_inertia",
+    "get_include", "__version__",
+]
 
 
 def get_include():

@@ -16,6 +16,9 @@ __all__ = [
     "check_nonzero_quaternions",
     "check_rotation_matrices",
     "as_rotation_matrices",
+    "as_positive_array",
+    "batch_of",
+    "last_dim",
     "format_shape",
 ]
 
@@ -131,3 +134,13 @@ def last_dim(arr):
 def as_rotation_matrices(R, name):
     """``R`` as a C-contiguous float64 array of rotation matrices, shape (..., 3, 3)."""
     return check_rotation_matrices(as_float_array(R, name, (3, 3)), name)
+
+
+def as_positive_array(x, name, *, allow_zero=False):
+    """``x`` as a float64 array (any shape) of finite values > 0 (or >= 0 with ``allow_zero``)."""
+    arr = as_float_array(x, name)
+    bad = arr < 0 if allow_zero else arr <= 0
+    if np.any(bad):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"`{name}` must be {bound}, got {arr[bad].reshape(-1)[0]!r}")
+    return arr

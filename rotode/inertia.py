@@ -1,0 +1,630 @@
+"""Inertia tensors of rigid bodies: simple solids, compound bodies and principal axes.
+
+Every tensor is a (..., 3, 3) array in the frame named by the function; leading batch axes
+broadcast.  A solid's tensor is about its centre of mass in the solid's own frame (the axis of
+symmetry is z); :func:`rotate_inertia` and :func:`parallel_axis` move it into a body frame and
+:func:`compound` sums parts into one body (seed 003 sec. 3).  :func:`principal_axes` finds the
+frame in which the tensor is diagonal (seed 003 sec. 7.1) and :func:`to_principal_frame` /
+:func:`from_principal_frame` move a body state (orientation, body angular velocity, body
+torque) into that frame and back.
+
+Conventions: orientations map body to world (``x_world = R x_body``), quaternions are
+scalar-first ``[w, x, y, z]`` with the Hamilton product.
+
+References
+----------
+.. [003] I. Mandre, "Rigid body dynamics using Euler's equations, Runge-Kutta and quaternions"
+   (2008), seed 003: sec. 3 (inertia tensor, ``I^W = A I A^T`` and the displaced tensor
+   ``I + m((r.r)1 - r (x) r)``), sec. 7.1 (principal moments and axes).
+.. [list] "List of moments of inertia" (Wikipedia), the table seed 003 sec. 3 points to, for the
+   closed forms of the solids.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from rotode import quaternion as _quat
+from rotode._validation import (
+    as_float_array,
+    as_positive_array,
+    check_nonzero_quaternions,
+    check_rotation_matrices,
+)
+
+__all__ = [
+    "box",
+    "solid_cylinder",
+    "hollow_cylinder",
+    "solid_sphere",
+    "hollow_sphere",
+    "thin_rod",
+    "ellipsoid",
+    "cone",
+    "rotate_inertia",
+    "parallel_axis",
+    "compound",
+    "MassProperties",
+    "principal_axes",
+    "to_principal_frame",
+    "from_principal_frame",
+    "BodyState",
+    "validate_inertia",
+]
+
+# Relative tolerance of the symmetry and triangle-inequality checks: far above the round-off
+# of a tensor assembled from a few parts (~1e-15) and far below any physical asymmetry.
+_RTOL = 1e-10
+
+
+# --------------------------------------------------------------------------------------------
+# private helpers
+# --------------------------------------------------------------------------------------------
+
+def _broadcast(**arrays):
+    """Broadcast named arrays against each other; the error names every argument."""
+    try:
+        return np.broadcast_arrays(*arrays.values())
+    except ValueError:
+        shapes = ", ".join(f"`{k}` {np.shape(v)}" for k, v in arrays.items())
+        raise ValueError(f"cannot broadcast the batch shapes of {shapes}") from None
+
+
+def _diagonal(ixx, iyy, izz):
+    """(..., 3, 3) diagonal tensors from broadcastable diagonals."""
+    ixx, iyy, izz = np.broadcast_arrays(ixx, iyy, izz)
+    out = np.zeros(ixx.shape + (3, 3))
+    out[..., 0, 0] = ixx
+    out[..., 1, 1] = iyy
+    out[..., 2, 2] = izz
+    return out
+
+
+def _inertias(inertia, name):
+    return as_float_array(inertia, name, (3, 3))
+
+
+def _rotation_matrices(rotation, name):
+    """Rotation matrices (..., 3, 3) from matrices or nonzero scalar-first quaternions (..., 4)."""
+    arr = np.asarray(rotation) if not isinstance(rotation, np.ndarray) else rotation
+    if arr.ndim >= 1 and arr.shape[-1] == 4:
+        q = check_nonzero_quaternions(as_float_array(arr, name, (4,)), name)
+        return _quat.to_matrix(q)
+    return check_rotation_matrices(as_float_array(arr, name, (3, 3)), name)
+
+
+def _sym(x):
+    return 0.5 * (x + np.swapaxes(x, -1, -2))
+
+
+# --------------------------------------------------------------------------------------------
+# solids about their centre of mass
+# --------------------------------------------------------------------------------------------
+
+def box(mass, size):
+    """Inertia tensor of a solid cuboid about its centre, edges along the axes.
+
+    Parameters
+    ----------
+    mass : array_like, shape (...)
+        Mass, > 0.
+    size : array_like, shape (..., 3)
+        Full edge lengths ``(a, b, c)`` along x, y, z, > 0.
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3)
+        ``m/12 diag(b^2 + c^2, a^2 + c^2, a^2 + b^2)``.
+
+    References
+    ----------
+    Seed 003 sec. 3 and the table it cites [list].
+
+    Examples
+    --------
+    >>> from rotode import inertia
+    >>> inertia.box(12.0, [1.0, 2.0, 3.0]).diagonal()
+    array([13., 10.,  5.])
+    """
+    m = as_positive_array(mass, "mass")
+    s = as_positive_array(as_float_array(size, "size", (3,)), "size")
+    m, a = _broadcast(mass=m, size=s[..., 0])
+    sq = s * s
+    return _diagonal(m / 12 * (sq[..., 1] + sq[..., 2]), m / 12 * (sq[..., 0] + sq[..., 2]),
+                     m / 12 * (sq[..., 0] + sq[..., 1]))
+
+
+def solid_cylinder(mass, radius, height):
+    """Inertia tensor of a solid circular cylinder about its centre, axis along z.
+
+    ``I_xx = I_yy = m (3 r^2 + h^2) / 12`` and ``I_zz = m r^2 / 2`` (seed 003 sec. 3, [list]).
+
+    Parameters
+    ----------
+    mass, radius, height : array_like, shape (...)
+        Positive and broadcastable.
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3)
+    """
+    m, r, h = _broadcast(mass=as_positive_array(mass, "mass"),
+                         radius=as_positive_array(radius, "radius"),
+                         height=as_positive_array(height, "height"))
+    side = m * (3 * r * r + h * h) / 12
+    return _diagonal(side, side, m * r * r / 2)
+
+
+def hollow_cylinder(mass, radius, height, inner_radius=None):
+    """Inertia tensor of a tube (thick-walled cylinder) about its centre, axis along z.
+
+    With inner radius ``r1`` and outer radius ``r2``:
+    ``I_xx = I_yy = m (3 (r1^2 + r2^2) + h^2) / 12`` and ``I_zz = m (r1^2 + r2^2) / 2``
+    (seed 003 sec. 3, [list]).
+
+    Parameters
+    ----------
+    mass, radius, height : array_like, shape (...)
+        Mass, outer radius and height, all > 0.
+    inner_radius : array_like, shape (...), optional
+        Inner radius with ``0 <= inner_radius <= radius``.  The default (``None``) is a thin
+        wall, ``inner_radius = radius``: ``I_zz = m r^2``.
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3)
+    """
+    r2 = as_positive_array(radius, "radius")
+    r1 = r2 if inner_radius is None else as_positive_array(inner_radius, "inner_radius",
+                                                           allow_zero=True)
+    m, r1, r2, h = _broadcast(mass=as_positive_array(mass, "mass"), inner_radius=r1,
+                              radius=r2, height=as_positive_array(height, "height"))
+    if np.any(r1 > r2):
+        raise ValueError("`inner_radius` must be <= `radius`")
+    rr = r1 * r1 + r2 * r2
+    side = m * (3 * rr + h * h) / 12
+    return _diagonal(side, side, m * rr / 2)
+
+
+def solid_sphere(mass, radius):
+    """Inertia tensor ``(2/5) m r^2 1`` of a solid ball about its centre (seed 003 sec. 3).
+
+    Parameters
+    ----------
+    mass, radius : array_like, shape (...)
+        Positive and broadcastable.
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3)
+    """
+    m, r = _broadcast(mass=as_positive_array(mass, "mass"),
+                      radius=as_positive_array(radius, "radius"))
+    i = 0.4 * m * r * r
+    return _diagonal(i, i, i)
+
+
+def hollow_sphere(mass, radius, inner_radius=None):
+    """Inertia tensor of a spherical shell about its centre.
+
+    A thick shell with radii ``r1 <= r2`` has
+    ``I = (2/5) m (r2^5 - r1^5) / (r2^3 - r1^3)``, evaluated in the factored form
+    ``(2/5) m (r2^4 + r2^3 r1 + r2^2 r1^2 + r2 r1^3 + r1^4) / (r2^2 + r2 r1 + r1^2)``, which
+    has no cancellation and tends to the thin-shell value ``(2/3) m r^2`` as ``r1 -> r2``
+    (seed 003 sec. 3, [list]).
+
+    Parameters
+    ----------
+    mass, radius : array_like, shape (...)
+        Mass and outer radius, > 0.
+    inner_radius : array_like, shape (...), optional
+        ``0 <= inner_radius <= radius``; the default (``None``) is a thin shell.
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3)
+    """
+    r2 = as_positive_array(radius, "radius")
+    r1 = r2 if inner_radius is None else as_positive_array(inner_radius, "inner_radius",
+                                                           allow_zero=True)
+    m, r1, r2 = _broadcast(mass=as_positive_array(mass, "mass"), inner_radius=r1, radius=r2)
+    if np.any(r1 > r2):
+        raise ValueError("`inner_radius` must be <= `radius`")
+    num = r2**4 + r2**3 * r1 + r2**2 * r1**2 + r2 * r1**3 + r1**4
+    i = 0.4 * m * num / (r2 * r2 + r2 * r1 + r1 * r1)
+    return _diagonal(i, i, i)
+
+
+def thin_rod(mass, length):
+    """Inertia tensor ``diag(m L^2/12, m L^2/12, 0)`` of a thin rod along z about its centre.
+
+    The tensor is singular (positive semi-definite): a rod on its own is not a valid rigid
+    body for Euler's equations, but it is a valid part of a :func:`compound` body.
+
+    Parameters
+    ----------
+    mass, length : array_like, shape (...)
+        Positive and broadcastable.
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3)
+    """
+    m, L = _broadcast(mass=as_positive_array(mass, "mass"),
+                      length=as_positive_array(length, "length"))
+    i = m * L * L / 12
+    return _diagonal(i, i, np.zeros_like(i))
+
+
+def ellipsoid(mass, semi_axes):
+    """Inertia tensor of a solid ellipsoid about its centre, semi-axes along x, y, z.
+
+    ``m/5 diag(b^2 + c^2, a^2 + c^2, a^2 + b^2)`` (seed 003 sec. 3, [list]).
+
+    Parameters
+    ----------
+    mass : array_like, shape (...)
+        Mass, > 0.
+    semi_axes : array_like, shape (..., 3)
+        Semi-axes ``(a, b, c)``, > 0.
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3)
+    """
+    m = as_positive_array(mass, "mass")
+    s = as_positive_array(as_float_array(semi_axes, "semi_axes", (3,)), "semi_axes")
+    m, _ = _broadcast(mass=m, semi_axes=s[..., 0])
+    sq = s * s
+    return _diagonal(m / 5 * (sq[..., 1] + sq[..., 2]), m / 5 * (sq[..., 0] + sq[..., 2]),
+                     m / 5 * (sq[..., 0] + sq[..., 1]))
+
+
+def cone(mass, radius, height):
+    """Inertia tensor of a solid right circular cone about its centre of mass, axis along z.
+
+    The centre of mass lies on the axis a quarter of the height above the base, so in this
+    frame the base is at ``z = -h/4`` and the apex at ``z = 3h/4``.
+    ``I_xx = I_yy = m (3 r^2 / 20 + 3 h^2 / 80)`` and ``I_zz = 3 m r^2 / 10``
+    (seed 003 sec. 3, [list]).
+
+    Parameters
+    ----------
+    mass, radius, height : array_like, shape (...)
+        Mass, base radius and height, all > 0.
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3)
+    """
+    m, r, h = _broadcast(mass=as_positive_array(mass, "mass"),
+                         radius=as_positive_array(radius, "radius"),
+                         height=as_positive_array(height, "height"))
+    side = m * (3 * r * r / 20 + 3 * h * h / 80)
+    return _diagonal(side, side, 0.3 * m * r * r)
+
+
+# --------------------------------------------------------------------------------------------
+# moving tensors between frames and summing parts
+# --------------------------------------------------------------------------------------------
+
+def rotate_inertia(inertia, rotation):
+    """Express a tensor in a rotated frame: ``A I A^T`` (seed 003 sec. 3, ``I^W = A I A^T``).
+
+    Parameters
+    ----------
+    inertia : array_like, shape (..., 3, 3)
+        Tensor in the part's (or body's) own frame.
+    rotation : array_like, shape (..., 3, 3) or (..., 4)
+        Rotation matrix ``A`` or nonzero scalar-first quaternion mapping the part's frame to
+        the target frame (body to world for ``I^W``).
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3)
+        The same tensor in the target frame, about the same point.
+    """
+    i = _inertias(inertia, "inertia")
+    A = _rotation_matrices(rotation, "rotation")
+    return np.einsum("...ij,...jk,...lk->...il", A, i, A)
+
+
+def parallel_axis(inertia, mass, offset):
+    """Displace a centre-of-mass tensor to another point (parallel-axis theorem).
+
+    ``I_displaced = I_center + m ((r . r) 1 - r (x) r)`` (seed 003 sec. 3), where ``r`` is the
+    vector from the new reference point to the part's centre of mass, in the tensor's frame.
+
+    Parameters
+    ----------
+    inertia : array_like, shape (..., 3, 3)
+        Tensor about the part's centre of mass.
+    mass : array_like, shape (...)
+        Mass of the part, > 0.
+    offset : array_like, shape (..., 3)
+        ``r``: position of the part's centre of mass relative to the new reference point.
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3)
+        Tensor about the new reference point.
+    """
+    i = _inertias(inertia, "inertia")
+    m = as_positive_array(mass, "mass")
+    r = as_float_array(offset, "offset", (3,))
+    rr = np.einsum("...i,...i->...", r, r)
+    shift = rr[..., None, None] * np.eye(3) - r[..., :, None] * r[..., None, :]
+    i, m, shift = _broadcast(inertia=i, mass=m[..., None, None], offset=shift)
+    return i + m * shift
+
+
+class MassProperties(NamedTuple):
+    """Mass, centre of mass and inertia tensor about the centre of mass of a body."""
+
+    mass: np.ndarray
+    center_of_mass: np.ndarray
+    inertia: np.ndarray
+
+
+def compound(masses, inertias, positions=None, rotations=None):
+    """Mass properties of a body made of parts (seed 003 sec. 3, sum over parts).
+
+    ``I = sum_i [A_i I_i A_i^T + m_i ((r_i . r_i) 1 - r_i (x) r_i)]`` with ``r_i = p_i - c``
+    the vector from the body's centre of mass ``c = sum m_i p_i / sum m_i`` to part ``i``'s.
+
+    Parameters
+    ----------
+    masses : array_like, shape (..., k)
+        Masses of the ``k`` parts, > 0.
+    inertias : array_like, shape (..., k, 3, 3)
+        Each part's tensor about its own centre of mass in its own frame (e.g. from
+        :func:`box`).
+    positions : array_like, shape (..., k, 3), optional
+        Centres of mass of the parts in the body frame; default: all at the origin.
+    rotations : array_like, shape (..., k, 3, 3) or (..., k, 4), optional
+        Orientation of each part in the body frame (part to body); default: identity.
+
+    Returns
+    -------
+    MassProperties
+        ``mass`` (...), ``center_of_mass`` (..., 3) in the body frame, and ``inertia``
+        (..., 3, 3) about the centre of mass in the body frame's axes.
+
+    Examples
+    --------
+    A dumbbell: two balls on the ends of a rod along x.
+
+    >>> import numpy as np
+    >>> from rotode import inertia as ri
+    >>> R = [[0, 0, 1], [0, 1, 0], [-1, 0, 0]]   # rod axis z -> x
+    >>> body = ri.compound(
+    ...     [1.0, 1.0, 2.0],
+    ...     [ri.solid_sphere(1.0, 0.1), ri.solid_sphere(1.0, 0.1), ri.thin_rod(2.0, 1.0)],
+    ...     positions=[[-0.5, 0, 0], [0.5, 0, 0], [0, 0, 0]],
+    ...     rotations=[np.eye(3), np.eye(3), R])
+    >>> float(body.mass), body.center_of_mass.tolist()
+    (4.0, [0.0, 0.0, 0.0])
+    >>> np.round(body.inertia.diagonal(), 6).tolist()
+    [0.008, 0.674667, 0.674667]
+    """
+    m = as_positive_array(masses, "masses")
+    if m.ndim < 1:
+        raise ValueError(f"`masses` must have shape (..., k), got {m.shape}")
+    k = m.shape[-1]
+    i = as_float_array(inertias, "inertias", (k, 3, 3))
+    if rotations is not None:
+        A = _rotation_matrices(rotations, "rotations")
+        if A.shape[-3:-2] != (k,):
+            raise ValueError(f"`rotations` must have shape (..., {k}, 3, 3) or (..., {k}, 4), "
+                             f"got {np.shape(rotations)}")
+        i = np.einsum("...ij,...jk,...lk->...il", A, i, A)
+    p = (np.zeros((k, 3)) if positions is None
+         else as_float_array(positions, "positions", (k, 3)))
+    # the parts axis and the batch axes of the three arrays must broadcast together
+    m, p_, _ = _broadcast(masses=m[..., None], positions=p, inertias=i[..., 0])
+    m = m[..., 0]
+    total = m.sum(axis=-1)
+    c = np.einsum("...k,...ki->...i", m, p_) / total[..., None]
+    r = p_ - c[..., None, :]
+    rr = np.einsum("...ki,...ki->...k", r, r)
+    shift = rr[..., None, None] * np.eye(3) - r[..., :, None] * r[..., None, :]
+    return MassProperties(total, c, (i + m[..., None, None] * shift).sum(axis=-3))
+
+
+# --------------------------------------------------------------------------------------------
+# validation and principal axes
+# --------------------------------------------------------------------------------------------
+
+def _check_symmetric(i, name):
+    scale = np.abs(i).max(axis=(-2, -1)) if i.size else np.zeros(i.shape[:-2])
+    asym = np.abs(i - np.swapaxes(i, -1, -2)).max(axis=(-2, -1)) if i.size else scale
+    bad = asym > _RTOL * scale
+    if np.any(bad):
+        raise ValueError(f"`{name}` must be symmetric; max |I - I^T| = {np.max(asym[bad]):.3g} "
+                         f"relative to max |I| = {np.max(scale[bad]):.3g}")
+
+
+def validate_inertia(inertia, name="inertia"):
+    """Check that tensors are physically valid inertia tensors and return them.
+
+    A valid tensor is symmetric (to a relative 1e-10), positive definite, and its principal
+    moments ``I1 <= I2 <= I3`` satisfy the triangle inequality ``I1 + I2 >= I3`` (up to a
+    relative 1e-10; equality is a flat lamina).  The triangle inequality holds for every mass
+    distribution because ``I_xx + I_yy - I_zz = 2 int z^2 dm >= 0`` in the principal frame
+    (seed 003 secs. 3 and 7.1).
+
+    Parameters
+    ----------
+    inertia : array_like, shape (..., 3, 3)
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3)
+        The tensors as float64, exactly symmetrised.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument and the failed condition (shape, finiteness, symmetry, positive
+        definiteness, triangle inequality).
+    """
+    i = as_float_array(inertia, name, (3, 3))
+    _check_symmetric(i, name)
+    i = _sym(i)
+    if not i.size:
+        return i
+    moments = np.linalg.eigvalsh(i)
+    scale = np.abs(moments).max(axis=-1)
+    not_pd = ~(moments[..., 0] > _RTOL * scale)
+    if np.any(not_pd):
+        raise ValueError(f"`{name}` must be positive definite; smallest principal moment "
+                         f"{np.min(moments[..., 0][not_pd]):.6g} (principal moments "
+                         f"{moments[not_pd][0].tolist()})")
+    excess = moments[..., 2] - moments[..., 0] - moments[..., 1]
+    bad = excess > _RTOL * moments[..., 2]
+    if np.any(bad):
+        m = moments[bad][0]
+        raise ValueError(f"`{name}` violates the triangle inequality I1 + I2 >= I3 of its "
+                         f"principal moments: {m[0]:.6g} + {m[1]:.6g} < {m[2]:.6g}")
+    return i
+
+
+def principal_axes(inertia):
+    """Principal moments and right-handed principal axes of symmetric tensors (seed 003 7.1).
+
+    Solves ``(I - I_k 1) n_k = 0`` with ``|n_k| = 1`` and ``n1 x n2 = n3``.  The seed's direct
+    route (roots of the characteristic cubic, then one linear solve per root) loses all
+    accuracy when two moments are (nearly) equal; a symmetric eigensolver
+    (``numpy.linalg.eigh``) returns an orthonormal basis of every eigenspace instead, so the
+    result is stable for repeated moments.  Signs are then fixed so that ``B[k, k] >= 0`` where
+    possible (a diagonal tensor with sorted moments gives the identity), and the axis with the
+    smallest ``|B[k, k]|`` is negated if needed to make ``det B = +1``.
+
+    Parameters
+    ----------
+    inertia : array_like, shape (..., 3, 3)
+        Symmetric tensors (positive definiteness is not required; use
+        :func:`validate_inertia` for that).
+
+    Returns
+    -------
+    moments : ndarray, shape (..., 3)
+        Principal moments ``I1 <= I2 <= I3``.
+    axes : ndarray, shape (..., 3, 3)
+        ``B`` whose columns are the principal axes ``n1, n2, n3`` in the original frame:
+        ``I = B diag(moments) B^T``, ``B^T B = 1``, ``det B = +1``.  ``B`` maps principal-frame
+        coordinates to the original frame (seed 003 sec. 7.1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rotode.inertia import principal_axes
+    >>> moments, B = principal_axes([[2.0, 1.0, 0.0], [1.0, 2.0, 0.0], [0.0, 0.0, 5.0]])
+    >>> moments.tolist()
+    [1.0, 3.0, 5.0]
+    >>> bool(np.isclose(np.linalg.det(B), 1.0))
+    True
+    """
+    i = as_float_array(inertia, "inertia", (3, 3))
+    _check_symmetric(i, "inertia")
+    moments, B = np.linalg.eigh(_sym(i))
+    diag = np.diagonal(B, axis1=-2, axis2=-1)
+    B = B * np.where(diag < 0, -1.0, 1.0)[..., None, :]
+    det = np.linalg.det(B) if B.size else np.ones(B.shape[:-2])
+    weakest = np.argmin(np.abs(np.diagonal(B, axis1=-2, axis2=-1)), axis=-1)
+    flip = np.where((det < 0)[..., None] & (np.arange(3) == weakest[..., None]), -1.0, 1.0)
+    return moments, B * flip[..., None, :]
+
+
+class BodyState(NamedTuple):
+    """Orientation (body to world quaternion), body angular velocity and body torque.
+
+    Entries not given to the conversion are ``None``.
+    """
+
+    orientation: np.ndarray | None
+    angular_velocity: np.ndarray | None
+    torque: np.ndarray | None
+
+
+def _axes(axes):
+    B = as_float_array(axes, "axes", (3, 3))
+    return check_rotation_matrices(B, "axes")
+
+
+def _body_vectors(x, name):
+    return None if x is None else as_float_array(x, name, (3,))
+
+
+def to_principal_frame(axes, orientation=None, angular_velocity=None, torque=None):
+    """Move a body state into the principal frame found by :func:`principal_axes`.
+
+    With ``B`` the principal axes (columns in the old body frame), a body point
+    ``x = B x'``, so ``omega' = B^T omega``, ``tau' = B^T tau`` and, since the orientation
+    maps body to world, ``A' = A B`` and ``q' = q * q_B`` (Hamilton product) with
+    ``q_B`` the quaternion of ``B``.
+
+    Seed 003 sec. 7.1 writes ``A' = B A`` and ``q' = matrix2quatern(B) * q``; that is the
+    rule for an orientation that maps world to body.  Under rotode's body-to-world convention
+    the factor goes on the right, which keeps world positions and world angular velocity
+    unchanged (tested).
+
+    Parameters
+    ----------
+    axes : array_like, shape (..., 3, 3)
+        Principal axes ``B`` (det +1), e.g. the second output of :func:`principal_axes`.
+    orientation : array_like, shape (..., 4), optional
+        Body-to-world unit quaternions in the old body frame.
+    angular_velocity : array_like, shape (..., 3), optional
+        Angular velocity in the old body frame.
+    torque : array_like, shape (..., 3), optional
+        Torque in the old body frame.
+
+    Returns
+    -------
+    BodyState
+        The given quantities in the principal frame (``None`` where not given).
+    """
+    B = _axes(axes)
+    q = None
+    if orientation is not None:
+        q = check_nonzero_quaternions(as_float_array(orientation, "orientation", (4,)),
+                                      "orientation")
+        q = _quat.multiply(q, _quat.from_matrix(B))
+    w = _body_vectors(angular_velocity, "angular_velocity")
+    t = _body_vectors(torque, "torque")
+    return BodyState(q,
+                     None if w is None else np.einsum("...ji,...j->...i", B, w),
+                     None if t is None else np.einsum("...ji,...j->...i", B, t))
+
+
+def from_principal_frame(axes, orientation=None, angular_velocity=None, torque=None):
+    """Inverse of :func:`to_principal_frame`: ``q = q' * conj(q_B)``, ``omega = B omega'``.
+
+    Parameters
+    ----------
+    axes : array_like, shape (..., 3, 3)
+        Principal axes ``B`` (det +1).
+    orientation : array_like, shape (..., 4), optional
+        Body-to-world quaternions of the principal frame.
+    angular_velocity, torque : array_like, shape (..., 3), optional
+        In the principal frame.
+
+    Returns
+    -------
+    BodyState
+        The given quantities in the original body frame (seed 003 sec. 7.1).
+    """
+    B = _axes(axes)
+    q = None
+    if orientation is not None:
+        q = check_nonzero_quaternions(as_float_array(orientation, "orientation", (4,)),
+                                      "orientation")
+        q = _quat.multiply(q, _quat.conjugate(_quat.from_matrix(B)))
+    w = _body_vectors(angular_velocity, "angular_velocity")
+    t = _body_vectors(torque, "torque")
+    return BodyState(q,
+                     None if w is None else np.einsum("...ij,...j->...i", B, w),
+                     None if t is None else np.einsum("...ij,...j->...i", B, t))
