@@ -30,7 +30,8 @@ from rotode._validation import as_float_array, as_positive_scalar, check_nonzero
 from rotode.omega import as_source
 from rotode.torque import as_torque
 
-from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_RECORDS_RO
+from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release, PyBUF_RECORDS_RO,
+                             PyObject_CheckBuffer)
 from libc.math cimport sqrt
 from rotode.dual cimport *
 from rotode.quaternion cimport (quat_mul, quat_exp_pure, quat_from_matrix, quat_rotate,
@@ -144,8 +145,9 @@ cdef class RightHandSide:
         cdef Py_ssize_t i, j, k, s0, s1
         cdef int status = 0, n = self.n
         cdef bint ok
-        if PyObject_GetBuffer(y, &view, PyBUF_RECORDS_RO) != 0:
+        if not PyObject_CheckBuffer(y):
             return self(tt, self._coerce(y))
+        PyObject_GetBuffer(y, &view, PyBUF_RECORDS_RO)
         ok = (view.format != NULL and view.format[0] == b'd' and view.format[1] == 0
               and (view.ndim == 1 or view.ndim == 2) and view.shape[0] == n)
         if not ok:
