@@ -42,7 +42,32 @@ __all__ = ["RightHandSide", "QuaternionKinematics", "RigidBody", "ExpCoordKinema
            "check_inertia"]
 
 cdef object _empty = np.empty
-cdef int MAX_N = 16
+cdef object _ndarray = np.ndarray
+cdef object _float64 = np.dtype(np.float64)
+
+# Fast path of __call__: setup.py builds without NumPy's headers, so the few fields of an
+# ndarray that the hot path reads are declared here with NumPy's ABI layout (the layout that
+# NumPy's own inline accessors PyArray_DATA/NDIM/DIMS/STRIDES/DESCR compile into extensions).
+# Only exact ndarrays whose dtype object IS the native float64 singleton take this path;
+# anything else goes through the buffer protocol (and np.asarray) below.
+cdef extern from *:
+    """
+    typedef struct {
+        PyObject_HEAD
+        char *data;
+        int nd;
+        Py_ssize_t *dimensions;
+        Py_ssize_t *strides;
+        PyObject *base;
+        PyObject *descr;
+    } rotode_ndarray_fields;
+    """
+    ctypedef struct rotode_ndarray_fields:
+        char* data
+        int nd
+        Py_ssize_t* dimensions
+        Py_ssize_t* strides
+        void* descr
 
 
 # ---- validation (facade helpers) ----------------------------------------------------------
@@ -145,6 +170,22 @@ cdef class RightHandSide:
         cdef Py_ssize_t i, j, k, s0, s1
         cdef int status = 0, n = self.n
         cdef bint ok
+        cdef rotode_ndarray_fields* a
+        if type(y) is _ndarray:
+            a = <rotode_ndarray_fields*><void*>y
+            if a.nd == 1 and a.dimensions[0] == n and a.descr == <void*>_float64:
+                out = _empty(n)
+                dst = <double*>(<rotode_ndarray_fields*><void*>out).data
+                s0 = a.strides[0]
+                if s0 == sizeof(double):
+                    status = self.eval(tt, <double*>a.data, dst)
+                else:
+                    for i in range(n):
+                        buf[i] = (<double*>(a.data + i * s0))[0]
+                    status = self.eval(tt, buf, dst)
+                if status != 0:
+                    self.raise_status(status)
+                return out
         if not PyObject_CheckBuffer(y):
             return self(tt, self._coerce(y))
         PyObject_GetBuffer(y, &view, PyBUF_RECORDS_RO)
