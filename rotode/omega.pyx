@@ -94,6 +94,13 @@ cdef class Constant(AngularVelocity):
         return f"Constant(w={self.w.tolist()})"
 
 
+def _vector3(x, name):
+    """A scalar broadcast to 3 components, or an array of shape (3,)."""
+    if np.ndim(x) == 0:
+        return np.broadcast_to(as_float_array(x, name, ()), (3,))
+    return as_float_array(x, name, (3,), batch=False)
+
+
 cdef class Sinusoid(AngularVelocity):
     """``w_i(t) = amplitude_i * sin(rate * t + phase_i)`` (seed 004 eq. 29).
 
@@ -113,15 +120,12 @@ cdef class Sinusoid(AngularVelocity):
     >>> from math import pi
     >>> w = Sinusoid(amplitude=pi/2, rate=2*pi/10, phase=[0, 2*pi/3, 4*pi/3])
     >>> w(0.0).round(6).tolist()
-    [0.0, 1.360349, -1.360349]
+    [0.0, 1.36035, -1.36035]
     """
 
     def __init__(self, amplitude, rate, phase=0.0):
-        a = np.broadcast_to(as_float_array(amplitude, "amplitude", ()), (3,)) \
-            if np.ndim(amplitude) == 0 else as_float_array(amplitude, "amplitude", (3,),
-                                                            batch=False)
-        p = np.broadcast_to(as_float_array(phase, "phase", ()), (3,)) \
-            if np.ndim(phase) == 0 else as_float_array(phase, "phase", (3,), batch=False)
+        a = _vector3(amplitude, "amplitude")
+        p = _vector3(phase, "phase")
         r = as_float_array(rate, "rate", (), batch=False)
         self._rate = float(r.reshape(-1)[0])
         for i in range(3):

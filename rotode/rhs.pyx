@@ -32,10 +32,8 @@ from rotode.torque import as_torque
 
 from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release, PyBUF_RECORDS_RO,
                              PyObject_CheckBuffer)
-from libc.math cimport sqrt
 from rotode.dual cimport *
-from rotode.quaternion cimport (quat_mul, quat_exp_pure, quat_from_matrix, quat_rotate,
-                                quat_to_matrix)
+from rotode.quaternion cimport quat_mul, quat_exp_pure, quat_from_matrix, quat_rotate
 
 __all__ = ["RightHandSide", "QuaternionKinematics", "RigidBody", "ExpCoordKinematics",
            "ExpCoordRigidBody", "QuaternionSecondOrder", "EulerAnglesXYZ", "RotationMatrix",
@@ -79,31 +77,31 @@ def check_inertia(inertia, rtol=1e-12):
     asymmetric or non-positive-definite matrix, and principal moments that violate the triangle
     inequalities ``I_i <= I_j + I_k`` that every physical mass distribution satisfies.
     """
-    I = as_float_array(inertia, "inertia")
-    if I.shape == (3,):
-        if not np.all(I > 0):
-            raise ValueError(f"`inertia` principal moments must be > 0, got {I.tolist()}")
-        Iinv = np.diag(1.0 / I)
-        I = np.diag(I)
-    elif I.shape == (3, 3):
-        scale = np.max(np.abs(I))
-        if np.max(np.abs(I - I.T)) > rtol * scale:
+    Im = as_float_array(inertia, "inertia")
+    if Im.shape == (3,):
+        if not np.all(Im > 0):
+            raise ValueError(f"`inertia` principal moments must be > 0, got {Im.tolist()}")
+        Iinv = np.diag(1.0 / Im)
+        Im = np.diag(Im)
+    elif Im.shape == (3, 3):
+        scale = np.max(np.abs(Im))
+        if np.max(np.abs(Im - Im.T)) > rtol * scale:
             raise ValueError("`inertia` must be a symmetric 3x3 matrix")
-        I = 0.5 * (I + I.T)
+        Im = 0.5 * (Im + Im.T)
         Iinv = None
     else:
         raise ValueError(f"`inertia` must have shape (3,) (principal moments) or (3, 3), "
-                         f"got {I.shape}")
-    eig = np.linalg.eigvalsh(I)
+                         f"got {Im.shape}")
+    eig = np.linalg.eigvalsh(Im)
     if not eig[0] > 0:
         raise ValueError(f"`inertia` must be positive definite, eigenvalues {eig.tolist()}")
     if eig[2] > (eig[0] + eig[1]) * (1 + rtol):
         raise ValueError(f"`inertia` principal moments {eig.tolist()} violate the triangle "
                          f"inequality I3 <= I1 + I2 (no mass distribution has them)")
     if Iinv is None:
-        Iinv = np.linalg.inv(I)
+        Iinv = np.linalg.inv(Im)
         Iinv = 0.5 * (Iinv + Iinv.T)
-    return I, Iinv
+    return Im, Iinv
 
 
 def _frame(frame):
@@ -164,7 +162,6 @@ cdef class RightHandSide:
         cdef Py_buffer view
         cdef double buf[16]
         cdef double res[16]
-        cdef double* src
         cdef double* dst
         cdef Py_buffer oview
         cdef Py_ssize_t i, j, k, s0, s1
@@ -410,11 +407,11 @@ cdef class _Body(RightHandSide):
     """Shared parts of the rigid-body right-hand sides: inertia, torque, invariants."""
 
     def _init_body(self, inertia, torque):
-        I, Iinv = check_inertia(inertia)
-        self.inertia = I
+        Im, Iinv = check_inertia(inertia)
+        self.inertia = Im
         for i in range(3):
             for j in range(3):
-                self._I[3 * i + j] = I[i, j]
+                self._I[3 * i + j] = Im[i, j]
                 self._Iinv[3 * i + j] = Iinv[i, j]
         self.torque = as_torque(torque)
 
@@ -446,7 +443,6 @@ cdef class _Body(RightHandSide):
         cols = arr.reshape(self.n, -1)
         k = cols.shape[1]
         Q = np.empty((4, k))
-        W = np.empty((3, k))
         L = np.empty((3, k))
         E = np.empty(k)
         cdef double buf[16]

@@ -43,9 +43,9 @@ def quat_kin(q, w, frame="body", gain=0.0):
     return 0.5 * d + gain * (1 - q @ q) * q
 
 
-def euler(w, tau, I, gyroscopic=True):
-    r = tau - np.cross(w, I @ w) if gyroscopic else tau
-    return np.linalg.solve(I, r)
+def euler(w, tau, Im, gyroscopic=True):
+    r = tau - np.cross(w, Im @ w) if gyroscopic else tau
+    return np.linalg.solve(Im, r)
 
 
 def gravity(q, m, g, com):
@@ -66,15 +66,17 @@ def expmap(v):
     return np.eye(3) + np.sin(a) / a * K + (1 - np.cos(a)) / a**2 * K @ K
 
 
-def rigid_body(y, I, tau=np.zeros(3), gain=0.0, gyroscopic=True):
+def rigid_body(y, Im, tau=None, gain=0.0, gyroscopic=True):
+    tau = np.zeros(3) if tau is None else tau
     return np.concatenate([quat_kin(y[:4], y[4:], "body", gain),
-                           euler(y[4:], tau, I, gyroscopic)])
+                           euler(y[4:], tau, Im, gyroscopic)])
 
 
-def second_order(y, I, tau=np.zeros(3)):
+def second_order(y, Im, tau=None):
+    tau = np.zeros(3) if tau is None else tau
     q, p = y[:4], y[4:]
     u = qmul(conj(q), p)[1:]
-    a = np.linalg.solve(I, tau - 4 * np.cross(u, I @ u))
+    a = np.linalg.solve(Im, tau - 4 * np.cross(u, Im @ u))
     return np.concatenate([p, qmul(qmul(p, conj(q)), p) + 0.5 * qmul(q, pure(a))])
 
 

@@ -3,12 +3,18 @@ import numpy as np
 import pytest
 import reference as ref
 from numpy.testing import assert_allclose
+from rotode.rhs import (
+    EulerAnglesXYZ,
+    ExpCoordKinematics,
+    ExpCoordRigidBody,
+    QuaternionKinematics,
+    RigidBody,
+    RotationMatrix,
+)
 from scipy.integrate import solve_ivp
 from scipy.spatial.transform import Rotation
 
 from rotode import omega, torque
-from rotode.rhs import (EulerAnglesXYZ, ExpCoordKinematics, ExpCoordRigidBody,
-                        QuaternionKinematics, RigidBody, RotationMatrix)
 from rotode.solve import as_rotation, solve_expcoord
 
 BENCH = omega.Sinusoid(amplitude=np.pi / 2, rate=2 * np.pi / 10,
@@ -32,13 +38,13 @@ def test_fifty_revolutions_closed_form(frame):
 
 
 def test_t_eval_and_rigid_body_against_quaternion_form():
-    I = np.array([2.5, 1.4, 1.3])
+    Im = np.array([2.5, 1.4, 1.3])
     grav = torque.Gravity(1.0, 9.81, [0.1, 0.0, 0.3])
     w0 = np.array([0.3, 4.0, 0.2])
     t_eval = np.linspace(0, 20, 41)
-    ec = solve_expcoord(ExpCoordRigidBody(I, grav), (0, 20), np.concatenate([[0, 0, 0], w0]),
+    ec = solve_expcoord(ExpCoordRigidBody(Im, grav), (0, 20), np.concatenate([[0, 0, 0], w0]),
                         method="DOP853", rtol=1e-11, atol=1e-11, t_eval=t_eval)
-    qs = solve_ivp(RigidBody(I, grav), (0, 20), np.concatenate([[1, 0, 0, 0], w0]),
+    qs = solve_ivp(RigidBody(Im, grav), (0, 20), np.concatenate([[1, 0, 0, 0], w0]),
                    method="DOP853", rtol=1e-11, atol=1e-11, t_eval=t_eval)
     assert_allclose(ec.t, t_eval)
     assert ec.n_reanchor > 3
@@ -81,13 +87,13 @@ def test_as_rotation_kinds():
 
 
 def test_euler_and_matrix_forms_follow_the_top():
-    I = [1.0, 1.0, 0.5]
+    Im = [1.0, 1.0, 0.5]
     grav = torque.Gravity(1, 1, [0, 0, 1])
     opts = dict(method="DOP853", rtol=1e-11, atol=1e-12, t_eval=[0, 2, 4])
     w0 = [1.5, 0, 1]
-    q = solve_ivp(RigidBody(I, grav), (0, 4), [1, 0, 0, 0, *w0], **opts)
-    e = solve_ivp(EulerAnglesXYZ(I, grav), (0, 4), [0.1, 0.2, 0.0, *w0], **opts)
-    m = solve_ivp(RotationMatrix(I, grav), (0, 4), [*np.eye(3).ravel(), *w0], **opts)
+    q = solve_ivp(RigidBody(Im, grav), (0, 4), [1, 0, 0, 0, *w0], **opts)
+    e = solve_ivp(EulerAnglesXYZ(Im, grav), (0, 4), [0.1, 0.2, 0.0, *w0], **opts)
+    m = solve_ivp(RotationMatrix(Im, grav), (0, 4), [*np.eye(3).ravel(), *w0], **opts)
     # matrix form from the identity equals the quaternion form
     assert (as_rotation(q).inv() * as_rotation(m)).magnitude().max() < 1e-8
     assert e.success

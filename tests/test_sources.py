@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import reference as ref
 from numpy.testing import assert_allclose
+from rotode.rhs import QuaternionKinematics, RigidBody
 
 import rotode
 from rotode import omega, torque
-from rotode.rhs import QuaternionKinematics, RigidBody
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(rotode.__file__)))
 
@@ -179,8 +179,8 @@ def test_downstream_cython_subclasses(tmp_path):
     y = np.array([0.9, 0.1, 0.2, 0.3, 1.0, -2.0, 0.5])
     for T in (downstream.Damping(0.3), downstream.ExactDamping(0.3)):
         rb = RigidBody([2.5, 1.4, 1.3], T)
-        I = np.diag([2.5, 1.4, 1.3])
-        assert_allclose(rb(0.0, y), ref.rigid_body(y, I, -0.3 * y[4:]), atol=1e-15)
+        Im = np.diag([2.5, 1.4, 1.3])
+        assert_allclose(rb(0.0, y), ref.rigid_body(y, Im, -0.3 * y[4:]), atol=1e-15)
         J = rb.jac(0.0, y)
         J_fd = np.empty((7, 7))
         for j in range(7):
