@@ -51,8 +51,8 @@ SETUP = textwrap.dedent('''
     from Cython.Build import cythonize
     from setuptools import Extension, setup
     inc = sys.argv.pop()
-    ext = Extension("downstream", ["downstream.pyx"], language="c++", include_dirs=[inc],
-                    extra_compile_args=["-std=c++17", "-O1"])
+    ext = Extension("downstream_kernels", ["downstream_kernels.pyx"], language="c++",
+                    include_dirs=[inc], extra_compile_args=["-std=c++17", "-O1"])
     setup(ext_modules=cythonize([ext], include_path=[inc + "/.."], quiet=True),
           script_args=["build_ext", "--inplace"])
 ''')
@@ -61,14 +61,14 @@ SETUP = textwrap.dedent('''
 @pytest.fixture(scope="module")
 def downstream(tmp_path_factory):
     d = tmp_path_factory.mktemp("downstream")
-    (d / "downstream.pyx").write_text(DOWNSTREAM)
+    (d / "downstream_kernels.pyx").write_text(DOWNSTREAM)
     (d / "setup.py").write_text(SETUP)
     res = subprocess.run([sys.executable, "setup.py", rotode.get_include()], cwd=d,
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     sys.path.insert(0, str(d))
     try:
-        import downstream as mod
+        import downstream_kernels as mod
         yield mod
     finally:
         sys.path.remove(str(d))

@@ -1,0 +1,45 @@
+# Angular-velocity sources (layer 3 objects used by the right-hand sides of rotode.rhs).
+#
+# A source evaluates w(t) (and, where it can, w'(t)) into a caller-owned double[3].  The C-level
+# methods are `noexcept nogil` and return a status so that native loops can call them without
+# the GIL:  0 ok;  -1 a Python error was stored in `error` (the facade re-raises it);
+# -2 the quantity is not available from this source.  A source implemented in Python (a callable)
+# re-acquires the GIL inside `evaluate`.  Cython users subclass `AngularVelocity` and override
+# `evaluate` (and `evaluate_rate`) to stay in C; see tests/test_sources.py for a downstream module.
+
+cdef enum:
+    SOURCE_OK = 0
+    SOURCE_ERROR = -1
+    SOURCE_UNAVAILABLE = -2
+
+
+cdef class AngularVelocity:
+    # Python exception raised inside `evaluate`/`evaluate_rate`, kept for the facade to re-raise.
+    cdef public object error
+    cdef int evaluate(self, double t, double* w) noexcept nogil     # OUT: w[3]
+    cdef int evaluate_rate(self, double t, double* dw) noexcept nogil  # OUT: dw[3]
+
+
+cdef class Constant(AngularVelocity):
+    cdef double _w[3]
+
+
+cdef class Sinusoid(AngularVelocity):
+    cdef double _amplitude[3]
+    cdef double _rate
+    cdef double _phase[3]
+
+
+cdef class Samples(AngularVelocity):
+    cdef readonly object t
+    cdef readonly object w
+    cdef readonly str kind
+    cdef const double[::1] _t
+    cdef const double[:, :, ::1] _coef   # (m - 1, 4, 3): cubic in (t - t_i), highest power first
+    cdef int _hint                       # last interval found (solvers call nearly in order)
+    cdef int locate(self, double t) noexcept nogil
+    cdef int _outside(self, double t) noexcept nogil
+
+
+cdef class Callable(AngularVelocity):
+    cdef readonly object function

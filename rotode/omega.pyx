@@ -1,0 +1,312 @@
+"""Angular-velocity sources w(t) for the kinematic right-hand sides.
+
+A source is a ``cdef`` object whose C method ``evaluate(t, w)`` fills ``w[3]`` without the GIL
+(``evaluate_rate(t, dw)`` gives w'(t) for steppers that need it).  The frame of w is set by the
+right-hand side that uses the source (``frame="body"`` or ``"world"``).
+
+- `Constant` -- a constant vector;
+- `Sinusoid` -- ``w_i(t) = amplitude_i sin(rate t + phase_i)``, the benchmark of seed 004
+  (eq. 29: amplitude pi/2, rate 2 pi/10, phases 0, 2 pi/3, 4 pi/3);
+- `Samples` -- gyroscope samples interpolated in C (piecewise linear, or a not-a-knot cubic
+  spline whose coefficients are computed once at construction);
+- `Callable` -- any Python function ``w(t)`` (slow path: the GIL is taken for every call).
+
+`as_source` turns an array (-> `Constant`) or a callable (-> `Callable`) into a source.
+
+Cython users subclass `AngularVelocity` (``from rotode.omega cimport AngularVelocity``) and
+override ``cdef int evaluate(self, double t, double* w) noexcept nogil`` (return 0 on success).
+"""
+import numpy as np
+from scipy.interpolate import CubicSpline
+
+from rotode._validation import as_float_array
+
+from libc.math cimport sin, cos, isfinite
+
+__all__ = ["AngularVelocity", "Constant", "Sinusoid", "Samples", "Callable", "as_source"]
+
+
+cdef class AngularVelocity:
+    """Base class of angular-velocity sources (override ``evaluate`` in Cython).
+
+    Calling a source from Python, ``source(t)``, returns w(t) as a NumPy array of shape (3,);
+    ``source.derivative(t)`` returns w'(t) where the source provides it.
+    """
+
+    cdef int evaluate(self, double t, double* w) noexcept nogil:
+        with gil:
+            self.error = NotImplementedError(
+                f"{type(self).__name__} does not implement `evaluate`")
+        return SOURCE_ERROR
+
+    cdef int evaluate_rate(self, double t, double* dw) noexcept nogil:
+        return SOURCE_UNAVAILABLE
+
+    def _check(self, int status, str what):
+        if status == SOURCE_OK:
+            return
+        if status == SOURCE_UNAVAILABLE:
+            raise NotImplementedError(f"{type(self).__name__} does not provide {what}")
+        err, self.error = self.error, None
+        if err is None:
+            err = RuntimeError(f"{type(self).__name__} failed with status {status}")
+        raise err
+
+    def __call__(self, double t):
+        out = np.empty(3)
+        cdef double[::1] o = out
+        self._check(self.evaluate(t, &o[0]), "w(t)")
+        return out
+
+    def derivative(self, double t):
+        """w'(t) as an array of shape (3,) (raises NotImplementedError if unavailable)."""
+        out = np.empty(3)
+        cdef double[::1] o = out
+        self._check(self.evaluate_rate(t, &o[0]), "w'(t)")
+        return out
+
+
+cdef class Constant(AngularVelocity):
+    """Constant angular velocity ``w`` (shape (3,), rad/s)."""
+
+    def __init__(self, w):
+        w = as_float_array(w, "w", (3,), batch=False)
+        for i in range(3):
+            self._w[i] = w[i]
+
+    @property
+    def w(self):
+        return np.array([self._w[0], self._w[1], self._w[2]])
+
+    cdef int evaluate(self, double t, double* w) noexcept nogil:
+        w[0] = self._w[0]
+        w[1] = self._w[1]
+        w[2] = self._w[2]
+        return SOURCE_OK
+
+    cdef int evaluate_rate(self, double t, double* dw) noexcept nogil:
+        dw[0] = 0.0
+        dw[1] = 0.0
+        dw[2] = 0.0
+        return SOURCE_OK
+
+    def __repr__(self):
+        return f"Constant(w={self.w.tolist()})"
+
+
+def _vector3(x, name):
+    """A scalar broadcast to 3 components, or an array of shape (3,)."""
+    if np.ndim(x) == 0:
+        return np.broadcast_to(as_float_array(x, name, ()), (3,))
+    return as_float_array(x, name, (3,), batch=False)
+
+
+cdef class Sinusoid(AngularVelocity):
+    """``w_i(t) = amplitude_i * sin(rate * t + phase_i)`` (seed 004 eq. 29).
+
+    Parameters
+    ----------
+    amplitude : float or array_like, shape (3,)
+        Amplitudes in rad/s (a scalar applies to all three components).
+    rate : float
+        Angular frequency in rad/s.
+    phase : float or array_like, shape (3,)
+        Phases in rad.
+
+    Examples
+    --------
+    The benchmark of seed 004 (a = pi/2, b = 2 pi/10):
+
+    >>> from math import pi
+    >>> w = Sinusoid(amplitude=pi/2, rate=2*pi/10, phase=[0, 2*pi/3, 4*pi/3])
+    >>> w(0.0).round(6).tolist()
+    [0.0, 1.36035, -1.36035]
+    """
+
+    def __init__(self, amplitude, rate, phase=0.0):
+        a = _vector3(amplitude, "amplitude")
+        p = _vector3(phase, "phase")
+        r = as_float_array(rate, "rate", (), batch=False)
+        self._rate = float(r.reshape(-1)[0])
+        for i in range(3):
+            self._amplitude[i] = a[i]
+            self._phase[i] = p[i]
+
+    @property
+    def amplitude(self):
+        return np.array([self._amplitude[i] for i in range(3)])
+
+    @property
+    def rate(self):
+        return self._rate
+
+    @property
+    def phase(self):
+        return np.array([self._phase[i] for i in range(3)])
+
+    cdef int evaluate(self, double t, double* w) noexcept nogil:
+        cdef int i
+        for i in range(3):
+            w[i] = self._amplitude[i] * sin(self._rate * t + self._phase[i])
+        return SOURCE_OK
+
+    cdef int evaluate_rate(self, double t, double* dw) noexcept nogil:
+        cdef int i
+        for i in range(3):
+            dw[i] = self._amplitude[i] * self._rate * cos(self._rate * t + self._phase[i])
+        return SOURCE_OK
+
+    def __repr__(self):
+        return (f"Sinusoid(amplitude={self.amplitude.tolist()}, rate={self._rate!r}, "
+                f"phase={self.phase.tolist()})")
+
+
+cdef class Samples(AngularVelocity):
+    """Sampled angular velocity (gyroscope data), interpolated in C.
+
+    Parameters
+    ----------
+    t : array_like, shape (m,)
+        Strictly increasing sample times, m >= 2 (m >= 4 for ``kind="cubic"``).
+    w : array_like, shape (m, 3)
+        Samples of w(t) in rad/s.
+    kind : {"linear", "cubic"}
+        Piecewise-linear interpolation (O(h^2) error), or the not-a-knot cubic spline of
+        ``scipy.interpolate.CubicSpline`` (O(h^4) error, also near the ends, unlike the natural
+        spline whose zero end curvature costs O(h^2) there).  Coefficients are computed once at
+        construction; evaluation is a binary search (starting from the last interval used) and a
+        Horner step in C.
+
+    Notes
+    -----
+    Evaluating outside ``[t[0], t[-1]]`` is an error (no silent extrapolation).
+    """
+
+    def __init__(self, t, w, kind="linear"):
+        t = as_float_array(t, "t", (), batch=True)
+        if t.ndim != 1 or t.shape[0] < 2:
+            raise ValueError(f"`t` must have shape (m,) with m >= 2, got {t.shape}")
+        w = as_float_array(w, "w", (3,))
+        if w.shape != (t.shape[0], 3):
+            raise ValueError(f"`w` must have shape (m, 3) = ({t.shape[0]}, 3) to match `t`, "
+                             f"got {w.shape}")
+        if not np.all(np.diff(t) > 0):
+            raise ValueError("`t` must be strictly increasing")
+        if kind not in ("linear", "cubic"):
+            raise ValueError(f"`kind` must be 'linear' or 'cubic', got {kind!r}")
+        m = t.shape[0]
+        coef = np.zeros((m - 1, 4, 3))
+        if kind == "linear":
+            coef[:, 2, :] = np.diff(w, axis=0) / np.diff(t)[:, None]
+            coef[:, 3, :] = w[:m - 1]
+        else:
+            if m < 4:
+                raise ValueError(f"`kind='cubic'` needs at least 4 samples, got {m}")
+            coef[...] = np.moveaxis(CubicSpline(t, w, bc_type="not-a-knot").c, 0, 1)
+        self.t = t
+        self.w = w
+        self.kind = kind
+        self._t = t
+        self._coef = coef
+        self._hint = 0
+
+    cdef int locate(self, double t) noexcept nogil:
+        """Index i of the interval [t_i, t_i+1] holding t (-1 outside the samples)."""
+        cdef const double[::1] ts = self._t
+        cdef int n = ts.shape[0], lo, hi, mid, i = self._hint
+        if not (ts[0] <= t <= ts[n - 1]):
+            return -1
+        if ts[i] <= t <= ts[i + 1]:
+            return i
+        if i + 2 < n and ts[i + 1] <= t <= ts[i + 2]:
+            self._hint = i + 1
+            return i + 1
+        lo = 0
+        hi = n - 1
+        while hi - lo > 1:        # invariant ts[lo] <= t <= ts[hi]
+            mid = (lo + hi) // 2
+            if ts[mid] <= t:
+                lo = mid
+            else:
+                hi = mid
+        self._hint = lo
+        return lo
+
+    cdef int _outside(self, double t) noexcept nogil:
+        with gil:
+            self.error = ValueError(
+                f"Samples: t = {t!r} is outside the sampled interval "
+                f"[{self.t[0]!r}, {self.t[self.t.shape[0] - 1]!r}] (no extrapolation)")
+        return SOURCE_ERROR
+
+    cdef int evaluate(self, double t, double* w) noexcept nogil:
+        cdef int i = self.locate(t), k
+        cdef double s
+        if i < 0:
+            return self._outside(t)
+        s = t - self._t[i]
+        for k in range(3):
+            w[k] = ((self._coef[i, 0, k] * s + self._coef[i, 1, k]) * s
+                    + self._coef[i, 2, k]) * s + self._coef[i, 3, k]
+        return SOURCE_OK
+
+    cdef int evaluate_rate(self, double t, double* dw) noexcept nogil:
+        cdef int i = self.locate(t), k
+        cdef double s
+        if i < 0:
+            return self._outside(t)
+        s = t - self._t[i]
+        for k in range(3):
+            dw[k] = (3.0 * self._coef[i, 0, k] * s + 2.0 * self._coef[i, 1, k]) * s \
+                + self._coef[i, 2, k]
+        return SOURCE_OK
+
+    def __repr__(self):
+        return f"Samples(<{self.t.shape[0]} samples>, kind={self.kind!r})"
+
+
+cdef class Callable(AngularVelocity):
+    """Wrap a Python function ``w(t) -> array_like of shape (3,)``.
+
+    Every evaluation takes the GIL and checks the result's shape and finiteness; a wrong result
+    or an exception inside the function is re-raised by the caller (the right-hand side).
+    ``evaluate_rate`` is not available (steppers needing w' must use a C source).
+    """
+
+    def __init__(self, function):
+        if not callable(function):
+            raise TypeError(f"`omega` must be callable, got {type(function).__name__}")
+        self.function = function
+
+    cdef int evaluate(self, double t, double* w) noexcept nogil:
+        with gil:
+            try:
+                r = np.asarray(self.function(t), dtype=np.float64)
+                if r.shape != (3,):
+                    raise ValueError(f"the angular-velocity callable must return shape (3,), "
+                                     f"got {r.shape} at t = {t!r}")
+                if not (isfinite(r[0]) and isfinite(r[1]) and isfinite(r[2])):
+                    raise ValueError(f"the angular-velocity callable returned a non-finite "
+                                     f"value {r.tolist()} at t = {t!r}")
+                w[0] = r[0]
+                w[1] = r[1]
+                w[2] = r[2]
+            except Exception as exc:
+                self.error = exc
+                return SOURCE_ERROR
+        return SOURCE_OK
+
+    def __repr__(self):
+        return f"Callable({self.function!r})"
+
+
+def as_source(omega, name="omega"):
+    """An `AngularVelocity` from a source, an array of shape (3,) or a callable ``w(t)``."""
+    if isinstance(omega, AngularVelocity):
+        return omega
+    if callable(omega):
+        return Callable(omega)
+    if isinstance(omega, (str, bytes)) or omega is None:
+        raise TypeError(f"`{name}` must be an AngularVelocity source, an array of shape (3,) "
+                        f"or a callable w(t), got {type(omega).__name__}")
+    return Constant(as_float_array(omega, name, (3,), batch=False))

@@ -1,0 +1,771 @@
+"""Right-hand sides for ``scipy.integrate.solve_ivp``: rotation kinematics and rigid bodies.
+
+Every class here is a callable ``fun(t, y)`` for ``solve_ivp`` built on the nogil cores of
+``rotode/rhs.pxd``; ``.jac(t, y)`` is the exact Jacobian obtained by evaluating the SAME core
+with dual numbers (seed 001), so it can be passed as ``jac=rhs.jac`` to Radau, BDF and LSODA.
+
+State layouts
+-------------
+===========================  ==================================  ===============================
+class                        state y                             equations
+===========================  ==================================  ===============================
+`QuaternionKinematics`       q (4), any nonzero length           seed 004 eqs. 20-23
+`RigidBody`                  q (4), w_body (3)                   seed 004 eq. 22, seed 003 sec. 6
+`ExpCoordKinematics`         v (3)                               seed 002 sec. 4
+`ExpCoordRigidBody`          v (3), w_body (3)                   seed 002 secs. 4, 6
+`QuaternionSecondOrder`      q (4), q' (4)                       seed 003 sec. 6
+`EulerAnglesXYZ`             intrinsic XYZ angles (3), w (3)     R = Rx(a) Ry(b) Rz(c)
+`RotationMatrix`             R row-major (9), w_body (3)         R' = R [w]x
+===========================  ==================================  ===============================
+
+Calling conventions
+-------------------
+``rhs(t, y)`` accepts a 1-D state of any strides (SciPy passes non-contiguous columns) and a
+2-D ``(n, k)`` array of k states as columns (``vectorized=True``); it returns a new array of the
+same shape.  The hot path does no validation beyond the shape when ``y`` is a float64 buffer.
+"""
+import numpy as np
+
+from rotode._validation import as_float_array, as_positive_scalar, check_nonzero_quaternions
+from rotode.omega import as_source
+from rotode.torque import as_torque
+
+from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release, PyBUF_RECORDS_RO,
+                             PyObject_CheckBuffer)
+from rotode.dual cimport *
+from rotode.quaternion cimport quat_mul, quat_exp_pure, quat_from_matrix, quat_rotate
+
+__all__ = ["RightHandSide", "QuaternionKinematics", "RigidBody", "ExpCoordKinematics",
+           "ExpCoordRigidBody", "QuaternionSecondOrder", "EulerAnglesXYZ", "RotationMatrix",
+           "check_inertia"]
+
+cdef object _empty = np.empty
+cdef object _ndarray = np.ndarray
+cdef object _float64 = np.dtype(np.float64)
+
+# Fast path of __call__: setup.py builds without NumPy's headers, so the few fields of an
+# ndarray that the hot path reads are declared here with NumPy's ABI layout (the layout that
+# NumPy's own inline accessors PyArray_DATA/NDIM/DIMS/STRIDES/DESCR compile into extensions).
+# Only exact ndarrays whose dtype object IS the native float64 singleton take this path;
+# anything else goes through the buffer protocol (and np.asarray) below.
+cdef extern from *:
+    """
+    typedef struct {
+        PyObject_HEAD
+        char *data;
+        int nd;
+        Py_ssize_t *dimensions;
+        Py_ssize_t *strides;
+        PyObject *base;
+        PyObject *descr;
+    } rotode_ndarray_fields;
+    """
+    ctypedef struct rotode_ndarray_fields:
+        char* data
+        int nd
+        Py_ssize_t* dimensions
+        Py_ssize_t* strides
+        void* descr
+
+
+# ---- validation (facade helpers) ----------------------------------------------------------
+
+def check_inertia(inertia, rtol=1e-12):
+    """Validate an inertia: 3 principal moments or a symmetric positive definite 3x3.
+
+    Returns ``(I, I_inv)`` as (3, 3) arrays.  Raises ValueError for a wrong shape, an
+    asymmetric or non-positive-definite matrix, and principal moments that violate the triangle
+    inequalities ``I_i <= I_j + I_k`` that every physical mass distribution satisfies.
+    """
+    Im = as_float_array(inertia, "inertia")
+    if Im.shape == (3,):
+        if not np.all(Im > 0):
+            raise ValueError(f"`inertia` principal moments must be > 0, got {Im.tolist()}")
+        Iinv = np.diag(1.0 / Im)
+        Im = np.diag(Im)
+    elif Im.shape == (3, 3):
+        scale = np.max(np.abs(Im))
+        if np.max(np.abs(Im - Im.T)) > rtol * scale:
+            raise ValueError("`inertia` must be a symmetric 3x3 matrix")
+        Im = 0.5 * (Im + Im.T)
+        Iinv = None
+    else:
+        raise ValueError(f"`inertia` must have shape (3,) (principal moments) or (3, 3), "
+                         f"got {Im.shape}")
+    eig = np.linalg.eigvalsh(Im)
+    if not eig[0] > 0:
+        raise ValueError(f"`inertia` must be positive definite, eigenvalues {eig.tolist()}")
+    if eig[2] > (eig[0] + eig[1]) * (1 + rtol):
+        raise ValueError(f"`inertia` principal moments {eig.tolist()} violate the triangle "
+                         f"inequality I3 <= I1 + I2 (no mass distribution has them)")
+    if Iinv is None:
+        Iinv = np.linalg.inv(Im)
+        Iinv = 0.5 * (Iinv + Iinv.T)
+    return Im, Iinv
+
+
+def _frame(frame):
+    if frame == "body":
+        return FRAME_BODY
+    if frame == "world":
+        return FRAME_WORLD
+    raise ValueError(f"`frame` must be 'body' or 'world', got {frame!r}")
+
+
+def _unit_quaternion(q, name):
+    q = check_nonzero_quaternions(as_float_array(q, name, (4,), batch=False), name)
+    return q / np.sqrt(q @ q)
+
+
+# ---- base object --------------------------------------------------------------------------
+
+cdef class RightHandSide:
+    """Base of every right-hand side: calling conventions and the dual-number Jacobian.
+
+    Subclasses implement ``eval`` (doubles) and ``eval_dual`` (dual numbers) by calling one
+    fused core; everything else (strides, vectorisation, Jacobian chunks) lives here.
+    """
+
+    cdef int eval(self, double t, const double* y, double* dy):
+        raise NotImplementedError
+
+    cdef int eval_dual(self, double t, const dual* y, dual* dy):
+        raise NotImplementedError
+
+    def _sources(self):
+        return ()
+
+    cdef void raise_status(self, int status) except *:
+        if status == RHS_GIMBAL_LOCK:
+            raise ValueError(f"{type(self).__name__}: gimbal lock, cos(beta) = 0; XYZ Euler "
+                             "angles are singular there (use quaternions)")
+        for src in self._sources():
+            if src is not None and src.error is not None:
+                err, src.error = src.error, None
+                raise err
+        raise RuntimeError(f"{type(self).__name__}: evaluation failed with status {status}")
+
+    def _coerce(self, y):
+        try:
+            arr = np.asarray(y, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"`y` must be a real numeric array, got {type(y).__name__}") \
+                from None
+        if arr.ndim not in (1, 2) or arr.shape[0] != self.n:
+            raise ValueError(f"`y` must have shape ({self.n},) or ({self.n}, k), "
+                             f"got {arr.shape}")
+        return arr
+
+    def __call__(self, t, y):
+        """Evaluate y' = f(t, y) for a state (n,) or states as columns (n, k)."""
+        cdef double tt = t
+        cdef Py_buffer view
+        cdef double buf[16]
+        cdef double res[16]
+        cdef double* dst
+        cdef Py_buffer oview
+        cdef Py_ssize_t i, j, k, s0, s1
+        cdef int status = 0, n = self.n
+        cdef bint ok
+        cdef rotode_ndarray_fields* a
+        if type(y) is _ndarray:
+            a = <rotode_ndarray_fields*><void*>y
+            if a.nd == 1 and a.dimensions[0] == n and a.descr == <void*>_float64:
+                out = _empty(n)
+                dst = <double*>(<rotode_ndarray_fields*><void*>out).data
+                s0 = a.strides[0]
+                if s0 == sizeof(double):
+                    status = self.eval(tt, <double*>a.data, dst)
+                else:
+                    for i in range(n):
+                        buf[i] = (<double*>(a.data + i * s0))[0]
+                    status = self.eval(tt, buf, dst)
+                if status != 0:
+                    self.raise_status(status)
+                return out
+        if not PyObject_CheckBuffer(y):
+            return self(tt, self._coerce(y))
+        PyObject_GetBuffer(y, &view, PyBUF_RECORDS_RO)
+        ok = (view.format != NULL and view.format[0] == b'd' and view.format[1] == 0
+              and (view.ndim == 1 or view.ndim == 2) and view.shape[0] == n)
+        if not ok:
+            PyBuffer_Release(&view)
+            return self(tt, self._coerce(y))
+        try:
+            s0 = view.strides[0]
+            if view.ndim == 1:
+                out = _empty(n)
+                PyObject_GetBuffer(out, &oview, PyBUF_RECORDS_RO)
+                dst = <double*>oview.buf
+                if s0 == sizeof(double):
+                    status = self.eval(tt, <double*>view.buf, dst)
+                else:
+                    for i in range(n):
+                        buf[i] = (<double*>(<char*>view.buf + i * s0))[0]
+                    status = self.eval(tt, buf, dst)
+                PyBuffer_Release(&oview)
+            else:
+                k = view.shape[1]
+                s1 = view.strides[1]
+                out = _empty((n, k))
+                PyObject_GetBuffer(out, &oview, PyBUF_RECORDS_RO)
+                dst = <double*>oview.buf
+                for j in range(k):
+                    for i in range(n):
+                        buf[i] = (<double*>(<char*>view.buf + i * s0 + j * s1))[0]
+                    status = self.eval(tt, buf, res)
+                    if status != 0:
+                        break
+                    for i in range(n):
+                        dst[i * k + j] = res[i]
+                PyBuffer_Release(&oview)
+        finally:
+            PyBuffer_Release(&view)
+        if status != 0:
+            self.raise_status(status)
+        return out
+
+    def jac(self, t, y):
+        """Exact Jacobian df/dy (n, n) from dual numbers through the same core as ``__call__``.
+
+        Tangents are seeded in chunks of at most 7 (the dual width), so 8- and 12-state systems
+        take two evaluations.
+        """
+        cdef double tt = t
+        cdef const double[:] yv
+        arr = y
+        if not (isinstance(y, np.ndarray) and y.dtype == np.float64 and y.ndim == 1
+                and y.shape[0] == self.n):
+            arr = self._coerce(y)
+            if arr.ndim != 1:
+                raise ValueError(f"`y` must have shape ({self.n},) for the Jacobian, "
+                                 f"got {arr.shape}")
+        yv = arr
+        cdef int n = self.n, i, j, c0, m, status = 0
+        cdef dual yd[16]
+        cdef dual dyd[16]
+        J = np.empty((n, n))
+        cdef double[:, ::1] Jv = J
+        c0 = 0
+        while c0 < n:
+            m = min(DUAL_N, n - c0)
+            for i in range(n):
+                yd[i] = dual(yv[i])
+            for j in range(m):
+                yd[c0 + j].d[j] = 1.0
+            status = self.eval_dual(tt, yd, dyd)
+            if status != 0:
+                self.raise_status(status)
+            for i in range(n):
+                for j in range(m):
+                    Jv[i, c0 + j] = dyd[i].d[j]
+            c0 += m
+        return J
+
+
+# ---- kinematics ---------------------------------------------------------------------------
+
+cdef int _quaternion_kinematics(QuaternionKinematics self, double t, const real* y,
+                                real* dy):
+    cdef double w[3]
+    cdef real wr[3]
+    cdef int status = self.omega.evaluate(t, w)
+    if status != 0:
+        return status
+    wr[0] = w[0]
+    wr[1] = w[1]
+    wr[2] = w[2]
+    quaternion_kinematics_rhs(y, wr, self._frame, self.norm_gain, dy)
+    return RHS_OK
+
+
+cdef class QuaternionKinematics(RightHandSide):
+    """Non-unit quaternion kinematics q' = 1/2 q*w (+ c q) for a prescribed angular velocity.
+
+    Parameters
+    ----------
+    omega : AngularVelocity, array_like (3,) or callable
+        The angular velocity w(t): a source from `rotode.omega`, a constant vector, or a Python
+        function ``w(t)``.
+    frame : {"body", "world"}
+        Frame of w: q' = 1/2 q * w (body) or 1/2 w * q (world).
+    norm_gain : float, optional
+        k >= 0 of the norm controller c = k (1 - q.q) (seed 004 eq. 23); 0 leaves |q| free
+        (the rotation R(q) = R(q/|q|) is unaffected by |q|, seed 004 eq. 13).
+
+    Notes
+    -----
+    State q (4), any nonzero length.  q' = 1/2 q * (0, w) + c q  (seed 004 eqs. 20-22): the
+    minimum-norm derivative plus a multiple of the kernel vector q.
+
+    Examples
+    --------
+    >>> from math import pi
+    >>> from scipy.integrate import solve_ivp
+    >>> import rotode
+    >>> rhs = QuaternionKinematics([0.0, 0.0, pi], frame="body")
+    >>> sol = solve_ivp(rhs, (0, 1), [1, 0, 0, 0], rtol=1e-10, atol=1e-12)
+    >>> abs(sol.y[:, -1]).round(6).tolist()   # half a turn about z
+    [0.0, 0.0, 0.0, 1.0]
+    """
+
+    def __init__(self, omega, frame="body", norm_gain=0.0):
+        self.n = 4
+        self.omega = as_source(omega)
+        self._frame = _frame(frame)
+        self.norm_gain = as_positive_scalar(norm_gain, "norm_gain", allow_zero=True)
+
+    @property
+    def frame(self):
+        return "body" if self._frame == FRAME_BODY else "world"
+
+    def _sources(self):
+        return (self.omega,)
+
+    cdef int eval(self, double t, const double* y, double* dy):
+        return _quaternion_kinematics(self, t, y, dy)
+
+    cdef int eval_dual(self, double t, const dual* y, dual* dy):
+        return _quaternion_kinematics(self, t, y, dy)
+
+    def __repr__(self):
+        return (f"QuaternionKinematics({self.omega!r}, frame={self.frame!r}, "
+                f"norm_gain={self.norm_gain!r})")
+
+
+cdef int _expcoord_kinematics(ExpCoordKinematics self, double t, const real* y, real* dy):
+    cdef double w[3]
+    cdef real wr[3]
+    cdef int status = self.omega.evaluate(t, w)
+    if status != 0:
+        return status
+    wr[0] = w[0]
+    wr[1] = w[1]
+    wr[2] = w[2]
+    expcoord_kinematics_rhs(y, wr, self._frame, dy)
+    return RHS_OK
+
+
+cdef class ExpCoordKinematics(RightHandSide):
+    """Exponential-coordinate kinematics v' = dexp_inv(+-v) w (seed 002 sec. 4).
+
+    Parameters
+    ----------
+    omega : AngularVelocity, array_like (3,) or callable
+        The angular velocity w(t).
+    frame : {"body", "world"}
+        Frame of w.  World: O = R(v) O_base and v' = T(v)^-1 w; body: O = O_base R(v) and
+        v' = T(-v)^-1 w (notes/exponential-coordinates.md, "w_world = T(v) v'",
+        "w_body = T(-v) v'").
+
+    Notes
+    -----
+    State v (3).  The chart is singular at |v| = 2 pi: use `rotode.solve_expcoord`, which
+    re-anchors ``base`` (the orientation O_base, a unit quaternion) whenever |v| reaches pi.
+    """
+
+    def __init__(self, omega, frame="body"):
+        self.n = 3
+        self.omega = as_source(omega)
+        self._frame = _frame(frame)
+        self._base[0] = 1.0
+        self._base[1] = 0.0
+        self._base[2] = 0.0
+        self._base[3] = 0.0
+
+    @property
+    def frame(self):
+        return "body" if self._frame == FRAME_BODY else "world"
+
+    @property
+    def base(self):
+        """Base orientation of the chart (unit quaternion, scalar first)."""
+        return np.array([self._base[i] for i in range(4)])
+
+    @base.setter
+    def base(self, q):
+        q = _unit_quaternion(q, "base")
+        for i in range(4):
+            self._base[i] = q[i]
+
+    def _sources(self):
+        return (self.omega,)
+
+    cdef int eval(self, double t, const double* y, double* dy):
+        return _expcoord_kinematics(self, t, y, dy)
+
+    cdef int eval_dual(self, double t, const dual* y, dual* dy):
+        return _expcoord_kinematics(self, t, y, dy)
+
+    def __repr__(self):
+        return f"ExpCoordKinematics({self.omega!r}, frame={self.frame!r})"
+
+
+# ---- rigid bodies -------------------------------------------------------------------------
+
+cdef class _Body(RightHandSide):
+    """Shared parts of the rigid-body right-hand sides: inertia, torque, invariants."""
+
+    def _init_body(self, inertia, torque):
+        Im, Iinv = check_inertia(inertia)
+        self.inertia = Im
+        for i in range(3):
+            for j in range(3):
+                self._I[3 * i + j] = Im[i, j]
+                self._Iinv[3 * i + j] = Iinv[i, j]
+        self.torque = as_torque(torque)
+
+    def _sources(self):
+        return (self.torque,)
+
+    cdef int torque_value(self, double t, const double* q, const double* w, double* tau):
+        if self.torque is None:
+            tau[0] = 0.0
+            tau[1] = 0.0
+            tau[2] = 0.0
+            return 0
+        return self.torque.evaluate(t, q, w, tau)
+
+    cdef int torque_dual(self, double t, const dual* q, const dual* w, dual* tau):
+        if self.torque is None:
+            tau[0] = dual(0.0)
+            tau[1] = dual(0.0)
+            tau[2] = dual(0.0)
+            return 0
+        return self.torque.evaluate_dual(t, q, w, tau)
+
+    cdef void orientation_velocity(self, const double* y, double* q, double* w):
+        pass
+
+    def _invariants(self, y):
+        arr = self._coerce(y)
+        single = arr.ndim == 1
+        cols = arr.reshape(self.n, -1)
+        k = cols.shape[1]
+        Q = np.empty((4, k))
+        L = np.empty((3, k))
+        E = np.empty(k)
+        cdef double buf[16]
+        cdef double q[4]
+        cdef double w[3]
+        cdef double Iw[3]
+        cdef double Lw[3]
+        cdef double[:, :] c = cols
+        cdef int i, j
+        for j in range(k):
+            for i in range(self.n):
+                buf[i] = c[i, j]
+            self.orientation_velocity(buf, q, w)
+            mat3_vec(self._I, w, Iw)
+            quat_rotate(q, Iw, Lw)
+            E[j] = 0.5 * (w[0] * Iw[0] + w[1] * Iw[1] + w[2] * Iw[2])
+            for i in range(3):
+                L[i, j] = Lw[i]
+            for i in range(4):
+                Q[i, j] = q[i]
+        if self.torque is not None:
+            V = self.torque.potential_energy(Q)
+            if V is not None:
+                E = E + V
+        if single:
+            return E[0], L[:, 0]
+        return E, L
+
+    def energy(self, y):
+        """Total energy 1/2 w.I w (+ the potential of a `Gravity` torque).
+
+        ``y`` of shape (n,) gives a float, (n, k) (e.g. ``sol.y``) an array of shape (k,).
+        Torques without a potential contribute nothing (the kinetic energy is returned).
+        """
+        return self._invariants(y)[0]
+
+    def angular_momentum(self, y):
+        """World-frame angular momentum L = R I w, shape (3,) or (3, k)."""
+        return self._invariants(y)[1]
+
+
+cdef int _rigid_body(RigidBody self, double t, const real* y, real* dy):
+    cdef real tau[3]
+    cdef int status
+    if real is double:
+        status = self.torque_value(t, y, &y[4], tau)
+    else:
+        status = self.torque_dual(t, y, &y[4], tau)
+    if status != 0:
+        return status
+    rigid_body_rhs(y, tau, self._I, self._Iinv, self.norm_gain, self.gyroscopic, dy)
+    return RHS_OK
+
+
+cdef class RigidBody(_Body):
+    """Rigid body with a non-unit quaternion: state [q (4), w_body (3)].
+
+    Parameters
+    ----------
+    inertia : array_like, shape (3,) or (3, 3)
+        Principal moments, or a symmetric positive definite body-frame inertia (checked).
+    torque : Torque, array_like (3,), callable or None
+        Body torque tau(t, q, w): a `rotode.torque` source, a constant body vector, a Python
+        function ``tau(t, q, w)``, or None (torque-free).
+    norm_gain : float, optional
+        Norm controller gain of seed 004 eq. 23 (0: none).
+    gyroscopic : bool, optional
+        Keep the gyroscopic term w x I w (True, physical); False drops it as many game engines
+        do (seed 003 sec. 7.6).
+
+    Notes
+    -----
+    q' = 1/2 q * w + k (1 - q.q) q   (seed 004 eqs. 22-23),
+    I w' + w x I w = tau             (Euler's equations, seed 003 sec. 6).
+    The torque receives q as stored (any length; sources use R(q) = R(q/|q|)).
+    """
+
+    def __init__(self, inertia, torque=None, norm_gain=0.0, gyroscopic=True):
+        self.n = 7
+        self._init_body(inertia, torque)
+        self.norm_gain = as_positive_scalar(norm_gain, "norm_gain", allow_zero=True)
+        self.gyroscopic = bool(gyroscopic)
+
+    cdef int eval(self, double t, const double* y, double* dy):
+        return _rigid_body(self, t, y, dy)
+
+    cdef int eval_dual(self, double t, const dual* y, dual* dy):
+        return _rigid_body(self, t, y, dy)
+
+    cdef void orientation_velocity(self, const double* y, double* q, double* w):
+        cdef int i
+        for i in range(4):
+            q[i] = y[i]
+        for i in range(3):
+            w[i] = y[4 + i]
+
+    def __repr__(self):
+        return (f"RigidBody(inertia={self.inertia.tolist()}, torque={self.torque!r}, "
+                f"norm_gain={self.norm_gain!r}, gyroscopic={self.gyroscopic!r})")
+
+
+cdef void _expcoord_orientation(const double* base, const real* v, real* q) noexcept nogil:
+    """q = base * exp(v/2) (body-anchored chart O = O_base R(v)) (OUT: q[4])."""
+    cdef real h[3]
+    cdef real e[4]
+    cdef real b[4]
+    cdef int i
+    for i in range(3):
+        h[i] = 0.5 * v[i]
+    for i in range(4):
+        b[i] = base[i]
+    quat_exp_pure(h, e)
+    quat_mul(b, e, q)
+
+
+cdef int _expcoord_rigid_body(ExpCoordRigidBody self, double t, const real* y, real* dy):
+    cdef real tau[3]
+    cdef real q[4]
+    cdef int status
+    _expcoord_orientation(self._base, y, q)
+    if real is double:
+        status = self.torque_value(t, q, &y[3], tau)
+    else:
+        status = self.torque_dual(t, q, &y[3], tau)
+    if status != 0:
+        return status
+    expcoord_rigid_body_rhs(y, tau, self._I, self._Iinv, dy)
+    return RHS_OK
+
+
+cdef class ExpCoordRigidBody(_Body):
+    """Rigid body in exponential coordinates: state [v (3), w_body (3)], O = O_base R(v).
+
+    Parameters
+    ----------
+    inertia : array_like, shape (3,) or (3, 3)
+        Principal moments or a symmetric positive definite inertia.
+    torque : Torque, array_like (3,), callable or None
+        Body torque (see `RigidBody`); it receives the orientation base * exp(v/2).
+
+    Notes
+    -----
+    v' = T(-v)^-1 w (seed 002 sec. 4), I w' + w x I w = tau (seed 003 sec. 6).  Singular at
+    |v| = 2 pi: integrate long runs with `rotode.solve_expcoord` (chart re-anchoring).
+    """
+
+    def __init__(self, inertia, torque=None):
+        self.n = 6
+        self._init_body(inertia, torque)
+        self._base[0] = 1.0
+        self._base[1] = 0.0
+        self._base[2] = 0.0
+        self._base[3] = 0.0
+
+    @property
+    def frame(self):
+        return "body"
+
+    @property
+    def base(self):
+        """Base orientation of the chart (unit quaternion, scalar first)."""
+        return np.array([self._base[i] for i in range(4)])
+
+    @base.setter
+    def base(self, q):
+        q = _unit_quaternion(q, "base")
+        for i in range(4):
+            self._base[i] = q[i]
+
+    cdef int eval(self, double t, const double* y, double* dy):
+        return _expcoord_rigid_body(self, t, y, dy)
+
+    cdef int eval_dual(self, double t, const dual* y, dual* dy):
+        return _expcoord_rigid_body(self, t, y, dy)
+
+    cdef void orientation_velocity(self, const double* y, double* q, double* w):
+        _expcoord_orientation(self._base, y, q)
+        w[0] = y[3]
+        w[1] = y[4]
+        w[2] = y[5]
+
+    def __repr__(self):
+        return f"ExpCoordRigidBody(inertia={self.inertia.tolist()}, torque={self.torque!r})"
+
+
+cdef int _second_order(QuaternionSecondOrder self, double t, const real* y, real* dy):
+    cdef real tau[3]
+    cdef real w[3]
+    cdef int status
+    quaternion_velocity(y, &y[4], w)
+    if real is double:
+        status = self.torque_value(t, y, w, tau)
+    else:
+        status = self.torque_dual(t, y, w, tau)
+    if status != 0:
+        return status
+    quaternion_second_order_rhs(y, tau, self._I, self._Iinv, dy)
+    return RHS_OK
+
+
+cdef class QuaternionSecondOrder(_Body):
+    """Second-order quaternion form of the rigid body: state [q (4), q' (4)].
+
+    Parameters
+    ----------
+    inertia : array_like, shape (3,) or (3, 3)
+        Principal moments or a symmetric positive definite inertia.
+    torque : Torque, array_like (3,), callable or None
+        Body torque tau(t, q, w) with w = 2 vec(conj(q) q').
+
+    Notes
+    -----
+    q'' = q' conj(q) q' + 1/2 q [I^-1 (tau - 4 (conj(q) q') x I (conj(q) q'))]
+    (seed 003 sec. 6), valid for |q| = 1 and q.q' = 0, which the exact flow preserves; start
+    from ``q' = 1/2 q * w0`` with a unit q.
+    """
+
+    def __init__(self, inertia, torque=None):
+        self.n = 8
+        self._init_body(inertia, torque)
+
+    cdef int eval(self, double t, const double* y, double* dy):
+        return _second_order(self, t, y, dy)
+
+    cdef int eval_dual(self, double t, const dual* y, dual* dy):
+        return _second_order(self, t, y, dy)
+
+    cdef void orientation_velocity(self, const double* y, double* q, double* w):
+        cdef int i
+        for i in range(4):
+            q[i] = y[i]
+        quaternion_velocity(y, &y[4], w)
+
+    def __repr__(self):
+        return (f"QuaternionSecondOrder(inertia={self.inertia.tolist()}, "
+                f"torque={self.torque!r})")
+
+
+cdef int _euler_xyz(EulerAnglesXYZ self, double t, const real* y, real* dy):
+    cdef real tau[3]
+    cdef real q[4]
+    cdef int status
+    euler_xyz_to_quat(y, q)
+    if real is double:
+        status = self.torque_value(t, q, &y[3], tau)
+    else:
+        status = self.torque_dual(t, q, &y[3], tau)
+    if status != 0:
+        return status
+    status = euler_xyz_rates(y, &y[3], dy)
+    if status != 0:
+        return status
+    euler_rhs(&y[3], tau, self._I, self._Iinv, True, &dy[3])
+    return RHS_OK
+
+
+cdef class EulerAnglesXYZ(_Body):
+    """Rigid body with intrinsic XYZ Euler angles: state [a, b, c, w_body (3)].
+
+    R = Rx(a) Ry(b) Rz(c) (SciPy ``Rotation.from_euler("XYZ", [a, b, c])``).  The angle rates
+    are singular at cos(b) = 0 (gimbal lock): evaluating there raises ``ValueError``.  For the
+    comparison studies of seed 004 sec. IV.
+    """
+
+    def __init__(self, inertia, torque=None):
+        self.n = 6
+        self._init_body(inertia, torque)
+
+    cdef int eval(self, double t, const double* y, double* dy):
+        return _euler_xyz(self, t, y, dy)
+
+    cdef int eval_dual(self, double t, const dual* y, dual* dy):
+        return _euler_xyz(self, t, y, dy)
+
+    cdef void orientation_velocity(self, const double* y, double* q, double* w):
+        euler_xyz_to_quat(y, q)
+        w[0] = y[3]
+        w[1] = y[4]
+        w[2] = y[5]
+
+    def __repr__(self):
+        return f"EulerAnglesXYZ(inertia={self.inertia.tolist()}, torque={self.torque!r})"
+
+
+cdef int _rotation_matrix(RotationMatrix self, double t, const real* y, real* dy):
+    cdef real tau[3]
+    cdef real q[4]
+    cdef int status
+    quat_from_matrix(y, q)
+    if real is double:
+        status = self.torque_value(t, q, &y[9], tau)
+    else:
+        status = self.torque_dual(t, q, &y[9], tau)
+    if status != 0:
+        return status
+    rotation_matrix_rhs(y, &y[9], dy)
+    euler_rhs(&y[9], tau, self._I, self._Iinv, True, &dy[9])
+    return RHS_OK
+
+
+cdef class RotationMatrix(_Body):
+    """Rigid body with a rotation matrix: state [R row-major (9), w_body (3)], R' = R [w]x.
+
+    The torque receives the quaternion of the nearest rotation (Shepperd's method normalises
+    it).  No orthogonalisation is done by the right-hand side; the comparison studies of seed
+    004 sec. IV apply Gram-Schmidt between steps.
+    """
+
+    def __init__(self, inertia, torque=None):
+        self.n = 12
+        self._init_body(inertia, torque)
+
+    cdef int eval(self, double t, const double* y, double* dy):
+        return _rotation_matrix(self, t, y, dy)
+
+    cdef int eval_dual(self, double t, const dual* y, dual* dy):
+        return _rotation_matrix(self, t, y, dy)
+
+    cdef void orientation_velocity(self, const double* y, double* q, double* w):
+        quat_from_matrix(y, q)
+        w[0] = y[9]
+        w[1] = y[10]
+        w[2] = y[11]
+
+    def __repr__(self):
+        return f"RotationMatrix(inertia={self.inertia.tolist()}, torque={self.torque!r})"

@@ -1,0 +1,179 @@
+"""Facade helpers around ``solve_ivp``: solutions to rotations, and re-anchored exp-coordinates.
+
+- `as_rotation` turns a ``solve_ivp`` solution (or raw states) of any rotode right-hand side
+  into a ``scipy.spatial.transform.Rotation``.
+- `solve_expcoord` integrates an exponential-coordinate right-hand side over arbitrarily many
+  revolutions by re-anchoring the chart whenever |v| reaches pi (the chart itself is singular
+  at |v| = 2 pi, seed 002 sec. 1 and notes/exponential-coordinates.md).
+"""
+import numpy as np
+from scipy.integrate import solve_ivp
+from scipy.optimize import OptimizeResult
+from scipy.spatial.transform import Rotation
+
+from rotode._validation import as_float_array, check_nonzero_quaternions
+from rotode.rhs import ExpCoordKinematics, ExpCoordRigidBody
+
+__all__ = ["as_rotation", "solve_expcoord"]
+
+_KINDS = ("quaternion", "expcoord", "matrix", "euler_xyz")
+_AUTO = {4: "quaternion", 7: "quaternion", 8: "quaternion", 3: "expcoord", 6: "expcoord",
+         9: "matrix", 12: "matrix"}
+
+
+def as_rotation(sol_or_states, kind="auto"):
+    """Rotations from a ``solve_ivp`` solution or from states.
+
+    Parameters
+    ----------
+    sol_or_states : OdeResult or array_like, shape (n,) or (n, k)
+        A solution (its ``y``; a `solve_expcoord` result uses its stored orientations) or states
+        stored as columns like ``sol.y``.
+    kind : {"auto", "quaternion", "expcoord", "matrix", "euler_xyz"}
+        How the leading components encode the orientation: a quaternion of any nonzero length
+        (first 4), a rotation vector (first 3, identity base), a row-major matrix (first 9,
+        projected onto SO(3)) or intrinsic XYZ Euler angles (first 3).  "auto" decides from n:
+        4, 7, 8 -> quaternion; 3, 6 -> expcoord; 9, 12 -> matrix (Euler angles need an explicit
+        kind).
+
+    Returns
+    -------
+    scipy.spatial.transform.Rotation
+        One rotation per output time (a single rotation for a 1-D state).
+    """
+    if kind not in ("auto",) + _KINDS:
+        raise ValueError(f"`kind` must be one of {('auto',) + _KINDS}, got {kind!r}")
+    if hasattr(sol_or_states, "quaternion") and kind in ("auto", "quaternion"):
+        return Rotation.from_quat(sol_or_states.quaternion, scalar_first=True)
+    y = getattr(sol_or_states, "y", sol_or_states)
+    y = as_float_array(y, "sol_or_states")
+    if y.ndim not in (1, 2):
+        raise ValueError(f"`sol_or_states` must have shape (n,) or (n, k), got {y.shape}")
+    single = y.ndim == 1
+    Y = y.reshape(y.shape[0], -1)
+    n = Y.shape[0]
+    if kind == "auto":
+        if n not in _AUTO:
+            raise ValueError(f"cannot infer `kind` from a state of length {n} (states are "
+                             f"columns, shape (n, k)); pass kind= one of {_KINDS}")
+        kind = _AUTO[n]
+    need = {"quaternion": 4, "expcoord": 3, "matrix": 9, "euler_xyz": 3}[kind]
+    if n < need:
+        raise ValueError(f"kind={kind!r} needs at least {need} state components, got {n}")
+    if kind == "quaternion":
+        q = check_nonzero_quaternions(np.ascontiguousarray(Y[:4].T), "quaternion states")
+        rot = Rotation.from_quat(q, scalar_first=True)
+    elif kind == "expcoord":
+        rot = Rotation.from_rotvec(Y[:3].T)
+    elif kind == "matrix":
+        rot = Rotation.from_matrix(Y[:9].T.reshape(-1, 3, 3))
+    else:
+        rot = Rotation.from_euler("XYZ", Y[:3].T)
+    return rot[0] if single else rot
+
+
+def _compose(base, v, frame):
+    """Orientation quaternion of chart point v: base * exp(v/2) (body) or exp(v/2) * base."""
+    r = Rotation.from_rotvec(np.atleast_2d(v))
+    b = Rotation.from_quat(base, scalar_first=True)
+    rot = b * r if frame == "body" else r * b
+    return rot.as_quat(scalar_first=True)
+
+
+def solve_expcoord(rhs, t_span, y0, **options):
+    """Integrate an exponential-coordinate right-hand side with chart re-anchoring.
+
+    ``solve_ivp`` runs with a terminal event at |v| = pi; at the event the orientation
+    O = O_base R(v) (body frame) or R(v) O_base (world frame) becomes the new base, v is reset
+    to 0 (the angular velocity part of the state is kept: it is in the body frame), and the
+    integration restarts.  Each chart stays far from the singularity |v| = 2 pi.
+
+    Parameters
+    ----------
+    rhs : ExpCoordKinematics or ExpCoordRigidBody
+        The right-hand side; its ``base`` is the initial orientation (it is restored on exit).
+    t_span : 2-tuple of float
+        Interval of integration (forward or backward).
+    y0 : array_like
+        Initial state (v, and w for a rigid body).
+    **options
+        Passed to ``solve_ivp`` (``method``, ``rtol``, ``atol``, ``t_eval``, ``jac`` ...);
+        ``events`` and ``dense_output`` are not supported.
+
+    Returns
+    -------
+    OptimizeResult
+        ``t``, ``y`` (states in the chart active at each time), ``quaternion`` (k, 4) unit
+        orientations, ``rotation`` (a ``Rotation``), ``bases`` (k, 4) chart bases,
+        ``n_reanchor``, ``nfev``, ``njev``, ``nlu``, ``status``, ``message``, ``success``.
+    """
+    if not isinstance(rhs, (ExpCoordKinematics, ExpCoordRigidBody)):
+        raise TypeError("`rhs` must be an ExpCoordKinematics or ExpCoordRigidBody, got "
+                        f"{type(rhs).__name__}")
+    for key in ("events", "dense_output", "vectorized"):
+        if options.get(key):
+            raise ValueError(f"solve_expcoord does not support `{key}`")
+    t0, tf = (float(x) for x in as_float_array(t_span, "t_span", (2,), batch=False))
+    y = as_float_array(y0, "y0", (rhs.n,), batch=False).copy()
+    t_eval = options.pop("t_eval", None)
+    if t_eval is not None:
+        t_eval = as_float_array(t_eval, "t_eval")
+    direction = 1.0 if tf >= t0 else -1.0
+    frame = rhs.frame
+    base0 = rhs.base
+
+    def chart_limit(t, y):
+        return y[0] * y[0] + y[1] * y[1] + y[2] * y[2] - np.pi * np.pi
+    chart_limit.terminal = True
+    chart_limit.direction = 1.0
+
+    ts, ys, bases = [], [], []
+    nfev = njev = nlu = n_reanchor = 0
+    t = t0
+    base = base0
+    status, message = 0, ""
+    try:
+        while True:
+            rhs.base = base
+            seg_eval = None
+            if t_eval is not None:
+                keep = (direction * (t_eval - t) >= 0) & (direction * (tf - t_eval) >= 0)
+                if ts:  # the restart point itself was already reported
+                    keep &= t_eval != t
+                seg_eval = t_eval[keep]
+            sol = solve_ivp(rhs, (t, tf), y, events=chart_limit, t_eval=seg_eval, **options)
+            nfev += sol.nfev
+            njev += sol.njev
+            nlu += sol.nlu
+            seg_t, seg_y = sol.t, sol.y
+            if ts and t_eval is None and seg_t.size and seg_t[0] == t:
+                seg_t, seg_y = seg_t[1:], seg_y[:, 1:]
+            ts.append(seg_t)
+            ys.append(seg_y)
+            bases.append(np.tile(base, (seg_t.size, 1)))
+            status, message = sol.status, sol.message
+            if sol.status != 1:
+                break
+            t = float(sol.t_events[0][0])
+            y_event = sol.y_events[0][0]
+            base = _compose(base, y_event[:3], frame)[0]
+            y = y_event.copy()
+            y[:3] = 0.0
+            n_reanchor += 1
+            if t == tf:
+                status, message = 0, "The solver successfully reached the end of the interval."
+                break
+    finally:
+        rhs.base = base0
+    T = np.concatenate(ts)
+    Y = np.concatenate(ys, axis=1)
+    B = np.concatenate(bases, axis=0)
+    Q = np.empty((T.size, 4))
+    if T.size:
+        rot = Rotation.from_quat(B, scalar_first=True)
+        r = Rotation.from_rotvec(Y[:3].T)
+        Q = (rot * r if frame == "body" else r * rot).as_quat(scalar_first=True)
+    return OptimizeResult(t=T, y=Y, quaternion=Q,
+                          rotation=Rotation.from_quat(Q, scalar_first=True) if T.size else None,
+                          bases=B, n_reanchor=n_reanchor, nfev=nfev, njev=njev, nlu=nlu,
+                          status=status, message=message, success=status >= 0)
