@@ -16,20 +16,24 @@ accurate up to the separatrix of the free rigid body (parameter ``m -> 1``):
 Why not ``scipy.special.ellipj``?  Measured against ``mpmath.ellipfun`` (40 digits; SciPy 1.17,
 u over one or more quarter periods, ``m`` the double nearest ``1 - m1``):
 
-=============  ======================  ==================================================
-``1 - m``      ``ellipj`` abs. error   cause
-=============  ======================  ==================================================
-1e-6           4e-15 (sn), 2e-14 (dn)  AGM with ``sqrt(1 - m)`` formed from ``m``
-1e-8           6e-15 (sn), 5e-13 (dn)  same; relative error of ``dn`` near ``u = K``: 4e-13
-9.9e-11        2 (sn), 3e11 (cn, dn)   below ``1 - m = 1e-10`` Cephes switches to a
-                                       first-order expansion in ``1 - m`` that is only valid
-                                       for small ``u``: wrong by O(1) from ``u ~ K`` on
-1e-12 .. 1e-16 2 (sn), 3e13+ (cn, dn)  same
-=============  ======================  ==================================================
+=============  ======================= ==================================================
+``1 - m``      ``ellipj`` abs. error    cause
+=============  ======================= ==================================================
+1e-6           6e-15 (sn), 7e-15 (dn)   AGM with ``sqrt(1 - m)`` formed from ``m``;
+                                        ``dn`` relative error 7e-12 near ``u = K``
+1e-8           1e-14 (sn), 1.6e-13 (dn) same; ``dn`` relative error 1.6e-9 near ``u = K``
+2e-10          1e-14 (sn), 1.6e-12 (dn) same; ``dn`` relative error 1.1e-7 near ``u = 3K``
+9.9e-11        2 (sn), 3e11 (cn, dn)    below ``1 - m = 1e-10`` Cephes switches to a
+                                        first-order expansion in ``1 - m`` that is only
+                                        valid for small ``u``: wrong by O(1) from ``u ~ K``
+1e-12 .. 1e-16 2 (sn), 3e13+ (cn, dn)   same
+=============  ======================= ==================================================
 
-``jacobi_sn_cn_dn`` stays within about 1e-15 absolute (a few ulp) over the same grid, for
-``m1`` down to 1e-300 and exactly 0 (``tests/test_exact.py::test_jacobi_vs_mpmath``).  It is
-used everywhere in this module; ``scipy.special.ellipj`` is not.
+With the exact ``m1`` (not representable through ``m``) the errors are larger still: at
+``m1 = 1e-8`` passing ``m = 1 - m1`` alone costs 1e-8.  ``jacobi_sn_cn_dn`` stays within
+``1.5 eps (1 + |u|)`` absolute (<= 4.4e-16 for ``|u| <= K``) for ``m1`` from 0.5 down to
+1e-300 and exactly 0 (``tests/test_exact.py::test_jacobi_vs_mpmath``).  It is used everywhere in
+this module; ``scipy.special.ellipj`` is not.
 """
 
 from fractions import Fraction
@@ -38,7 +42,6 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 from scipy.special import elliprf
 
-from rotode import quaternion
 from rotode._validation import as_float_array, check_nonzero_quaternions
 
 __all__ = ["ellipf", "ellipk", "free_rigid_body", "jacobi_sn_cn_dn"]
@@ -162,8 +165,13 @@ def jacobi_sn_cn_dn(u, m, m1=None):
 
     ``u`` is first reduced to ``[-2K, 2K]`` (period ``4K`` of ``sn, cn``).  ``m1 = 0`` uses
     ``sn = tanh u, cn = dn = sech u``.  Measured absolute error against ``mpmath.ellipfun``:
-    below 1.5e-15 for ``m1`` in 1e-4 ... 1e-300 and ``|u| <= 4K`` (see the module docstring for
-    ``scipy.special.ellipj``, which is wrong by O(1) for ``m1 < 1e-10``).
+    at most ``1.5 eps (1 + |u|)`` (the phase of a double ``u``), and 4.4e-16 for ``|u| <= K``,
+    for ``m1`` from 0.5 down to 1e-300 (see the module docstring for ``scipy.special.ellipj``,
+    which is wrong by O(1) for ``m1 < 1e-10``).  The *relative* error of ``dn`` near odd
+    multiples of ``K`` (where ``dn = sqrt(m1)``) grows like ``eps / sqrt(m1)``: 8e-13, 8e-11,
+    6e-9 at ``m1`` = 1e-8, 1e-12, 1e-16, since ``cn = cos(am u)`` is taken near ``pi/2``.  The
+    quarter-period shift ``dn(K + d) = sqrt(m1) / dn(d)`` would restore it; the rigid body only
+    needs absolute accuracy (``w_c = A_c dn``), so it is not done.
 
     Examples
     --------
@@ -273,10 +281,11 @@ def _snap_equal_moments(moments):
     return moments
 
 
-def _gauss_legendre(f, lo, hi):
-    """Integral of the vectorised ``f`` over ``[lo, hi]`` (arrays) with the module's rule."""
-    half = 0.5 * (hi - lo)
-    x = (0.5 * (hi + lo))[..., None] + half[..., None] * _GL_NODES
+def _gauss_legendre(f, start, length):
+    """Integral of the vectorised ``f`` over ``[start, start + length]`` (arrays) with the
+    module's rule; the length is passed, not recomputed from the end points."""
+    half = 0.5 * length
+    x = (start + half)[..., None] + half[..., None] * _GL_NODES
     return half * (f(x) @ _GL_WEIGHTS)
 
 
@@ -294,7 +303,7 @@ class _PeriodicIntegral:
         self.n_sub = max(1, int(np.ceil(period / _GL_MAX_WIDTH)))
         self.width = period / self.n_sub
         edges = self.width * np.arange(self.n_sub + 1)
-        pieces = _gauss_legendre(f, edges[:-1], edges[1:])
+        pieces = _gauss_legendre(f, edges[:-1], np.diff(edges))
         self.cumulative = np.concatenate([[0.0], np.cumsum(pieces)])
 
     def __call__(self, u):
@@ -302,21 +311,34 @@ class _PeriodicIntegral:
         r = u - n * self.period
         j = np.clip((r // self.width).astype(np.intp), 0, self.n_sub - 1)
         start = j * self.width
-        return n * self.cumulative[-1] + self.cumulative[j] + _gauss_legendre(self.f, start, r)
+        return n * self.cumulative[-1] + self.cumulative[j] + _gauss_legendre(self.f, start,
+                                                                              r - start)
 
-    def between(self, u0, u):
-        """``int_{u0}^{u} f``; directly by Gauss-Legendre when ``|u - u0|`` is below one
-        sub-interval (no cancellation of ``G(u) - G(u0)`` for short spans)."""
-        short = np.abs(u - u0) <= self.width
-        out = self(u) - self(np.full_like(u, u0))
-        if np.any(short):
-            out[short] = _gauss_legendre(self.f, np.full(short.sum(), u0), u[short])
+    def span(self, u0, du):
+        """``int_{u0}^{u0 + du} f`` for a scalar ``u0`` and an array ``du``.
+
+        Spans shorter than one sub-interval are integrated directly over ``[u0, u0 + du]`` with
+        the given ``du``: ``G(u0 + du) - G(u0)`` would lose the digits of a small ``du`` (a
+        nearly steady symmetric body has ``lambda ~ 1e-15``, so ``du = lambda t`` is tiny next to
+        ``u0 ~ K``).
+        """
+        du = np.asarray(du, dtype=float)
+        out = np.empty_like(du)
+        short = np.abs(du) <= self.width
+        out[short] = _gauss_legendre(self.f, np.full(short.sum(), u0), du[short])
+        out[~short] = self(u0 + du[~short]) - self(np.array(u0))
         return out
 
 
 def _steady(moments, w, q0, t):
     """Rotation about a principal axis (or any axis of a spherical body): constant ``w``."""
-    q = _qmul(q0, quaternion.exp(0.5 * t[:, None] * w))
+    scale = np.abs(w).max()
+    if scale == 0.0:
+        return np.broadcast_to(q0, (t.size, 4)).copy(), np.zeros((t.size, 3))
+    axis = w / scale                      # scaled first: |w| of a subnormal w underflows
+    angle = scale * np.linalg.norm(axis) * t
+    axis /= np.linalg.norm(axis)
+    q = _qmul(q0, _about(axis, angle))
     return q, np.broadcast_to(w, (t.size, 3)).copy()
 
 
@@ -328,9 +350,11 @@ def _principal_motion(moments, w0, q0, t):
     """
     I = moments  # noqa: E741 (the inertia, as in the formulas)
     Iw = I * w0
-    # Steady rotation: w x I w = 0 exactly (w along a principal axis, or in the plane of two equal
-    # moments, or a spherical body).
-    if not np.any(np.cross(w0, Iw)) or not np.any(w0):
+    # Steady rotation: w x I w = 0 (w along a principal axis, in the plane of two equal moments,
+    # or a spherical body).  Components as (I_k - I_j) w_j w_k, which is exactly 0 for equal
+    # moments, unlike np.cross(w, I w) whose two products round differently.
+    torque_free_rate = [(I[k] - I[j]) * w0[j] * w0[k] for j, k in ((1, 2), (2, 0), (0, 1))]
+    if not any(torque_free_rate):
         return _steady(I, w0, q0, t)
     lo, mid, hi = np.argsort(I, kind="stable")
     # D_x = L^2 - 2 E I_x = sum_i I_i (I_i - I_x) w_i^2, evaluated exactly in rational arithmetic
@@ -349,6 +373,8 @@ def _principal_motion(moments, w0, q0, t):
     a, b, c = (lo, mid, hi) if dist(mid) >= 0 else (hi, mid, lo)
     Ia, Ib, Ic = I[a], I[b], I[c]
     Da, Db, Dc = dist(a), dist(b), dist(c)
+    if Da == 0.0 or Dc == 0.0:     # only at steady rotation (or underflow of w^2): no motion
+        return _steady(I, w0, q0, t)
     sign_a = 1.0 if w0[a] >= 0 else -1.0
     sign_c = 1.0 if w0[c] >= 0 else -1.0
     parity = 1.0 if (b - a) % 3 == 1 else -1.0        # Levi-Civita symbol of (a, b, c)
@@ -381,6 +407,9 @@ def _principal_motion(moments, w0, q0, t):
     s = np.zeros(3)
     s[c] = sign_c
     alpha, beta = L, Ic * Ac
+    def f(v):
+        return 1.0 / (alpha + beta * jacobi_sn_cn_dn(v, m, m1)[2])
+
     if m1 == 0.0:
         # Separatrix: dn = sech and the integral is elementary, with alpha^2 - beta^2 = (I_a A_a)^2:
         # int_0^u ds / (alpha + beta sech s)
@@ -392,34 +421,38 @@ def _principal_motion(moments, w0, q0, t):
         def G(v):
             return v / alpha - 2 * beta / (alpha * root) * np.arctan(ratio * np.tanh(0.5 * v))
 
-        integral = G(u) - G(u0)
+        du = lam * t
+        short = np.abs(du) <= _GL_MAX_WIDTH             # as in _PeriodicIntegral.span
+        integral = G(u0 + du) - G(u0)
+        integral[short] = _gauss_legendre(f, np.full(short.sum(), u0), du[short])
     else:
-        def f(v):
-            return 1.0 / (alpha + beta * jacobi_sn_cn_dn(v, m, m1)[2])
-
-        integral = _PeriodicIntegral(f, 2 * ellipk(m, m1)).between(u0, u)
+        integral = _PeriodicIntegral(f, 2 * ellipk(m, m1)).span(u0, lam * t)
     psi = L / Ic * t - Dc / (Ic * lam) * integral
 
     q = _qmul(
-        _qmul(q0, quaternion.conjugate(_swing(Iw / L, s))),
+        _qmul(q0, _qconj(_swing(Iw / L, s))),
         _qmul(_about(s, psi), _swing((I * w) / L, s)),
     )
     return q, w
 
 
+# Quaternion helpers in NumPy.  rotode.quaternion's facades are not used in this module: with
+# NumPy 2.4, ``multiply``/``rotate`` raise "buffer source array is read-only" (``_binary`` hands
+# an ``np.broadcast_to`` view to a writable memoryview), ``from_matrix`` mis-shapes a single
+# (3, 3) input, and ``exp`` of vector input crashes the interpreter.
 def _qmul(p, q):
-    """Hamilton product ``p * q`` of (broadcasting) quaternion arrays, in NumPy.
-
-    ``(a, u)(b, v) = (ab - u.v, a v + b u + u x v)``.  ``rotode.quaternion.multiply`` is not used
-    here: with NumPy 2.4 its ``_binary`` helper passes a read-only ``np.broadcast_to`` view to a
-    writable memoryview and raises ``ValueError: buffer source array is read-only``.
-    """
+    """Hamilton product ``p * q`` of broadcasting quaternion arrays:
+    ``(a, u)(b, v) = (ab - u.v, a v + b u + u x v)``."""
     p, q = np.broadcast_arrays(np.asarray(p, float), np.asarray(q, float))
     out = np.empty(p.shape)
     out[..., 0] = p[..., 0] * q[..., 0] - np.sum(p[..., 1:] * q[..., 1:], axis=-1)
     out[..., 1:] = (p[..., :1] * q[..., 1:] + q[..., :1] * p[..., 1:]
                     + np.cross(p[..., 1:], q[..., 1:]))
     return out
+
+
+def _qconj(q):
+    return np.asarray(q) * np.array([1.0, -1.0, -1.0, -1.0])
 
 
 def _swing(d, s):
@@ -518,12 +551,18 @@ def free_rigid_body(inertia, w0, t, q0=None):
     single sub-interval (O(1) per time for any ``t``).  On the separatrix the integral is
     elementary (``atan``).
 
-    **Measured accuracy.**  The quadrature agrees with ``mpmath.quad`` to about 2e-16 relative
-    (including ``1 - m = 1e-12``); the Jacobi functions are within ``1.5 eps (1 + |u|)`` of
-    ``mpmath.ellipfun``.  Against DOP853 (rtol 1e-13, atol 1e-14) over 100 s the orientation
-    differs by at most 2e-10 rad and ``w`` by 1e-11 rad/s (T-handle near its intermediate axis on
-    both sides of the separatrix, symmetric, near-spherical and non-diagonal inertias); energy
-    and world angular momentum are conserved to a few ulp (``tests/test_exact.py``).
+    **Measured accuracy** (``tests/test_exact.py``).  The tabulated quadrature agrees with
+    ``mpmath.quad`` to 1.7e-16, 3.2e-16 and 1.4e-16 relative at ``1 - m`` = 0.6, 1e-3, 1e-12
+    (8, 20 and 61 sub-intervals per period); the Jacobi functions are within
+    ``1.5 eps (1 + |u|)`` of ``mpmath.ellipfun``.  Against a 25-30 digit Taylor-series solution
+    (``mpmath.odefun``) of Euler's equations plus quaternion kinematics: <= 5e-14 rad and
+    2e-13 rad/s over 40 s for the T-handle at ``1 - m`` from 8e-7 down to 2e-11, and on the exact
+    separatrix.  Against DOP853 (rtol 1e-13, atol 1e-14) over 100 s: <= 3e-13 rad for distinct,
+    symmetric, near-spherical, spherical and non-diagonal inertias; 1e-11 .. 6e-10 rad for the
+    T-handle spun at |w| = 5 near its intermediate axis (``1 - m`` = 2e-3 .. 4e-5, both
+    regimes), which is DOP853's own drift: its result moves by as much when its tolerances
+    change, and it is off by 1e-7 rad at ``1 - m = 1e-5`` and by 1e-3 rad at 2e-11.  Energy and
+    world angular momentum are conserved to a few ulp (``|L|`` relative 64 eps (1 + |t|)).
 
     References
     ----------
@@ -571,7 +610,7 @@ def free_rigid_body(inertia, w0, t, q0=None):
     wp0 = w0 if diagonal else axes.T @ w0
     q, w = _principal_motion(moments, wp0, qp0, t)
     if not diagonal:
-        q = _qmul(q, quaternion.conjugate(q_axes))
+        q = _qmul(q, _qconj(q_axes))
         w = w @ axes.T
     if scalar:
         return q[0], w[0]
