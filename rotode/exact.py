@@ -330,7 +330,7 @@ class _PeriodicIntegral:
         return out
 
 
-def _steady(moments, w, q0, t):
+def _steady(w, q0, t):
     """Rotation about a principal axis (or any axis of a spherical body): constant ``w``."""
     scale = np.abs(w).max()
     if scale == 0.0:
@@ -355,7 +355,7 @@ def _principal_motion(moments, w0, q0, t):
     # moments, unlike np.cross(w, I w) whose two products round differently.
     torque_free_rate = [(I[k] - I[j]) * w0[j] * w0[k] for j, k in ((1, 2), (2, 0), (0, 1))]
     if not any(torque_free_rate):
-        return _steady(I, w0, q0, t)
+        return _steady(w0, q0, t)
     lo, mid, hi = np.argsort(I, kind="stable")
     # D_x = L^2 - 2 E I_x = sum_i I_i (I_i - I_x) w_i^2, evaluated exactly in rational arithmetic
     # (doubles are rationals) and rounded once: near the separatrix D_mid is a small difference
@@ -374,7 +374,7 @@ def _principal_motion(moments, w0, q0, t):
     Ia, Ib, Ic = I[a], I[b], I[c]
     Da, Db, Dc = dist(a), dist(b), dist(c)
     if Da == 0.0 or Dc == 0.0:     # only at steady rotation (or underflow of w^2): no motion
-        return _steady(I, w0, q0, t)
+        return _steady(w0, q0, t)
     sign_a = 1.0 if w0[a] >= 0 else -1.0
     sign_c = 1.0 if w0[c] >= 0 else -1.0
     parity = 1.0 if (b - a) % 3 == 1 else -1.0        # Levi-Civita symbol of (a, b, c)
@@ -407,6 +407,7 @@ def _principal_motion(moments, w0, q0, t):
     s = np.zeros(3)
     s[c] = sign_c
     alpha, beta = L, Ic * Ac
+
     def f(v):
         return 1.0 / (alpha + beta * jacobi_sn_cn_dn(v, m, m1)[2])
 
