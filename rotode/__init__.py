@@ -3,7 +3,7 @@
 Conventions: quaternions are scalar-first ``[w, x, y, z]`` with the Hamilton product; an
 orientation maps body to world coordinates; every angular velocity names its frame.
 """
-from rotode import frames, inertia, omega, quaternion, rhs, so3, torque
+from rotode import exact, frames, inertia, omega, quaternion, rhs, so3, torque
 from rotode.frames import DynamicTransform, MovingFrameParticle, MovingFrameRigidBody, Transform
 from rotode.inertia import principal_axes, validate_inertia
 from rotode.rhs import (
@@ -19,7 +19,7 @@ from rotode.solve import as_rotation, solve_expcoord
 
 __version__ = "0.1.0"
 __all__ = [
-    "quaternion", "so3", "inertia", "frames", "omega", "torque", "rhs",
+    "quaternion", "so3", "inertia", "frames", "omega", "torque", "rhs", "exact",
     "QuaternionKinematics", "RigidBody", "ExpCoordKinematics", "ExpCoordRigidBody",
     "QuaternionSecondOrder", "EulerAnglesXYZ", "RotationMatrix", "as_rotation", "solve_expcoord",
     "Transform", "DynamicTransform", "MovingFrameParticle", "MovingFrameRigidBody",

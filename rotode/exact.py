@@ -39,9 +39,9 @@ this module; ``scipy.special.ellipj`` is not.
 from fractions import Fraction
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 from scipy.special import elliprf
 
+from rotode import quaternion as _quat
 from rotode._validation import as_float_array, check_nonzero_quaternions
 
 __all__ = ["ellipf", "ellipk", "free_rigid_body", "jacobi_sn_cn_dn"]
@@ -338,7 +338,7 @@ def _steady(w, q0, t):
     axis = w / scale                      # scaled first: |w| of a subnormal w underflows
     angle = scale * np.linalg.norm(axis) * t
     axis /= np.linalg.norm(axis)
-    q = _qmul(q0, _about(axis, angle))
+    q = _quat.multiply(q0, _about(axis, angle))
     return q, np.broadcast_to(w, (t.size, 3)).copy()
 
 
@@ -430,30 +430,11 @@ def _principal_motion(moments, w0, q0, t):
         integral = _PeriodicIntegral(f, 2 * ellipk(m, m1)).span(u0, lam * t)
     psi = L / Ic * t - Dc / (Ic * lam) * integral
 
-    q = _qmul(
-        _qmul(q0, _qconj(_swing(Iw / L, s))),
-        _qmul(_about(s, psi), _swing((I * w) / L, s)),
+    q = _quat.multiply(
+        _quat.multiply(q0, _quat.conjugate(_swing(Iw / L, s))),
+        _quat.multiply(_about(s, psi), _swing((I * w) / L, s)),
     )
     return q, w
-
-
-# Quaternion helpers in NumPy.  rotode.quaternion's facades are not used in this module: with
-# NumPy 2.4, ``multiply``/``rotate`` raise "buffer source array is read-only" (``_binary`` hands
-# an ``np.broadcast_to`` view to a writable memoryview), ``from_matrix`` mis-shapes a single
-# (3, 3) input, and ``exp`` of vector input crashes the interpreter.
-def _qmul(p, q):
-    """Hamilton product ``p * q`` of broadcasting quaternion arrays:
-    ``(a, u)(b, v) = (ab - u.v, a v + b u + u x v)``."""
-    p, q = np.broadcast_arrays(np.asarray(p, float), np.asarray(q, float))
-    out = np.empty(p.shape)
-    out[..., 0] = p[..., 0] * q[..., 0] - np.sum(p[..., 1:] * q[..., 1:], axis=-1)
-    out[..., 1:] = (p[..., :1] * q[..., 1:] + q[..., :1] * p[..., 1:]
-                    + np.cross(p[..., 1:], q[..., 1:]))
-    return out
-
-
-def _qconj(q):
-    return np.asarray(q) * np.array([1.0, -1.0, -1.0, -1.0])
 
 
 def _swing(d, s):
@@ -605,13 +586,13 @@ def free_rigid_body(inertia, w0, t, q0=None):
     moments = _snap_equal_moments(moments)
     # Principal frame: body coordinates x_b = V x_p, orientation principal -> world R(q0) V.
     diagonal = np.array_equal(axes, np.eye(3))
-    # (quaternion.from_matrix mis-shapes a single (3, 3) input; SciPy's Shepperd is used instead.)
-    q_axes = None if diagonal else Rotation.from_matrix(axes).as_quat(scalar_first=True)
-    qp0 = q0 if diagonal else _qmul(q0, q_axes)
+    q_axes = None if diagonal else _quat.from_matrix(axes)
+    qp0 = q0 if diagonal else _quat.multiply(q0, q_axes)
     wp0 = w0 if diagonal else axes.T @ w0
     q, w = _principal_motion(moments, wp0, qp0, t)
     if not diagonal:
-        q = _qmul(q, _qconj(q_axes))
+        q = _quat.multiply(q, _quat.conjugate(q_axes))
+        q /= np.linalg.norm(q, axis=-1, keepdims=True)  # unit to round-off after the products
         w = w @ axes.T
     if scalar:
         return q[0], w[0]
