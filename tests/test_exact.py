@@ -20,6 +20,14 @@ from scipy.special import ellipj
 
 from rotode.exact import ellipf, ellipk, free_rigid_body, jacobi_sn_cn_dn
 
+
+@pytest.fixture(autouse=True)
+def _restore_mpmath_precision():
+    """Tests here raise mpmath's global precision; put it back for other modules."""
+    dps = mpmath.mp.dps
+    yield
+    mpmath.mp.dps = dps
+
 mpmath = pytest.importorskip("mpmath")
 
 EPS = np.finfo(float).eps

@@ -9,7 +9,6 @@ from scipy.spatial.transform import Rotation
 
 from rotode import so3
 
-mp.mp.dps = 50
 PI = np.pi
 
 # Branch thresholds of the kernels in angle a: x = a^2 = 1, 4 (R, T) and 6.25 (dexp_inv).
@@ -25,6 +24,11 @@ def _grid():
 
 
 def _mp_coefficients(a):
+    with mp.workdps(60):  # other test modules may change the global precision
+        return [+c for c in _mp_coefficients_at_working_precision(a)]
+
+
+def _mp_coefficients_at_working_precision(a):
     a = mp.mpf(float(a))
     if a == 0:
         return [mp.mpf(1), mp.mpf(1) / 2, mp.mpf(1) / 6, mp.mpf(1) / 12]
