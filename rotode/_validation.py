@@ -12,6 +12,7 @@ from rotode._loops import all_finite
 
 __all__ = [
     "as_float_array",
+    "as_callable_vector",
     "as_positive_scalar",
     "check_nonzero_quaternions",
     "check_rotation_matrices",
@@ -144,3 +145,16 @@ def as_positive_array(x, name, *, allow_zero=False):
         bound = ">= 0" if allow_zero else "> 0"
         raise ValueError(f"`{name}` must be {bound}, got {arr[bad].reshape(-1)[0]!r}")
     return arr
+
+
+def as_callable_vector(value, what, t):
+    """Check what a user callable returned: a finite float64 array of shape (3,).
+
+    ``what`` names the callable in the message (e.g. ``"torque callable"``).
+    """
+    r = np.asarray(value, dtype=np.float64)
+    if r.shape != (3,):
+        raise ValueError(f"the {what} must return shape (3,), got {r.shape} at t = {t!r}")
+    if not np.isfinite(r).all():
+        raise ValueError(f"the {what} returned a non-finite value {r.tolist()} at t = {t!r}")
+    return r

@@ -19,9 +19,9 @@ override ``cdef int evaluate(self, double t, double* w) noexcept nogil`` (return
 import numpy as np
 from scipy.interpolate import CubicSpline
 
-from rotode._validation import as_float_array
+from rotode._validation import as_callable_vector, as_float_array
 
-from libc.math cimport sin, cos, isfinite
+from libc.math cimport sin, cos
 
 __all__ = ["AngularVelocity", "Constant", "Sinusoid", "Samples", "Callable", "as_source"]
 
@@ -281,13 +281,7 @@ cdef class Callable(AngularVelocity):
     cdef int evaluate(self, double t, double* w) noexcept nogil:
         with gil:
             try:
-                r = np.asarray(self.function(t), dtype=np.float64)
-                if r.shape != (3,):
-                    raise ValueError(f"the angular-velocity callable must return shape (3,), "
-                                     f"got {r.shape} at t = {t!r}")
-                if not (isfinite(r[0]) and isfinite(r[1]) and isfinite(r[2])):
-                    raise ValueError(f"the angular-velocity callable returned a non-finite "
-                                     f"value {r.tolist()} at t = {t!r}")
+                r = as_callable_vector(self.function(t), "angular-velocity callable", t)
                 w[0] = r[0]
                 w[1] = r[1]
                 w[2] = r[2]

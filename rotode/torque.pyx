@@ -23,9 +23,9 @@ noexcept nogil``, and ``evaluate_dual`` for exact Jacobians.
 """
 import numpy as np
 
-from rotode._validation import as_float_array, as_positive_scalar
+from rotode._validation import as_callable_vector, as_float_array, as_positive_scalar
 
-from libc.math cimport isfinite, fabs, sqrt
+from libc.math cimport fabs, sqrt
 from rotode.dual cimport *
 from rotode.quaternion cimport quat_rotate, quat_conj, quat_norm2
 
@@ -255,13 +255,7 @@ cdef class Callable(Torque):
                 s = 1.0 / sqrt(quat_norm2(q))
                 qa = np.array([q[0] * s, q[1] * s, q[2] * s, q[3] * s])
                 wa = np.array([w[0], w[1], w[2]])
-                r = np.asarray(self.function(t, qa, wa), dtype=np.float64)
-                if r.shape != (3,):
-                    raise ValueError(f"the torque callable must return shape (3,), "
-                                     f"got {r.shape} at t = {t!r}")
-                if not (isfinite(r[0]) and isfinite(r[1]) and isfinite(r[2])):
-                    raise ValueError(f"the torque callable returned a non-finite value "
-                                     f"{r.tolist()} at t = {t!r}")
+                r = as_callable_vector(self.function(t, qa, wa), "torque callable", t)
                 tau[0] = r[0]
                 tau[1] = r[1]
                 tau[2] = r[2]
