@@ -6,6 +6,7 @@ test suite against such a build too).
 import os
 from glob import glob
 
+import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
@@ -29,7 +30,8 @@ extensions = [
         path[:-4].replace(os.sep, "."),
         [path],
         language="c++",
-        include_dirs=["rotode"],
+        include_dirs=["rotode", numpy.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
         extra_compile_args=COMPILE_ARGS,
         extra_link_args=["-fopenmp"],
     )

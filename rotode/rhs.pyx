@@ -32,6 +32,7 @@ from rotode.torque import as_torque
 
 from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release, PyBUF_RECORDS_RO,
                              PyObject_CheckBuffer)
+cimport numpy as cnp
 from rotode.dual cimport *
 from rotode.quaternion cimport quat_mul, quat_exp_pure, quat_from_matrix, quat_rotate
 
@@ -41,31 +42,10 @@ __all__ = ["RightHandSide", "QuaternionKinematics", "RigidBody", "ExpCoordKinema
 
 cdef object _empty = np.empty
 cdef object _ndarray = np.ndarray
-cdef object _float64 = np.dtype(np.float64)
 
-# Fast path of __call__: setup.py builds without NumPy's headers, so the few fields of an
-# ndarray that the hot path reads are declared here with NumPy's ABI layout (the layout that
-# NumPy's own inline accessors PyArray_DATA/NDIM/DIMS/STRIDES/DESCR compile into extensions).
-# Only exact ndarrays whose dtype object IS the native float64 singleton take this path;
-# anything else goes through the buffer protocol (and np.asarray) below.
-cdef extern from *:
-    """
-    typedef struct {
-        PyObject_HEAD
-        char *data;
-        int nd;
-        Py_ssize_t *dimensions;
-        Py_ssize_t *strides;
-        PyObject *base;
-        PyObject *descr;
-    } rotode_ndarray_fields;
-    """
-    ctypedef struct rotode_ndarray_fields:
-        char* data
-        int nd
-        Py_ssize_t* dimensions
-        Py_ssize_t* strides
-        void* descr
+# Fast path of __call__: NumPy's C API reads an exact float64 ndarray's data, shape and strides
+# without the buffer protocol; anything else goes through the buffer protocol (and np.asarray).
+cnp.import_array()
 
 
 # ---- validation (facade helpers) ----------------------------------------------------------
@@ -167,18 +147,23 @@ cdef class RightHandSide:
         cdef Py_ssize_t i, j, k, s0, s1
         cdef int status = 0, n = self.n
         cdef bint ok
-        cdef rotode_ndarray_fields* a
+        cdef cnp.ndarray a, fresh
+        cdef cnp.npy_intp dim = n
+        cdef char* data
         if type(y) is _ndarray:
-            a = <rotode_ndarray_fields*><void*>y
-            if a.nd == 1 and a.dimensions[0] == n and a.descr == <void*>_float64:
-                out = _empty(n)
-                dst = <double*>(<rotode_ndarray_fields*><void*>out).data
-                s0 = a.strides[0]
+            a = <cnp.ndarray>y
+            if (cnp.PyArray_NDIM(a) == 1 and cnp.PyArray_DIMS(a)[0] == n
+                    and cnp.PyArray_TYPE(a) == cnp.NPY_DOUBLE and cnp.PyArray_ISNOTSWAPPED(a)):
+                fresh = cnp.PyArray_EMPTY(1, &dim, cnp.NPY_DOUBLE, 0)
+                out = fresh
+                dst = <double*>cnp.PyArray_DATA(fresh)
+                data = <char*>cnp.PyArray_DATA(a)
+                s0 = cnp.PyArray_STRIDES(a)[0]
                 if s0 == sizeof(double):
-                    status = self.eval(tt, <double*>a.data, dst)
+                    status = self.eval(tt, <double*>data, dst)
                 else:
                     for i in range(n):
-                        buf[i] = (<double*>(a.data + i * s0))[0]
+                        buf[i] = (<double*>(data + i * s0))[0]
                     status = self.eval(tt, buf, dst)
                 if status != 0:
                     self.raise_status(status)
