@@ -15,38 +15,21 @@ import timeit
 import numpy as np
 from scipy.integrate import solve_ivp
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "asv_bench"))
 import rotode.omega as omega  # noqa: E402
+from benchmarks.common import (  # noqa: E402  (asv_bench/benchmarks/common.py)
+    PHASE,
+    T_HANDLE,
+    A,
+    B,
+    numpy_quaternion_kinematics,
+    numpy_rigid_body,
+)
 from rotode.rhs import QuaternionKinematics, RigidBody  # noqa: E402
 
-A, B = np.pi / 2, 2 * np.pi / 10
-PHASE = np.array([0.0, 2 * np.pi / 3, 4 * np.pi / 3])
-INERTIA = np.array([2.5, 1.4, 1.3])
-
-
-def numpy_quaternion_kinematics(t, q):
-    """q' = 1/2 q * w (body frame), w of seed 004 eq. 29."""
-    w = A * np.sin(B * t + PHASE)
-    return 0.5 * np.array([
-        -q[1] * w[0] - q[2] * w[1] - q[3] * w[2],
-        q[0] * w[0] + q[2] * w[2] - q[3] * w[1],
-        q[0] * w[1] - q[1] * w[2] + q[3] * w[0],
-        q[0] * w[2] + q[1] * w[1] - q[2] * w[0]])
-
-
-def numpy_rigid_body(t, y):
-    """Torque-free rigid body with principal moments: [q' ; I^-1 (-w x I w)]."""
-    q, w = y[:4], y[4:]
-    Iw = INERTIA * w
-    gyro = np.array([w[1] * Iw[2] - w[2] * Iw[1],
-                     w[2] * Iw[0] - w[0] * Iw[2],
-                     w[0] * Iw[1] - w[1] * Iw[0]])
-    dq = 0.5 * np.array([
-        -q[1] * w[0] - q[2] * w[1] - q[3] * w[2],
-        q[0] * w[0] + q[2] * w[2] - q[3] * w[1],
-        q[0] * w[1] - q[1] * w[2] + q[3] * w[0],
-        q[0] * w[2] + q[1] * w[1] - q[2] * w[0]])
-    return np.concatenate([dq, -gyro / INERTIA])
+INERTIA = T_HANDLE
 
 
 def best(stmt, number, repeat=5):

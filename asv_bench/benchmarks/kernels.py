@@ -91,3 +91,53 @@ class QuaternionProduct:
         return float(np.abs(np.linalg.norm(pq, axis=1) / expected - 1).max())
 
     track_norm_of_product_error.unit = "relative"
+
+
+def _facade_calls(n):
+    """Every public kernel facade with seeded arguments of batch size n."""
+    v = rotation_vectors(n)
+    q = quaternions(n)
+    R = so3.exp(v)
+    rot = quaternion.to_scipy(q)
+    return {
+        "so3.hat": lambda: so3.hat(v),
+        "so3.vee": lambda: so3.vee(so3.hat(v)),
+        "so3.exp": lambda: so3.exp(v),
+        "so3.log": lambda: so3.log(R),
+        "so3.dexp": lambda: so3.dexp(v),
+        "so3.dexp_inv": lambda: so3.dexp_inv(v),
+        "so3.exp_and_dexp": lambda: so3.exp_and_dexp(v),
+        "so3.coefficients": lambda: so3.coefficients(np.linalg.norm(v, axis=1)),
+        "so3.exp_jacobian": lambda: so3.exp_jacobian(v),
+        "so3.dexp_jacobian": lambda: so3.dexp_jacobian(v),
+        "so3.dexp_inv_jacobian": lambda: so3.dexp_inv_jacobian(v),
+        "quaternion.multiply": lambda: quaternion.multiply(q, q),
+        "quaternion.conjugate": lambda: quaternion.conjugate(q),
+        "quaternion.inverse": lambda: quaternion.inverse(q),
+        "quaternion.norm": lambda: quaternion.norm(q),
+        "quaternion.rotate": lambda: quaternion.rotate(q, v),
+        "quaternion.to_matrix": lambda: quaternion.to_matrix(q),
+        "quaternion.from_matrix": lambda: quaternion.from_matrix(R),
+        "quaternion.exp": lambda: quaternion.exp(q),
+        "quaternion.log": lambda: quaternion.log(q),
+        "quaternion.exp_approx": lambda: quaternion.exp_approx(v),
+        "quaternion.to_scipy": lambda: quaternion.to_scipy(q),
+        "quaternion.from_scipy": lambda: quaternion.from_scipy(rot),
+        "quaternion.to_matrix_jacobian": lambda: quaternion.to_matrix_jacobian(q),
+    }
+
+
+FACADES = sorted(_facade_calls(1))
+
+
+class KernelFacades:
+    """Every public kernel facade at batch sizes 1 (call overhead) to 1e5 (throughput)."""
+
+    params = (FACADES, [1, 1_000, 100_000])
+    param_names = ["kernel", "n"]
+
+    def setup(self, kernel, n):
+        self.call = _facade_calls(n)[kernel]
+
+    def time_facade(self, kernel, n):
+        self.call()

@@ -1,0 +1,335 @@
+"""``rotode.integrate``: run a native stepper over a time span, for one body or a batch.
+
+The facade checks the user's input, builds the time grid (uniform steps of ``dt`` from
+``t_span[0]``, shortened only to land on ``t_span[1]`` and on requested output times) and hands
+the whole loop to a compiled *runner* (``rotode.kinematic``, ``rotode.dynamic`` or
+``rotode.implicit``; docs/stepper-contract.md), which advances every body with the GIL released.
+"""
+import numbers
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from rotode import dynamic, implicit, kinematic
+from rotode._validation import as_float_array, as_positive_scalar, check_nonzero_quaternions
+from rotode.omega import AngularVelocity, as_source
+from rotode.rhs import QuaternionKinematics, RigidBody
+
+__all__ = ["integrate", "IntegrationResult", "METHODS", "methods_for"]
+
+
+_RUNNERS = {"kinematics": (kinematic,), "rigid body": (dynamic, implicit)}
+
+
+def methods_for(kind):
+    """Method names available for a model kind ("kinematics" or "rigid body"), sorted."""
+    if kind not in _RUNNERS:
+        raise ValueError(f"`kind` must be one of {tuple(_RUNNERS)}, got {kind!r}")
+    return tuple(sorted({name for module in _RUNNERS[kind] for name in module.METHODS}))
+
+
+#: Every method name `integrate` knows.
+METHODS = tuple(sorted(set(methods_for("kinematics")) | set(methods_for("rigid body"))))
+
+
+class IntegrationResult:
+    """What `integrate` returns.
+
+    Attributes
+    ----------
+    t : ndarray, shape (n_t,)
+        Output times.
+    y : ndarray, shape (n_t, k) or (N, n_t, k)
+        States at ``t`` (one row per time; the batch axis first for batched runs).
+    q : ndarray, shape (n_t, 4) or (N, n_t, 4)
+        Orientation quaternions (scalar first, body to world; any nonzero length for the
+        non-unit methods, ``R(q) = R(q / |q|)``).
+    w : ndarray, shape (n_t, 3) or (N, n_t, 3)
+        BODY angular velocity at ``t`` (for kinematics in the world frame, ``w(t)`` rotated into
+        the body frame).
+    p, v : ndarray or None
+        Position and velocity (world) when the state carries translation (``rkn4`` with a force).
+    stats : dict
+        ``n_steps`` (steps per body), ``nfev`` (evaluations of w(t) or of the torque per body)
+        and method-specific counters (Newton iterations, sub-steps, ...).
+    status : int
+        0 when every step succeeded; otherwise ``message`` says why and the states from the
+        failed step on are NaN.
+    message : str
+    success : bool
+    method : str
+    """
+
+    def __init__(self, t, y, w, stats, method):
+        self.t = t
+        self.y = y
+        self.w = w
+        self.stats = stats
+        self.method = method
+        self.status = int(stats.get("status", 0))
+        self.message = stats.get("message", "The integration finished.")
+        self.success = self.status == 0
+
+    @property
+    def q(self):
+        return self.y[..., :4]
+
+    @property
+    def p(self):
+        return self.y[..., 7:10] if self.y.shape[-1] == 13 else None
+
+    @property
+    def v(self):
+        return self.y[..., 10:13] if self.y.shape[-1] == 13 else None
+
+    @property
+    def nfev(self):
+        return self.stats.get("nfev", 0)
+
+    @property
+    def rotation(self):
+        """``scipy.spatial.transform.Rotation`` of the orientations, shaped like ``q[..., 0]``."""
+        q = self.q
+        flat = q.reshape(-1, 4)
+        rot = Rotation.from_quat(flat, scalar_first=True)
+        if q.ndim == 2:
+            return rot
+        try:
+            return rot.reshape(q.shape[:-1])
+        except (AttributeError, ValueError):  # SciPy without N-D rotations: one stack per body
+            return [Rotation.from_quat(qi, scalar_first=True) for qi in q]
+
+    def __repr__(self):
+        shape = "x".join(str(s) for s in self.y.shape)
+        return (f"IntegrationResult(method={self.method!r}, y: {shape}, status={self.status}, "
+                f"stats={self.stats!r})")
+
+
+def _classify(model, frame):
+    """(kind, runner model, options implied by the model) from what the user passed."""
+    if isinstance(model, RigidBody):
+        kind = "rigid body"
+    elif isinstance(model, (list, tuple)) and model and all(
+            isinstance(m, RigidBody) for m in model):
+        kind = "rigid body"
+        model = list(model)
+    elif isinstance(model, QuaternionKinematics):
+        if frame is not None and frame != model.frame:
+            raise ValueError(f"`frame`={frame!r} contradicts the model's frame {model.frame!r}")
+        return "kinematics", model.omega, {"frame": model.frame, "norm_gain": model.norm_gain}
+    elif isinstance(model, AngularVelocity) or callable(model):
+        return "kinematics", as_source(model, "model"), {"frame": frame or "body"}
+    else:
+        if isinstance(model, (str, bytes)) or model is None:
+            raise TypeError(
+                "`model` must be an angular velocity (rotode.omega source, array (3,) or "
+                "(N, 3) of constant rates, or a callable w(t)), a rotode.QuaternionKinematics, "
+                f"a rotode.RigidBody or a list of RigidBody; got {type(model).__name__}")
+        w = as_float_array(model, "model")
+        if w.shape == (3,):
+            return "kinematics", as_source(w, "model"), {"frame": frame or "body"}
+        if w.ndim == 2 and w.shape[1] == 3:
+            return "kinematics", np.ascontiguousarray(w), {"frame": frame or "body"}
+        raise ValueError("`model` as constant angular velocities must have shape (3,) or "
+                         f"(N, 3), got {w.shape}")
+    if frame is not None:
+        raise ValueError("`frame` applies to kinematics only; a rigid body's state carries the "
+                         "BODY angular velocity")
+    return kind, model, {}
+
+
+def _state_width(kind, options):
+    if kind == "kinematics":
+        return (4,)
+    return (7, 13) if options.get("force") is not None else (7,)
+
+
+def _time_grid(t_span, dt, t_eval, save_every):
+    """Grid (n+1,) and the indices to save; see `integrate` for the rules."""
+    try:
+        t0, tf = (float(x) for x in t_span)
+    except (TypeError, ValueError):
+        raise ValueError(f"`t_span` must be a pair (t0, tf) of real numbers, got {t_span!r}") \
+            from None
+    if not (np.isfinite(t0) and np.isfinite(tf)):
+        raise ValueError(f"`t_span` must be finite, got {(t0, tf)!r}")
+    if t0 == tf:
+        raise ValueError("`t_span` must have t0 != tf")
+    dt = as_positive_scalar(dt, "dt")
+    direction = 1.0 if tf > t0 else -1.0
+    length = abs(tf - t0)
+    ratio = length / dt
+    if ratio > 2e8:
+        raise ValueError(f"`dt`={dt!r} needs {ratio:.3g} steps over t_span; the limit is 2e8")
+    n = int(np.floor(ratio))
+    grid = t0 + direction * dt * np.arange(n + 1, dtype=np.float64)
+    # The final point: tf itself, replacing the last uniform point when it is tf to round-off.
+    if n > 0 and abs(tf - grid[n]) <= 1e-9 * dt:
+        grid[n] = tf
+    else:
+        grid = np.append(grid, tf)
+    if t_eval is None:
+        every = 1 if save_every is None else save_every
+        if isinstance(every, (bool, np.bool_)) or not isinstance(every, numbers.Integral) \
+                or every < 1:
+            raise ValueError(f"`save_every` must be an integer >= 1, got {save_every!r}")
+        save = np.arange(0, grid.size, int(every), dtype=np.intp)
+        if save[save.size - 1] != grid.size - 1:
+            save = np.append(save, grid.size - 1)
+        return grid, save
+    if save_every is not None:
+        raise ValueError("give either `t_eval` or `save_every`, not both")
+    te = as_float_array(t_eval, "t_eval")
+    if te.ndim != 1 or te.size == 0:
+        raise ValueError(f"`t_eval` must be a non-empty 1-D array, got shape {te.shape}")
+    steps = np.diff(te) * direction
+    if np.any(steps <= 0):
+        raise ValueError("`t_eval` must be strictly monotonic in the direction of `t_span`")
+    lo, hi = min(t0, tf), max(t0, tf)
+    if te.min() < lo or te.max() > hi:
+        raise ValueError(f"`t_eval` must lie within `t_span` {(t0, tf)!r}")
+    # Work on s = direction * (t - t0) >= 0, increasing.
+    s_grid = direction * (grid - t0)
+    s_eval = direction * (te - t0)
+    pos = np.searchsorted(s_grid, s_eval)
+    tol = 1e-9 * dt
+    snapped = np.full(te.size, -1, dtype=np.intp)
+    for j in range(te.size):
+        i = pos[j]
+        if i < s_grid.size and abs(s_grid[i] - s_eval[j]) <= tol:
+            snapped[j] = i
+        elif i > 0 and abs(s_grid[i - 1] - s_eval[j]) <= tol:
+            snapped[j] = i - 1
+    # Snap near-coincident grid points onto the requested times (never t0: it is the start).
+    keep = snapped >= 0
+    grid[snapped[keep & (snapped > 0)]] = te[keep & (snapped > 0)]
+    extra = te[~keep]
+    if extra.size:
+        grid = np.concatenate([grid, extra])
+        grid = grid[np.argsort(direction * (grid - t0), kind="stable")]
+    s_grid = direction * (grid - t0)
+    save = np.searchsorted(s_grid, direction * (te - t0)).astype(np.intp)
+    return np.ascontiguousarray(grid), save
+
+
+def _as_workers(workers):
+    if workers is None:
+        return 1
+    if isinstance(workers, (bool, np.bool_)) or not isinstance(workers, numbers.Integral):
+        raise TypeError(f"`workers` must be an integer, got {type(workers).__name__}")
+    if workers == -1:
+        import os
+
+        return os.cpu_count() or 1
+    if workers < 1:
+        raise ValueError(f"`workers` must be >= 1 (or -1 for all cores), got {workers}")
+    return int(workers)
+
+
+def integrate(model, t_span, y0, method="rk4", dt=None, *, frame=None, t_eval=None,
+              save_every=None, workers=1, **options):
+    """Integrate orientation kinematics or rigid-body dynamics with a native fixed-step method.
+
+    The whole time loop runs in compiled code with the GIL released; a batch of bodies is
+    advanced in one call (over several cores with ``workers``), each body doing exactly the
+    arithmetic of a single run.
+
+    Parameters
+    ----------
+    model : see below
+        What to integrate:
+
+        - **kinematics** with a known angular velocity: a `rotode.omega` source
+          (``Sinusoid``, ``Samples``, ...), a callable ``w(t)``, a constant ``(3,)`` rate, an
+          ``(N, 3)`` array of constant per-body rates, or a `rotode.QuaternionKinematics`
+          (whose ``frame`` and ``norm_gain`` are used); state ``q`` (4).
+        - **rigid-body dynamics**: a `rotode.RigidBody` (inertia, torque, norm gain) or a
+          list of N ``RigidBody`` (per-body inertia and torque); state ``[q, w_body]`` (7), or
+          13 with ``[p, v]`` when ``rkn4`` is given a ``force``.
+    t_span : (t0, tf)
+        Integration interval; ``tf < t0`` integrates backwards.
+    y0 : array_like, shape (k,) or (N, k)
+        Initial state(s); quaternions scalar first, any nonzero length.
+    method : str
+        Kinematics: ``lie_euler``, ``exp2``, ``magnus_ca``, ``magnus2``, ``magnus4``,
+        ``magnus6``, ``magnus8``, ``cg1``, ``cg2``, ``cg3``, ``rk3``, ``rk4``, ``ab3``.
+        Rigid body: ``lie_euler``, ``exp2``, ``cg1``, ``cg2``, ``cg3``, ``rk3``, ``rk4``,
+        ``ab3``, ``rkn4``, ``implicit_midpoint``, ``trapezoid``, ``object_trapezoid``.
+        See ``docs/`` for the equations and references of each family.
+    dt : float
+        Step size (> 0).  Steps are uniform from ``t0``; the step that crosses ``tf`` or an
+        output time is shortened to land on it.
+    frame : {"body", "world"}, optional
+        Frame of the angular velocity (kinematics only; default "body").
+    t_eval : array_like, optional
+        Output times (monotonic, inside ``t_span``); the grid is refined to land on them, so
+        the states there are the method's own (no interpolation).
+    save_every : int, optional
+        Without ``t_eval``: keep every k-th grid state (and the last); default every step.
+    workers : int
+        Threads over the bodies of a batch (-1: all cores); results do not depend on it.
+    **options
+        Method options, e.g. ``norm_gain``, ``normalize`` (RK methods), ``terms``, ``exp``,
+        ``alpha`` (``magnus_ca``), ``solver``, ``tol``, ``max_iter`` (implicit methods),
+        ``force``, ``mass`` (``rkn4``), ``restore_momentum``, ``torque_substeps``.  Unknown
+        options raise ``TypeError``.
+
+    Returns
+    -------
+    IntegrationResult
+        ``t``, ``y``, ``q``, ``w`` (body frame), ``stats``, ``status``, ``message``,
+        ``rotation`` (a ``scipy.spatial.transform.Rotation``).
+
+    Examples
+    --------
+    >>> import numpy as np, rotode
+    >>> res = rotode.integrate([0.0, 0.0, np.pi], (0, 1), [1, 0, 0, 0], method="magnus4",
+    ...                        dt=0.1)
+    >>> np.round(np.abs(res.q[-1]), 12).tolist()   # half a turn about z
+    [0.0, 0.0, 0.0, 1.0]
+    """
+    if not isinstance(method, str):
+        raise TypeError(f"`method` must be a string, got {type(method).__name__}")
+    name = method.lower()
+    kind, runner_model, implied = _classify(model, frame)
+    for key, value in implied.items():
+        options.setdefault(key, value)
+    runner = None
+    for module in _RUNNERS[kind]:
+        if name in module.METHODS:
+            runner = module
+            break
+    if runner is None:
+        other = "rigid body" if kind == "kinematics" else "kinematics"
+        hint = ""
+        if name in methods_for(other):
+            hint = f" ({name!r} is a {other} method)"
+        raise ValueError(f"unknown method {method!r} for {kind}{hint}; choose one of "
+                         f"{methods_for(kind)}")
+    if dt is None:
+        raise TypeError("`dt` is required: the native methods take fixed steps")
+    widths = _state_width(kind, options)
+    y0 = as_float_array(y0, "y0")
+    if y0.ndim not in (1, 2) or y0.shape[y0.ndim - 1] not in widths:
+        want = " or ".join(f"({w},) or (N, {w})" for w in widths)
+        raise ValueError(f"`y0` for {kind} with method {name!r} must have shape {want}, "
+                         f"got {y0.shape}")
+    single = y0.ndim == 1
+    Y0 = np.ascontiguousarray(y0.reshape(-1, y0.shape[y0.ndim - 1]))
+    if Y0.shape[0] == 0:
+        raise ValueError("`y0` must hold at least one body")
+    check_nonzero_quaternions(Y0[:, :4], "y0 (quaternion part)")
+    n_bodies = Y0.shape[0]
+    if isinstance(runner_model, np.ndarray) and runner_model.shape[0] != n_bodies:
+        raise ValueError(f"`model` holds {runner_model.shape[0]} per-body rates but `y0` "
+                         f"{n_bodies} bodies")
+    if isinstance(runner_model, list) and len(runner_model) != n_bodies:
+        raise ValueError(f"`model` lists {len(runner_model)} rigid bodies but `y0` holds "
+                         f"{n_bodies} states")
+    grid, save = _time_grid(t_span, dt, t_eval, save_every)
+    y_out, w_out, stats = runner.run(name, runner_model, Y0, grid, save, options,
+                                     _as_workers(workers))
+    if single:
+        y_out, w_out = y_out[0], w_out[0]
+    return IntegrationResult(grid[save], y_out, w_out, stats, name)
+
