@@ -91,9 +91,21 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="rotode", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="integrate real cases and print accuracy and timing tables")
+    from rotode.studies import STUDIES, run_study
+
+    study = sub.add_parser("study", help="reproduce one of the seeds' studies (CSV + figures)")
+    study.add_argument("name", choices=sorted(STUDIES) + ["all"])
+    study.add_argument("--out", default=None,
+                       help="output directory (default: docs/figures)")
+    study.add_argument("--quick", action="store_true", help="reduced sizes (smoke run)")
+    study.add_argument("--no-plot", action="store_true", help="CSV only")
     args = parser.parse_args(argv)
     if args.command == "demo":
         demo()
+    elif args.command == "study":
+        names = sorted(STUDIES) if args.name == "all" else [args.name]
+        for name in names:
+            run_study(name, out_dir=args.out, quick=args.quick, plot=not args.no_plot)
     return 0
 
 

@@ -1,0 +1,286 @@
+"""The seeds' numerical studies, reproduced: ``python -m rotode study NAME``.
+
+Each study computes its data with rotode (and the baselines it compares against), writes one CSV
+per table into the output directory (``docs/figures/`` by default) and, when matplotlib is
+installed, the figure(s) beside them.  ``quick=True`` runs reduced sizes (what the tests use to
+assert the seeds' qualitative claims).
+
+==================  =============================================================================
+study               what it reproduces
+==================  =============================================================================
+rucker-benchmark    seed 004 figs. 2-5: angular error vs time and vs step size for the exponential
+                    updates, RK3, RK4, AB3; quaternion norm drift with and without norm control
+lagrange-top        seed 004 figs. 7-10: angular error, energy and world-z momentum drift vs step
+                    size for non-unit quaternions, step-wise normalised quaternions, XYZ Euler
+                    angles and rotation matrices with Gram-Schmidt (all with RK4)
+energy-map          seed 002 sec. 11: relative energy change of one step over the dt L_x - dt L_y
+                    plane for implicit midpoint, trapezoid and object trapezoid
+newton-map          seed 002 sec. 8: iterations of the simple (fixed-point) iteration vs Newton
+                    over the same plane
+work-precision      error vs run time for every method on the seed 004 benchmark, against
+                    solve_ivp with a NumPy right-hand side (and numpy-quaternion when installed)
+==================  =============================================================================
+"""
+import csv
+import os
+import time
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+import rotode
+from rotode import omega, torque
+
+__all__ = ["STUDIES", "run_study", "write_csv"]
+
+# Seed 004 eq. 29 benchmark: w(t) = A sin(B t + phase_i) in the body frame, T = 100 s.
+SEED004_A, SEED004_B = np.pi / 2, 2 * np.pi / 10
+SEED004_PHASE = np.array([0.0, 2 * np.pi / 3, 4 * np.pi / 3])
+# Seed 004 sec. IV Lagrange top.
+TOP_INERTIA = np.array([1.0, 1.0, 0.5])
+TOP_W0 = np.array([1.5, 0.0, 1.0])
+# Seed 002 sec. 11 T-handle.
+T_HANDLE = np.array([2.5, 1.4, 1.3])
+
+STUDIES = {}
+
+
+def _study(name):
+    def register(function):
+        STUDIES[name] = function
+        return function
+    return register
+
+
+def write_csv(path, header, columns):
+    """Write equal-length columns under ``header`` to ``path`` (a CSV with a header row)."""
+    rows = np.column_stack([np.asarray(c, dtype=float) for c in columns])
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        for row in rows:
+            writer.writerow([repr(float(x)) for x in row])
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig, path):
+    from matplotlib.ticker import NullFormatter
+
+    for ax in fig.axes:
+        if ax.get_xscale() == "log":
+            ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.grid(True, which="major", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+
+
+def angle_error_deg(q, q_ref):
+    """Angle (degrees) of the rotation between quaternions q and q_ref (any nonzero lengths)."""
+    q = np.asarray(q, dtype=float)
+    q_ref = np.asarray(q_ref, dtype=float)
+    qn = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    rn = q_ref / np.linalg.norm(q_ref, axis=-1, keepdims=True)
+    c = np.abs(np.sum(qn * rn, axis=-1))
+    # |vec(conj(r) q)| = sin(angle / 2), accurate for small angles where the dot product is not.
+    s = np.linalg.norm(rn[..., :1] * qn[..., 1:] - qn[..., :1] * rn[..., 1:]
+                       - np.cross(rn[..., 1:], qn[..., 1:]), axis=-1)
+    return np.degrees(2.0 * np.arctan2(s, c))
+
+
+def seed004_omega():
+    return omega.Sinusoid(amplitude=SEED004_A, rate=SEED004_B, phase=SEED004_PHASE)
+
+
+def seed004_reference(t):
+    """Unit quaternions of the seed 004 benchmark at times t (DOP853, rtol 1e-13)."""
+    rhs = rotode.QuaternionKinematics(seed004_omega())
+    sol = solve_ivp(rhs, (0.0, float(np.max(t))), [1.0, 0.0, 0.0, 0.0], method="DOP853",
+                    rtol=1e-13, atol=1e-14, t_eval=t, jac=rhs.jac)
+    q = sol.y.T
+    return q / np.linalg.norm(q, axis=1, keepdims=True)
+
+
+# ---- seed 004 sec. IV: Lagrange top --------------------------------------------------------
+
+def _rk4_path(f, y0, dt, n_steps, post=None):
+    """Classical RK4 with a fixed step on ``f(t, y)``; ``post`` projects after each step."""
+    y = np.array(y0, dtype=float)
+    out = np.empty((n_steps + 1, y.size))
+    out[0] = y
+    h2 = 0.5 * dt
+    for i in range(n_steps):
+        t = i * dt
+        k1 = f(t, y)
+        k2 = f(t + h2, y + h2 * k1)
+        k3 = f(t + h2, y + h2 * k2)
+        k4 = f(t + dt, y + dt * k3)
+        y = y + (dt / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        if post is not None:
+            y = post(y)
+        out[i + 1] = y
+    return out
+
+
+def _normalise_quaternion(y):
+    y = y.copy()
+    y[:4] /= np.linalg.norm(y[:4])
+    return y
+
+
+def _gram_schmidt(y):
+    """Re-orthonormalise the rows of the row-major rotation matrix y[:9] (Gram-Schmidt)."""
+    y = y.copy()
+    R = y[:9].reshape(3, 3)
+    r0 = R[0] / np.linalg.norm(R[0])
+    r1 = R[1] - np.dot(r0, R[1]) * r0
+    r1 /= np.linalg.norm(r1)
+    r2 = R[2] - np.dot(r0, R[2]) * r0 - np.dot(r1, R[2]) * r1
+    r2 /= np.linalg.norm(r2)
+    y[:9] = np.concatenate([r0, r1, r2])
+    return y
+
+
+TOP_FORMULATIONS = ("nonunit-quaternion", "normalised-quaternion", "euler-xyz",
+                    "matrix-gram-schmidt")
+_TOP_STYLE = {"nonunit-quaternion": "-", "normalised-quaternion": "--", "euler-xyz": "-.",
+              "matrix-gram-schmidt": ":"}
+
+
+def lagrange_top_run(formulation, dt, t_end=100.0):
+    """RK4 on the Lagrange top in one orientation formulation; returns (t, Rotation, model, Y)."""
+    gravity = torque.Gravity(mass=1.0, g=1.0, com=[0.0, 0.0, 1.0])
+    n = int(round(t_end / dt))
+    if formulation in ("nonunit-quaternion", "normalised-quaternion"):
+        model = rotode.RigidBody(TOP_INERTIA, torque=gravity)
+        y0 = np.concatenate([[1.0, 0.0, 0.0, 0.0], TOP_W0])
+        post = _normalise_quaternion if formulation == "normalised-quaternion" else None
+        kind = "quaternion"
+    elif formulation == "euler-xyz":
+        model = rotode.EulerAnglesXYZ(TOP_INERTIA, torque=gravity)
+        y0 = np.concatenate([[0.0, 0.0, 0.0], TOP_W0])
+        post, kind = None, "euler_xyz"
+    elif formulation == "matrix-gram-schmidt":
+        model = rotode.RotationMatrix(TOP_INERTIA, torque=gravity)
+        y0 = np.concatenate([np.eye(3).ravel(), TOP_W0])
+        post, kind = _gram_schmidt, "matrix"
+    else:
+        raise ValueError(f"unknown formulation {formulation!r}; choose one of {TOP_FORMULATIONS}")
+    Y = _rk4_path(model, y0, dt, n, post)
+    t = dt * np.arange(n + 1)
+    return t, rotode.as_rotation(Y.T, kind=kind), model, Y
+
+
+def lagrange_top_reference(t):
+    """Unit quaternions of the Lagrange top at times t (DOP853 rtol 1e-13 on the quaternion form)."""
+    model = rotode.RigidBody(TOP_INERTIA, torque=torque.Gravity(1.0, 1.0, [0.0, 0.0, 1.0]))
+    y0 = np.concatenate([[1.0, 0.0, 0.0, 0.0], TOP_W0])
+    sol = solve_ivp(model, (0.0, float(np.max(t))), y0, method="DOP853", rtol=1e-13,
+                    atol=1e-13, t_eval=t)
+    q = sol.y[:4].T
+    return q / np.linalg.norm(q, axis=1, keepdims=True)
+
+
+@_study("lagrange-top")
+def lagrange_top(quick=False):
+    """Seed 004 figs. 7-10 (RK4; error over time at dt = 0.1, then scaling with step size)."""
+    t_end = 100.0
+    steps = [0.4, 0.2, 0.1, 0.05] if quick else [0.4, 0.2, 0.1, 0.05, 0.025, 0.0125]
+    t_series = 0.1 * np.arange(int(round(t_end / 0.1)) + 1)
+    ref_series = lagrange_top_reference(t_series)
+    series = {"time [s]": t_series}
+    for form in TOP_FORMULATIONS:
+        _, rot, _, _ = lagrange_top_run(form, 0.1, t_end)
+        series[form] = angle_error_deg(rot.as_quat(scalar_first=True), ref_series)
+    ref_end = lagrange_top_reference(np.array([0.0, t_end]))[1]
+    scaling = {"step [s]": np.array(steps)}
+    for form in TOP_FORMULATIONS:
+        err, energy, momentum = [], [], []
+        for dt in steps:
+            _, rot, model, Y = lagrange_top_run(form, dt, t_end)
+            err.append(angle_error_deg(rot[len(rot) - 1].as_quat(scalar_first=True), ref_end))
+            E = model.energy(Y[[0, len(Y) - 1]].T)
+            Lz = model.angular_momentum(Y[[0, len(Y) - 1]].T)[2]
+            energy.append(100.0 * abs(E[1] - E[0]) / abs(E[0]))
+            momentum.append(100.0 * abs(Lz[1] - Lz[0]) / abs(Lz[0]))
+        scaling[f"{form} error [deg]"] = np.array(err)
+        scaling[f"{form} energy drift [%]"] = np.array(energy)
+        scaling[f"{form} z-momentum drift [%]"] = np.array(momentum)
+    return {"error-vs-time": series, "drift-vs-step": scaling}
+
+
+def _plot_lagrange_top(data, out_dir, plt):
+    s = data["error-vs-time"]
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for form in TOP_FORMULATIONS:
+        ax.semilogy(s["time [s]"][1:], s[form][1:], _TOP_STYLE[form], label=form)
+    ax.set(xlabel="time [s]", ylabel="angular error [deg]",
+           title="Lagrange top, RK4, dt = 0.1 s (seed 004 fig. 7)")
+    ax.legend()
+    _save(fig, os.path.join(out_dir, "lagrange-top-error-vs-time.png"))
+    d = data["drift-vs-step"]
+    for key, label, fig_no in (("error [deg]", "angular error at t = 100 s [deg]", 8),
+                               ("energy drift [%]", "energy drift at t = 100 s [%]", 9),
+                               ("z-momentum drift [%]", "world-z momentum drift [%]", 10)):
+        fig, ax = plt.subplots(figsize=(6.4, 4.2))
+        for form in TOP_FORMULATIONS:
+            ax.loglog(d["step [s]"], d[f"{form} {key}"], "o" + _TOP_STYLE[form], label=form)
+        ax.set(xlabel="step size [s]", ylabel=label,
+               title=f"Lagrange top, RK4 (seed 004 fig. {fig_no})")
+        ax.legend()
+        slug = key.split(" [")[0].replace(" ", "-")
+        _save(fig, os.path.join(out_dir, f"lagrange-top-{slug}-vs-step.png"))
+
+
+_PLOTS = {"lagrange-top": _plot_lagrange_top}
+
+
+def run_study(name, out_dir=None, quick=False, plot=True, progress=print):
+    """Run study ``name``; write its CSV tables (and figures) to ``out_dir``; return the data.
+
+    Parameters
+    ----------
+    name : str
+        One of `STUDIES`.
+    out_dir : str, optional
+        Output directory (created if needed); default ``docs/figures`` of the current directory.
+    quick : bool
+        Reduced sizes (for tests and smoke runs).
+    plot : bool
+        Write PNG figures when matplotlib is installed.
+    progress : callable or None
+        Called with a line of text as the study proceeds.
+    """
+    if name not in STUDIES:
+        raise ValueError(f"unknown study {name!r}; choose one of {sorted(STUDIES)}")
+    out_dir = out_dir or os.path.join("docs", "figures")
+    os.makedirs(out_dir, exist_ok=True)
+    start = time.perf_counter()
+    data = STUDIES[name](quick=quick)
+    for table, columns in data.items():
+        path = os.path.join(out_dir, f"{name}-{table}.csv")
+        write_csv(path, list(columns), list(columns.values()))
+        if progress:
+            progress(f"wrote {path}")
+    plt = _pyplot() if plot else None
+    if plt is not None and name in _PLOTS:
+        _PLOTS[name](data, out_dir, plt)
+        if progress:
+            progress(f"wrote the {name} figures to {out_dir}")
+    elif plot and progress:
+        progress("matplotlib is not installed: CSV only (pip install 'rotode[plot]')")
+    if progress:
+        progress(f"{name}: {time.perf_counter() - start:.1f} s")
+    return data
