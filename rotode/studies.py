@@ -184,7 +184,7 @@ def lagrange_top_run(formulation, dt, t_end=100.0):
 
 
 def lagrange_top_reference(t):
-    """Unit quaternions of the Lagrange top at times t (DOP853 rtol 1e-13 on the quaternion form)."""
+    """Unit quaternions of the Lagrange top at times t (DOP853, rtol 1e-13, quaternion form)."""
     model = rotode.RigidBody(TOP_INERTIA, torque=torque.Gravity(1.0, 1.0, [0.0, 0.0, 1.0]))
     y0 = np.concatenate([[1.0, 0.0, 0.0, 0.0], TOP_W0])
     sol = solve_ivp(model, (0.0, float(np.max(t))), y0, method="DOP853", rtol=1e-13,
@@ -244,7 +244,145 @@ def _plot_lagrange_top(data, out_dir, plt):
         _save(fig, os.path.join(out_dir, f"lagrange-top-{slug}-vs-step.png"))
 
 
-_PLOTS = {"lagrange-top": _plot_lagrange_top}
+# ---- seed 004 sec. III: the benchmark ------------------------------------------------------
+
+RUCKER_METHODS = ("lie_euler", "exp2", "rk3", "rk4", "ab3")
+RUCKER_LABELS = {"lie_euler": "exponential update 1", "exp2": "exponential update 2",
+                 "rk3": "non-unit RK3", "rk4": "non-unit RK4", "ab3": "non-unit AB3"}
+
+
+def seed004_run(method, dt, t_end=100.0, **options):
+    """rotode.integrate on the seed 004 benchmark from q = 1 (body-frame w)."""
+    return rotode.integrate(seed004_omega(), (0.0, t_end), [1.0, 0.0, 0.0, 0.0], method=method,
+                            dt=dt, **options)
+
+
+@_study("rucker-benchmark")
+def rucker_benchmark(quick=False):
+    """Seed 004 figs. 2-5 (error over time at dt = 0.1; error and norm drift vs step size)."""
+    t_end = 100.0
+    steps = [0.5, 0.2, 0.1, 0.05] if quick else [1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01]
+    res = {m: seed004_run(m, 0.1, t_end) for m in RUCKER_METHODS}
+    t = res["rk4"].t
+    ref = seed004_reference(t)
+    over_time = {"time [s]": t}
+    for m in RUCKER_METHODS:
+        over_time[m] = angle_error_deg(res[m].q, ref)
+    ref_end = ref[len(ref) - 1]
+    vs_step = {"step [s]": np.array(steps)}
+    for m in RUCKER_METHODS:
+        vs_step[m] = np.array([angle_error_deg(seed004_run(m, h, t_end).q[-1], ref_end)
+                               for h in steps])
+    drift_time = {"time [s]": t}
+    drift_step = {"step [s]": np.array(steps)}
+    for m in ("rk3", "rk4", "ab3"):
+        for gain in (0.0, 0.1):
+            key = f"{m} c={gain:g}"
+            drift_time[key] = np.abs(np.linalg.norm(
+                seed004_run(m, 0.1, t_end, norm_gain=gain).q, axis=1) - 1.0)
+            drift_step[key] = np.array([
+                np.abs(np.linalg.norm(seed004_run(m, h, t_end, norm_gain=gain).q, axis=1)
+                       - 1.0).max() for h in steps])
+    return {"error-vs-time": over_time, "error-vs-step": vs_step,
+            "norm-drift-vs-time": drift_time, "norm-drift-vs-step": drift_step}
+
+
+def _plot_rucker(data, out_dir, plt):
+    s = data["error-vs-time"]
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for m in RUCKER_METHODS:
+        ax.loglog(s["time [s]"][1:], s[m][1:], label=RUCKER_LABELS[m])
+    ax.set(xlabel="time [s]", ylabel="angular error [deg]",
+           title="Seed 004 benchmark, dt = 0.1 s (fig. 2)")
+    ax.legend()
+    _save(fig, os.path.join(out_dir, "rucker-benchmark-error-vs-time.png"))
+    s = data["error-vs-step"]
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for m in RUCKER_METHODS:
+        ax.loglog(s["step [s]"], s[m], "o-", label=RUCKER_LABELS[m])
+    ax.set(xlabel="step size [s]", ylabel="angular error at t = 100 s [deg]",
+           title="Seed 004 benchmark, error scaling (fig. 3)")
+    ax.legend()
+    _save(fig, os.path.join(out_dir, "rucker-benchmark-error-vs-step.png"))
+    for table, xlabel, fig_no in (("norm-drift-vs-time", "time [s]", 4),
+                                  ("norm-drift-vs-step", "step [s]", 5)):
+        s = data[table]
+        fig, ax = plt.subplots(figsize=(6.4, 4.2))
+        x = s[xlabel]
+        for key in s:
+            if key == xlabel:
+                continue
+            style = "--" if key.endswith("c=0.1") else "-"
+            mask = x > 0
+            ax.loglog(x[mask], np.maximum(s[key][mask], 1e-17), style + ("o" if fig_no == 5
+                                                                          else ""), label=key)
+        ax.set(xlabel=xlabel.replace("[s]", "[s]"), ylabel="| |q| - 1 |"
+               + (" (max over 100 s)" if fig_no == 5 else ""),
+               title=f"Seed 004 benchmark, quaternion norm drift (fig. {fig_no})")
+        ax.legend(fontsize=8)
+        _save(fig, os.path.join(out_dir, f"rucker-benchmark-{table}.png"))
+
+
+# ---- seed 002 sec. 8 and 11: energy and Newton maps ------------------------------------------
+
+IMPLICIT_METHODS = ("implicit_midpoint", "trapezoid", "object_trapezoid")
+
+
+def _plane(n, extent=50.0):
+    """dt L_b on an n x n grid of the z = 0 plane, |components| <= extent (0 excluded)."""
+    g = np.linspace(-extent, extent, n)
+    Lx, Ly = np.meshgrid(g, g, indexing="xy")
+    return g, Lx, Ly
+
+
+@_study("energy-map")
+def energy_map(quick=False):
+    """Seed 002 sec. 11: relative energy change of ONE step (dt = 1) with dt L_b in the z = 0
+    plane, T-handle (2.5, 1.4, 1.3), Kantorovich sub-steps on."""
+    n = 11 if quick else 41
+    g, Lx, Ly = _plane(n)
+    L = np.column_stack([Lx.ravel(), Ly.ravel(), np.zeros(Lx.size)])
+    keep = np.linalg.norm(L, axis=1) > 0
+    L = L[keep]
+    w0 = L / T_HANDLE
+    y0 = np.column_stack([np.tile([1.0, 0.0, 0.0, 0.0], (len(L), 1)), w0])
+    body = rotode.RigidBody(T_HANDLE)
+    e0 = body.energy(y0.T)
+    table = {"dt Lx": Lx.ravel()[keep], "dt Ly": Ly.ravel()[keep]}
+    for m in IMPLICIT_METHODS:
+        res = rotode.integrate(body, (0.0, 1.0), y0, method=m, dt=1.0)
+        e1 = body.energy(res.y[:, -1, :].T)
+        table[m] = np.abs(e1 - e0) / e0
+    return {"relative-energy-change": table}
+
+
+def _plot_map(table, columns, out_path, title, cbar, log=True, plt=None):
+    from matplotlib.colors import LogNorm
+
+    x, y = table["dt Lx"], table["dt Ly"]
+    fig, axes = plt.subplots(1, len(columns), figsize=(4.2 * len(columns), 3.8), squeeze=False)
+    vals = np.concatenate([np.asarray(table[c], dtype=float) for c in columns])
+    pos = vals[vals > 0]
+    norm = LogNorm(vmin=max(pos.min(), 1e-16), vmax=pos.max()) if log and pos.size else None
+    for ax, c in zip(axes[0], columns, strict=True):
+        v = np.asarray(table[c], dtype=float)
+        sc = ax.scatter(x, y, c=np.maximum(v, 1e-16) if log else v, norm=norm, s=12,
+                        marker="s", cmap="viridis")
+        ax.set(xlabel="dt L_x", ylabel="dt L_y", title=c, aspect="equal")
+        fig.colorbar(sc, ax=ax, label=cbar)
+    fig.suptitle(title)
+    _save(fig, out_path)
+
+
+def _plot_energy_map(data, out_dir, plt):
+    _plot_map(data["relative-energy-change"], IMPLICIT_METHODS,
+              os.path.join(out_dir, "energy-map.png"),
+              "One step, T-handle (2.5, 1.4, 1.3): relative energy change (seed 002 sec. 11)",
+              "|E1 - E0| / E0", plt=plt)
+
+
+_PLOTS = {"lagrange-top": _plot_lagrange_top, "rucker-benchmark": _plot_rucker,
+          "energy-map": _plot_energy_map}
 
 
 def run_study(name, out_dir=None, quick=False, plot=True, progress=print):
