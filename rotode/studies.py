@@ -53,13 +53,17 @@ def _study(name):
 
 
 def write_csv(path, header, columns):
-    """Write equal-length columns under ``header`` to ``path`` (a CSV with a header row)."""
-    rows = np.column_stack([np.asarray(c, dtype=float) for c in columns])
+    """Write equal-length columns under ``header`` to ``path`` (a CSV with a header row).
+
+    Numbers are written with ``repr`` (round-trip exact); other values as text.
+    """
+    columns = [list(c) for c in columns]
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(header)
-        for row in rows:
-            writer.writerow([repr(float(x)) for x in row])
+        for row in zip(*columns, strict=True):
+            writer.writerow([repr(float(x)) if isinstance(x, (int, float, np.number))
+                             else str(x) for x in row])
 
 
 def _pyplot():
@@ -381,8 +385,127 @@ def _plot_energy_map(data, out_dir, plt):
               "|E1 - E0| / E0", plt=plt)
 
 
+# ---- work-precision ----------------------------------------------------------------------------
+
+KINEMATIC_WP = ("lie_euler", "exp2", "magnus2", "magnus4", "magnus6", "magnus8", "cg2", "cg3",
+                "rk3", "rk4", "ab3")
+RIGID_WP = ("lie_euler", "exp2", "cg3", "rk4", "rkn4", "implicit_midpoint", "trapezoid")
+
+
+def _best_time(run, repeat):
+    best, out = np.inf, None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        out = run()
+        best = min(best, time.perf_counter() - start)
+    return best, out
+
+
+def _numpy_kinematics(t, q):
+    w = SEED004_A * np.sin(SEED004_B * t + SEED004_PHASE)
+    return 0.5 * np.array([
+        -q[1] * w[0] - q[2] * w[1] - q[3] * w[2],
+        q[0] * w[0] + q[2] * w[2] - q[3] * w[1],
+        q[0] * w[1] - q[1] * w[2] + q[3] * w[0],
+        q[0] * w[2] + q[1] * w[1] - q[2] * w[0]])
+
+
+def _numpy_rigid_body(t, y):
+    q, w = y[:4], y[4:]
+    Iw = T_HANDLE * w
+    gyro = np.array([w[1] * Iw[2] - w[2] * Iw[1], w[2] * Iw[0] - w[0] * Iw[2],
+                     w[0] * Iw[1] - w[1] * Iw[0]])
+    dq = 0.5 * np.array([
+        -q[1] * w[0] - q[2] * w[1] - q[3] * w[2],
+        q[0] * w[0] + q[2] * w[2] - q[3] * w[1],
+        q[0] * w[1] - q[1] * w[2] + q[3] * w[0],
+        q[0] * w[2] + q[1] * w[1] - q[2] * w[0]])
+    return np.concatenate([dq, -gyro / T_HANDLE])
+
+
+def _numpy_quaternion_rows(t_end, steps):
+    """numpy-quaternion's integrate_angular_velocity (when installed) on the seed 004 case."""
+    try:
+        import quaternion as npq
+    except ImportError:
+        return []
+    rows = []
+    ref = seed004_reference(np.array([0.0, t_end]))[1]
+    for tol in ([1e-8, 1e-10] if steps else [1e-8, 1e-10, 1e-12]):
+        def run(tol=tol):
+            w = lambda t: SEED004_A * np.sin(SEED004_B * t + SEED004_PHASE)  # noqa: E731
+            return npq.integrate_angular_velocity(w, 0.0, t_end, R0=npq.one, tolerance=tol)
+        elapsed, (_, R) = _best_time(run, 1)
+        q = npq.as_float_array(R[len(R) - 1])
+        rows.append(("numpy-quaternion", tol, elapsed, float(angle_error_deg(q, ref))))
+    return rows
+
+
+@_study("work-precision")
+def work_precision(quick=False):
+    """Error at t_end against run time, for every method and the SciPy/NumPy baselines."""
+    repeat = 1 if quick else 3
+    t_end = 20.0 if quick else 100.0
+    ref = seed004_reference(np.array([0.0, t_end]))[1]
+    dts = [0.1, 0.03] if quick else [0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002]
+    rows = []
+    for m in KINEMATIC_WP:
+        for dt in dts:
+            elapsed, res = _best_time(lambda m=m, dt=dt: seed004_run(m, dt, t_end), repeat)
+            rows.append((m, dt, elapsed, float(angle_error_deg(res.q[-1], ref))))
+    for rtol in ([1e-6, 1e-9] if quick else [1e-5, 1e-7, 1e-9, 1e-11, 1e-13]):
+        elapsed, sol = _best_time(lambda rtol=rtol: solve_ivp(
+            _numpy_kinematics, (0.0, t_end), [1.0, 0, 0, 0], method="DOP853", rtol=rtol,
+            atol=rtol * 1e-2), repeat)
+        rows.append(("solve_ivp DOP853 + NumPy", rtol, elapsed,
+                     float(angle_error_deg(sol.y[:, -1], ref))))
+    rows.extend(_numpy_quaternion_rows(t_end, quick))
+    kin = {"method": [r[0] for r in rows], "step or tol": [r[1] for r in rows],
+           "time [s]": [r[2] for r in rows], "error [deg]": [r[3] for r in rows]}
+    # Rigid body: the T-handle against the exact solution.
+    from rotode.exact import free_rigid_body
+
+    w0 = np.array([0.05, 5.0, 0.05])
+    y0 = np.concatenate([[1.0, 0.0, 0.0, 0.0], w0])
+    t_rb = 10.0 if quick else 50.0
+    q_ref = free_rigid_body(T_HANDLE, w0, np.array([t_rb]), q0=[1.0, 0, 0, 0])[0][0]
+    body = rotode.RigidBody(T_HANDLE)
+    rb_dts = [0.02, 0.01] if quick else [0.05, 0.02, 0.01, 0.005, 0.002, 0.001]
+    rows = []
+    for m in RIGID_WP:
+        for dt in rb_dts:
+            elapsed, res = _best_time(lambda m=m, dt=dt: rotode.integrate(
+                body, (0.0, t_rb), y0, method=m, dt=dt, save_every=10**9), repeat)
+            rows.append((m, dt, elapsed, float(angle_error_deg(res.q[-1], q_ref))))
+    for rtol in ([1e-6, 1e-9] if quick else [1e-5, 1e-7, 1e-9, 1e-11, 1e-13]):
+        elapsed, sol = _best_time(lambda rtol=rtol: solve_ivp(
+            _numpy_rigid_body, (0.0, t_rb), y0, method="DOP853", rtol=rtol, atol=rtol * 1e-2),
+            repeat)
+        rows.append(("solve_ivp DOP853 + NumPy", rtol, elapsed,
+                     float(angle_error_deg(sol.y[:4, -1], q_ref))))
+    rb = {"method": [r[0] for r in rows], "step or tol": [r[1] for r in rows],
+          "time [s]": [r[2] for r in rows], "error [deg]": [r[3] for r in rows]}
+    return {"seed004": kin, "t-handle": rb}
+
+
+def _plot_work_precision(data, out_dir, plt):
+    for table, title in (("seed004", "Seed 004 benchmark, error at t_end"),
+                         ("t-handle", "T-handle vs exact solution")):
+        d = data[table]
+        names = list(dict.fromkeys(d["method"]))
+        fig, ax = plt.subplots(figsize=(7.0, 4.8))
+        for name in names:
+            idx = [i for i, m in enumerate(d["method"]) if m == name]
+            style = "s--" if not name.replace("_", "").isalnum() or " " in name else "o-"
+            ax.loglog([d["time [s]"][i] for i in idx],
+                      [max(d["error [deg]"][i], 1e-14) for i in idx], style, label=name, ms=4)
+        ax.set(xlabel="run time [s]", ylabel="angular error [deg]", title=title)
+        ax.legend(fontsize=7, ncol=2)
+        _save(fig, os.path.join(out_dir, f"work-precision-{table}.png"))
+
+
 _PLOTS = {"lagrange-top": _plot_lagrange_top, "rucker-benchmark": _plot_rucker,
-          "energy-map": _plot_energy_map}
+          "energy-map": _plot_energy_map, "work-precision": _plot_work_precision}
 
 
 def run_study(name, out_dir=None, quick=False, plot=True, progress=print):
