@@ -29,6 +29,7 @@ cdef struct BodyCtx:
     # seed 003 sec. 7.3: torque known only at main steps, extrapolated in between
     bint hold              # True: every stage uses the extrapolation polynomial
     int npoints            # history points used (1 zero-order hold, 2 linear, 3 seed formula)
+    bint eval_start        # evaluate at the stages while the history is incomplete
     int nh                 # points stored (<= npoints), newest first
     double ht[3]           # their times
     double hv[9]           # their torques (3 per point)
@@ -101,7 +102,7 @@ cdef inline int body_torque_eval(BodyCtx* b, double t, const double* q, const do
 cdef inline int body_torque(BodyCtx* b, double t, const double* q, const double* w,
                             double* tau) noexcept nogil:
     """Torque seen by a stage: the source, or the sec. 7.3 extrapolation (OUT: tau[3])."""
-    if b.hold:
+    if b.hold and (b.nh == b.npoints or not b.eval_start):
         torque_extrapolate(b, t, tau)
         return STEP_OK
     return body_torque_eval(b, t, q, w, tau)

@@ -32,7 +32,12 @@ torque_substeps : int
     main-step values.
 torque_resets : array_like of float
     With ``torque_substeps``: times of torque discontinuities; the history is cleared at the
-    first main step starting at or after each time (it restarts as a zero-order hold).
+    first main step starting at or after each time.
+torque_start : {"hold", "evaluate"}
+    With ``torque_substeps``: while the history holds fewer than ``torque_points`` values (the
+    first main steps and after a reset), "hold" (default) extrapolates from the values it has
+    (zero-order hold, then linear), "evaluate" calls the torque at every stage as usual.  The
+    single low-order start-up step limits the global order to 2 with "hold".
 force, mass : callable F(t, x, v) -> (3,) or array (3,), float
     rkn4 only: world force on the centre of mass; the state gains [x, v] (13 columns).
 """
@@ -321,7 +326,7 @@ cdef int _run_body(const RunCfg* cfg, const BodyCtx* tmpl, const ForceCtx* ftmpl
 
 # ---- facade -------------------------------------------------------------------------------
 
-cdef void _fill_body(BodyCtx* b, RigidBody body, bint hold, int npoints):
+cdef void _fill_body(BodyCtx* b, RigidBody body, bint hold, int npoints, bint eval_start):
     cdef int i
     for i in range(9):
         b.I[i] = body._I[i]
@@ -334,6 +339,7 @@ cdef void _fill_body(BodyCtx* b, RigidBody body, bint hold, int npoints):
     b.gyroscopic = body.gyroscopic
     b.hold = hold
     b.npoints = npoints
+    b.eval_start = eval_start
     b.nh = 0
     b.nfev = 0
     for i in range(3):
@@ -434,6 +440,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     substeps = opts.pop("torque_substeps", None)
     npoints = opts.pop("torque_points", None)
     resets = opts.pop("torque_resets", None)
+    start = opts.pop("torque_start", None)
     force = opts.pop("force", None)
     mass = opts.pop("mass", None)
     if opts:
@@ -445,10 +452,14 @@ def run(method, model, y0, t, save, options=None, workers=1):
     if hold:
         substeps = _int_option(substeps, "torque_substeps", 1)
         npoints = _int_option(3 if npoints is None else npoints, "torque_points", 1, 3)
+        start = "hold" if start is None else start
+        if start not in ("hold", "evaluate"):
+            raise ValueError(f"option `torque_start` must be 'hold' or 'evaluate', got {start!r}")
     else:
         substeps = 1
-        if npoints is not None or resets is not None:
-            raise TypeError("options `torque_points` and `torque_resets` need `torque_substeps`")
+        if npoints is not None or resets is not None or start is not None:
+            raise TypeError("options `torque_points`, `torque_resets` and `torque_start` need "
+                            "`torque_substeps`")
         npoints = 0
     if resets is None:
         resets_arr = np.empty(0)
@@ -542,7 +553,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     cdef Py_ssize_t nb = N
     try:
         for b_ in range(nmod):
-            _fill_body(&ctx[b_], models[b_], hold, npoints)
+            _fill_body(&ctx[b_], models[b_], hold, npoints, start == "evaluate")
         if nb:
             for b_ in prange(nb, nogil=True, schedule="static", num_threads=nthreads):
                 stv[b_] = _run_body(&cfg, &ctx[0 if shared else b_], &fctx, &tv[0], n, savep,

@@ -308,25 +308,28 @@ def test_restore_momentum_keeps_order(method, free_reference):
 
 # ---- seed 003 sec. 7.3: torque known at main steps only -----------------------------------
 
-def substep_errors(points, ns, method="rk4", T=1.0):
+def substep_errors(points, ns, start="hold", method="rk4", T=1.0):
     yref = reference(TOP_I, TOP_COM, TOP_Y0, T)
     errs = []
     for n in ns:
         y = final(method, top(), TOP_Y0, np.linspace(0.0, T, n + 1),
-                  {"torque_substeps": 4, "torque_points": points})
+                  {"torque_substeps": 4, "torque_points": points, "torque_start": start})
         errs.append(state_error(y, yref))
     return slope(T / np.array(ns), errs), errs
 
 
 def test_torque_extrapolation_orders():
+    """rk4 with 4 sub-steps per main step, torque evaluated once per main step."""
     ns = [32, 64, 128, 256]
     p1, e1 = substep_errors(1, ns)      # zero-order hold: first order
     p2, e2 = substep_errors(2, ns)      # linear extrapolation: second order
-    p3, e3 = substep_errors(3, ns)      # seed's three-point formula
+    p3, e3 = substep_errors(3, ns)      # seed's formula; the one start-up ZOH step limits it
+    q3, f3 = substep_errors(3, ns, start="evaluate")   # full history from the start
     assert abs(p1 - 1) < 0.2, e1
     assert abs(p2 - 2) < 0.2, e2
-    assert p3 > 1.8, e3
-    assert e3[-1] < 0.01 * e1[-1]
+    assert abs(p3 - 2) < 0.2, e3
+    assert abs(q3 - 3) < 0.2, f3
+    assert f3[-1] < 1e-3 * e1[-1]
 
 
 def test_torque_substeps_nfev():
@@ -464,6 +467,8 @@ def test_nonfinite_state_status():
     ({"normalize": 1}, TypeError, "must be a bool"),
     ({"torque_substeps": 0}, ValueError, "torque_substeps"),
     ({"torque_points": 3}, TypeError, "need `torque_substeps`"),
+    ({"torque_start": "evaluate"}, TypeError, "need `torque_substeps`"),
+    ({"torque_substeps": 2, "torque_start": "x"}, ValueError, "torque_start"),
     ({"torque_substeps": 2, "torque_points": 4}, ValueError, "torque_points"),
     ({"force": [0, 0, 1.0]}, TypeError, "only accepted by 'rkn4'"),
     ({"restore_momentum": True}, ValueError, "torque-free"),
