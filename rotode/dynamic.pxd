@@ -47,6 +47,8 @@ cdef class ForceSource:
 
 cdef struct ForceCtx:
     PyObject* source       # borrowed ForceSource, NULL: no translation
+    bint constant          # True: F is the constant below (no call)
+    double F[3]
     double inv_mass
     long nfev
 
@@ -312,9 +314,14 @@ cdef inline int second_order_eval(BodyCtx* b, double t, const double* z,
 cdef inline int force_eval(ForceCtx* f, double t, const double* x, const double* v,
                            double* a) noexcept nogil:
     """Acceleration F(t, x, v) / m of the centre of mass (OUT: a[3])."""
-    cdef int st
+    cdef int st = STEP_OK
     f.nfev += 1
-    st = (<ForceSource>f.source).evaluate(t, x, v, a)
+    if f.constant:
+        a[0] = f.F[0]
+        a[1] = f.F[1]
+        a[2] = f.F[2]
+    else:
+        st = (<ForceSource>f.source).evaluate(t, x, v, a)
     a[0] = a[0] * f.inv_mass
     a[1] = a[1] * f.inv_mass
     a[2] = a[2] * f.inv_mass

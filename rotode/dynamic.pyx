@@ -529,8 +529,15 @@ def run(method, model, y0, t, save, options=None, workers=1):
         raise MemoryError()
     cdef ForceCtx fctx
     fctx.source = NULL
+    fctx.constant = False
+    fctx.F[0] = 0.0
+    fctx.F[1] = 0.0
+    fctx.F[2] = 0.0
     if fsrc is not None:
         fctx.source = <PyObject*>fsrc
+        fctx.constant = fsrc._function is None
+        for i_ in range(3):
+            fctx.F[i_] = fsrc._F[i_]
     fctx.inv_mass = 1.0 / mass if fsrc is not None else 0.0
     fctx.nfev = 0
 
