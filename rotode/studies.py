@@ -360,6 +360,35 @@ def energy_map(quick=False):
     return {"relative-energy-change": table}
 
 
+@_study("newton-map")
+def newton_map(quick=False):
+    """Seed 002 sec. 8: iterations to converge from v = 0 for ONE implicit-midpoint solve with
+    dt L_b in the z = 0 plane (no sub-steps): the simple iteration vs Newton.  Points where an
+    iteration does not converge within ``max_iter`` = 50 are recorded as NaN."""
+    from rotode.implicit import newton_trace
+
+    n = 11 if quick else 41
+    g, Lx, Ly = _plane(n, extent=10.0 if quick else 20.0)
+    L = np.column_stack([Lx.ravel(), Ly.ravel(), np.zeros(Lx.size)])
+    table = {"dt Lx": L[:, 0], "dt Ly": L[:, 1]}
+    for solver in ("fixed-point", "newton"):
+        counts = np.empty(len(L))
+        for i, dtl in enumerate(L):
+            tr = newton_trace(T_HANDLE, dtl, 1.0, solver=solver, max_iter=50)
+            counts[i] = len(tr["iterates"]) if tr["status"] == 0 else np.nan
+        table[f"{solver} iterations"] = counts
+    table["kantorovich h <= 1/2"] = np.array(
+        [float(newton_trace(T_HANDLE, dtl, 1.0, max_iter=1)["h"] <= 0.5) for dtl in L])
+    return {"iterations": table}
+
+
+def _plot_newton_map(data, out_dir, plt):
+    _plot_map(data["iterations"], ("fixed-point iterations", "newton iterations"),
+              os.path.join(out_dir, "newton-map.png"),
+              "Iterations of one implicit-midpoint solve from v = 0 (seed 002 sec. 8)",
+              "iterations (blank: no convergence)", log=False, plt=plt)
+
+
 def _plot_map(table, columns, out_path, title, cbar, log=True, plt=None):
     from matplotlib.colors import LogNorm
 
@@ -505,7 +534,8 @@ def _plot_work_precision(data, out_dir, plt):
 
 
 _PLOTS = {"lagrange-top": _plot_lagrange_top, "rucker-benchmark": _plot_rucker,
-          "energy-map": _plot_energy_map, "work-precision": _plot_work_precision}
+          "energy-map": _plot_energy_map, "work-precision": _plot_work_precision,
+          "newton-map": _plot_newton_map}
 
 
 def run_study(name, out_dir=None, quick=False, plot=True, progress=print):
