@@ -252,6 +252,7 @@ cdef class _Driver:
                     return self.fail(i, k, st, t0)
                 lie_euler_rotvec(w1, h, om)
                 apply_rotvec(q, om, self.frame, self.approx, q)
+                have0 = False
             elif self.method == M_MAGNUS4:
                 st = self.omega(i, t0 + GL2_1 * h, w1)
                 if st == ST_OK:
@@ -260,6 +261,7 @@ cdef class _Driver:
                     return self.fail(i, k, st, t0)
                 magnus4_rotvec(w1, w2, h, self.frame, om)
                 apply_rotvec(q, om, self.frame, self.approx, q)
+                have0 = False
             elif self.method == M_MAGNUS6:
                 st = self.omega(i, t0 + GL3_1 * h, w1)
                 if st == ST_OK:
@@ -270,6 +272,7 @@ cdef class _Driver:
                     return self.fail(i, k, st, t0)
                 magnus6_rotvec(w1, w2, w3, h, self.frame, om)
                 apply_rotvec(q, om, self.frame, self.approx, q)
+                have0 = False
             elif self.method == M_MAGNUS8:
                 st = self.omega(i, t0 + GL4_1 * h, w1)
                 if st == ST_OK:
@@ -282,6 +285,7 @@ cdef class _Driver:
                     return self.fail(i, k, st, t0)
                 magnus8_rotvec(w1, w2, w3, w4, h, self.frame, om)
                 apply_rotvec(q, om, self.frame, self.approx, q)
+                have0 = False
             elif self.method == M_CG2:
                 st = self.omega(i, t0 + h, w1)
                 if st != ST_OK:
