@@ -8,11 +8,11 @@ from math import pi
 
 import numpy as np
 import pytest
+from reference import PHASE, A, B, benchmark_w, conj, qmul, quat_kin
+from rotode.omega import Callable, Constant, Sinusoid
 from scipy.integrate import solve_ivp
 
-from reference import A, B, PHASE, benchmark_w, conj, qmul, quat_kin
 from rotode import kinematic as K
-from rotode.omega import Callable, Constant, Sinusoid
 
 SRC = Sinusoid(A, B, PHASE)
 ID = np.array([[1.0, 0.0, 0.0, 0.0]])
@@ -26,10 +26,6 @@ def angle(q, ref):
     ref = np.asarray(ref) / np.linalg.norm(ref)
     d = qmul(conj(ref), q)
     return 2.0 * np.arctan2(np.linalg.norm(d[1:]), abs(d[0]))
-
-
-def world_w(t):
-    return benchmark_w(t)
 
 
 def reference(T, frame="body", q0=(1.0, 0.0, 0.0, 0.0), w=benchmark_w):
@@ -47,10 +43,6 @@ def final(method, n, T=10.0, frame="body", model=SRC, **opts):
     t = np.linspace(0.0, T, n + 1)
     y, w, st = K.run(method, model, ID, t, np.array([n]), dict(frame=frame, **opts), 1)
     return y[0, 0], st
-
-
-def slope(ns, errs):
-    return -np.polyfit(np.log(1.0 / np.asarray(ns)), np.log(errs), 1)[0] * -1
 
 
 # (method, ladder of step counts over T = 10 s, expected order, tolerance mode)
