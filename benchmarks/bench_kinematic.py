@@ -15,11 +15,11 @@ import time
 from math import pi
 
 import numpy as np
+from rotode.omega import Sinusoid
 from scipy.integrate import solve_ivp
 
 from rotode import kinematic as K
 from rotode import steps
-from rotode.omega import Sinusoid
 
 A, B = pi / 2, 2 * pi / 10
 PHASE = np.array([0.0, 2 * pi / 3, 4 * pi / 3])
@@ -66,7 +66,7 @@ def single_body(n):
     t = np.linspace(0.0, 100.0, n + 1)
     save = np.array([n])
     for m in K.METHODS:
-        s = best(lambda: K.run(m, SRC, ID, t, save, {}, 1))
+        s = best(lambda m=m: K.run(m, SRC, ID, t, save, {}, 1))
         print(f"   {m:10s} {1e9 * s / n:8.1f} ns/step")
 
 
@@ -104,7 +104,8 @@ def batched(nb, n, worker_counts=(1, 2)):
                                (SRC, {}, "Sinusoid source (w and w' per step)")):
         r1 = None
         for workers in worker_counts:
-            s = best(lambda: K.run("magnus_ca", model, q0, t, save, dict(opts), workers), 3)
+            s = best(lambda a=(model, opts, workers): K.run("magnus_ca", a[0], q0, t, save,
+                                                               dict(a[1]), a[2]), 3)
             rate = nb * n / s
             r1 = r1 or rate
             print(f"   {label:38s} workers={workers}: {rate:.3g} body-steps/s "
@@ -127,14 +128,14 @@ def accuracy(compare):
             else:
                 hi = mid
         t = np.linspace(0.0, 100.0, hi + 1)
-        s = best(lambda: K.run(m, SRC, ID, t, np.array([hi]), {}, 1))
+        s = best(lambda a=(m, t, hi): K.run(a[0], SRC, ID, a[1], np.array([a[2]]), {}, 1))
         e = angle_deg(run_final(m, hi), ref)
         print(f"   {m:8s} {hi:7d} steps  error {e:.2e} deg  {1e3 * s:8.3f} ms")
     if not compare:
         return
     try:
-        from CyRK import pysolve_ivp  # noqa: F401
         import numba  # noqa: F401
+        from CyRK import pysolve_ivp  # noqa: F401
     except ImportError:
         print("   CyRK/numba not installed")
     else:
@@ -166,7 +167,7 @@ def _cyrk(ref):
     for rtol in (1e-10, 1e-11, 1e-12):
         res = nbsolve_ivp(rhs, (0.0, 100.0), y0, rk_method=2, rtol=rtol, atol=1e-14,
                           warnings=False)
-        s = best(lambda: nbsolve_ivp(rhs, (0.0, 100.0), y0, rk_method=2, rtol=rtol,
+        s = best(lambda rtol=rtol: nbsolve_ivp(rhs, (0.0, 100.0), y0, rk_method=2, rtol=rtol,
                                      warnings=False, atol=1e-14), 5)
         print(f"   CyRK nbsolve_ivp DOP853 rtol={rtol:g}: error "
               f"{angle_deg(res.y[:, -1], ref):.2e} deg  {1e3 * s:8.3f} ms")
@@ -178,7 +179,7 @@ def _npq(ref):
     def w(t):
         return A * np.sin(B * t + PHASE)
     for tol in (1e-10, 1e-12):
-        f = lambda: quaternion.integrate_angular_velocity(  # noqa: E731
+        f = lambda tol=tol: quaternion.integrate_angular_velocity(  # noqa: E731
             w, 0.0, 100.0, R0=quaternion.one, tolerance=tol)
         T, R = f()
         s = best(f, 3)
