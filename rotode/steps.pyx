@@ -1,0 +1,268 @@
+"""Single steps of the kinematic methods over arrays of bodies, for callers owning the loop.
+
+Game engines and controllers advance their own clock and know w (and possibly alpha or the rates
+at quadrature nodes) at each tick.  Each function here advances one step of size ``dt`` for one
+body (q of shape (4,)) or many (q of shape (N, 4)), with the GIL released, using the kernels of
+rotode/kinematic.pxd (the same arithmetic as `rotode.kinematic.run`):
+
+>>> import numpy as np
+>>> from rotode import steps
+>>> q = np.tile([1.0, 0.0, 0.0, 0.0], (3, 1))
+>>> w = np.array([[0.0, 0.0, 1.0]] * 3)
+>>> alpha = np.zeros((3, 3))
+>>> _ = steps.magnus_ca(q, w, alpha, 0.01, out=q)   # in place, no allocation
+>>> np.round(q[0], 6).tolist()
+[0.999988, 0.0, 0.0, 0.005]
+
+Rates are arrays of shape (3,) (shared by all bodies) or (N, 3); ``out`` (float64,
+C-contiguous, the shape of q) may be q itself, and when it is given nothing is allocated.
+Angular velocities are in the frame named by ``frame`` ("body": q' = 1/2 q w, "world":
+q' = 1/2 w q).  ``NODES`` gives the fractions of the step at which ``magnus2``/``magnus4``/
+``magnus6``/``magnus8`` expect their rates.
+"""
+import numpy as np
+
+from libc.math cimport isfinite
+from rotode.kinematic cimport (apply_rotvec, lie_euler_rotvec, exp2_rotvec, magnus_ca_rotvec,
+                               magnus_ca_angle, magnus_bound, magnus4_rotvec, magnus6_rotvec,
+                               magnus8_rotvec, rk3_step, rk4_step)
+from rotode.rhs cimport FRAME_BODY, FRAME_WORLD
+
+__all__ = ["lie_euler", "exp2", "magnus_ca", "magnus2", "magnus4", "magnus6", "magnus8",
+           "rk3", "rk4", "NODES"]
+
+NODES = {
+    "magnus2": (0.5,),
+    "magnus4": (0.5 - 3 ** 0.5 / 6, 0.5 + 3 ** 0.5 / 6),
+    "magnus6": (0.5 - 15 ** 0.5 / 10, 0.5, 0.5 + 15 ** 0.5 / 10),
+    "magnus8": (0.5 - ((3 + 2 * 1.2 ** 0.5) / 7) ** 0.5 / 2,
+                0.5 - ((3 - 2 * 1.2 ** 0.5) / 7) ** 0.5 / 2,
+                0.5 + ((3 - 2 * 1.2 ** 0.5) / 7) ** 0.5 / 2,
+                0.5 + ((3 + 2 * 1.2 ** 0.5) / 7) ** 0.5 / 2),
+    "rk3": (0.0, 0.5, 1.0),
+    "rk4": (0.0, 0.5, 1.0),
+}
+
+cdef enum:
+    K_LIE = 0
+    K_EXP2 = 1
+    K_CA = 2
+    K_M2 = 3
+    K_M4 = 4
+    K_M6 = 5
+    K_M8 = 6
+    K_RK3 = 7
+    K_RK4 = 8
+
+
+cdef int _frame(str frame) except -1:
+    if frame == "body":
+        return FRAME_BODY
+    if frame == "world":
+        return FRAME_WORLD
+    raise ValueError(f"`frame` must be 'body' or 'world', got {frame!r}")
+
+
+cdef bint _approx(str exp) except -1:
+    if exp == "exact":
+        return False
+    if exp == "approx":
+        return True
+    raise ValueError(f"`exp` must be 'exact' or 'approx', got {exp!r}")
+
+
+cdef object _array(object x, str name):
+    """x as a float64 C-contiguous ndarray (no copy when it already is one)."""
+    if type(x) is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous:
+        return x
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"`{name}` must be a real numeric array, got dtype {arr.dtype}")
+    return np.ascontiguousarray(arr, dtype=np.float64)
+
+
+cdef object _step(int kind, object q, tuple rates, tuple names, double dt, object out,
+                  str frame, str exp, int terms, double gain):
+    cdef int fr = _frame(frame)
+    cdef bint ap = _approx(exp) if kind < K_RK3 else False
+    q = _array(q, "q")
+    cdef Py_ssize_t n, nr = len(rates), r, i, c
+    if q.ndim == 1 and q.shape[0] == 4:
+        n = 1
+    elif q.ndim == 2 and q.shape[1] == 4:
+        n = q.shape[0]
+    else:
+        raise ValueError(f"`q` must have shape (4,) or (N, 4), got {q.shape}")
+    cdef const double* wp[4]
+    cdef Py_ssize_t wstride[4]
+    cdef const double[::1] flat
+    keep = []
+    for r in range(nr):
+        w = _array(rates[r], names[r])
+        if w.ndim == 1 and w.shape[0] == 3:
+            wstride[r] = 0
+        elif w.ndim == 2 and w.shape[1] == 3 and w.shape[0] == n and q.ndim == 2:
+            wstride[r] = 3
+        else:
+            want = "(3,)" if q.ndim == 1 else f"(3,) or ({n}, 3)"
+            raise ValueError(f"`{names[r]}` must have shape {want}, got {w.shape}")
+        keep.append(w)
+        flat = w.reshape(-1)
+        wp[r] = &flat[0]
+    if out is None:
+        out = np.empty_like(q)
+    elif not (type(out) is np.ndarray and out.dtype == np.float64 and out.flags.c_contiguous
+              and out.flags.writeable and out.shape == q.shape):
+        raise ValueError(f"`out` must be a writeable C-contiguous float64 array of shape "
+                         f"{q.shape}")
+    if n == 0:
+        return out
+    cdef const double[::1] qf = q.reshape(-1)
+    cdef double[::1] of = out.reshape(-1)
+    cdef const double* qp = &qf[0]
+    cdef double* op = &of[0]
+    cdef int bad = 0
+    cdef Py_ssize_t badi = 0
+    cdef double ang = 0.0
+    if not isfinite(dt):
+        raise ValueError(f"`dt` must be finite, got {dt!r}")
+    with nogil:
+        # pass 1: check everything before writing (out may alias q)
+        for i in range(n):
+            for c in range(4):
+                if not isfinite(qp[4 * i + c]):
+                    bad = 1
+            for r in range(nr):
+                for c in range(3):
+                    if not isfinite(wp[r][wstride[r] * i + c]):
+                        bad = 2 + r
+            if bad:
+                badi = i
+                break
+            if kind == K_CA:
+                ang = magnus_ca_angle(wp[0] + wstride[0] * i, wp[1] + wstride[1] * i, dt)
+                if ang >= magnus_bound():
+                    bad = -1
+                    badi = i
+                    break
+        if not bad:
+            for i in range(n):
+                _one(kind, qp + 4 * i, wp, wstride, nr, i, dt, fr, ap, terms, gain, op + 4 * i)
+    if bad == -1:
+        raise ValueError(f"magnus_ca: the rotation over the step of body {badi} is {ang:.6g} "
+                         f"rad, at or above the convergence bound pi/sqrt(2) = 2.2214 rad "
+                         f"(seed 000); take smaller steps")
+    if bad == 1:
+        raise ValueError(f"`q` must contain only finite values (row {badi})")
+    if bad:
+        raise ValueError(f"`{names[bad - 2]}` must contain only finite values (row {badi})")
+    return out
+
+
+cdef inline void _one(int kind, const double* q, const double** wp, const Py_ssize_t* ws,
+                      Py_ssize_t nr, Py_ssize_t i, double dt, int fr, bint ap, int terms,
+                      double gain, double* out) noexcept nogil:
+    cdef double om[3]
+    cdef const double* a = wp[0] + ws[0] * i
+    cdef const double* b = wp[1] + ws[1] * i if nr > 1 else a
+    cdef const double* c = wp[2] + ws[2] * i if nr > 2 else a
+    cdef const double* d = wp[3] + ws[3] * i if nr > 3 else a
+    if kind == K_RK3:
+        rk3_step(q, a, b, c, dt, fr, gain, out)
+        return
+    if kind == K_RK4:
+        rk4_step(q, a, b, c, dt, fr, gain, out)
+        return
+    if kind == K_LIE or kind == K_M2:
+        lie_euler_rotvec(a, dt, om)
+    elif kind == K_EXP2:
+        exp2_rotvec(a, b, dt, om)
+    elif kind == K_CA:
+        magnus_ca_rotvec(a, b, dt, terms, fr, om)
+    elif kind == K_M4:
+        magnus4_rotvec(a, b, dt, fr, om)
+    elif kind == K_M6:
+        magnus6_rotvec(a, b, c, dt, fr, om)
+    else:
+        magnus8_rotvec(a, b, c, d, dt, fr, om)
+    apply_rotvec(q, om, fr, ap, out)
+
+
+def lie_euler(q, w, double dt, out=None, *, str frame="body", str exp="exact"):
+    """One Lie-Euler step q exp(dt w / 2) (seed 004 eq. 24, zero-order hold on w).
+
+    Parameters
+    ----------
+    q : array_like, shape (4,) or (N, 4)
+        Orientations (scalar first).
+    w : array_like, shape (3,) or (N, 3)
+        Angular velocity at the start of the step.
+    dt : float
+        Step (may be negative).
+    out : ndarray, optional
+        Output (float64, C-contiguous, shape of q); may be q.  Nothing is allocated then.
+    frame : {"body", "world"}
+    exp : {"exact", "approx"}
+        Exact quaternion exponential or seed 000's trig-free normalised approximation.
+
+    Returns
+    -------
+    ndarray
+        `out` (or a new array) holding the updated orientations.
+    """
+    return _step(K_LIE, q, (w,), ("w",), dt, out, frame, exp, 2, 0.0)
+
+
+def exp2(q, w, dw, double dt, out=None, *, str frame="body", str exp="exact"):
+    """Second-order exponential update with Omega = dt w + dt^2/2 w' (seed 004 eq. 28,
+    reconstructed: docs/methods-kinematic.md); `dw` is w' at the start of the step."""
+    return _step(K_EXP2, q, (w, dw), ("w", "dw"), dt, out, frame, exp, 2, 0.0)
+
+
+def magnus_ca(q, w, alpha, double dt, out=None, *, str frame="body", int terms=2,
+              str exp="exact"):
+    """One Magnus step under constant angular acceleration (seed 000).
+
+    w(t0 + s) = w + alpha s over the step; Omega = Omega_1 + ... + Omega_terms (terms 1 to 4;
+    local error O(dt^3), O(dt^5), O(dt^5), O(dt^7)).  Raises ValueError, before writing
+    anything, when a body's rotation over the step reaches pi/sqrt(2), the convergence bound of
+    the series.  See `lie_euler` for the common parameters.
+    """
+    if terms < 1 or terms > 4:
+        raise ValueError(f"`terms` must be 1, 2, 3 or 4, got {terms}")
+    return _step(K_CA, q, (w, alpha), ("w", "alpha"), dt, out, frame, exp, terms, 0.0)
+
+
+def magnus2(q, w_mid, double dt, out=None, *, str frame="body", str exp="exact"):
+    """Exponential midpoint step q exp(dt w(t0 + dt/2) / 2) (second order)."""
+    return _step(K_M2, q, (w_mid,), ("w_mid",), dt, out, frame, exp, 2, 0.0)
+
+
+def magnus4(q, w1, w2, double dt, out=None, *, str frame="body", str exp="exact"):
+    """Fourth-order Magnus step; w1, w2 at t0 + NODES["magnus4"][k] dt (Gauss-Legendre)."""
+    return _step(K_M4, q, (w1, w2), ("w1", "w2"), dt, out, frame, exp, 2, 0.0)
+
+
+def magnus6(q, w1, w2, w3, double dt, out=None, *, str frame="body", str exp="exact"):
+    """Sixth-order Magnus step; rates at the three Gauss-Legendre nodes NODES["magnus6"]."""
+    return _step(K_M6, q, (w1, w2, w3), ("w1", "w2", "w3"), dt, out, frame, exp, 2, 0.0)
+
+
+def magnus8(q, w1, w2, w3, w4, double dt, out=None, *, str frame="body", str exp="exact"):
+    """Eighth-order Magnus step (Blanes, Casas & Ros 2000); rates at NODES["magnus8"]."""
+    return _step(K_M8, q, (w1, w2, w3, w4), ("w1", "w2", "w3", "w4"), dt, out, frame, exp, 2,
+                 0.0)
+
+
+def rk3(q, w0, w_mid, w1, double dt, out=None, *, str frame="body", double norm_gain=0.0):
+    """Kutta's RK3 step on the non-unit quaternion equation (seed 004 sec. III); rates at the
+    start, middle and end of the step."""
+    return _step(K_RK3, q, (w0, w_mid, w1), ("w0", "w_mid", "w1"), dt, out, frame, "exact", 2,
+                 norm_gain)
+
+
+def rk4(q, w0, w_mid, w1, double dt, out=None, *, str frame="body", double norm_gain=0.0):
+    """Classical RK4 step on the non-unit quaternion equation q' = 1/2 q w + c q (seed 004
+    sec. III, c = norm_gain (1 - |q|^2)); rates at the start, middle and end of the step."""
+    return _step(K_RK4, q, (w0, w_mid, w1), ("w0", "w_mid", "w1"), dt, out, frame, "exact", 2,
+                 norm_gain)
