@@ -33,6 +33,10 @@ cdef enum:
     SOLVER_FIXED_POINT = 1
 
 cdef enum:
+    BOUND_INERTIA = 0            # doc eq. (13): norm sqrt(x.I x), beta = 1 (default)
+    BOUND_EUCLIDEAN = 1          # doc eq. (14): Euclidean norm, the seed's dt |L| <= C lam form
+
+cdef enum:
     IMP_OK = 0
     IMP_SOURCE_ERROR = -1        # a Python error is stored in the torque source
     IMP_NOT_CONVERGED = -4       # the iteration did not reach `tol` in `max_iter` iterations
@@ -50,16 +54,17 @@ cdef struct ImplicitBody:
 cdef struct ImplicitOptions:
     int method         # IMP_*
     int solver         # SOLVER_*
+    int bound          # BOUND_*
     double tol         # stop when the (predicted) next correction is <= tol |v|
     int max_iter
     long max_substeps
 
 
 cdef struct ImplicitCounters:
-    long substeps      # sub-steps taken
-    long iterations    # total iterations
-    int max_iterations # largest iteration count of one solve
-    double residual    # largest final residual |F(v)|
+    long substeps        # sub-steps taken
+    long iterations      # total iterations
+    int max_iterations   # largest iteration count of one solve
+    double residual      # largest final residual |F(v)|
 
 
 # ---- small linear algebra ------------------------------------------------------------------
@@ -239,58 +244,61 @@ cdef inline double implicit_residual_norm(int method, const double* Iinv, const 
 
 # ---- the Kantorovich bound (doc sec. 4) ----------------------------------------------------
 
-cdef inline double kantorovich_h(int method, const ImplicitBody* b, const double* l,
+cdef inline double kantorovich_h(int method, int bound, const ImplicitBody* b, const double* l,
                                  double* K, double* eta) noexcept nogil:
-    """Closed-form Kantorovich number h = beta K eta at v0 = 0 for l = h L_b (doc eq. (14)).
+    """Closed-form Kantorovich number h = beta K eta at v0 = 0 for l = h L_b (doc sec. 4).
 
-    midpoint / object trapezoid, norm |x|_M = sqrt(x.I x), beta = 1 (doc eq. (12)):
-        K = c |l| / lam^(3/2)  with c = 3/8 (midpoint), 3/4 (object trapezoid),
-        eta = sqrt(l.A l)
-    trapezoid, Euclidean norm, x = |l|/lam < 1 (doc eq. (13)):
-        beta = 1/(1 - x), K = 5/2 x, eta = beta |A l|
-    Newton from v = 0 converges when h <= 1/2 (OUT: K, eta; both include beta, i.e. the
-    returned h equals K * eta with K <- beta K).  Returns +inf where the bound does not apply.
+    BOUND_INERTIA (midpoint and object trapezoid only), norm |x|_I = sqrt(x.I x), beta = 1
+    (doc eqs. (12)-(13)):  K = c |l| / lam^(3/2),  eta = sqrt(l.A l).
+    BOUND_EUCLIDEAN, x = |l| / lam < 1/d (doc eq. (14)):
+        beta = 1/(1 - d x),  K = c x / lam-free,  eta = beta |A l|.
+    Constants: c = 3/8, d = 1/2 (midpoint); c = 3/4, d = 1/2 (object trapezoid);
+    c = 5/2, d = 1 (trapezoid, always Euclidean).  Newton from v = 0 converges when h <= 1/2.
+    beta is folded into K (OUT: K <- beta K, eta), so h = K eta; +inf where no bound applies.
     """
     cdef double n = imp_norm(l)
     cdef double a[3]
-    cdef double x, beta
+    cdef double c, d, x, beta
     imp_mat_vec(b.Iinv, l, a)
-    if method == IMP_TRAPEZOID:
-        x = n / b.lam
-        if not x < 1.0:
-            K[0] = INFINITY
-            eta[0] = INFINITY
-            return INFINITY
-        beta = 1.0 / (1.0 - x)
-        K[0] = beta * 2.5 * x
-        eta[0] = beta * imp_norm(a)
+    c = 0.375 if method == IMP_MIDPOINT else (0.75 if method == IMP_OBJECT_TRAPEZOID else 2.5)
+    if bound == BOUND_INERTIA and method != IMP_TRAPEZOID:
+        K[0] = c * n / (b.lam * sqrt(b.lam))
+        eta[0] = sqrt(fabs(l[0] * a[0] + l[1] * a[1] + l[2] * a[2]))
         return K[0] * eta[0]
-    K[0] = (0.375 if method == IMP_MIDPOINT else 0.75) * n / (b.lam * sqrt(b.lam))
-    eta[0] = sqrt(fabs(l[0] * a[0] + l[1] * a[1] + l[2] * a[2]))
+    d = 1.0 if method == IMP_TRAPEZOID else 0.5
+    x = n / b.lam
+    if not d * x < 1.0:
+        K[0] = INFINITY
+        eta[0] = INFINITY
+        return INFINITY
+    beta = 1.0 / (1.0 - d * x)
+    K[0] = beta * c * x
+    eta[0] = beta * imp_norm(a)
     return K[0] * eta[0]
 
 
-cdef inline double kantorovich_max_step(int method, const ImplicitBody* b,
+cdef inline double kantorovich_max_step(int method, int bound, const ImplicitBody* b,
                                         const double* L) noexcept nogil:
     """Largest |h| with h(h L) <= 1/2 (doc eq. (15)); +inf for L = 0.
 
-    midpoint / object trapezoid: h(s L) = s^2 h(L), so s = sqrt(1 / (2 h(L)));
-    trapezoid: h(s L) = 5/2 s^2 x |A L| / (1 - s x)^2 with x = |L|/lam, so
-        s = sqrt(1/2) / (sqrt(5/2 x |A L|) + x sqrt(1/2)).
+    Inertia norm: h(s L) = s^2 h(L), so s = sqrt(1 / (2 h(L))).
+    Euclidean: h(s L) = c s^2 x |A L| / (1 - d s x)^2 with x = |L| / lam, so
+        s = sqrt(1/2) / (sqrt(c x |A L|) + d x sqrt(1/2)).
     """
-    cdef double K, eta, h, x, n
+    cdef double K, eta, h, x, c, d
     cdef double a[3]
-    if method == IMP_TRAPEZOID:
-        n = imp_norm(L)
-        if n == 0.0:
+    if bound == BOUND_INERTIA and method != IMP_TRAPEZOID:
+        h = kantorovich_h(method, bound, b, L, &K, &eta)
+        if h == 0.0:
             return INFINITY
-        x = n / b.lam
-        imp_mat_vec(b.Iinv, L, a)
-        return 0.7071067811865476 / (sqrt(2.5 * x * imp_norm(a)) + 0.7071067811865476 * x)
-    h = kantorovich_h(method, b, L, &K, &eta)
-    if h == 0.0:
+        return sqrt(0.5 / h)
+    x = imp_norm(L) / b.lam
+    if x == 0.0:
         return INFINITY
-    return sqrt(0.5 / h)
+    c = 0.375 if method == IMP_MIDPOINT else (0.75 if method == IMP_OBJECT_TRAPEZOID else 2.5)
+    d = 1.0 if method == IMP_TRAPEZOID else 0.5
+    imp_mat_vec(b.Iinv, L, a)
+    return 0.7071067811865476 / (sqrt(c * x * imp_norm(a)) + d * x * 0.7071067811865476)
 
 
 # ---- the solve -----------------------------------------------------------------------------
@@ -372,7 +380,7 @@ cdef inline int implicit_free_step(const ImplicitOptions* o, const ImplicitBody*
     cdef int it = 0, status, i
     cdef long n = 0
     while remaining != 0.0:
-        smax = kantorovich_max_step(o.method, b, L)
+        smax = kantorovich_max_step(o.method, o.bound, b, L)
         if not smax > 0.0:
             return IMP_NONFINITE
         if fabs(remaining) <= smax:

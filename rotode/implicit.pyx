@@ -35,6 +35,7 @@ __all__ = ["METHODS", "run", "newton_trace", "max_step", "residual_jacobian"]
 
 METHODS = ("implicit_midpoint", "trapezoid", "object_trapezoid")
 SOLVERS = ("newton", "fixed-point")
+BOUNDS = ("inertia", "euclidean")
 _METHOD_CODE = {"implicit_midpoint": IMP_MIDPOINT, "trapezoid": IMP_TRAPEZOID,
                 "object_trapezoid": IMP_OBJECT_TRAPEZOID}
 
@@ -164,6 +165,9 @@ def _options(options):
         raise TypeError(f"`tol` must be a float, got {type(tol).__name__}") from None
     if not (np.isfinite(tol) and 0.0 < tol < 1.0):
         raise ValueError(f"`tol` must be in (0, 1), got {tol!r}")
+    bound = options.pop("bound", "inertia")
+    if bound not in BOUNDS:
+        raise ValueError(f"`bound` must be one of {BOUNDS}, got {bound!r}")
     max_iter = options.pop("max_iter", DEFAULT_MAX_ITER[solver])
     max_substeps = options.pop("max_substeps", DEFAULT_MAX_SUBSTEPS)
     for name, val in (("max_iter", max_iter), ("max_substeps", max_substeps)):
@@ -174,7 +178,7 @@ def _options(options):
     if options:
         raise TypeError(f"unexpected option(s) for the implicit methods: "
                         f"{', '.join(sorted(options))}")
-    return solver, tol, int(max_iter), int(max_substeps)
+    return solver, tol, int(max_iter), int(max_substeps), BOUNDS.index(bound)
 
 
 def _bodies(model, Py_ssize_t N):
@@ -220,7 +224,9 @@ def run(method, model, y0, t, save, options=None, workers=1):
     options : dict
         ``solver`` ("newton" default, or "fixed-point", seed 002 sec. 8), ``tol`` (default
         1e-15: stop when the next correction is predicted below tol |v|), ``max_iter``
-        (20 Newton, 500 fixed point), ``max_substeps`` (per step, default 1e6).
+        (20 Newton, 500 fixed point), ``max_substeps`` (per step, default 1e6), ``bound``
+        ("inertia", default: the Kantorovich bound in the norm sqrt(x.I x), doc eq. (13);
+        "euclidean": the seed's form dt |L| <= C lambda_min, doc eq. (14), smaller sub-steps).
     workers : int
         Threads over bodies; results do not depend on it (bit for bit).
 
@@ -241,7 +247,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     """
     if method not in METHODS:
         raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
-    solver, tol, max_iter, max_substeps = _options(options)
+    solver, tol, max_iter, max_substeps, bound = _options(options)
     Y = as_float_array(y0, "y0", (7,))
     if Y.ndim != 2:
         raise ValueError(f"`y0` must have shape (N, 7), got {Y.shape}")
@@ -286,6 +292,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     o.tol = tol
     o.max_iter = max_iter
     o.max_substeps = max_substeps
+    o.bound = bound
     cdef int nthreads = workers
     cdef ImplicitBody* bd = <ImplicitBody*>malloc(max(N, 1) * sizeof(ImplicitBody))
     cdef ImplicitCounters* cn = <ImplicitCounters*>malloc(max(N, 1) * sizeof(ImplicitCounters))
@@ -370,7 +377,7 @@ def _nonzero_dt(dt):
     return dt
 
 
-def max_step(inertia, L_b, method="implicit_midpoint"):
+def max_step(inertia, L_b, method="implicit_midpoint", bound="inertia"):
     """Largest |dt| for which the Kantorovich condition h <= 1/2 holds (doc eq. (15)).
 
     Parameters
@@ -380,16 +387,19 @@ def max_step(inertia, L_b, method="implicit_midpoint"):
         Body angular momentum.
     method : str
         One of `METHODS`.
+    bound : {"inertia", "euclidean"}
+        Which closed-form bound (doc eqs. (13), (14)); the trapezoid always uses "euclidean".
     """
     if method not in METHODS:
         raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
+    *_, bd = _options({"bound": bound})
     cdef ImplicitBody b = _body_from_inertia(inertia)
     cdef double[::1] L = _vec3(L_b, "L_b")
-    return float(kantorovich_max_step(_METHOD_CODE[method], &b, &L[0]))
+    return float(kantorovich_max_step(_METHOD_CODE[method], bd, &b, &L[0]))
 
 
 def newton_trace(inertia, L_b, dt, method="implicit_midpoint", solver="newton", tol=DEFAULT_TOL,
-                 max_iter=None):
+                 max_iter=None, bound="inertia"):
     """One implicit solve for l = dt L_b from v = 0, with its iterates and Kantorovich constants.
 
     Parameters
@@ -403,7 +413,7 @@ def newton_trace(inertia, L_b, dt, method="implicit_midpoint", solver="newton", 
     method : str
         One of `METHODS`.
     solver : {"newton", "fixed-point"}
-    tol, max_iter
+    tol, max_iter, bound
         As in `run`.
 
     Returns
@@ -415,8 +425,8 @@ def newton_trace(inertia, L_b, dt, method="implicit_midpoint", solver="newton", 
     """
     if method not in METHODS:
         raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
-    solver, tol, mi, _ = _options({"solver": solver, "tol": tol,
-                                   **({"max_iter": max_iter} if max_iter is not None else {})})
+    solver, tol, mi, _, bd = _options({"solver": solver, "tol": tol, "bound": bound,
+                                       **({"max_iter": max_iter} if max_iter is not None else {})})
     dt = _nonzero_dt(dt)
     cdef ImplicitBody b = _body_from_inertia(inertia)
     cdef double[::1] L = _vec3(L_b, "L_b")
@@ -426,24 +436,24 @@ def newton_trace(inertia, L_b, dt, method="implicit_midpoint", solver="newton", 
     o.tol = tol
     o.max_iter = mi
     o.max_substeps = 1
-    l = np.asarray(L) * dt
-    cdef double[::1] lv = l
+    o.bound = bd
+    cdef double[::1] lv = np.asarray(L) * dt
     trace = np.zeros((mi, 3))
     cdef double[:, ::1] tr = trace
     cdef double v[3]
     cdef double res = 0.0, K = 0.0, eta = 0.0, h
     cdef int it = 0, status
     status = implicit_solve(&o, &b, &lv[0], v, &it, &res, &tr[0, 0])
-    h = kantorovich_h(o.method, &b, &lv[0], &K, &eta)
+    h = kantorovich_h(o.method, bd, &b, &lv[0], &K, &eta)
     radius = (1.0 - np.sqrt(1.0 - 2.0 * h)) / K if h <= 0.5 and K > 0 else (
         0.0 if K == 0 else np.nan)
     return {"iterates": trace[:it].copy(), "status": int(status), "residual": float(res),
             "h": float(h), "K": float(K), "eta": float(eta), "radius": float(radius),
-            "norm": "euclidean" if method == "trapezoid" else "inertia",
-            "max_step": float(kantorovich_max_step(o.method, &b, &L[0]))}
+            "norm": "euclidean" if method == "trapezoid" or bd else "inertia",
+            "max_step": float(kantorovich_max_step(o.method, bd, &b, &L[0]))}
 
 
-def residual_jacobian(inertia, l, v, method="implicit_midpoint"):
+def residual_jacobian(inertia, l_vec, v, method="implicit_midpoint"):
     """F(v), the analytic Jacobian and the dual-number Jacobian of `implicit_residual`.
 
     For tests of doc eqs. (5), (8), (9).  Returns (F, J_analytic, J_dual), J of shape (3, 3).
@@ -451,7 +461,7 @@ def residual_jacobian(inertia, l, v, method="implicit_midpoint"):
     if method not in METHODS:
         raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
     cdef RigidBody rb = RigidBody(inertia)
-    cdef double[::1] lv = _vec3(l, "l")
+    cdef double[::1] lv = _vec3(l_vec, "l_vec")
     cdef double[::1] vv = _vec3(v, "v")
     F = np.empty(3)
     J = np.empty((3, 3))
