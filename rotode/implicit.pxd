@@ -251,7 +251,8 @@ cdef inline double kantorovich_h(int method, int bound, const ImplicitBody* b, c
     BOUND_INERTIA (midpoint and object trapezoid only), norm |x|_I = sqrt(x.I x), beta = 1
     (doc eqs. (12)-(13)):  K = c |l| / lam^(3/2),  eta = sqrt(l.A l).
     BOUND_EUCLIDEAN, x = |l| / lam < 1/d (doc eq. (14)):
-        beta = 1/(1 - d x),  K = c x / lam-free,  eta = beta |A l|.
+        beta = 1/(1 - d x),  K = c x,  eta = beta |A l|.
+    The Lipschitz constants c come from doc eqs. (10)-(11).
     Constants: c = 3/8, d = 1/2 (midpoint); c = 3/4, d = 1/2 (object trapezoid);
     c = 5/2, d = 1 (trapezoid, always Euclidean).  Newton from v = 0 converges when h <= 1/2.
     beta is folded into K (OUT: K <- beta K, eta), so h = K eta; +inf where no bound applies.
