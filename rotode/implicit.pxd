@@ -310,8 +310,8 @@ cdef inline int implicit_solve(const ImplicitOptions* o, const ImplicitBody* b, 
     """Solve F(v) = 0 from v = 0 by Newton (seed 002 sec. 8) or the fixed-point map v <- v - F(v).
 
     Stops when the correction d_k, or the next one predicted from the observed rate
-    (|d_k|^3 / |d_{k-1}|^2 for Newton, r/(1 - r) |d_k| with r = |d_k|/|d_{k-1}| for the
-    fixed point), is at most tol |v|.  `trace` (NULL or room for 3 * max_iter doubles) receives
+    (max(|d_k|^3 / |d_{k-1}|^2, 2 c |l|/lam |d_k|^2) for Newton, r/(1 - r) |d_k| with
+    r = |d_k|/|d_{k-1}| for the fixed point), is at most tol |v|.  `trace` (NULL or room for 3 * max_iter doubles) receives
     the iterates v_1, v_2, ... (OUT: v[3], iterations, residual, trace).
     """
     cdef double F[3]
@@ -320,6 +320,8 @@ cdef inline int implicit_solve(const ImplicitOptions* o, const ImplicitBody* b, 
     cdef double dn, dprev = 0.0, vn, pred, r
     cdef int k, i
     cdef bint newton = o.solver == SOLVER_NEWTON
+    cdef double kl = (0.75 if o.method == IMP_MIDPOINT else (
+        1.5 if o.method == IMP_OBJECT_TRAPEZOID else 5.0)) * imp_norm(l) / b.lam
     v[0] = 0.0
     v[1] = 0.0
     v[2] = 0.0
@@ -346,8 +348,13 @@ cdef inline int implicit_solve(const ImplicitOptions* o, const ImplicitBody* b, 
             break
         if k > 0 and dprev > 0.0:
             if newton:
+                # observed quadratic rate, floored by the a-priori one: |d_{k+1}| <~
+                # ||F'^-1|| K/2 |d_k|^2 with K = c |l| / lam (doc eq. (11)), ||F'^-1|| <= ~2
+                # inside the bound; the floor guards against an accidentally good first step
                 r = dn / dprev
                 pred = r * r * dn
+                if pred < kl * dn * dn:
+                    pred = kl * dn * dn
             else:
                 r = dn / dprev
                 pred = r / (1.0 - r) * dn if r < 1.0 else dn

@@ -445,7 +445,8 @@ def newton_trace(inertia, L_b, dt, method="implicit_midpoint", solver="newton", 
     cdef int it = 0, status
     status = implicit_solve(&o, &b, &lv[0], v, &it, &res, &tr[0, 0])
     h = kantorovich_h(o.method, bd, &b, &lv[0], &K, &eta)
-    radius = (1.0 - np.sqrt(1.0 - 2.0 * h)) / K if h <= 0.5 and K > 0 else (
+    # h = 1/2 up to rounding at dt = max_step: the radius is then 1/K
+    radius = (1.0 - np.sqrt(max(0.0, 1.0 - 2.0 * h))) / K if h <= 0.5 + 1e-12 and K > 0 else (
         0.0 if K == 0 else np.nan)
     return {"iterates": trace[:it].copy(), "status": int(status), "residual": float(res),
             "h": float(h), "K": float(K), "eta": float(eta), "radius": float(radius),

@@ -484,3 +484,27 @@ def test_bad_input():
         run("implicit_midpoint", body, np.zeros((1, 6)), t)
     with pytest.raises(ValueError, match="workers"):
         run("implicit_midpoint", body, y0, t, workers=0)
+
+
+# ---- the demo helper -----------------------------------------------------------------------
+
+def test_thandle_comparison():
+    from rotode._thandle import explicit_euler, thandle_comparison
+    r = thandle_comparison(t_end=40.0)
+    assert r["intermediate_axis"] == 1 and r["t"].shape == (2401,)
+    ee, im, ex = r["explicit_euler"], r["implicit_midpoint"], r["exact"]
+    assert np.abs(ex["rel_energy_error"]).max() < 1e-12
+    assert np.abs(im["rel_energy_error"]).max() < 1e-3
+    assert np.abs(ee["rel_energy_error"]).max() > 0.05     # the game-engine step gains energy
+    assert len(ex["flip_times"]) == len(im["flip_times"]) == 3
+    assert np.abs(im["flip_times"] - ex["flip_times"]).max() < 0.05
+    # explicit Euler is first order (independent check of the demo's baseline)
+    w0 = np.array([0.3, 2.0, 0.2])
+    _, w_ex = free_rigid_body(THANDLE, w0, 1.0)
+    errs = [np.abs(explicit_euler(THANDLE, w0, [1, 0, 0, 0], 1.0 / n, n)[1][-1] - w_ex).max()
+            for n in (100, 200, 400)]
+    assert abs(slope([1e-2, 5e-3, 2.5e-3], errs) - 1.0) < 0.2
+    with pytest.raises(ValueError, match="dt"):
+        thandle_comparison(t_end=1.0, dt=0.0)
+    with pytest.raises(ValueError, match="t_end"):
+        thandle_comparison(t_end=-1.0)
