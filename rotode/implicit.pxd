@@ -311,8 +311,9 @@ cdef inline int implicit_solve(const ImplicitOptions* o, const ImplicitBody* b, 
 
     Stops when the correction d_k, or the next one predicted from the observed rate
     (max(|d_k|^3 / |d_{k-1}|^2, 2 c |l|/lam |d_k|^2) for Newton, r/(1 - r) |d_k| with
-    r = |d_k|/|d_{k-1}| for the fixed point), is at most tol |v|.  `trace` (NULL or room for 3 * max_iter doubles) receives
-    the iterates v_1, v_2, ... (OUT: v[3], iterations, residual, trace).
+    r = |d_k|/|d_{k-1}| for the fixed point), is at most tol |v|.  `trace` (NULL or room for
+    3 * max_iter doubles) receives the iterates v_1, v_2, ... (OUT: v[3], iterations,
+    residual, trace).
     """
     cdef double F[3]
     cdef double J[9]
