@@ -1,0 +1,482 @@
+"""Implicit free-rigid-body integrators in exponential coordinates (issue 5).
+
+Seed 002 (Mizerski, "motion of spinning bodies") secs. 7-10 and docs/implicit-midpoint.md.
+Each step solves for the rotation vector v of the step, O_{n+1} = O_n R(v), with Newton's
+method from v = 0 (or the plain fixed-point map), after splitting the step into the largest
+sub-steps that satisfy a closed-form Kantorovich condition (docs/implicit-midpoint.md sec. 4),
+so that Newton provably converges.  The state is y = [q (4), w_body (3)]; internally the body
+angular momentum L_b = I w is carried.  Torques enter by Strang splitting: half a kick
+L_b += h/2 tau, the free implicit step, half a kick (doc sec. 6).
+
+Methods (the residual F(v) = 0 each step, l = h L_b, A = I^-1):
+
+==================== ================================================ =====================
+``implicit_midpoint``  v = A R(-v/2) l                                   seed 002 sec. 7
+``trapezoid``          v = 1/2 (A l + R(v) A R(-v) l)  (world rates)     seed 002 sec. 7
+``object_trapezoid``   v = 1/2 (A l + A R(-v) l)       (body rates)      seed 002 sec. 7
+==================== ================================================ =====================
+
+`run` follows docs/stepper-contract.md; `newton_trace` exposes one solve with its Kantorovich
+constants for tests and for the convergence maps.
+"""
+import numpy as np
+
+from cpython.ref cimport PyObject
+from cython.parallel cimport prange
+from libc.stdlib cimport malloc, free
+from libc.math cimport sqrt, isfinite, NAN
+
+from rotode.dual cimport dual, seed_duals
+from rotode.rhs cimport RigidBody
+from rotode.torque cimport Torque, Gravity, Constant
+from rotode._validation import as_float_array
+
+__all__ = ["METHODS", "run", "newton_trace", "max_step", "residual_jacobian"]
+
+METHODS = ("implicit_midpoint", "trapezoid", "object_trapezoid")
+SOLVERS = ("newton", "fixed-point")
+BOUNDS = ("inertia", "euclidean")
+_METHOD_CODE = {"implicit_midpoint": IMP_MIDPOINT, "trapezoid": IMP_TRAPEZOID,
+                "object_trapezoid": IMP_OBJECT_TRAPEZOID}
+
+DEFAULT_TOL = 1e-15
+DEFAULT_MAX_ITER = {"newton": 20, "fixed-point": 500}
+DEFAULT_MAX_SUBSTEPS = 1_000_000
+
+_MESSAGES = {
+    IMP_NOT_CONVERGED: "the implicit solve did not converge in `max_iter` iterations",
+    IMP_NONFINITE: "a non-finite iterate, state or Jacobian appeared",
+    IMP_TOO_MANY_SUBSTEPS: "the Kantorovich bound asks for more than `max_substeps` sub-steps",
+}
+
+
+# ---- steps (layer 2) -----------------------------------------------------------------------
+
+cdef int _kick(PyObject* torque, bint w_dependent, const ImplicitBody* b, double t,
+               const double* q, double h, double* L, long* nfev) noexcept nogil:
+    """L_b <- L_b + h tau (the torque sub-flow with q frozen) (OUT: L[3], nfev).
+
+    tau(t, q) (gravity, constant torques) makes this the exact sub-flow; a torque that depends
+    on w gets the explicit midpoint rule, second order (doc sec. 6).
+    """
+    cdef double w[3]
+    cdef double tau[3]
+    cdef double Lm[3]
+    cdef int i, status
+    imp_mat_vec(b.Iinv, L, w)
+    status = (<Torque>torque).evaluate(t, q, w, tau)
+    nfev[0] += 1
+    if status != 0:
+        return IMP_SOURCE_ERROR
+    if w_dependent:
+        for i in range(3):
+            Lm[i] = L[i] + 0.5 * h * tau[i]
+        imp_mat_vec(b.Iinv, Lm, w)
+        status = (<Torque>torque).evaluate(t, q, w, tau)
+        nfev[0] += 1
+        if status != 0:
+            return IMP_SOURCE_ERROR
+    for i in range(3):
+        L[i] = L[i] + h * tau[i]
+        if not isfinite(L[i]):
+            return IMP_NONFINITE
+    return IMP_OK
+
+
+cdef int implicit_step(const ImplicitOptions* o, const ImplicitBody* b, PyObject* torque,
+                       bint w_dependent, double t0, double t1, double* q, double* L,
+                       ImplicitCounters* c, long* nfev) noexcept nogil:
+    """One step t0 -> t1: Strang splitting kick(h/2), free step (sub-stepped), kick(h/2).
+
+    Without torque (``torque == NULL``) this is the free step alone (OUT: q, L, c, nfev).
+    """
+    cdef double h = t1 - t0
+    cdef int status
+    if torque != NULL:
+        status = _kick(torque, w_dependent, b, t0, q, 0.5 * h, L, nfev)
+        if status != IMP_OK:
+            return status
+    status = implicit_free_step(o, b, h, q, L, c)
+    if status != IMP_OK:
+        return status
+    if torque != NULL:
+        status = _kick(torque, w_dependent, b, t1, q, 0.5 * h, L, nfev)
+    return status
+
+
+cdef void _store(const ImplicitBody* b, const double* q, const double* L, double* y,
+                 double* w) noexcept nogil:
+    """y = [q, A L], w = A L (OUT: y[7], w[3])."""
+    cdef int i
+    for i in range(4):
+        y[i] = q[i]
+    imp_mat_vec(b.Iinv, L, w)
+    for i in range(3):
+        y[4 + i] = w[i]
+
+
+cdef void _run_body(const ImplicitOptions* o, const ImplicitBody* b, PyObject* torque,
+                    bint w_dependent, const double* y0, const double* t, Py_ssize_t n,
+                    const Py_ssize_t* save, Py_ssize_t m, double* y_out, double* w_out,
+                    ImplicitCounters* c, long* nfev, int* status,
+                    Py_ssize_t* failed_at) noexcept nogil:
+    """The whole time loop of one body (the body loop is outermost: bit-identical batches)."""
+    cdef double q[4]
+    cdef double L[3]
+    cdef double s
+    cdef Py_ssize_t i, j = 0, k
+    cdef int st = IMP_OK
+    s = 1.0 / sqrt(y0[0] * y0[0] + y0[1] * y0[1] + y0[2] * y0[2] + y0[3] * y0[3])
+    for k in range(4):
+        q[k] = y0[k] * s
+    imp_mat_vec(b.I, &y0[4], L)
+    if j < m and save[j] == 0:
+        _store(b, q, L, &y_out[7 * j], &w_out[3 * j])
+        j += 1
+    for i in range(n):
+        st = implicit_step(o, b, torque, w_dependent, t[i], t[i + 1], q, L, c, nfev)
+        if st != IMP_OK:
+            failed_at[0] = i
+            break
+        if j < m and save[j] == i + 1:
+            _store(b, q, L, &y_out[7 * j], &w_out[3 * j])
+            j += 1
+    status[0] = st
+    while j < m:                      # after a failure: NaN, never silently wrong numbers
+        for k in range(7):
+            y_out[7 * j + k] = NAN
+        for k in range(3):
+            w_out[3 * j + k] = NAN
+        j += 1
+
+
+# ---- facade (layer 4) ----------------------------------------------------------------------
+
+def _options(options):
+    """Pop the implicit options; TypeError naming any key left over."""
+    options = dict(options or {})
+    solver = options.pop("solver", "newton")
+    if solver not in SOLVERS:
+        raise ValueError(f"`solver` must be one of {SOLVERS}, got {solver!r}")
+    tol = options.pop("tol", DEFAULT_TOL)
+    try:
+        tol = float(tol)
+    except (TypeError, ValueError):
+        raise TypeError(f"`tol` must be a float, got {type(tol).__name__}") from None
+    if not (np.isfinite(tol) and 0.0 < tol < 1.0):
+        raise ValueError(f"`tol` must be in (0, 1), got {tol!r}")
+    bound = options.pop("bound", "inertia")
+    if bound not in BOUNDS:
+        raise ValueError(f"`bound` must be one of {BOUNDS}, got {bound!r}")
+    max_iter = options.pop("max_iter", DEFAULT_MAX_ITER[solver])
+    max_substeps = options.pop("max_substeps", DEFAULT_MAX_SUBSTEPS)
+    for name, val in (("max_iter", max_iter), ("max_substeps", max_substeps)):
+        if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 1:
+            raise ValueError(f"`{name}` must be an integer >= 1, got {val!r}")
+    if max_iter > 1000:
+        raise ValueError(f"`max_iter` must be <= 1000, got {max_iter!r}")
+    if options:
+        raise TypeError(f"unexpected option(s) for the implicit methods: "
+                        f"{', '.join(sorted(options))}")
+    return solver, tol, int(max_iter), int(max_substeps), BOUNDS.index(bound)
+
+
+def _bodies(model, Py_ssize_t N):
+    if isinstance(model, RigidBody):
+        return [model] * N
+    if isinstance(model, (list, tuple)):
+        bodies = list(model)
+        if len(bodies) != N:
+            raise ValueError(f"`model` must be one RigidBody or a list of N = {N} RigidBody, "
+                             f"got a list of {len(bodies)}")
+        for i, b in enumerate(bodies):
+            if not isinstance(b, RigidBody):
+                raise TypeError(f"`model[{i}]` must be a rotode.RigidBody, "
+                                f"got {type(b).__name__}")
+        return bodies
+    raise TypeError(f"`model` must be a rotode.RigidBody or a list of them, "
+                    f"got {type(model).__name__}")
+
+
+cdef void _fill_body(RigidBody body, ImplicitBody* b):
+    cdef int i
+    for i in range(9):
+        b.I[i] = body._I[i]
+        b.Iinv[i] = body._Iinv[i]
+    b.lam = float(np.linalg.eigvalsh(np.asarray(body.inertia))[0])
+
+
+def run(method, model, y0, t, save, options=None, workers=1):
+    """Advance N rigid bodies over the grid ``t`` with an implicit method (stepper contract).
+
+    Parameters
+    ----------
+    method : {"implicit_midpoint", "trapezoid", "object_trapezoid"}
+    model : rotode.RigidBody or list of N RigidBody
+        Inertia and torque per body (``gyroscopic=False`` is rejected; ``norm_gain`` is not
+        used: every step renormalises q).
+    y0 : ndarray, shape (N, 7)
+        Initial states [q (4), w_body (3)]; q is normalised.
+    t : ndarray, shape (n + 1,)
+        Strictly monotonic grid (decreasing integrates backwards).
+    save : ndarray of intp, shape (m,)
+        Strictly increasing indices into ``t`` of the states returned.
+    options : dict
+        ``solver`` ("newton" default, or "fixed-point", seed 002 sec. 8), ``tol`` (default
+        1e-15: stop when the next correction is predicted below tol |v|), ``max_iter``
+        (20 Newton, 500 fixed point), ``max_substeps`` (per step, default 1e6), ``bound``
+        ("inertia", default: the Kantorovich bound in the norm sqrt(x.I x), doc eq. (13);
+        "euclidean": the seed's form dt |L| <= C lambda_min, doc eq. (14), smaller sub-steps).
+    workers : int
+        Threads over bodies; results do not depend on it (bit for bit).
+
+    Returns
+    -------
+    y_out : ndarray, shape (N, m, 7)
+    w_out : ndarray, shape (N, m, 3)
+        Body angular velocities at ``t[save]``.
+    stats : dict
+        ``n_steps``, ``nfev`` (torque evaluations, largest per body), ``n_substeps`` (largest
+        per body), ``newton_iter_mean`` and ``newton_iter_max`` (iterations per solve, also for
+        the fixed point), ``residual_max`` (largest final |F(v)|), ``status`` (0 ok) and
+        ``message``; after a failure the states of that body are NaN from the failing step on.
+
+    References
+    ----------
+    Seed 002 secs. 7-10; docs/implicit-midpoint.md; docs/stepper-contract.md.
+    """
+    if method not in METHODS:
+        raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
+    solver, tol, max_iter, max_substeps, bound = _options(options)
+    Y = as_float_array(y0, "y0", (7,))
+    if Y.ndim != 2:
+        raise ValueError(f"`y0` must have shape (N, 7), got {Y.shape}")
+    T = as_float_array(t, "t")
+    if T.ndim != 1 or T.shape[0] < 1:
+        raise ValueError(f"`t` must have shape (n + 1,), got {T.shape}")
+    dT = np.diff(T)
+    if T.shape[0] > 1 and not (np.all(dT > 0) or np.all(dT < 0)):
+        raise ValueError("`t` must be strictly monotonic (every step t[i+1] - t[i] nonzero "
+                         "and of one sign)")
+    S = np.ascontiguousarray(save, dtype=np.intp)
+    if S.ndim != 1 or (S.size and (S[0] < 0 or S[S.size - 1] >= T.shape[0]
+                                   or np.any(np.diff(S) <= 0))):
+        raise ValueError("`save` must be strictly increasing indices into `t`")
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise ValueError(f"`workers` must be an integer >= 1, got {workers!r}")
+    cdef Py_ssize_t N = Y.shape[0], n = T.shape[0] - 1, m = S.shape[0], i
+    if N and np.any(np.sum(Y[:, :4] ** 2, axis=1) == 0):
+        raise ValueError("`y0` quaternion part must be nonzero")
+    bodies = _bodies(model, N)
+    for i in range(N):
+        if not (<RigidBody>bodies[i]).gyroscopic:
+            raise ValueError("the implicit methods integrate the full Euler equations; "
+                             "RigidBody(gyroscopic=False) is not supported")
+
+    y_out = np.empty((N, m, 7))
+    w_out = np.empty((N, m, 3))
+    statuses = np.zeros(N, dtype=np.intc)
+    failed = np.full(N, -1, dtype=np.intp)
+    nfev = np.zeros(N, dtype=np.int_)
+    cdef double[:, ::1] Yv = Y
+    cdef const double[::1] Tv = T
+    cdef const Py_ssize_t[::1] Sv = S
+    cdef double[:, :, ::1] yo = y_out
+    cdef double[:, :, ::1] wo = w_out
+    cdef int[::1] stv = statuses
+    cdef Py_ssize_t[::1] fv = failed
+    cdef long[::1] nf = nfev
+    cdef ImplicitOptions o
+    o.method = _METHOD_CODE[method]
+    o.solver = SOLVER_NEWTON if solver == "newton" else SOLVER_FIXED_POINT
+    o.tol = tol
+    o.max_iter = max_iter
+    o.max_substeps = max_substeps
+    o.bound = bound
+    cdef int nthreads = workers
+    cdef ImplicitBody* bd = <ImplicitBody*>malloc(max(N, 1) * sizeof(ImplicitBody))
+    cdef ImplicitCounters* cn = <ImplicitCounters*>malloc(max(N, 1) * sizeof(ImplicitCounters))
+    cdef PyObject** tq = <PyObject**>malloc(max(N, 1) * sizeof(PyObject*))
+    cdef bint* wdep = <bint*>malloc(max(N, 1) * sizeof(bint))
+    if bd == NULL or cn == NULL or tq == NULL or wdep == NULL:
+        free(bd)
+        free(cn)
+        free(tq)
+        free(wdep)
+        raise MemoryError()
+    # one ImplicitBody per distinct RigidBody would do; per body keeps the loop trivial
+    try:
+        for i in range(N):
+            body = <RigidBody>bodies[i]
+            _fill_body(body, &bd[i])
+            cn[i].substeps = 0
+            cn[i].iterations = 0
+            cn[i].max_iterations = 0
+            cn[i].residual = 0.0
+            if body.torque is None:
+                tq[i] = NULL
+                wdep[i] = False
+            else:
+                tq[i] = <PyObject*>body.torque
+                wdep[i] = not isinstance(body.torque, (Gravity, Constant))
+        with nogil:
+            for i in prange(N, num_threads=nthreads, schedule="static"):
+                _run_body(&o, &bd[i], tq[i], wdep[i], &Yv[i, 0], &Tv[0], n, &Sv[0] if m else NULL,
+                          m, &yo[i, 0, 0] if m else NULL, &wo[i, 0, 0] if m else NULL, &cn[i],
+                          &nf[i], &stv[i], &fv[i])
+        subs = np.array([cn[i].substeps for i in range(N)], dtype=np.int64)
+        iters = np.array([cn[i].iterations for i in range(N)], dtype=np.int64)
+        itmax = max([cn[i].max_iterations for i in range(N)], default=0)
+        resmax = max([cn[i].residual for i in range(N)], default=0.0)
+    finally:
+        free(bd)
+        free(cn)
+        free(tq)
+        free(wdep)
+    stats = {
+        "n_steps": int(n),
+        "nfev": int(nfev.max()) if N else 0,
+        "n_substeps": int(subs.max()) if N else 0,
+        "newton_iter_mean": float(iters.sum() / subs.sum()) if N and subs.sum() else 0.0,
+        "newton_iter_max": int(itmax),
+        "residual_max": float(resmax),
+        "status": 0,
+        "message": "success",
+    }
+    bad = np.flatnonzero(statuses)
+    if bad.size:
+        k = int(bad[0])
+        st = int(statuses[k])
+        if st == IMP_SOURCE_ERROR:
+            (<RigidBody>bodies[k]).torque._check(-1)   # re-raises the stored Python error
+        stats["status"] = st
+        stats["message"] = (f"body {k}, step {int(failed[k])} (t = {T[failed[k]]!r}): "
+                            f"{_MESSAGES.get(st, 'failure')}; states from there are NaN")
+    return y_out, w_out, stats
+
+
+# ---- test and analysis helpers -------------------------------------------------------------
+
+cdef ImplicitBody _body_from_inertia(inertia) except *:
+    cdef ImplicitBody b
+    _fill_body(RigidBody(inertia), &b)
+    return b
+
+
+def _vec3(x, name):
+    return as_float_array(x, name, (3,), batch=False)
+
+
+def _nonzero_dt(dt):
+    try:
+        dt = float(dt)
+    except (TypeError, ValueError):
+        raise TypeError(f"`dt` must be a float, got {type(dt).__name__}") from None
+    if not np.isfinite(dt) or dt == 0.0:
+        raise ValueError(f"`dt` must be finite and nonzero, got {dt!r}")
+    return dt
+
+
+def max_step(inertia, L_b, method="implicit_midpoint", bound="inertia"):
+    """Largest |dt| for which the Kantorovich condition h <= 1/2 holds (doc eq. (15)).
+
+    Parameters
+    ----------
+    inertia : array_like, shape (3,) or (3, 3)
+    L_b : array_like, shape (3,)
+        Body angular momentum.
+    method : str
+        One of `METHODS`.
+    bound : {"inertia", "euclidean"}
+        Which closed-form bound (doc eqs. (13), (14)); the trapezoid always uses "euclidean".
+    """
+    if method not in METHODS:
+        raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
+    *_, bd = _options({"bound": bound})
+    cdef ImplicitBody b = _body_from_inertia(inertia)
+    cdef double[::1] L = _vec3(L_b, "L_b")
+    return float(kantorovich_max_step(_METHOD_CODE[method], bd, &b, &L[0]))
+
+
+def newton_trace(inertia, L_b, dt, method="implicit_midpoint", solver="newton", tol=DEFAULT_TOL,
+                 max_iter=None, bound="inertia"):
+    """One implicit solve for l = dt L_b from v = 0, with its iterates and Kantorovich constants.
+
+    Parameters
+    ----------
+    inertia : array_like, shape (3,) or (3, 3)
+        Principal moments or SPD body inertia.
+    L_b : array_like, shape (3,)
+        Body angular momentum at the start of the step.
+    dt : float
+        Step (nonzero, either sign).  No sub-stepping is done here.
+    method : str
+        One of `METHODS`.
+    solver : {"newton", "fixed-point"}
+    tol, max_iter, bound
+        As in `run`.
+
+    Returns
+    -------
+    dict with ``iterates`` (k, 3) (v_1 ... v_k), ``status`` (0 converged), ``residual``,
+    ``h`` (Kantorovich number), ``K`` and ``eta`` (beta folded into K, doc eq. (14)),
+    ``radius`` ((1 - sqrt(1 - 2h)) / K when h <= 1/2, else nan), ``norm`` ("inertia":
+    |x| = sqrt(x.I x), or "euclidean" for the trapezoid) and ``max_step`` (doc eq. (15)).
+    """
+    if method not in METHODS:
+        raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
+    solver, tol, mi, _, bd = _options({"solver": solver, "tol": tol, "bound": bound,
+                                       **({"max_iter": max_iter} if max_iter is not None else {})})
+    dt = _nonzero_dt(dt)
+    cdef ImplicitBody b = _body_from_inertia(inertia)
+    cdef double[::1] L = _vec3(L_b, "L_b")
+    cdef ImplicitOptions o
+    o.method = _METHOD_CODE[method]
+    o.solver = SOLVER_NEWTON if solver == "newton" else SOLVER_FIXED_POINT
+    o.tol = tol
+    o.max_iter = mi
+    o.max_substeps = 1
+    o.bound = bd
+    cdef double[::1] lv = np.asarray(L) * dt
+    trace = np.zeros((mi, 3))
+    cdef double[:, ::1] tr = trace
+    cdef double v[3]
+    cdef double res = 0.0, K = 0.0, eta = 0.0, h
+    cdef int it = 0, status
+    status = implicit_solve(&o, &b, &lv[0], v, &it, &res, &tr[0, 0])
+    h = kantorovich_h(o.method, bd, &b, &lv[0], &K, &eta)
+    # h = 1/2 up to rounding at dt = max_step: the radius is then 1/K
+    radius = (1.0 - np.sqrt(max(0.0, 1.0 - 2.0 * h))) / K if h <= 0.5 + 1e-12 and K > 0 else (
+        0.0 if K == 0 else np.nan)
+    return {"iterates": trace[:it].copy(), "status": int(status), "residual": float(res),
+            "h": float(h), "K": float(K), "eta": float(eta), "radius": float(radius),
+            "norm": "euclidean" if method == "trapezoid" or bd else "inertia",
+            "max_step": float(kantorovich_max_step(o.method, bd, &b, &L[0]))}
+
+
+def residual_jacobian(inertia, l_vec, v, method="implicit_midpoint"):
+    """F(v), the analytic Jacobian and the dual-number Jacobian of `implicit_residual`.
+
+    For tests of doc eqs. (5), (8), (9).  Returns (F, J_analytic, J_dual), J of shape (3, 3).
+    """
+    if method not in METHODS:
+        raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
+    cdef RigidBody rb = RigidBody(inertia)
+    cdef double[::1] lv = _vec3(l_vec, "l_vec")
+    cdef double[::1] vv = _vec3(v, "v")
+    F = np.empty(3)
+    J = np.empty((3, 3))
+    Jd = np.empty((3, 3))
+    cdef double[::1] Fv = F
+    cdef double[:, ::1] Jv = J
+    cdef double[:, ::1] Jdv = Jd
+    cdef dual vd[3]
+    cdef dual Fd[3]
+    cdef int i, j, code = _METHOD_CODE[method]
+    implicit_residual_jacobian(code, rb._Iinv, &lv[0], &vv[0], &Fv[0], &Jv[0, 0])
+    seed_duals(&vv[0], 3, 0, vd)
+    implicit_residual(code, rb._Iinv, &lv[0], vd, Fd)
+    for i in range(3):
+        for j in range(3):
+            Jdv[i, j] = Fd[i].d[j]
+    return F, J, Jd
