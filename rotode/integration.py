@@ -116,7 +116,10 @@ def _classify(model, frame):
     elif isinstance(model, QuaternionKinematics):
         if frame is not None and frame != model.frame:
             raise ValueError(f"`frame`={frame!r} contradicts the model's frame {model.frame!r}")
-        return "kinematics", model.omega, {"frame": model.frame, "norm_gain": model.norm_gain}
+        implied = {"frame": model.frame}
+        if model.norm_gain != 0.0:   # only the RK methods on non-unit quaternions take a gain
+            implied["norm_gain"] = model.norm_gain
+        return "kinematics", model.omega, implied
     elif isinstance(model, AngularVelocity) or callable(model):
         return "kinematics", as_source(model, "model"), {"frame": frame or "body"}
     else:

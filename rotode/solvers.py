@@ -105,7 +105,6 @@ class _NativeSolver(OdeSolver):
         self._options = options
         self._grid, _ = integration._time_grid((t0, t_bound), step, None, None)
         self._k = 0
-        self.step_size = abs(float(self._grid[1] - self._grid[0]))
         self._y_old = None
         self._t_old_step = None
 
