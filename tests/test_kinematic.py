@@ -399,3 +399,12 @@ def test_source_errors_reraised():
     with pytest.raises(ValueError, match="returned a non-finite"):
         K.run("rk4", Callable(lambda t: np.array([np.nan, 0, 0])), ID, np.linspace(0, 1, 3),
               np.array([2]), {}, 1)
+
+
+def test_python_callable_source_with_two_workers(batch):
+    """A Python source re-takes the GIL inside the parallel loop: same results, no deadlock."""
+    src = Callable(benchmark_w)
+    t = np.linspace(0.0, 1.0, 6)
+    y1, _, _ = K.run("magnus4", src, batch[:20], t, np.array([5]), {}, 1)
+    y2, _, _ = K.run("magnus4", src, batch[:20], t, np.array([5]), {}, 2)
+    assert np.array_equal(y1, y2)
