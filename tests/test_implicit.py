@@ -163,10 +163,15 @@ def _seed11_energy_change(method, bound):
 def test_seed11_energy_change_euclidean_bound():
     """Seed 002 sec. 11: dt L up to 50 in the z = 0 plane, energy change <= 0.3 %.
 
-    With the seed's form of the bound (dt |L| <= C lambda_min, doc eq. (14)).
+    With the seed's form of the bound (dt |L| <= C lambda_min, doc eq. (14)), the default.
     """
     rel, stats = _seed11_energy_change("implicit_midpoint", "euclidean")
     assert rel <= 3e-3
+    y0 = np.array([[1.0, 0, 0, 0, 20.0, -30.0, 0.0]])
+    default = run("implicit_midpoint", rotode.RigidBody(THANDLE), y0, [0.0, 1.0], {}, save=[1])
+    explicit = run("implicit_midpoint", rotode.RigidBody(THANDLE), y0, [0.0, 1.0],
+                   {"bound": "euclidean"}, save=[1])
+    np.testing.assert_array_equal(default[0], explicit[0])
     assert stats["n_substeps"] > 40
 
 

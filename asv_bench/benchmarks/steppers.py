@@ -1,0 +1,202 @@
+"""Native steppers (rotode.integrate): cost per step, batched throughput, and the accuracy each
+run buys (angular error against an independent reference, invariant drift, evaluations)."""
+import numpy as np
+
+import rotode
+from rotode import steps
+from rotode.exact import free_rigid_body
+
+from .common import T_HANDLE, T_HANDLE_W0, angle_error_deg, seed004_omega
+
+KINEMATIC = ["lie_euler", "exp2", "magnus_ca", "magnus2", "magnus4", "magnus6", "magnus8",
+             "cg1", "cg2", "cg3", "rk3", "rk4", "ab3"]
+RIGID = ["lie_euler", "exp2", "cg1", "cg2", "cg3", "rk3", "rk4", "ab3", "rkn4",
+         "implicit_midpoint", "trapezoid", "object_trapezoid"]
+T_KIN = 10.0
+_REF = {}
+
+
+def _seed004_reference_at(t):
+    if t not in _REF:
+        from scipy.integrate import solve_ivp
+
+        from .common import numpy_quaternion_kinematics
+
+        sol = solve_ivp(numpy_quaternion_kinematics, (0.0, t), [1.0, 0, 0, 0], method="DOP853",
+                        rtol=1e-13, atol=1e-14)
+        q = sol.y[:, -1]
+        _REF[t] = q / np.linalg.norm(q)
+    return _REF[t]
+
+
+class KinematicSingleBody:
+    """Seed 004 benchmark over 10 s at dt = 0.01 (1000 steps), one body, only the end kept."""
+
+    params = KINEMATIC
+    param_names = ["method"]
+
+    def setup(self, method):
+        self.source = seed004_omega()
+
+    def _run(self, method):
+        return rotode.integrate(self.source, (0.0, T_KIN), [1.0, 0, 0, 0], method=method,
+                                dt=0.01, save_every=10**9)
+
+    def time_integrate_1000_steps(self, method):
+        self._run(method)
+
+    def track_error_deg(self, method):
+        return angle_error_deg(self._run(method).q[-1], _seed004_reference_at(T_KIN))
+
+    track_error_deg.unit = "degrees"
+
+    def track_w_evaluations(self, method):
+        return int(self._run(method).stats["nfev"])
+
+    track_w_evaluations.unit = "evaluations"
+
+
+class KinematicBatch:
+    """N = 1e5 bodies with constant per-body rates, 100 steps, 1 and 2 workers."""
+
+    params = (["magnus_ca", "magnus4", "rk4"], [1, 2])
+    param_names = ["method", "workers"]
+    timeout = 120
+
+    def setup(self, method, workers):
+        rng = np.random.default_rng(7)
+        self.w = rng.normal(size=(100_000, 3))
+        self.q0 = np.tile([1.0, 0.0, 0.0, 0.0], (100_000, 1))
+
+    def _run(self, method, workers):
+        return rotode.integrate(self.w, (0.0, 1.0), self.q0, method=method, dt=0.01,
+                                save_every=10**9, workers=workers)
+
+    def time_100_steps(self, method, workers):
+        self._run(method, workers)
+
+    def peakmem_100_steps(self, method, workers):
+        self._run(method, workers)
+
+    def track_max_norm_drift(self, method, workers):
+        return float(np.abs(np.linalg.norm(self._run(method, workers).q[:, -1], axis=1)
+                            - 1).max())
+
+    track_max_norm_drift.unit = "| |q| - 1 |"
+
+
+def _nodes(n, k, rng):
+    return [rng.normal(size=(n, 3)) for _ in range(k)]
+
+
+STEP_CALLS = {
+    "lie_euler": lambda q, r, dt: steps.lie_euler(q, r[0], dt, out=q),
+    "exp2": lambda q, r, dt: steps.exp2(q, r[0], r[1], dt, out=q),
+    "magnus_ca": lambda q, r, dt: steps.magnus_ca(q, r[0], r[1], dt, out=q),
+    "magnus2": lambda q, r, dt: steps.magnus2(q, r[0], dt, out=q),
+    "magnus4": lambda q, r, dt: steps.magnus4(q, r[0], r[1], dt, out=q),
+    "magnus6": lambda q, r, dt: steps.magnus6(q, r[0], r[1], r[2], dt, out=q),
+    "magnus8": lambda q, r, dt: steps.magnus8(q, r[0], r[1], r[2], r[3], dt, out=q),
+    "rk3": lambda q, r, dt: steps.rk3(q, r[0], r[1], r[2], dt, out=q),
+    "rk4": lambda q, r, dt: steps.rk4(q, r[0], r[1], r[2], dt, out=q),
+}
+
+
+class SingleStepInPlace:
+    """rotode.steps: one in-place step over N bodies (the game-engine / controller API)."""
+
+    params = (list(STEP_CALLS), [1, 100_000])
+    param_names = ["step", "n"]
+
+    def setup(self, step, n):
+        rng = np.random.default_rng(3)
+        self.q = np.tile([1.0, 0.0, 0.0, 0.0], (n, 1))
+        self.rates = _nodes(n, 4, rng)
+
+    def time_step(self, step, n):
+        STEP_CALLS[step](self.q, self.rates, 0.01)
+
+
+class RigidBodySingle:
+    """T-handle spun near its intermediate axis, 10 s at dt = 1/60 s, one body."""
+
+    params = RIGID
+    param_names = ["method"]
+
+    def setup(self, method):
+        self.body = rotode.RigidBody(T_HANDLE)
+        self.y0 = np.concatenate([[1.0, 0.0, 0.0, 0.0], T_HANDLE_W0])
+
+    def _run(self, method):
+        return rotode.integrate(self.body, (0.0, 10.0), self.y0, method=method, dt=1 / 60)
+
+    def time_integrate_600_steps(self, method):
+        self._run(method)
+
+    def track_error_deg(self, method):
+        res = self._run(method)
+        q, _ = free_rigid_body(T_HANDLE, T_HANDLE_W0, res.t[-1:], q0=self.y0[:4])
+        return angle_error_deg(res.q[-1], q[0])
+
+    track_error_deg.unit = "degrees"
+
+    def track_max_relative_energy_error(self, method):
+        res = self._run(method)
+        e = self.body.energy(res.y.T)
+        return float(np.abs(e / e[0] - 1).max())
+
+    track_max_relative_energy_error.unit = "relative"
+
+
+class RigidBodyBatch:
+    """N = 1e4 T-handles with random rates, 100 steps, 1 and 2 workers."""
+
+    params = (["rk4", "cg3", "implicit_midpoint"], [1, 2])
+    param_names = ["method", "workers"]
+    timeout = 120
+
+    def setup(self, method, workers):
+        rng = np.random.default_rng(11)
+        n = 10_000
+        self.body = rotode.RigidBody(T_HANDLE)
+        self.y0 = np.column_stack([np.tile([1.0, 0, 0, 0], (n, 1)), rng.normal(size=(n, 3))])
+
+    def _run(self, method, workers):
+        return rotode.integrate(self.body, (0.0, 1.0), self.y0, method=method, dt=0.01,
+                                save_every=10**9, workers=workers)
+
+    def time_100_steps(self, method, workers):
+        self._run(method, workers)
+
+    def peakmem_100_steps(self, method, workers):
+        self._run(method, workers)
+
+
+class ImplicitMidpointNewton:
+    """Newton iterations and Kantorovich sub-steps of implicit midpoint, from calm to violent
+    steps (dt |L| from 0.1 to 50 for the T-handle)."""
+
+    params = [0.1, 5.0, 50.0]
+    param_names = ["dt_L"]
+
+    def setup(self, dt_l):
+        self.body = rotode.RigidBody(T_HANDLE)
+        L = dt_l * np.array([0.6, 0.8, 0.0])
+        self.y0 = np.concatenate([[1.0, 0.0, 0.0, 0.0], L / T_HANDLE])
+
+    def _run(self):
+        return rotode.integrate(self.body, (0.0, 1.0), self.y0, method="implicit_midpoint",
+                                dt=1.0)
+
+    def time_one_step(self, dt_l):
+        self._run()
+
+    def track_newton_iterations_mean(self, dt_l):
+        return float(self._run().stats["newton_iter_mean"])
+
+    track_newton_iterations_mean.unit = "iterations"
+
+    def track_substeps(self, dt_l):
+        return int(self._run().stats["n_substeps"])
+
+    track_substeps.unit = "sub-steps"
