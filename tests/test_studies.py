@@ -57,3 +57,67 @@ def test_study_writes_csv(tmp_path):
     np.testing.assert_allclose(table[:, 0], data["drift-vs-step"]["step [s]"])
     with pytest.raises(ValueError, match="unknown study"):
         studies.run_study("nope", out_dir=str(tmp_path))
+
+
+@pytest.fixture(scope="module")
+def rucker():
+    return studies.rucker_benchmark(quick=True)
+
+
+def test_rucker_rk4_rk3_ab3_each_about_ten_times_apart(rucker):
+    """Seed 004 sec. III-C: at dt = 0.1, RK4 ~10x better than RK3 ~10x better than AB3."""
+    d = rucker["error-vs-step"]
+    i = list(d["step [s]"]).index(0.1)
+    rk4, rk3, ab3 = d["rk4"][i], d["rk3"][i], d["ab3"][i]
+    assert 4 < rk3 / rk4 < 25 and 4 < ab3 / rk3 < 25
+    assert min(d["lie_euler"][i], d["exp2"][i]) > rk3   # both exponential updates worse
+
+
+def test_rucker_exponential_updates_orders_and_exp2_crossover(rucker):
+    d = rucker["error-vs-step"]
+    h = d["step [s]"]
+    fine = h <= 0.05
+    for m, order in (("lie_euler", 1), ("exp2", 2)):
+        slope = np.polyfit(np.log(h[fine]), np.log(d[m][fine]), 1)[0]
+        assert abs(slope - order) < 0.25
+    # seed: exp. update 2 is worse than update 1 for steps above 0.1 s
+    i = list(h).index(0.2)
+    assert d["exp2"][i] > d["lie_euler"][i]
+
+
+def test_rucker_norm_control_limits_the_drift(rucker):
+    """Seed 004 figs. 4-5: c = 0.1 (1 - q.q) keeps the norm drift smaller at every step size."""
+    d = rucker["norm-drift-vs-step"]
+    for m in ("rk3", "rk4", "ab3"):
+        assert np.all(d[f"{m} c=0.1"] < d[f"{m} c=0"])
+    t = rucker["norm-drift-vs-time"]
+    late = t["time [s]"] > 50
+    assert t["rk4 c=0.1"][late].max() < t["rk4 c=0"][late].max()
+
+
+def test_energy_map_stays_below_the_seeds_bound():
+    """Seed 002 sec. 11: one step with Kantorovich sub-steps changes E by at most 0.3 %."""
+    d = studies.energy_map(quick=True)["relative-energy-change"]
+    assert d["implicit_midpoint"].max() <= 3e-3
+    assert d["trapezoid"].max() <= 3e-3
+    assert d["object_trapezoid"].max() < 1e-12     # energy-conserving by construction
+
+
+def test_newton_map_newton_converges_where_the_simple_iteration_does_not():
+    d = studies.newton_map(quick=True)["iterations"]
+    fp, nt = d["fixed-point iterations"], d["newton iterations"]
+    both = np.isfinite(fp) & np.isfinite(nt)
+    assert np.all(nt[both] <= fp[both])
+    assert np.isfinite(nt).sum() > np.isfinite(fp).sum()
+    # inside the Kantorovich region Newton always converges
+    assert np.all(np.isfinite(nt[d["kantorovich h <= 1/2"] == 1]))
+
+
+def test_work_precision_high_order_magnus_beats_dop853_with_numpy():
+    d = studies.work_precision(quick=True)["seed004"]
+    rows = list(zip(d["method"], d["time [s]"], d["error [deg]"], strict=True))
+    best_dop = min(e for m, _, e in rows if m.startswith("solve_ivp"))
+    slowest_dop = max(t for m, t, _ in rows if m.startswith("solve_ivp"))
+    magnus8 = [(t, e) for m, t, e in rows if m == "magnus8"]
+    assert min(e for _, e in magnus8) < best_dop
+    assert max(t for t, _ in magnus8) < slowest_dop
