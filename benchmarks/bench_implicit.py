@@ -19,8 +19,9 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from rotode import implicit  # noqa: E402
 from rotode.rhs import RigidBody  # noqa: E402
+
+from rotode import implicit  # noqa: E402
 
 INERTIA = np.array([2.5, 1.4, 1.3])
 W0 = np.array([0.01, 5.0, 0.01])

@@ -19,6 +19,7 @@ from rotode import (
 )
 from rotode.frames import DynamicTransform, MovingFrameParticle, MovingFrameRigidBody, Transform
 from rotode.inertia import principal_axes, validate_inertia
+from rotode.integration import IntegrationResult, integrate
 from rotode.rhs import (
     EulerAnglesXYZ,
     ExpCoordKinematics,
@@ -28,7 +29,6 @@ from rotode.rhs import (
     RigidBody,
     RotationMatrix,
 )
-from rotode.integration import IntegrationResult, integrate
 from rotode.solve import as_rotation, solve_expcoord
 from rotode.solvers import (
     CG1,

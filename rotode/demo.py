@@ -16,6 +16,7 @@ from scipy.integrate import solve_ivp
 import rotode
 from rotode.studies import (
     T_HANDLE,
+    _best_time,
     _numpy_kinematics,
     _pyplot,
     _save,
@@ -40,15 +41,6 @@ def _table(rows, header, file=sys.stdout):
         print(line.format(*r), file=file)
 
 
-def _timed(run, repeat=3):
-    best, out = np.inf, None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        out = run()
-        best = min(best, time.perf_counter() - start)
-    return best, out
-
-
 def _progress(text):
     print(f"  ... {text}", file=sys.stderr, flush=True)
 
@@ -60,7 +52,7 @@ def seed004_table(dt=0.05, t_end=100.0):
     rows, curves = [], {}
     for m in SEED004_METHODS:
         _progress(f"seed 004 benchmark: {m}")
-        elapsed, res = _timed(lambda m=m: rotode.integrate(
+        elapsed, res = _best_time(lambda m=m: rotode.integrate(
             seed004_omega(), (0.0, t_end), [1.0, 0, 0, 0], method=m, dt=dt, t_eval=t_out))
         err = angle_error_deg(res.q, ref)
         curves[m] = err
@@ -68,7 +60,7 @@ def seed004_table(dt=0.05, t_end=100.0):
         rows.append([m, res.stats["n_steps"], f"{err[-1]:.2e}", f"{drift:.1e}",
                      f"{elapsed * 1e3:.2f}"])
     _progress("seed 004 benchmark: solve_ivp DOP853 + NumPy")
-    elapsed, sol = _timed(lambda: solve_ivp(_numpy_kinematics, (0.0, t_end), [1.0, 0, 0, 0],
+    elapsed, sol = _best_time(lambda: solve_ivp(_numpy_kinematics, (0.0, t_end), [1.0, 0, 0, 0],
                                             method="DOP853", rtol=1e-10, atol=1e-12,
                                             t_eval=t_out), 1)
     err = angle_error_deg(sol.y.T, ref)
@@ -111,11 +103,11 @@ def thandle_table(dt=1 / 60, t_end=100.0):
         series[name] = (w[:, 1], e / e0 - 1)
 
     _progress("T-handle: explicit Euler (the game-engine step)")
-    elapsed, (q, w) = _timed(lambda: explicit_euler(T_HANDLE, THANDLE_W0, y0[:4], dt, n), 1)
+    elapsed, (q, w) = _best_time(lambda: explicit_euler(T_HANDLE, THANDLE_W0, y0[:4], dt, n), 1)
     row("explicit Euler (NumPy loop)", n, q, w, elapsed)
     for m in THANDLE_METHODS:
         _progress(f"T-handle: {m}")
-        elapsed, res = _timed(lambda m=m: rotode.integrate(body, (0.0, t_end), y0, method=m,
+        elapsed, res = _best_time(lambda m=m: rotode.integrate(body, (0.0, t_end), y0, method=m,
                                                            dt=dt))
         row(m, res.stats["n_steps"], res.q, res.w, elapsed)
     print(f"\nT-handle (principal moments {T_HANDLE.tolist()}), w0 = {THANDLE_W0.tolist()} "
@@ -154,8 +146,8 @@ def demo_speed():
     from rotode import so3
 
     v = np.random.default_rng(1).normal(size=(1_000_000, 3))
-    t_rotode, _ = _timed(lambda: so3.exp(v), 5)
-    t_scipy, _ = _timed(lambda: Rotation.from_rotvec(v).as_matrix(), 5)
+    t_rotode, _ = _best_time(lambda: so3.exp(v), 5)
+    t_scipy, _ = _best_time(lambda: Rotation.from_rotvec(v).as_matrix(), 5)
     print("\n1e6 rotation vectors to matrices (best of 5)")
     _table([["rotode.so3.exp", f"{t_rotode * 1e3:.1f}", "1.0"],
             ["scipy Rotation.from_rotvec().as_matrix()", f"{t_scipy * 1e3:.1f}",

@@ -121,6 +121,28 @@ cdef class _Driver:
             w[2] = w[2] + self.alpha[i, 2] * s
         return ST_OK
 
+    cdef inline int step_rate(self, Py_ssize_t i, double t0, double h, const double* w0,
+                              double* w1, double* dw) noexcept nogil:
+        """w' over the step [t0, t0 + h] for exp2/magnus_ca: the forward difference
+        (w(t0 + h) - w0)/h when the source has no rate (RATE_FD; w(t0 + h) left in w1),
+        otherwise `rate` at t0 (OUT: dw[3], w1[3])."""
+        cdef int st, c
+        if self.rate_mode != RATE_FD:
+            return self.rate(i, t0, dw)
+        st = self.omega(i, t0 + h, w1)
+        for c in range(3):
+            dw[c] = (w1[c] - w0[c]) / h
+        return st
+
+    cdef inline bint carry_rate(self, double* w0, const double* w1) noexcept nogil:
+        """After a step: keep w(t0 + h) as the next step's w0 when `step_rate` computed it."""
+        if self.rate_mode != RATE_FD:
+            return False
+        w0[0] = w1[0]
+        w0[1] = w1[1]
+        w0[2] = w1[2]
+        return True
+
     cdef inline int rate(self, Py_ssize_t i, double tt, double* dw) noexcept nogil:
         """w'(tt) of body i for RATE_ZERO / RATE_SOURCE / RATE_ALPHA (OUT: dw[3])."""
         if self.rate_mode == RATE_SOURCE:
@@ -198,29 +220,14 @@ cdef class _Driver:
                 apply_rotvec(q, om, self.frame, self.approx, q)
                 have0 = False
             elif self.method == M_EXP2:
-                if self.rate_mode == RATE_FD:
-                    st = self.omega(i, t0 + h, w1)
-                    for c in range(3):
-                        dw[c] = (w1[c] - w0[c]) / h
-                else:
-                    st = self.rate(i, t0, dw)
+                st = self.step_rate(i, t0, h, w0, w1, dw)
                 if st != ST_OK:
                     return self.fail(i, k, st, t0)
                 exp2_rotvec(w0, dw, h, om)
                 apply_rotvec(q, om, self.frame, self.approx, q)
-                have0 = False
-                if self.rate_mode == RATE_FD:
-                    w0[0] = w1[0]
-                    w0[1] = w1[1]
-                    w0[2] = w1[2]
-                    have0 = True
+                have0 = self.carry_rate(w0, w1)
             elif self.method == M_MAGNUS_CA:
-                if self.rate_mode == RATE_FD:
-                    st = self.omega(i, t0 + h, w1)
-                    for c in range(3):
-                        dw[c] = (w1[c] - w0[c]) / h
-                else:
-                    st = self.rate(i, t0, dw)
+                st = self.step_rate(i, t0, h, w0, w1, dw)
                 if st != ST_OK:
                     return self.fail(i, k, st, t0)
                 ang = magnus_ca_angle(w0, dw, h)
@@ -240,12 +247,7 @@ cdef class _Driver:
                 else:
                     self.fail_angle[i] = ang
                     return self.fail(i, k, ST_BOUND, t0)
-                have0 = False
-                if self.rate_mode == RATE_FD:
-                    w0[0] = w1[0]
-                    w0[1] = w1[1]
-                    w0[2] = w1[2]
-                    have0 = True
+                have0 = self.carry_rate(w0, w1)
             elif self.method == M_MAGNUS2:
                 st = self.omega(i, t0 + 0.5 * h, w1)
                 if st != ST_OK:

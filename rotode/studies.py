@@ -422,7 +422,8 @@ KINEMATIC_WP = ("lie_euler", "exp2", "magnus2", "magnus4", "magnus6", "magnus8",
 RIGID_WP = ("lie_euler", "exp2", "cg3", "rk4", "rkn4", "implicit_midpoint", "trapezoid")
 
 
-def _best_time(run, repeat):
+def _best_time(run, repeat=3):
+    """(best wall time over `repeat` calls of run(), the last result)."""
     best, out = np.inf, None
     for _ in range(repeat):
         start = time.perf_counter()
