@@ -36,6 +36,7 @@ With the exact ``m1`` (not representable through ``m``) the errors are larger st
 this module; ``scipy.special.ellipj`` is not.
 """
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -366,26 +367,31 @@ def _principal_motion(moments, w0, q0, t):
 
     def dist(x):
         terms = zip(exact_I, exact_w2, strict=True)
-        return float(sum(Ii * (Ii - exact_I[x]) * wi2 for Ii, wi2 in terms))
+        return sum(Ii * (Ii - exact_I[x]) * wi2 for Ii, wi2 in terms)
 
     # Axis c is the one the body rotates about (w_c keeps its sign, the dn axis), a the other
     # extreme axis (cn), b the intermediate axis (sn).  L^2 > 2 E I_mid: c = largest moment.
     a, b, c = (lo, mid, hi) if dist(mid) >= 0 else (hi, mid, lo)
-    Ia, Ib, Ic = I[a], I[b], I[c]
-    Da, Db, Dc = dist(a), dist(b), dist(c)
-    if Da == 0.0 or Dc == 0.0:     # only at steady rotation (or underflow of w^2): no motion
+    Ia, Ic = I[a], I[c]
+    xa, xb, xc = exact_I[a], exact_I[b], exact_I[c]
+    # Kept exact: a tiny rate component (1e-161) makes some D of order 1e-322, whose products
+    # and ratios would underflow in doubles (and give 0/0); amplitudes are rounded once.
+    xDa, xDb, xDc = dist(a), dist(b), dist(c)
+    if xDa == 0 or xDc == 0:       # only at steady rotation: no motion
         return _steady(w0, q0, t)
+    Dc = float(xDc)
     sign_a = 1.0 if w0[a] >= 0 else -1.0
     sign_c = 1.0 if w0[c] >= 0 else -1.0
     parity = 1.0 if (b - a) % 3 == 1 else -1.0        # Levi-Civita symbol of (a, b, c)
     # Amplitudes and frequency (Landau & Lifshitz sec. 37, eqs. 37.10-37.11, any axis labels).
-    Aa = np.sqrt(Dc / (Ia * (Ia - Ic)))
-    Ab = np.sqrt(Dc / (Ib * (Ib - Ic)))
-    Ac = np.sqrt(Da / (Ic * (Ic - Ia)))
-    lam = parity * np.sign(Ic - Ia) * sign_a * sign_c * np.sqrt((Ic - Ib) * Da / (Ia * Ib * Ic))
-    # m and m1 = 1 - m, each from its own product: m1 keeps full relative accuracy near m = 1.
-    m = (Ib - Ia) * -Dc / ((Ic - Ib) * Da)
-    m1 = (Ic - Ia) * Db / ((Ic - Ib) * Da)
+    Aa = _sqrt_ratio(xDc, xa * (xa - xc))
+    Ab = _sqrt_ratio(xDc, xb * (xb - xc))
+    Ac = _sqrt_ratio(xDa, xc * (xc - xa))
+    lam = parity * np.sign(Ic - Ia) * sign_a * sign_c * _sqrt_ratio((xc - xb) * xDa,
+                                                                    xa * xb * xc)
+    # m and m1 = 1 - m, each from its own exact product: m1 keeps full accuracy near m = 1.
+    m = float((xb - xa) * -xDc / ((xc - xb) * xDa))
+    m1 = float((xc - xa) * xDb / ((xc - xb) * xDa))
     m, m1 = min(max(m, 0.0), 1.0), min(max(m1, 0.0), 1.0)
     scale = m + m1                                      # 1 to rounding
     m, m1 = m / scale, m1 / scale
@@ -428,13 +434,27 @@ def _principal_motion(moments, w0, q0, t):
         integral[short] = _gauss_legendre(f, np.full(short.sum(), u0), du[short])
     else:
         integral = _PeriodicIntegral(f, 2 * ellipk(m, m1)).span(u0, lam * t)
-    psi = L / Ic * t - Dc / (Ic * lam) * integral
+    if abs(lam) < 1e-100:
+        # u hardly moves (a rate component of ~1e-300): integral / lam = t f(u0) up to a relative
+        # O(lam t) < 1e-80, and Dc / lam alone would overflow
+        psi = t * (L - Dc * f(np.array([u0]))[0]) / Ic
+    else:
+        psi = L / Ic * t - Dc / (Ic * lam) * integral
 
     q = _quat.multiply(
         _quat.multiply(q0, _quat.conjugate(_swing(Iw / L, s))),
         _quat.multiply(_about(s, psi), _swing((I * w) / L, s)),
     )
     return q, w
+
+
+def _sqrt_ratio(num, den):
+    """sqrt(num / den) of exact rationals, rounded once; no underflow of a tiny ratio."""
+    r = Fraction(num) / Fraction(den)
+    if r <= 0:
+        return 0.0
+    e = (r.numerator.bit_length() - r.denominator.bit_length()) // 2
+    return math.ldexp(math.sqrt(float(r / Fraction(4) ** e)), e)
 
 
 def _swing(d, s):

@@ -483,3 +483,17 @@ def test_bad_state(kwargs, exc, match):
 def test_bad_elliptic_input(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_tiny_rate_component_does_not_underflow_to_nan():
+    """Hypothesis found 0/0 when a component of 1e-161 made L^2 - 2 E I_x ~ 1e-322: the
+    amplitudes, frequency and parameter are now formed in exact arithmetic."""
+    t = np.array([0.0, 1.0, 2.0])
+    q, w = free_rigid_body([1.625, 1.75, 1.75], [1.9767956709984184e-161, 0.0, 1.0], t,
+                           q0=[1.0, 0.0, 0.0, 0.0])
+    assert np.all(np.isfinite(q)) and np.all(np.isfinite(w))
+    # symmetric body (axis x): w_x constant, (w_y, w_z) precess at (I_x - I_y)/I_y w_x
+    np.testing.assert_array_equal(w[:, 0], 1.9767956709984184e-161)
+    rate = (1.625 - 1.75) / 1.75 * 1.9767956709984184e-161
+    np.testing.assert_allclose(w[:, 1], -rate * t, rtol=1e-12)
+    np.testing.assert_allclose(q[:, 3], np.sin(t / 2), rtol=1e-15)
