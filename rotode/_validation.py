@@ -21,6 +21,8 @@ __all__ = [
     "batch_of",
     "last_dim",
     "format_shape",
+    "as_step_grid",
+    "as_workers",
 ]
 
 
@@ -158,3 +160,33 @@ def as_callable_vector(value, what, t):
     if not np.isfinite(r).all():
         raise ValueError(f"the {what} returned a non-finite value {r.tolist()} at t = {t!r}")
     return r
+
+
+def as_step_grid(t, save):
+    """The time grid and output indices a stepper runner takes (docs/stepper-contract.md).
+
+    ``t``: finite, shape (n + 1,), strictly monotonic (either direction); ``save``: strictly
+    increasing indices into ``t``.  Returns C-contiguous float64 ``t`` and intp ``save``.
+    """
+    t = as_float_array(t, "t")
+    if t.ndim != 1 or t.shape[0] < 1:
+        raise ValueError(f"`t` must have shape (n + 1,) with n >= 0, got {t.shape}")
+    steps = np.diff(t)
+    if steps.size and not (np.all(steps > 0) or np.all(steps < 0)):
+        raise ValueError("`t` must be strictly monotonic (every step t[i+1] - t[i] nonzero "
+                         "and of one sign)")
+    save = np.ascontiguousarray(save, dtype=np.intp)
+    if save.ndim != 1 or (save.size and (save[0] < 0 or save[save.shape[0] - 1] >= t.shape[0]
+                                         or np.any(np.diff(save) <= 0))):
+        raise ValueError(f"`save` must be strictly increasing indices into `t` "
+                         f"(0 .. {t.shape[0] - 1}), shape (m,)")
+    return t, save
+
+
+def as_workers(workers):
+    """A thread count: an integer >= 1."""
+    if isinstance(workers, (bool, np.bool_)) or not isinstance(workers, numbers.Integral):
+        raise TypeError(f"`workers` must be an integer, got {type(workers).__name__}")
+    if workers < 1:
+        raise ValueError(f"`workers` must be >= 1, got {workers}")
+    return int(workers)

@@ -45,7 +45,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from rotode._validation import as_callable_vector, as_float_array, as_positive_scalar
+from rotode._validation import (as_callable_vector, as_float_array, as_positive_scalar,
+                                as_step_grid, as_workers)
+from rotode.rhs import rigid_body_list
 
 from cpython.ref cimport PyObject
 from cython.parallel cimport prange
@@ -364,39 +366,6 @@ def _int_option(value, name, low, high=None):
     return value
 
 
-def _models(model, N):
-    if isinstance(model, RigidBody):
-        return [model]
-    if isinstance(model, (list, tuple)):
-        if len(model) != N:
-            raise ValueError(f"`model` list must hold one RigidBody per body: {N} bodies in "
-                             f"`y0`, got {len(model)} models")
-        for i, mdl in enumerate(model):
-            if not isinstance(mdl, RigidBody):
-                raise TypeError(f"`model[{i}]` must be a rotode.RigidBody, got "
-                                f"{type(mdl).__name__}")
-        return list(model)
-    raise TypeError(f"`model` must be a rotode.RigidBody or a list of them, got "
-                    f"{type(model).__name__}")
-
-
-def _grid(t, save):
-    t = as_float_array(t, "t")
-    if t.ndim != 1 or t.shape[0] < 1:
-        raise ValueError(f"`t` must have shape (n + 1,) with n >= 0, got {t.shape}")
-    d = np.diff(t)
-    if d.size and not (np.all(d > 0) or np.all(d < 0)):
-        raise ValueError("`t` must be strictly monotonic")
-    save = np.ascontiguousarray(save, dtype=np.intp)
-    if save.ndim != 1:
-        raise ValueError(f"`save` must have shape (m,), got {save.shape}")
-    if save.size and (save[0] < 0 or save[save.shape[0] - 1] >= t.shape[0]
-                      or np.any(np.diff(save) <= 0)):
-        raise ValueError(f"`save` must be strictly increasing indices into `t` "
-                         f"(0 .. {t.shape[0] - 1})")
-    return t, save
-
-
 def run(method, model, y0, t, save, options=None, workers=1):
     """Advance N rigid bodies over the grid ``t``, keeping the states at ``t[save]``.
 
@@ -478,7 +447,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     else:
         fsrc = None
     k = 13 if fsrc is not None else 7
-    workers = _int_option(workers, "workers", 1)
+    workers = as_workers(workers)
 
     y0 = as_float_array(y0, "y0")
     if y0.ndim != 2 or y0.shape[1] != k:
@@ -488,8 +457,8 @@ def run(method, model, y0, t, save, options=None, workers=1):
     n2 = np.einsum("ij,ij->i", y0[:, :4], y0[:, :4])
     if np.any(~(n2 > 1e-300)):
         raise ValueError("`y0` quaternion parts must be nonzero")
-    t, save = _grid(t, save)
-    models = _models(model, N)
+    t, save = as_step_grid(t, save)
+    models = rigid_body_list(model, N)
     for i, mdl in enumerate(models):
         if restore and mdl.torque is not None:
             raise ValueError("option `restore_momentum` (seed 003 sec. 7.2) needs torque-free "

@@ -29,7 +29,8 @@ from libc.math cimport sqrt, isfinite, NAN
 from rotode.dual cimport dual, seed_duals
 from rotode.rhs cimport RigidBody
 from rotode.torque cimport Torque, Gravity, Constant
-from rotode._validation import as_float_array
+from rotode._validation import as_float_array, as_step_grid, as_workers
+from rotode.rhs import rigid_body_list
 
 __all__ = ["METHODS", "run", "newton_trace", "max_step", "residual_jacobian"]
 
@@ -181,23 +182,6 @@ def _options(options):
     return solver, tol, int(max_iter), int(max_substeps), BOUNDS.index(bound)
 
 
-def _bodies(model, Py_ssize_t N):
-    if isinstance(model, RigidBody):
-        return [model] * N
-    if isinstance(model, (list, tuple)):
-        bodies = list(model)
-        if len(bodies) != N:
-            raise ValueError(f"`model` must be one RigidBody or a list of N = {N} RigidBody, "
-                             f"got a list of {len(bodies)}")
-        for i, b in enumerate(bodies):
-            if not isinstance(b, RigidBody):
-                raise TypeError(f"`model[{i}]` must be a rotode.RigidBody, "
-                                f"got {type(b).__name__}")
-        return bodies
-    raise TypeError(f"`model` must be a rotode.RigidBody or a list of them, "
-                    f"got {type(model).__name__}")
-
-
 cdef void _fill_body(RigidBody body, ImplicitBody* b):
     cdef int i
     for i in range(9):
@@ -252,23 +236,14 @@ def run(method, model, y0, t, save, options=None, workers=1):
     Y = as_float_array(y0, "y0", (7,))
     if Y.ndim != 2:
         raise ValueError(f"`y0` must have shape (N, 7), got {Y.shape}")
-    T = as_float_array(t, "t")
-    if T.ndim != 1 or T.shape[0] < 1:
-        raise ValueError(f"`t` must have shape (n + 1,), got {T.shape}")
-    dT = np.diff(T)
-    if T.shape[0] > 1 and not (np.all(dT > 0) or np.all(dT < 0)):
-        raise ValueError("`t` must be strictly monotonic (every step t[i+1] - t[i] nonzero "
-                         "and of one sign)")
-    S = np.ascontiguousarray(save, dtype=np.intp)
-    if S.ndim != 1 or (S.size and (S[0] < 0 or S[S.size - 1] >= T.shape[0]
-                                   or np.any(np.diff(S) <= 0))):
-        raise ValueError("`save` must be strictly increasing indices into `t`")
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise ValueError(f"`workers` must be an integer >= 1, got {workers!r}")
+    T, S = as_step_grid(t, save)
+    workers = as_workers(workers)
     cdef Py_ssize_t N = Y.shape[0], n = T.shape[0] - 1, m = S.shape[0], i
     if N and np.any(np.sum(Y[:, :4] ** 2, axis=1) == 0):
         raise ValueError("`y0` quaternion part must be nonzero")
-    bodies = _bodies(model, N)
+    bodies = rigid_body_list(model, N)
+    if len(bodies) == 1:
+        bodies = bodies * N
     for i in range(N):
         if not (<RigidBody>bodies[i]).gyroscopic:
             raise ValueError("the implicit methods integrate the full Euler equations; "

@@ -11,7 +11,12 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from rotode import dynamic, implicit, kinematic
-from rotode._validation import as_float_array, as_positive_scalar, check_nonzero_quaternions
+from rotode._validation import (
+    as_float_array,
+    as_positive_scalar,
+    as_workers,
+    check_nonzero_quaternions,
+)
 from rotode.omega import AngularVelocity, as_source
 from rotode.rhs import QuaternionKinematics, RigidBody
 
@@ -216,17 +221,14 @@ def _time_grid(t_span, dt, t_eval, save_every):
 
 
 def _as_workers(workers):
+    """``workers`` of `integrate`: None -> 1, -1 -> every core, else an integer >= 1."""
     if workers is None:
         return 1
-    if isinstance(workers, (bool, np.bool_)) or not isinstance(workers, numbers.Integral):
-        raise TypeError(f"`workers` must be an integer, got {type(workers).__name__}")
-    if workers == -1:
+    if not isinstance(workers, (bool, np.bool_)) and workers == -1:
         import os
 
         return os.cpu_count() or 1
-    if workers < 1:
-        raise ValueError(f"`workers` must be >= 1 (or -1 for all cores), got {workers}")
-    return int(workers)
+    return as_workers(workers)
 
 
 def integrate(model, t_span, y0, method="rk4", dt=None, *, frame=None, t_eval=None,

@@ -21,6 +21,7 @@ from fractions import Fraction
 import numpy as np
 
 from rotode.omega import AngularVelocity as _PyAngularVelocity
+from rotode._validation import as_step_grid, as_workers
 
 from cython.parallel cimport prange
 from libc.math cimport NAN, floor
@@ -467,8 +468,7 @@ def run(method, model, y0, t, save, options, workers=1):
     if options:
         raise TypeError(f"unknown option(s) for kinematic method {method!r}: "
                         f"{', '.join(sorted(map(str, options)))}")
-    if workers is None or isinstance(workers, bool) or int(workers) != workers or workers < 1:
-        raise ValueError(f"`workers` must be an integer >= 1, got {workers!r}")
+    workers = as_workers(workers)
     y0 = np.asarray(y0)
     if y0.ndim != 2 or y0.shape[1] != 4:
         raise ValueError(f"`y0` must have shape (N, 4), got {y0.shape}")
@@ -478,16 +478,7 @@ def run(method, model, y0, t, save, options, workers=1):
     if np.any(np.einsum("ij,ij->i", y0, y0) <= 1e-300):
         raise ValueError("`y0` must hold nonzero quaternions")
     N = y0.shape[0]
-    t = np.ascontiguousarray(t, dtype=np.float64)
-    if t.ndim != 1 or t.shape[0] < 1 or not np.isfinite(t).all():
-        raise ValueError(f"`t` must be a finite array of shape (n + 1,), got shape {t.shape}")
-    dt = np.diff(t)
-    if dt.size and not (np.all(dt > 0) or np.all(dt < 0)):
-        raise ValueError("`t` must be strictly monotonic")
-    save = np.ascontiguousarray(save, dtype=np.intp)
-    if save.ndim != 1 or (save.size and (save[0] < 0 or save[save.shape[0] - 1] >= t.shape[0]
-                                         or np.any(np.diff(save) <= 0))):
-        raise ValueError("`save` must be strictly increasing indices into `t`")
+    t, save = as_step_grid(t, save)
     if isinstance(model, _PyAngularVelocity):
         d.is_source = 1
         d.src = model

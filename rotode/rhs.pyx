@@ -84,6 +84,24 @@ def check_inertia(inertia, rtol=1e-12):
     return Im, Iinv
 
 
+def rigid_body_list(model, n):
+    """The per-body models of a rigid-body runner: ``[model]`` for one shared `RigidBody`, or
+    the list itself when it holds exactly one `RigidBody` per body (``n`` bodies)."""
+    if isinstance(model, RigidBody):
+        return [model]
+    if isinstance(model, (list, tuple)):
+        if len(model) != n:
+            raise ValueError(f"`model` must hold one RigidBody per body: N = {n} bodies in "
+                             f"`y0`, got {len(model)} models")
+        for i, body in enumerate(model):
+            if not isinstance(body, RigidBody):
+                raise TypeError(f"`model[{i}]` must be a rotode.RigidBody, got "
+                                f"{type(body).__name__}")
+        return list(model)
+    raise TypeError(f"`model` must be a rotode.RigidBody or a list of them, got "
+                    f"{type(model).__name__}")
+
+
 def _frame(frame):
     if frame == "body":
         return FRAME_BODY
