@@ -280,11 +280,15 @@ def run(method, model, y0, t, save, options=None, workers=1):
         free(tq)
         free(wdep)
         raise MemoryError()
-    # one ImplicitBody per distinct RigidBody would do; per body keeps the loop trivial
+    # one ImplicitBody per body keeps the loop trivial; its data (an eigen-solve for the
+    # smallest moment) is computed once per run of equal models, not once per body
     try:
         for i in range(N):
             body = <RigidBody>bodies[i]
-            _fill_body(body, &bd[i])
+            if i > 0 and bodies[i] is bodies[i - 1]:
+                bd[i] = bd[i - 1]
+            else:
+                _fill_body(body, &bd[i])
             cn[i].substeps = 0
             cn[i].iterations = 0
             cn[i].max_iterations = 0
