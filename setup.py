@@ -22,7 +22,10 @@ DIRECTIVES = {
     "cpow": True,
 }
 
-COMPILE_ARGS = ["-std=c++17", "-fopenmp", "-ffp-contract=off"]
+# -fno-math-errno, -fno-trapping-math: no errno from sqrt and no FP traps, so that branch-free
+# loops (rotode/_rodrigues.hpp) vectorise; neither changes a computed value.
+COMPILE_ARGS = ["-std=c++17", "-fopenmp", "-ffp-contract=off", "-fno-math-errno",
+                "-fno-trapping-math"]
 COMPILE_ARGS += ["-O0", "-g"] if DEBUG else ["-O3"]
 
 extensions = [

@@ -7,22 +7,7 @@
 # quaternion.pyx does.
 # Star cimport: Cython only sees the non-member dual operators (double + dual, ...) this way.
 from rotode.dual cimport *
-
-cdef inline real taylor_cos(real x) noexcept nogil:
-    """cos(a) for x = a**2 <= 1 by its Taylor polynomial in x (degree 9, < 2**-60 truncation)."""
-    return 1.0 - x * (0.5 - x * (0.041666666666666664 - x * (0.001388888888888889 - x * (
-        2.48015873015873e-05 - x * (2.755731922398589e-07 - x * (2.08767569878681e-09 - x * (
-            1.1470745597729725e-11 - x * (4.779477332387385e-14
-                                          - x * 1.5619206968586225e-16))))))))
-
-
-cdef inline real taylor_sinc(real x) noexcept nogil:
-    """sin(a)/a for x = a**2 <= 1 by its Taylor polynomial in x (degree 9)."""
-    return 1.0 - x * (0.16666666666666666 - x * (0.008333333333333333 - x * (
-        0.0001984126984126984 - x * (2.7557319223985893e-06 - x * (
-            2.505210838544172e-08 - x * (1.6059043836821613e-10 - x * (
-                7.647163731819816e-13 - x * (2.8114572543455206e-15
-                                             - x * 8.22063524662433e-18))))))))
+from rotode._rodrigues cimport taylor_cos, taylor_sinc
 
 
 # ---- products ---------------------------------------------------------------------------

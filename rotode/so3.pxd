@@ -9,60 +9,23 @@
 # Matrices are row-major 3x3 (9 doubles).  Since K^2 = v v^T - x 1, every matrix above is
 # (alpha 1 + beta K + gamma v v^T) and is assembled by `axis_matrix`.
 #
-# Coefficients are evaluated in three ranges of x (seed 002 sec. 2, thresholds moved for double
-# precision):  x <= 1: Taylor polynomials in x (no square root, exact at 0, differentiable with
-# duals; first omitted term < 2**-60);  1 < x <= 4: the double-angle identities
-# R(v) = R(v/2)^2 and T(v) = (1 + R(v/2)) T(v/2)/2 applied to the coefficients at a/2;  x > 4:
-# the closed forms, where the cancellation in a - sin a costs less than one ulp.
+# Coefficients are evaluated in four ranges of x (seed 002 sec. 2, thresholds moved for double
+# precision; the S1, S2 part lives in rotode/_rodrigues.hpp):  x <= 1: Taylor polynomials in x
+# (no square root, exact at 0, differentiable with duals; first omitted term < 2**-60);
+# 1 < x <= 4: the double-angle identities R(v) = R(v/2)^2 and T(v) = (1 + R(v/2)) T(v/2)/2
+# applied to the coefficients at a/2;  4 < x <= 16: the half angle through its complement
+# pi/2 - a/2 and the same polynomials;  x > 16: the library sine and cosine.  Above x = 4,
+# S3 = (1 - S1)/x, where the cancellation in a - sin a costs less than one ulp.
 # Star cimport: Cython only sees the non-member dual operators (double + dual, ...) this way.
 from rotode.dual cimport *
-from rotode.quaternion cimport taylor_sinc, taylor_cos, quat_from_matrix, atan_ratio
-
-
-cdef inline real taylor_s2(real x) noexcept nogil:
-    """(1 - cos a)/a^2 for x = a^2 <= 1: sum_k (-x)^k/(2k+2)!, k <= 9."""
-    return 0.5 - x * (0.041666666666666664 - x * (0.001388888888888889 - x * (
-        2.48015873015873e-05 - x * (2.755731922398589e-07 - x * (2.08767569878681e-09 - x * (
-            1.1470745597729725e-11 - x * (4.779477332387385e-14 - x * (
-                1.5619206968586225e-16 - x * 4.110317623312165e-19))))))))
-
-
-cdef inline real taylor_s3(real x) noexcept nogil:
-    """(a - sin a)/a^3 for x = a^2 <= 1: sum_k (-x)^k/(2k+3)!, k <= 9."""
-    return 0.16666666666666666 - x * (0.008333333333333333 - x * (0.0001984126984126984 - x * (
-        2.7557319223985893e-06 - x * (2.505210838544172e-08 - x * (
-            1.6059043836821613e-10 - x * (7.647163731819816e-13 - x * (
-                2.8114572543455206e-15 - x * (8.22063524662433e-18
-                                              - x * 1.9572941063391263e-20))))))))
-
-
-cdef inline void so3_exp_coefficients(real x, real* s1, real* s2) noexcept nogil:
-    """S1(a), S2(a) of Rodrigues' formula from x = a^2 (OUT: s1, s2)."""
-    cdef real h1, h2, a
-    if x <= 1.0:
-        s1[0] = taylor_sinc(x)
-        s2[0] = taylor_s2(x)
-    elif x <= 4.0:
-        # R(v) = R(v/2)^2 with A = S1(a/2)/2, B = S2(a/2)/4:
-        #   S1 = 2A (1 - B x),  S2 = 2B + A^2 - B^2 x
-        h1 = 0.5 * taylor_sinc(0.25 * x)
-        h2 = 0.25 * taylor_s2(0.25 * x)
-        s1[0] = 2.0 * h1 * (1.0 - h2 * x)
-        s2[0] = 2.0 * h2 + h1 * h1 - h2 * h2 * x
-    else:
-        # one sincos of a/2: sin a = 2 sin(a/2) cos(a/2) stays accurate relative to itself
-        # near a = pi (cos(a/2) -> 0 is computed to full relative precision)
-        a = real_sqrt(x)
-        h1 = real_sin(0.5 * a) / a
-        h2 = real_cos(0.5 * a)
-        s1[0] = 2.0 * h1 * h2
-        s2[0] = 2.0 * h1 * h1  # 2 sin^2(a/2)/a^2: no cancellation
-    return
+from rotode._rodrigues cimport (
+    taylor_sinc, taylor_s2, taylor_s3, so3_exp_coefficients, rodrigues_double_angle, axis_matrix)
+from rotode.quaternion cimport quat_from_matrix, atan_ratio
 
 
 cdef inline void so3_coefficients(real x, real* s1, real* s2, real* s3) noexcept nogil:
     """S1(a), S2(a), S3(a) shared by R(v) and T(v), from x = a^2 (OUT: s1, s2, s3)."""
-    cdef real A, B, D
+    cdef real t, P, Q, A, B, D
     if x <= 1.0:
         s1[0] = taylor_sinc(x)
         s2[0] = taylor_s2(x)
@@ -71,11 +34,13 @@ cdef inline void so3_coefficients(real x, real* s1, real* s2, real* s3) noexcept
         # R(v) = R(v/2)^2 and T(v) = (1 + R(v/2)) T(v/2)/2 with A = S1(a/2)/2,
         # B = S2(a/2)/4, D = S3(a/2)/4 (and S2(a/2)/2 = 2B):
         #   S1 = 2A (1 - B x),  S2 = 2B + A^2 - B^2 x,  S3 = D + A B + B/2 - B D x/2
-        A = 0.5 * taylor_sinc(0.25 * x)
-        B = 0.25 * taylor_s2(0.25 * x)
-        D = 0.25 * taylor_s3(0.25 * x)
-        s1[0] = 2.0 * A * (1.0 - B * x)
-        s2[0] = 2.0 * B + A * A - B * B * x
+        t = 0.25 * x
+        P = taylor_sinc(t)
+        Q = taylor_s2(t)
+        rodrigues_double_angle(x, P, Q, s1, s2)
+        A = 0.5 * P
+        B = 0.25 * Q
+        D = 0.25 * taylor_s3(t)
         s3[0] = D + A * B + 0.5 * B - 0.5 * B * D * x
     else:
         # same S1, S2 as so3_exp (bit for bit); S3 = (1 - S1)/x loses under one ulp for a > 2
@@ -140,22 +105,6 @@ cdef inline void so3_vee(const real* K, real* v) noexcept nogil:
     v[0] = 0.5 * (K[7] - K[5])
     v[1] = 0.5 * (K[2] - K[6])
     v[2] = 0.5 * (K[3] - K[1])
-
-
-cdef inline void axis_matrix(const real* v, real alpha, real beta, real gamma,
-                             real* M) noexcept nogil:
-    """M = alpha 1 + beta [v]x + gamma v v^T (OUT: M[9])."""
-    cdef real bx = beta * v[0], by = beta * v[1], bz = beta * v[2]
-    cdef real gx = gamma * v[0], gy = gamma * v[1], gz = gamma * v[2]
-    M[0] = alpha + gx * v[0]
-    M[1] = gx * v[1] - bz
-    M[2] = gx * v[2] + by
-    M[3] = gy * v[0] + bz
-    M[4] = alpha + gy * v[1]
-    M[5] = gy * v[2] - bx
-    M[6] = gz * v[0] - by
-    M[7] = gz * v[1] + bx
-    M[8] = alpha + gz * v[2]
 
 
 cdef inline void so3_exp(const real* v, real* R) noexcept nogil:

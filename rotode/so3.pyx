@@ -19,6 +19,7 @@ import numpy as np
 from rotode._validation import as_float_array, batch_of, as_rotation_matrices
 from rotode._loops cimport apply_unary, jacobian_unary, unary_dual_kernel
 from rotode.dual cimport dual
+from rotode._rodrigues cimport so3_exp_rows, so3_exp_rows_isa, so3_exp_rows_set_simd
 from cython.parallel cimport prange
 
 
@@ -26,6 +27,8 @@ __all__ = ["hat", "vee", "exp", "log", "dexp", "dexp_inv", "exp_and_dexp", "coef
            "exp_jacobian", "dexp_jacobian", "dexp_inv_jacobian"]
 
 TWO_PI = 2.0 * np.pi
+# rows per parallel work item of so3.exp (72 kB of output)
+cdef Py_ssize_t EXP_CHUNK = 1024
 
 
 cdef object _jacobian(unary_dual_kernel f, object v, tuple out_trailing):
@@ -50,8 +53,8 @@ def _output(out, shape):
     return out
 
 
-def _vectors(v, name="v"):
-    return as_float_array(v, name, (3,))
+def _vectors(v, name="v", finite=True):
+    return as_float_array(v, name, (3,), finite=finite)
 
 
 def _inside_dexp_inv_domain(v):
@@ -81,14 +84,28 @@ def exp(v, out=None):
     v : array_like, shape (..., 3)
         Rotation vectors (axis times angle in radians).
     out : ndarray, shape (..., 3, 3), optional
-        C-contiguous float64 array to write into (no allocation); returned.
+        C-contiguous float64 array to write into (no allocation); returned.  Its contents are
+        unspecified if a ValueError is raised for non-finite ``v``.
+
+    Raises
+    ------
+    ValueError
+        If ``v`` does not have shape (..., 3), has NaN or infinite components, or a vector
+        longer than 1.34e154 (``|v|^2`` overflows); if ``out`` has the wrong shape or layout.
+    TypeError
+        If ``v`` is not a real numeric array.
 
     Notes
     -----
     ``R(v) = 1 + S1(a) [v]x + S2(a) [v]x^2``, ``S1 = sin(a)/a``, ``S2 = (1 - cos a)/a^2``,
     ``a = |v|``.  Coefficients come from Taylor polynomials for ``a <= 1``, the double-angle
-    identity ``R(v) = R(v/2)^2`` for ``1 < a <= 2`` and closed forms above (seed 002 sec. 2);
-    they agree with high-precision values to a few ulp.  Large batches run in parallel.
+    identity ``R(v) = R(v/2)^2`` for ``1 < a <= 2``, the same polynomials at the complement
+    ``pi/2 - a/2`` of the half angle for ``2 < a <= 4``, and the library sine and cosine
+    above (seed 002 sec. 2; rotode/_rodrigues.hpp); they agree with high-precision values to
+    a few ulp.  The batch loop has no branches, so the compiler vectorises it; on x86 an AVX2
+    build of it is chosen at run time when the CPU has AVX2.  Every row gets the same bits as
+    the scalar kernel ``so3_exp`` that Cython code can ``cimport``.  Large batches run in
+    parallel.
 
     Examples
     --------
@@ -99,15 +116,36 @@ def exp(v, out=None):
            [ 1.,  0.,  0.],
            [ 0.,  0.,  1.]])
     """
-    v = _vectors(v)
+    # finiteness is checked by the kernel itself, in the same pass (one read of v, not two)
+    v = _vectors(v, finite=False)
     cdef const double[:, ::1] vin = v.reshape(-1, 3)
     out = _output(out, batch_of(v, 1) + (3, 3))
     cdef double[:, ::1] R = out.reshape(-1, 9)
-    cdef Py_ssize_t i, n = vin.shape[0]
-    # inlined loop (not map_unary): so3.exp is the throughput-critical facade
-    for i in prange(n, nogil=True, schedule="static", use_threads_if=n >= 16384):
-        so3_exp(&vin[i, 0], &R[i, 0])
+    cdef Py_ssize_t n = vin.shape[0]
+    cdef Py_ssize_t chunks = (n + EXP_CHUNK - 1) // EXP_CHUNK
+    cdef Py_ssize_t c, start, bad = 0
+    # so3_exp_rows: branch-free blocks, vectorised (AVX2 where the CPU has it); same bits as
+    # the scalar kernel so3_exp
+    for c in prange(chunks, nogil=True, schedule="static", use_threads_if=n >= 16384):
+        start = c * EXP_CHUNK
+        if not so3_exp_rows(&vin[start, 0], &R[start, 0], min(EXP_CHUNK, n - start)):
+            bad += 1
+    if bad:
+        if not np.isfinite(v).all():
+            raise ValueError("`v` must contain only finite values (no NaN or inf)")
+        raise ValueError("`v` must have |v| < 1.34e154 (|v|^2 overflows); largest component "
+                         f"magnitude {float(np.max(np.abs(v)))!r}")
     return out
+
+
+def _exp_rows_isa(allow_simd=None):
+    """The instruction set ``so3.exp`` runs on ("avx2" or "portable"); for tests.
+
+    ``allow_simd=False`` forces the portable loop, ``True`` restores the default.
+    """
+    if allow_simd is not None:
+        so3_exp_rows_set_simd(1 if allow_simd else 0)
+    return so3_exp_rows_isa().decode()
 
 
 def log(R):

@@ -63,6 +63,47 @@ def test_coefficients_within_4_ulp_of_mpmath(index, name):
     assert ulps.max() <= 4.0, f"{name}: {ulps.max():.2f} ulp at a = {a[worst]!r}"
 
 
+@pytest.mark.parametrize("index,name", [(0, "S1"), (1, "S2"), (2, "S3"), (3, "C")])
+def test_coefficients_beyond_a_half_turn_within_4_ulp_of_mpmath(index, name):
+    # pi < a <= 6: the complement range (x <= 16), its threshold a = 4, and the library range
+    a = np.concatenate([np.linspace(PI, 6.0, 801), [4 * (1 - 1e-12), 4.0, 4 * (1 + 1e-12)]])
+    a = np.unique(a[np.sqrt(a * a) == a])  # angles the kernels see exactly
+    got = so3.coefficients(a)[index]
+    exact = [_mp_coefficients(x)[index] for x in a]
+    ulps = _ulp_error(got, exact)
+    worst = int(np.argmax(ulps))
+    assert ulps.max() <= 4.0, f"{name}: {ulps.max():.2f} ulp at a = {a[worst]!r}"
+
+
+def _vectors_in_every_range(rng):
+    # around the thresholds a = 1, 2, 4 of the four ranges, 0, tiny, large, and random angles
+    angles = np.concatenate([
+        [0.0, 1e-300, 1e-8, PI, 2 * PI, 10.0, 1e3],
+        [t * (1 + s * 1e-15) for t in (1.0, 2.0, 4.0) for s in (-1, 0, 1)],
+        rng.uniform(0.0, 6.0, 3000)])
+    d = rng.normal(size=(angles.size, 3))
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    return d * angles[:, None]
+
+
+@pytest.mark.parametrize("simd", [True, False])
+def test_batch_exp_is_the_scalar_kernel_bit_for_bit(simd, rng):
+    # so3.exp runs the branch-free block loop of _rodrigues.hpp (AVX2 clone or portable);
+    # exp_and_dexp runs the branching scalar kernels: the bits must agree in every range
+    v = _vectors_in_every_range(rng)
+    R_scalar, _ = so3.exp_and_dexp(v)
+    try:
+        isa = so3._exp_rows_isa(allow_simd=simd)
+        assert isa in (("avx2", "portable") if simd else ("portable",))
+        np.testing.assert_array_equal(so3.exp(v), R_scalar)
+        for n in (1, 63, 64, 65, 1025):  # partial blocks and chunks
+            np.testing.assert_array_equal(so3.exp(v[:n]), R_scalar[:n])
+        big = np.tile(v, (7, 1))  # > 16384 rows: the threaded path
+        np.testing.assert_array_equal(so3.exp(big), np.tile(R_scalar, (7, 1, 1)))
+    finally:
+        so3._exp_rows_isa(allow_simd=True)
+
+
 def test_matrices_use_the_coefficients():
     # so3.exp/dexp/dexp_inv of a vector along z expose the coefficients exactly
     a = _grid()[1:]
@@ -178,7 +219,8 @@ JACOBIANS = [
 @pytest.mark.parametrize("jac,fun", JACOBIANS)
 def test_dual_jacobians_match_finite_differences(jac, fun, rng):
     vs = np.concatenate([np.zeros((1, 3)), [[1e-8, 0, 0]], rng.normal(size=(20, 3)),
-                         [[0.0, 0.0, 2.0], [0.9, 0.0, 0.0], [0, 0, PI - 1e-3]]])
+                         [[0.0, 0.0, 2.0], [0.9, 0.0, 0.0], [0, 0, PI - 1e-3],
+                          [0.0, 3.0, 3.0], [4.5, 0.0, 1.0]]])
     vs[2:22] *= 2.5 / np.linalg.norm(vs[2:22], axis=1, keepdims=True) * rng.uniform(
         0.05, 1, (20, 1))
     for v in vs:
@@ -252,6 +294,14 @@ def test_non_finite_is_rejected():
         so3.exp([np.nan, 0, 0])
     with pytest.raises(ValueError, match="`v` must contain only finite values"):
         so3.dexp([[0, 0, 0], [np.inf, 0, 0]])
+    # so3.exp checks in its kernel pass: any row of a large batch, and |v|^2 overflow
+    v = np.zeros((50000, 3))
+    v[37777, 1] = -np.inf
+    with pytest.raises(ValueError, match="`v` must contain only finite values"):
+        so3.exp(v)
+    with pytest.raises(ValueError, match=r"`v` must have \|v\| < 1.34e154 .* 1e\+200"):
+        so3.exp([[0, 0, 1.0], [0, 1e200, 0]])
+    np.testing.assert_allclose(np.linalg.det(so3.exp([1e150, 0, 0])), 1.0, atol=1e-15)
 
 
 def test_wrong_dtype_is_rejected():

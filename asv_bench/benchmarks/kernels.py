@@ -15,9 +15,21 @@ class So3Exp:
 
     def setup(self, n):
         self.v = rotation_vectors(n)
+        self.out = np.empty((n, 3, 3))
 
     def time_rotode_exp(self, n):
         so3.exp(self.v)
+
+    def time_rotode_exp_into_out(self, n):
+        so3.exp(self.v, out=self.out)
+
+    def time_rotode_exp_portable(self, n):
+        # the loop without the AVX2 clone, as on CPUs (or builds) that lack it
+        so3._exp_rows_isa(allow_simd=False)
+        try:
+            so3.exp(self.v)
+        finally:
+            so3._exp_rows_isa(allow_simd=True)
 
     def time_scipy_from_rotvec_as_matrix(self, n):
         Rotation.from_rotvec(self.v).as_matrix()

@@ -1,0 +1,245 @@
+// Rodrigues' formula R(v) = cos(a) 1 + S1 [v]x + S2 v v^T, a = |v|, x = a^2, with
+// S1 = sin(a)/a and S2 = (1 - cos a)/a^2, for rotode/so3.pxd and rotode/quaternion.pxd.
+//
+// Seed 002 sec. 2 and ../shared/notes/exponential-coordinates.md: the coefficients are even
+// functions of a, so they are evaluated from x without a square root near 0.  Four ranges of x:
+//   x <= 1       Taylor polynomials in x (degree 9, first omitted term < 2**-60 relative);
+//   1 < x <= 4   the double-angle identity R(v) = R(v/2)^2 on the polynomials at x/4;
+//   4 < x <= 16  the half angle h = a/2 through its complement e = pi/2 - h (|e| <= 0.58, formed
+//                with pi/2 split into two doubles): sin h = cos e and cos h = sin e from the
+//                same two polynomials at e^2, so cos h keeps full relative precision as a -> pi;
+//   x > 16       the library sine and cosine of h.
+// All three polynomial ranges evaluate the same pair (sinc, s2) at one argument t <= 1, which is
+// what lets `so3_exp_rows` below run branch-free: it computes every range's combination and
+// selects, so the compiler vectorises the batch loop, and it gives the same bits as the
+// branching scalar code (same operations in the same order; tested).
+//
+// Everything is a template over the scalar type so that the double path and the dual-number
+// path (rotode/_dual.hpp, forward-mode Jacobians) are one source.
+#ifndef ROTODE_RODRIGUES_HPP
+#define ROTODE_RODRIGUES_HPP
+
+#include <cfloat>
+#include <cmath>
+#include <cstddef>
+
+#include "_dual.hpp"
+
+#if defined(__GNUC__)
+#define ROTODE_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ROTODE_ALWAYS_INLINE inline
+#endif
+
+// Runtime dispatch to an AVX2 clone of the batch loop on x86 (GCC and Clang); elsewhere only the
+// portable build exists.
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define ROTODE_X86_DISPATCH 1
+#endif
+
+namespace rotode {
+
+// pi/2 = PIO2_HI + PIO2_LO to about 2**-107 (Cody and Waite's argument reduction)
+const double PIO2_HI = 1.5707963267948966;
+const double PIO2_LO = 6.123233995736766e-17;
+
+// ---- Taylor polynomials in x = a^2 (valid for x <= 1) ---------------------------------------
+
+// cos(a), degree 9, truncation < 2**-60
+template <class T> ROTODE_ALWAYS_INLINE T taylor_cos(T x) {
+    return 1.0 - x * (0.5 - x * (0.041666666666666664 - x * (0.001388888888888889 - x * (
+        2.48015873015873e-05 - x * (2.755731922398589e-07 - x * (2.08767569878681e-09 - x * (
+            1.1470745597729725e-11 - x * (4.779477332387385e-14
+                                          - x * 1.5619206968586225e-16))))))));
+}
+
+// sin(a)/a = sum_k (-x)^k/(2k+1)!, k <= 9
+template <class T> ROTODE_ALWAYS_INLINE T taylor_sinc(T x) {
+    return 1.0 - x * (0.16666666666666666 - x * (0.008333333333333333 - x * (
+        0.0001984126984126984 - x * (2.7557319223985893e-06 - x * (
+            2.505210838544172e-08 - x * (1.6059043836821613e-10 - x * (
+                7.647163731819816e-13 - x * (2.8114572543455206e-15
+                                             - x * 8.22063524662433e-18))))))));
+}
+
+// (1 - cos a)/a^2 = sum_k (-x)^k/(2k+2)!, k <= 9
+template <class T> ROTODE_ALWAYS_INLINE T taylor_s2(T x) {
+    return 0.5 - x * (0.041666666666666664 - x * (0.001388888888888889 - x * (
+        2.48015873015873e-05 - x * (2.755731922398589e-07 - x * (2.08767569878681e-09 - x * (
+            1.1470745597729725e-11 - x * (4.779477332387385e-14 - x * (
+                1.5619206968586225e-16 - x * 4.110317623312165e-19))))))));
+}
+
+// (a - sin a)/a^3 = sum_k (-x)^k/(2k+3)!, k <= 9
+template <class T> ROTODE_ALWAYS_INLINE T taylor_s3(T x) {
+    return 0.16666666666666666 - x * (0.008333333333333333 - x * (0.0001984126984126984 - x * (
+        2.7557319223985893e-06 - x * (2.505210838544172e-08 - x * (
+            1.6059043836821613e-10 - x * (7.647163731819816e-13 - x * (
+                2.8114572543455206e-15 - x * (8.22063524662433e-18
+                                              - x * 1.9572941063391263e-20))))))));
+}
+
+// ---- the ranges of Rodrigues' coefficients --------------------------------------------------
+
+// 1 < x <= 4 from P = sinc, Q = s2 at x/4: with A = S1(a/2)/2 = P/2 and B = S2(a/2)/4 = Q/4,
+// R(v) = R(v/2)^2 gives S1 = 2A (1 - B x) and S2 = 2B + A^2 - B^2 x.
+template <class T>
+ROTODE_ALWAYS_INLINE void rodrigues_double_angle(T x, T P, T Q, T* s1, T* s2) {
+    T A = 0.5 * P;
+    T B = 0.25 * Q;
+    *s1 = 2.0 * A * (1.0 - B * x);
+    *s2 = 2.0 * B + A * A - B * B * x;
+}
+
+// e = pi/2 - a/2; PIO2_HI - a/2 is exact for 1 <= a/2 <= pi (Sterbenz)
+template <class T> ROTODE_ALWAYS_INLINE T half_angle_complement(T a) {
+    return (PIO2_HI - 0.5 * a) + PIO2_LO;
+}
+
+// 4 < x <= 16 from P = sinc, Q = s2 at t = e^2: sin(a/2) = cos e = 1 - t Q and
+// cos(a/2) = sin e = e P; S1 = 2 (sin(a/2)/a) cos(a/2), S2 = 2 (sin(a/2)/a)^2.
+template <class T>
+ROTODE_ALWAYS_INLINE void rodrigues_complement(T a, T e, T t, T P, T Q, T* s1, T* s2) {
+    T g = (1.0 - t * Q) / a;
+    *s1 = 2.0 * g * (e * P);
+    *s2 = 2.0 * g * g;  // 2 sin^2(a/2)/a^2: no cancellation
+}
+
+// x > 16 from the library sine and cosine of a/2
+template <class T> inline void rodrigues_large(T x, T* s1, T* s2) {
+    T a = sqrt(x);
+    T g = sin(0.5 * a) / a;
+    *s1 = 2.0 * g * cos(0.5 * a);
+    *s2 = 2.0 * g * g;
+}
+
+// S1(a), S2(a) from x = a^2 (OUT: s1, s2); for double and dual
+template <class T> inline void so3_exp_coefficients(T x, T* s1, T* s2) {
+    if (x <= 1.0) {
+        *s1 = taylor_sinc(x);
+        *s2 = taylor_s2(x);
+    } else if (x <= 4.0) {
+        T t = 0.25 * x;
+        rodrigues_double_angle(x, taylor_sinc(t), taylor_s2(t), s1, s2);
+    } else if (x <= 16.0) {
+        T a = sqrt(x);
+        T e = half_angle_complement(a);
+        T t = e * e;
+        rodrigues_complement(a, e, t, taylor_sinc(t), taylor_s2(t), s1, s2);
+    } else {
+        rodrigues_large(x, s1, s2);
+    }
+}
+
+// The same for x <= 16 without branches: every range's combination, then a selection (values
+// of the unselected ranges may be inf or NaN, e.g. at x = 0, and are discarded).
+ROTODE_ALWAYS_INLINE void rodrigues_select(double x, double* s1, double* s2) {
+    double a = std::sqrt(x);
+    double e = half_angle_complement(a);
+    bool small = x <= 1.0;
+    bool middle = x <= 4.0;
+    double t = small ? x : (middle ? 0.25 * x : e * e);
+    double P = taylor_sinc(t);
+    double Q = taylor_s2(t);
+    double d1, d2, c1, c2;
+    rodrigues_double_angle(x, P, Q, &d1, &d2);
+    rodrigues_complement(a, e, t, P, Q, &c1, &c2);
+    *s1 = small ? P : (middle ? d1 : c1);
+    *s2 = small ? Q : (middle ? d2 : c2);
+}
+
+// M = alpha 1 + beta [v]x + gamma v v^T (OUT: M[9], row-major)
+template <class T>
+ROTODE_ALWAYS_INLINE void axis_matrix(const T* v, T alpha, T beta, T gamma, T* M) {
+    T bx = beta * v[0], by = beta * v[1], bz = beta * v[2];
+    T gx = gamma * v[0], gy = gamma * v[1], gz = gamma * v[2];
+    M[0] = alpha + gx * v[0];
+    M[1] = gx * v[1] - bz;
+    M[2] = gx * v[2] + by;
+    M[3] = gy * v[0] + bz;
+    M[4] = alpha + gy * v[1];
+    M[5] = gy * v[2] - bx;
+    M[6] = gz * v[0] - by;
+    M[7] = gz * v[1] + bx;
+    M[8] = alpha + gz * v[2];
+}
+
+// ---- batch: R[i] = R(v[i]) for rows v (n, 3) -> R (n, 9) -------------------------------------
+
+const std::ptrdiff_t RODRIGUES_BLOCK = 64;
+
+// Blocks of rows: squared norms, coefficients (branch-free, vectorised), the rare x > 16 rows
+// by the library path, then the matrices.  Bit for bit the scalar so3_exp of rotode/so3.pxd.
+// Returns false when some x = |v|^2 is not finite (a NaN or infinite component, or
+// |v| > 1.34e154), so that the caller needs no separate pass over the input to validate it.
+ROTODE_ALWAYS_INLINE bool so3_exp_rows_body(const double* v, double* R, std::ptrdiff_t n) {
+    double x[RODRIGUES_BLOCK], s1[RODRIGUES_BLOCK], s2[RODRIGUES_BLOCK];
+    int finite = 1;
+    for (std::ptrdiff_t start = 0; start < n; start += RODRIGUES_BLOCK) {
+        std::ptrdiff_t m = n - start < RODRIGUES_BLOCK ? n - start : RODRIGUES_BLOCK;
+        const double* vb = v + 3 * start;
+        double* Rb = R + 9 * start;
+        bool large = false;
+        for (std::ptrdiff_t j = 0; j < m; ++j) {
+            x[j] = vb[3 * j] * vb[3 * j] + vb[3 * j + 1] * vb[3 * j + 1]
+                   + vb[3 * j + 2] * vb[3 * j + 2];
+        }
+        for (std::ptrdiff_t j = 0; j < m; ++j) {
+            rodrigues_select(x[j], &s1[j], &s2[j]);
+        }
+        for (std::ptrdiff_t j = 0; j < m; ++j) {
+            large |= x[j] > 16.0;
+            finite &= x[j] <= DBL_MAX;  // false for NaN and inf
+        }
+        if (large) {
+            for (std::ptrdiff_t j = 0; j < m; ++j) {
+                if (x[j] > 16.0) rodrigues_large(x[j], &s1[j], &s2[j]);
+            }
+        }
+        for (std::ptrdiff_t j = 0; j < m; ++j) {
+            axis_matrix(vb + 3 * j, 1.0 - s2[j] * x[j], s1[j], s2[j], Rb + 9 * j);
+        }
+    }
+    return finite != 0;
+}
+
+static bool so3_exp_rows_portable(const double* v, double* R, std::ptrdiff_t n) {
+    return so3_exp_rows_body(v, R, n);
+}
+
+#ifdef ROTODE_X86_DISPATCH
+__attribute__((target("avx2"))) static bool so3_exp_rows_avx2(const double* v, double* R,
+                                                                std::ptrdiff_t n) {
+    return so3_exp_rows_body(v, R, n);
+}
+#endif
+
+// 1: the AVX2 clone when the CPU has it (default); 0: the portable loop (for tests)
+inline int& so3_exp_rows_allow_simd() {
+    static int allow = 1;
+    return allow;
+}
+
+inline void so3_exp_rows_set_simd(int allow) { so3_exp_rows_allow_simd() = allow; }
+
+// the instruction set the next call of so3_exp_rows uses: "avx2" or "portable"
+inline const char* so3_exp_rows_isa() {
+#ifdef ROTODE_X86_DISPATCH
+    static const bool has_avx2 = __builtin_cpu_supports("avx2");
+    if (has_avx2 && so3_exp_rows_allow_simd()) return "avx2";
+#endif
+    return "portable";
+}
+
+// R(v) of n rows (v: n x 3, R: n x 9, C order); false if some |v|^2 is not finite
+inline bool so3_exp_rows(const double* v, double* R, std::ptrdiff_t n) {
+#ifdef ROTODE_X86_DISPATCH
+    static const bool has_avx2 = __builtin_cpu_supports("avx2");
+    if (has_avx2 && so3_exp_rows_allow_simd()) return so3_exp_rows_avx2(v, R, n);
+#endif
+    return so3_exp_rows_portable(v, R, n);
+}
+
+}  // namespace rotode
+
+#endif  // ROTODE_RODRIGUES_HPP

@@ -1,0 +1,30 @@
+# Declarations of rotode/_rodrigues.hpp: the Taylor polynomials of the sine family, Rodrigues'
+# coefficients S1 = sin(a)/a, S2 = (1 - cos a)/a^2 from x = a^2, the matrix
+# alpha 1 + beta [v]x + gamma v v^T, and the vectorised batch R(v) of many rows.
+#
+# They live in C++ so that one source serves the scalar kernels (double and dual, through the
+# overloads below) and the batch loop, which is compiled twice (portable and AVX2) and chosen at
+# run time; Cython cannot attach a target instruction set to a function.
+from rotode.dual cimport dual
+
+cdef extern from "_rodrigues.hpp" namespace "rotode" nogil:
+    double taylor_cos(double x)
+    dual taylor_cos(dual x)
+    double taylor_sinc(double x)
+    dual taylor_sinc(dual x)
+    double taylor_s2(double x)
+    dual taylor_s2(dual x)
+    double taylor_s3(double x)
+    dual taylor_s3(dual x)
+
+    void rodrigues_double_angle(double x, double P, double Q, double* s1, double* s2)
+    void rodrigues_double_angle(dual x, dual P, dual Q, dual* s1, dual* s2)
+    void so3_exp_coefficients(double x, double* s1, double* s2)
+    void so3_exp_coefficients(dual x, dual* s1, dual* s2)
+
+    void axis_matrix(const double* v, double alpha, double beta, double gamma, double* M)
+    void axis_matrix(const dual* v, dual alpha, dual beta, dual gamma, dual* M)
+
+    bint so3_exp_rows(const double* v, double* R, Py_ssize_t n)
+    const char* so3_exp_rows_isa()
+    void so3_exp_rows_set_simd(int allow)
