@@ -487,13 +487,18 @@ cdef class _Body(RightHandSide):
         return self._invariants(y)[1]
 
 
+cdef inline int _body_torque(_Body body, double t, const real* q, const real* w, real* tau):
+    """The body's torque in the scalar type of the evaluation (value, or dual for .jac)."""
+    if real is double:
+        return body.torque_value(t, q, w, tau)
+    else:
+        return body.torque_dual(t, q, w, tau)
+
+
 cdef int _rigid_body(RigidBody self, double t, const real* y, real* dy):
     cdef real tau[3]
     cdef int status
-    if real is double:
-        status = self.torque_value(t, y, &y[4], tau)
-    else:
-        status = self.torque_dual(t, y, &y[4], tau)
+    status = _body_torque(self, t, y, &y[4], tau)
     if status != 0:
         return status
     rigid_body_rhs(y, tau, self._I, self._Iinv, self.norm_gain, self.gyroscopic, dy)
@@ -566,10 +571,7 @@ cdef int _expcoord_rigid_body(ExpCoordRigidBody self, double t, const real* y, r
     cdef real q[4]
     cdef int status
     _expcoord_orientation(self._base, y, q)
-    if real is double:
-        status = self.torque_value(t, q, &y[3], tau)
-    else:
-        status = self.torque_dual(t, q, &y[3], tau)
+    status = _body_torque(self, t, q, &y[3], tau)
     if status != 0:
         return status
     expcoord_rigid_body_rhs(y, tau, self._I, self._Iinv, dy)
@@ -636,10 +638,7 @@ cdef int _second_order(QuaternionSecondOrder self, double t, const real* y, real
     cdef real w[3]
     cdef int status
     quaternion_velocity(y, &y[4], w)
-    if real is double:
-        status = self.torque_value(t, y, w, tau)
-    else:
-        status = self.torque_dual(t, y, w, tau)
+    status = _body_torque(self, t, y, w, tau)
     if status != 0:
         return status
     quaternion_second_order_rhs(y, tau, self._I, self._Iinv, dy)
@@ -689,10 +688,7 @@ cdef int _euler_xyz(EulerAnglesXYZ self, double t, const real* y, real* dy):
     cdef real q[4]
     cdef int status
     euler_xyz_to_quat(y, q)
-    if real is double:
-        status = self.torque_value(t, q, &y[3], tau)
-    else:
-        status = self.torque_dual(t, q, &y[3], tau)
+    status = _body_torque(self, t, q, &y[3], tau)
     if status != 0:
         return status
     status = euler_xyz_rates(y, &y[3], dy)
@@ -735,10 +731,7 @@ cdef int _rotation_matrix(RotationMatrix self, double t, const real* y, real* dy
     cdef real q[4]
     cdef int status
     quat_from_matrix(y, q)
-    if real is double:
-        status = self.torque_value(t, q, &y[9], tau)
-    else:
-        status = self.torque_dual(t, q, &y[9], tau)
+    status = _body_torque(self, t, q, &y[9], tau)
     if status != 0:
         return status
     rotation_matrix_rhs(y, &y[9], dy)
