@@ -1,12 +1,16 @@
 # Vectorised drivers (layer 3 helpers): apply a per-element kernel over a batch of rows with
 # the GIL released, in parallel (OpenMP) for large batches.  Results do not depend on the
-# number of threads: every row is computed by the same kernel independently.
+# number of threads: every row is computed by the same kernel independently.  Every parallel
+# loop of rotode takes its thread count from `thread_count` or `use_threads` (fork safety).
 from rotode.dual cimport dual
 
 ctypedef void (*unary_kernel)(const double*, double*) noexcept nogil
 ctypedef void (*binary_kernel)(const double*, const double*, double*) noexcept nogil
 ctypedef void (*unary_dual_kernel)(const dual*, dual*) noexcept nogil
 
+
+cdef int thread_count(int requested) noexcept nogil
+cdef bint use_threads(Py_ssize_t n) noexcept nogil
 
 cdef void map_unary(unary_kernel f, const double[:, ::1] x, double[:, ::1] out) noexcept nogil
 cdef void map_binary(binary_kernel f, const double[:, ::1] a, const double[:, ::1] b,

@@ -1,4 +1,6 @@
 """Vectorised drivers shared by the kernel facades (see _loops.pxd)."""
+import os
+
 import numpy as np
 
 from cython.parallel cimport prange
@@ -8,11 +10,50 @@ from rotode.dual cimport dual, seed_duals
 # Batches at least this long are split over OpenMP threads.
 cdef Py_ssize_t PARALLEL_MIN_ROWS = 1 << 14
 
+# GNU OpenMP (libgomp) cannot start a team of threads in a process forked from one in which it
+# had started a team: the child inherits the record of a thread pool whose threads do not exist
+# and waits for them forever.  Every parallel loop of rotode asks `thread_count`/`use_threads`
+# first; in such a child they answer "one thread", so the work runs serially instead of hanging
+# (multiprocessing's "fork" start method, asv's forked benchmark processes, ...).
+cdef bint _teams_started = False
+cdef bint _forked_after_teams = False
+
+
+def _after_fork_in_child():
+    global _forked_after_teams
+    _forked_after_teams = _forked_after_teams or _teams_started
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def threads_available():
+    """False in a process forked after rotode ran threads (rotode then runs serially)."""
+    return not _forked_after_teams
+
+
+cdef int thread_count(int requested) noexcept nogil:
+    """The number of threads a parallel loop asking for ``requested`` may use (>= 1)."""
+    global _teams_started
+    if requested <= 1 or _forked_after_teams:
+        return 1
+    _teams_started = True
+    return requested
+
+
+cdef bint use_threads(Py_ssize_t n) noexcept nogil:
+    """Whether a batch of ``n`` rows runs on the default team of threads."""
+    global _teams_started
+    if n < PARALLEL_MIN_ROWS or _forked_after_teams:
+        return False
+    _teams_started = True
+    return True
+
 
 cdef void map_unary(unary_kernel f, const double[:, ::1] x, double[:, ::1] out) noexcept nogil:
     """out[i] = f(x[i]) for every row i (OUT: out)."""
     cdef Py_ssize_t i, n = x.shape[0]
-    for i in prange(n, schedule="static", use_threads_if=n >= PARALLEL_MIN_ROWS):
+    for i in prange(n, schedule="static", use_threads_if=use_threads(n)):
         f(&x[i, 0], &out[i, 0])
 
 
@@ -20,7 +61,7 @@ cdef void map_binary(binary_kernel f, const double[:, ::1] a, const double[:, ::
                      double[:, ::1] out) noexcept nogil:
     """out[i] = f(a[i], b[i]) for every row i (OUT: out)."""
     cdef Py_ssize_t i, n = a.shape[0]
-    for i in prange(n, schedule="static", use_threads_if=n >= PARALLEL_MIN_ROWS):
+    for i in prange(n, schedule="static", use_threads_if=use_threads(n)):
         f(&a[i, 0], &b[i, 0], &out[i, 0])
 
 
@@ -48,7 +89,7 @@ def all_finite(const double[::1] x):
     """True when every element of a contiguous float64 buffer is finite (no temporaries)."""
     cdef Py_ssize_t i, n = x.shape[0]
     cdef int bad = 0
-    for i in prange(n, nogil=True, schedule="static", use_threads_if=n >= PARALLEL_MIN_ROWS):
+    for i in prange(n, nogil=True, schedule="static", use_threads_if=use_threads(n)):
         if not (x[i] - x[i] == 0.0):  # false exactly for NaN and +-inf
             bad += 1
     return bad == 0

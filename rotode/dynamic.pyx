@@ -53,6 +53,7 @@ from cpython.ref cimport PyObject
 from cython.parallel cimport prange
 from libc.math cimport sqrt, NAN
 from libc.stdlib cimport malloc, free
+from rotode._loops cimport thread_count
 from rotode.quaternion cimport quat_rotate
 from rotode.rhs cimport RigidBody
 
@@ -525,7 +526,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     cdef int[::1] stv = status
     cdef const Py_ssize_t* savep = &sv[0] if m else NULL
     cdef bint shared = nmod == 1
-    cdef int nthreads = workers
+    cdef int nthreads = thread_count(workers)
     cdef Py_ssize_t nb = N
     try:
         for b_ in range(nmod):

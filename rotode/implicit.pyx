@@ -26,6 +26,7 @@ from cython.parallel cimport prange
 from libc.stdlib cimport malloc, free
 from libc.math cimport sqrt, isfinite, NAN
 
+from rotode._loops cimport thread_count
 from rotode.dual cimport dual, seed_duals
 from rotode.rhs cimport RigidBody
 from rotode.torque cimport Torque, Gravity, Constant
@@ -269,7 +270,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     o.max_iter = max_iter
     o.max_substeps = max_substeps
     o.bound = bound
-    cdef int nthreads = workers
+    cdef int nthreads = thread_count(workers)
     cdef ImplicitBody* bd = <ImplicitBody*>malloc(max(N, 1) * sizeof(ImplicitBody))
     cdef ImplicitCounters* cn = <ImplicitCounters*>malloc(max(N, 1) * sizeof(ImplicitCounters))
     cdef PyObject** tq = <PyObject**>malloc(max(N, 1) * sizeof(PyObject*))

@@ -25,6 +25,7 @@ from rotode._validation import as_step_grid, as_workers
 
 from cython.parallel cimport prange
 from libc.math cimport NAN, floor
+from rotode._loops cimport thread_count
 from rotode.omega cimport AngularVelocity
 from rotode.quaternion cimport quat_rotate, quat_conj
 from rotode.rhs cimport FRAME_BODY, FRAME_WORLD, quaternion_kinematics_rhs
@@ -522,7 +523,7 @@ def run(method, model, y0, t, save, options, workers=1):
     d.fail_t = fail_t
     d.fail_angle = fail_angle
     cdef Py_ssize_t i, nb = N
-    cdef int nw = int(workers)
+    cdef int nw = thread_count(int(workers))
     if nw == 1 or nb < 2:
         with nogil:
             for i in range(nb):

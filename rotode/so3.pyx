@@ -17,7 +17,7 @@ References
 import numpy as np
 
 from rotode._validation import as_float_array, batch_of, as_rotation_matrices
-from rotode._loops cimport apply_unary, jacobian_unary, unary_dual_kernel
+from rotode._loops cimport apply_unary, jacobian_unary, unary_dual_kernel, use_threads
 from rotode.dual cimport dual
 from rotode._rodrigues cimport so3_exp_rows, so3_exp_rows_isa, so3_exp_rows_set_simd
 from cython.parallel cimport prange
@@ -126,7 +126,7 @@ def exp(v, out=None):
     cdef Py_ssize_t c, start, bad = 0
     # so3_exp_rows: branch-free blocks, vectorised (AVX2 where the CPU has it); same bits as
     # the scalar kernel so3_exp
-    for c in prange(chunks, nogil=True, schedule="static", use_threads_if=n >= 16384):
+    for c in prange(chunks, nogil=True, schedule="static", use_threads_if=use_threads(n)):
         start = c * EXP_CHUNK
         if not so3_exp_rows(&vin[start, 0], &R[start, 0], min(EXP_CHUNK, n - start)):
             bad += 1
@@ -203,7 +203,7 @@ def exp_and_dexp(v):
     cdef double[:, ::1] Rv = R.reshape(-1, 9)
     cdef double[:, ::1] Tv = T.reshape(-1, 9)
     cdef Py_ssize_t i, n = vin.shape[0]
-    for i in prange(n, nogil=True, schedule="static", use_threads_if=n >= 16384):
+    for i in prange(n, nogil=True, schedule="static", use_threads_if=use_threads(n)):
         so3_exp_and_dexp(&vin[i, 0], &Rv[i, 0], &Tv[i, 0])
     return R, T
 
