@@ -40,6 +40,10 @@ torque_start : {"hold", "evaluate"}
     single low-order start-up step limits the global order to 2 with "hold".
 force, mass : callable F(t, x, v) -> (3,) or array (3,), float
     rkn4 only: world force on the centre of mass; the state gains [x, v] (13 columns).
+qdot0 : array_like, shape (N, 4) or (4,)
+    rkn4 only: the initial q' (default 1/2 q0 * w0).  The state [q, w] keeps only the part of
+    q' that is a rate (w = 2 vec(conj(q) q')/|q|^2); a run continued from the final
+    ``stats["qdot"]`` of another is the same as one run over both grids, bit for bit.
 """
 from fractions import Fraction
 
@@ -198,9 +202,13 @@ cdef inline void _store(const RunCfg* cfg, const double* z, double* yo,
 
 cdef int _run_body(const RunCfg* cfg, const BodyCtx* tmpl, const ForceCtx* ftmpl,
                    const double* t, Py_ssize_t n, const Py_ssize_t* save, Py_ssize_t m,
-                   const double* y0, double* yout, double* wout, long* nfev,
-                   long* nfev_force) noexcept nogil:
-    """Advance one body over the grid; returns its status (OUT: yout[m*k], wout[m*3], nfev)."""
+                   const double* y0, const double* qdot0, double* yout, double* wout,
+                   double* qdot, long* nfev, long* nfev_force) noexcept nogil:
+    """Advance one body over the grid; returns its status.
+
+    rkn4: ``qdot0`` (NULL: 1/2 q0 w0) is the initial q' and ``qdot`` (if not NULL) receives
+    the final one (NaN after a failure).  OUT: yout[m*k], wout[m*3], qdot[4], nfev.
+    """
     cdef BodyCtx b = tmpl[0]
     cdef ForceCtx f = ftmpl[0]
     cdef double z[14]
@@ -229,7 +237,11 @@ cdef int _run_body(const RunCfg* cfg, const BodyCtx* tmpl, const ForceCtx* ftmpl
     # initial state
     for c in range(4):
         z[c] = y0[c]
-    _set_w(cfg, z, &y0[4])
+    if rkn and qdot0 != NULL:
+        for c in range(4):
+            z[4 + c] = qdot0[c]
+    else:
+        _set_w(cfg, z, &y0[4])
     if cfg.k == 13:
         for c in range(6):
             z[8 + c] = y0[7 + c]
@@ -322,6 +334,9 @@ cdef int _run_body(const RunCfg* cfg, const BodyCtx* tmpl, const ForceCtx* ftmpl
         for c in range(3):
             wout[3 * j + c] = NAN
         j += 1
+    if rkn and qdot != NULL:
+        for c in range(4):
+            qdot[c] = z[4 + c] if st == STEP_OK else NAN
     nfev[0] = b.nfev
     nfev_force[0] = f.nfev
     return st
@@ -395,7 +410,8 @@ def run(method, model, y0, t, save, options=None, workers=1):
     stats : dict
         ``n_steps`` (method steps per body, sub-steps included), ``n_main_steps``,
         ``nfev`` (torque evaluations per body), ``nfev_force`` (rkn4 with force), ``status``
-        (0 ok, 2 the state became non-finite: those states are NaN) and ``message``.
+        (0 ok, 2 the state became non-finite: those states are NaN), ``message``, and for
+        rkn4 ``qdot`` (N, 4), the final q' of each body (see the option ``qdot0``).
 
     Notes
     -----
@@ -413,8 +429,11 @@ def run(method, model, y0, t, save, options=None, workers=1):
     start = opts.pop("torque_start", None)
     force = opts.pop("force", None)
     mass = opts.pop("mass", None)
+    qdot0 = opts.pop("qdot0", None)
     if opts:
         raise TypeError(f"unknown option(s) for method {method!r}: {sorted(opts)}")
+    if qdot0 is not None and method != "rkn4":
+        raise TypeError(f"option `qdot0` is only accepted by 'rkn4', not {method!r}")
     if normalize and method in _LIE:
         raise TypeError(f"option `normalize` is not accepted by the Lie-group method "
                         f"{method!r} (it keeps |q| = 1 by construction)")
@@ -455,6 +474,12 @@ def run(method, model, y0, t, save, options=None, workers=1):
         extra = " (with `force`: [q, w, x, v])" if k == 13 else ""
         raise ValueError(f"`y0` must have shape (N, {k}){extra}, got {y0.shape}")
     N = y0.shape[0]
+    if qdot0 is not None:
+        qdot0 = as_float_array(qdot0, "qdot0", (4,))
+        if qdot0.shape not in ((4,), (N, 4)):
+            raise ValueError(f"option `qdot0` must have shape (4,) or (N, 4) = ({N}, 4), got "
+                             f"{qdot0.shape}")
+        qdot0 = np.ascontiguousarray(np.broadcast_to(qdot0, (N, 4)))
     n2 = np.einsum("ij,ij->i", y0[:, :4], y0[:, :4])
     if np.any(~(n2 > 1e-300)):
         raise ValueError("`y0` quaternion parts must be nonzero")
@@ -516,6 +541,10 @@ def run(method, model, y0, t, save, options=None, workers=1):
     nfev = np.zeros(N, dtype=np.int64)
     nfevf = np.zeros(N, dtype=np.int64)
     status = np.zeros(N, dtype=np.intc)
+    qdot = np.empty((N, 4))
+    cdef double[:, ::1] qdv = qdot
+    cdef const double[:, ::1] qd0v = qdot0 if qdot0 is not None else np.empty((0, 4))
+    cdef bint has_qdot0 = qdot0 is not None
     cdef const double[:, ::1] y0v = y0
     cdef const double[::1] tv = t
     cdef const Py_ssize_t[::1] sv = save
@@ -534,8 +563,9 @@ def run(method, model, y0, t, save, options=None, workers=1):
         if nb:
             for b_ in prange(nb, nogil=True, schedule="static", num_threads=nthreads):
                 stv[b_] = _run_body(&cfg, &ctx[0 if shared else b_], &fctx, &tv[0], n, savep,
-                                    m, &y0v[b_, 0], &yv[b_, 0, 0] if m else NULL,
-                                    &wv[b_, 0, 0] if m else NULL, &nv[b_], &nfv[b_])
+                                    m, &y0v[b_, 0], &qd0v[b_, 0] if has_qdot0 else NULL,
+                                    &yv[b_, 0, 0] if m else NULL, &wv[b_, 0, 0] if m else NULL,
+                                    &qdv[b_, 0], &nv[b_], &nfv[b_])
     finally:
         free(ctx)
 
@@ -543,6 +573,8 @@ def run(method, model, y0, t, save, options=None, workers=1):
              "nfev": int(nfev.max()) if N else 0, "status": 0, "message": "success"}
     if fsrc is not None:
         stats["nfev_force"] = int(nfevf.max()) if N else 0
+    if method == "rkn4":
+        stats["qdot"] = qdot
     if np.any(status == STEP_SOURCE_ERROR):
         sources = [mdl.torque for mdl in models] + [fsrc]
         for src in sources:

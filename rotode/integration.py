@@ -336,5 +336,7 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, frame=None, t_eval=No
                                      _as_workers(workers))
     if single:
         y_out, w_out = y_out[0], w_out[0]
+        if "qdot" in stats:  # rkn4's final q'
+            stats["qdot"] = stats["qdot"][0]
     return IntegrationResult(grid[save], y_out, w_out, stats, name)
 

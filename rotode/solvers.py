@@ -107,17 +107,23 @@ class _NativeSolver(OdeSolver):
         self._k = 0
         self._y_old = None
         self._t_old_step = None
+        self._qdot = None  # rkn4: the q' carried from the previous step
 
     def _step_impl(self):
         k = self._k
         grid = np.ascontiguousarray(self._grid[k:k + 2])
         if self._recover is not None:
             self._recover.q = self.y.copy()
+        options = dict(self._options)
+        if self._qdot is not None:
+            options["qdot0"] = self._qdot
         y_out, _, stats = self._runner.run(self._method, self._model,
                                            np.ascontiguousarray(self.y[None, :]), grid,
-                                           np.array([1], dtype=np.intp), dict(self._options), 1)
+                                           np.array([1], dtype=np.intp), options, 1)
         if stats.get("status", 0) != 0:
             return False, stats.get("message", "the step failed")
+        if "qdot" in stats:
+            self._qdot = stats["qdot"]
         self._y_old, self._t_old_step = self.y, self.t
         self._k = k + 1
         self.t = float(grid[1])

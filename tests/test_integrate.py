@@ -109,6 +109,41 @@ def test_rigid_body_result_matches_exact_solution():
     assert err.max() < 1e-9
 
 
+def test_rkn4_continued_from_its_final_qdot_is_one_run():
+    from rotode import dynamic
+
+    body = rotode.RigidBody(T_HANDLE, torque=rotode.torque.Gravity(1.0, 1.0, [0, 0, 0.2]))
+    t = np.arange(201) * 0.01
+    y0 = np.array([Y0_BODY])
+
+    def run(grid, start, **options):
+        y, _, stats = dynamic.run("rkn4", body, start, grid, [len(grid) - 1], options)
+        return y[:, -1], stats["qdot"]
+
+    whole, _ = run(t, y0)
+    half, qdot = run(t[:101], y0)
+    np.testing.assert_array_equal(run(t[100:], half, qdot0=qdot)[0], whole)
+    # restarting from [q, w] alone loses the radial part q.q' of the carried q'
+    assert not np.array_equal(run(t[100:], half)[0], whole)
+    # the default q' is 1/2 q0 w0
+    qdot0 = 0.5 * rotode.quaternion.multiply(y0[0, :4], np.concatenate([[0.0], y0[0, 4:]]))
+    np.testing.assert_array_equal(run(t, y0, qdot0=qdot0)[0], whole)
+    res = rotode.integrate(body, (0, 1), Y0_BODY, method="rkn4", dt=0.01)
+    assert res.stats["qdot"].shape == (4,)
+
+
+@pytest.mark.parametrize("options, error, match", [
+    (dict(method="rk4", qdot0=[0.0, 0, 0, 0]), TypeError, "only accepted by 'rkn4'"),
+    (dict(method="rkn4", qdot0=[0.0, 0, 0]), ValueError, "qdot0"),
+    (dict(method="rkn4", qdot0=[[0.0, 0, 0, 0]] * 2), ValueError, r"\(4,\) or \(N, 4\)"),
+    (dict(method="rkn4", qdot0=[np.nan, 0, 0, 0]), ValueError, "finite"),
+])
+def test_rkn4_qdot0_is_checked(options, error, match):
+    body = rotode.RigidBody(T_HANDLE)
+    with pytest.raises(error, match=match):
+        rotode.integrate(body, (0, 1), Y0_BODY, dt=0.1, **options)
+
+
 def test_rkn4_translation_state_is_exposed():
     res = rotode.integrate(rotode.RigidBody(T_HANDLE), (0, 1), Y0_BODY + [0, 0, 0, 1, 0, 0],
                            method="rkn4", dt=0.01, force=[0.0, 0.0, -9.81], mass=2.0)
@@ -186,12 +221,8 @@ def test_solver_class_equals_integrate_rigid_body(cls, method):
     sol = solve_ivp(body, (0, 2), Y0_BODY, method=cls, step=1 / 60)
     res = rotode.integrate(body, (0, 2), Y0_BODY, method=method, dt=1 / 60)
     np.testing.assert_array_equal(sol.t, res.t)
-    if method in ("rk4", "cg3"):
+    if method in ("rk4", "cg3", "rkn4"):  # RKN4 carries q' from step to step (qdot0)
         np.testing.assert_array_equal(sol.y.T, res.y)
-    elif method == "rkn4":
-        # rkn4 carries q' between steps; a restart rebuilds q' = 1/2 q w from the state, which
-        # differs from the carried q' by the method's own O(h^5) error per step
-        np.testing.assert_allclose(sol.y.T, res.y, rtol=0, atol=1e-6)
     else:
         # the implicit methods carry L_b = I w between steps: a restart changes the last bits
         np.testing.assert_allclose(sol.y.T, res.y, rtol=0, atol=1e-13)
