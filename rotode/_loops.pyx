@@ -95,6 +95,16 @@ def all_finite(const double[::1] x):
     return bad == 0
 
 
+def all_abs_below(const double[::1] x, double bound):
+    """True when every |x[i]| < bound (false for NaN), in one parallel pass."""
+    cdef Py_ssize_t i, n = x.shape[0]
+    cdef int bad = 0
+    for i in prange(n, nogil=True, schedule="static", use_threads_if=use_threads(n)):
+        if not (x[i] < bound and -x[i] < bound):
+            bad += 1
+    return bad == 0
+
+
 cdef object apply_unary(unary_kernel f, object x, int ndim_in, tuple out_trailing):
     """Apply ``f`` to each element of a C-contiguous float64 batch whose elements are its
     last ``ndim_in`` dimensions; returns a new array of shape batch + out_trailing."""

@@ -165,11 +165,21 @@ def exp(x):
     if last_dim(x) == 4:
         x = as_float_array(x, "x", (4,))
         out = apply_unary(quat_exp[double], x, 1, (4,))
-        if not np.isfinite(out).all():
-            raise ValueError("`x` real parts are too large: exp overflows")
-        return out
-    x = as_float_array(x, "x", (3,))
-    return apply_unary(quat_exp_pure[double], x, 1, (4,))
+    else:
+        x = as_float_array(x, "x", (3,))
+        out = apply_unary(quat_exp_pure[double], x, 1, (4,))
+    if not np.isfinite(out).all():
+        _reject_exp_argument(x)
+    return out
+
+
+def _reject_exp_argument(x):
+    """Raise for the finite ``x`` whose exponential is not finite."""
+    u = x[..., x.shape[x.ndim - 1] - 3:]  # (no negative indices: wraparound is off)
+    with np.errstate(over="ignore"):
+        if not np.isfinite(np.einsum("...i,...i->...", u, u)).all():
+            raise ValueError("`x` vector parts must have |u| < 1.34e154 (|u|^2 overflows)")
+    raise ValueError("`x` real parts are too large: exp overflows")
 
 
 def log(q):

@@ -17,6 +17,7 @@ References
 import numpy as np
 
 from rotode._validation import as_float_array, batch_of, as_rotation_matrices
+from rotode._loops import all_abs_below
 from rotode._loops cimport apply_unary, jacobian_unary, unary_dual_kernel, use_threads
 from rotode.dual cimport dual
 from rotode._rodrigues cimport so3_exp_rows, so3_exp_rows_isa, so3_exp_rows_set_simd
@@ -27,6 +28,8 @@ __all__ = ["hat", "vee", "exp", "log", "dexp", "dexp_inv", "exp_and_dexp", "coef
            "exp_jacobian", "dexp_jacobian", "dexp_inv_jacobian"]
 
 TWO_PI = 2.0 * np.pi
+# |v|^2 of a vector whose components are all below this is finite: sqrt(DBL_MAX / 3)
+COMPONENT_BOUND = 7.7e153
 # rows per parallel work item of so3.exp (72 kB of output)
 cdef Py_ssize_t EXP_CHUNK = 1024
 
@@ -53,8 +56,25 @@ def _output(out, shape):
     return out
 
 
-def _vectors(v, name="v", finite=True):
-    return as_float_array(v, name, (3,), finite=finite)
+def _vectors(v, name="v", rotation=True):
+    """``v`` as a float64 (..., 3) array; ``rotation``: finite, with ``|v|^2`` representable."""
+    if not rotation:
+        return as_float_array(v, name, (3,))
+    v = as_float_array(v, name, (3,), finite=False)
+    if not all_abs_below(v.reshape(-1), COMPONENT_BOUND):  # one pass; rare slow path below
+        _reject_rotation_vectors(v, name)
+    return v
+
+
+def _reject_rotation_vectors(v, name):
+    """Raise for non-finite ``v`` or ``|v|^2`` overflow (|v| >= 1.34e154)."""
+    if not np.isfinite(v).all():
+        raise ValueError(f"`{name}` must contain only finite values (no NaN or inf)")
+    with np.errstate(over="ignore"):
+        x = np.einsum("...i,...i->...", v, v)
+    if not np.isfinite(x).all():
+        raise ValueError(f"`{name}` must have |{name}| < 1.34e154 (|{name}|^2 overflows); "
+                         f"largest component magnitude {float(np.max(np.abs(v)))!r}")
 
 
 def _inside_dexp_inv_domain(v):
@@ -66,7 +86,7 @@ def _inside_dexp_inv_domain(v):
 
 def hat(v):
     """Cross-product matrices ``[v]x`` of vectors, (..., 3) -> (..., 3, 3): ``[v]x y = v x y``."""
-    v = _vectors(v)
+    v = _vectors(v, rotation=False)
     return apply_unary(so3_hat[double], v, 1, (3, 3))
 
 
@@ -117,7 +137,7 @@ def exp(v, out=None):
            [ 0.,  0.,  1.]])
     """
     # finiteness is checked by the kernel itself, in the same pass (one read of v, not two)
-    v = _vectors(v, finite=False)
+    v = as_float_array(v, "v", (3,), finite=False)
     cdef const double[:, ::1] vin = v.reshape(-1, 3)
     out = _output(out, batch_of(v, 1) + (3, 3))
     cdef double[:, ::1] R = out.reshape(-1, 9)
@@ -131,10 +151,7 @@ def exp(v, out=None):
         if not so3_exp_rows(&vin[start, 0], &R[start, 0], min(EXP_CHUNK, n - start)):
             bad += 1
     if bad:
-        if not np.isfinite(v).all():
-            raise ValueError("`v` must contain only finite values (no NaN or inf)")
-        raise ValueError("`v` must have |v| < 1.34e154 (|v|^2 overflows); largest component "
-                         f"magnitude {float(np.max(np.abs(v)))!r}")
+        _reject_rotation_vectors(v, "v")
     return out
 
 

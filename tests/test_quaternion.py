@@ -249,5 +249,8 @@ def test_non_finite_and_types_are_rejected():
         Q.from_scipy(np.eye(3))
     with pytest.raises(ValueError, match="exp overflows"):
         Q.exp([1000.0, 0, 0, 0])
+    for x in ([0.0, 1e200, 0.0], [0.0, 0.0, 1e200, 0.0]):  # |u|^2 overflows: no silent NaN
+        with pytest.raises(ValueError, match=r"vector parts must have \|u\| < 1.34e154"):
+            Q.exp(x)
     with pytest.raises(ValueError, match="`R` must hold rotation matrices"):
         Q.from_matrix(np.diag([-1.0, -1.0, -1.0]))
