@@ -18,9 +18,11 @@ Rates are arrays of shape (3,) (shared by all bodies) or (N, 3); ``out`` (float6
 C-contiguous, the shape of q) may be q itself, and when it is given nothing is allocated.
 Angular velocities are in the frame named by ``frame`` ("body": q' = 1/2 q w, "world":
 q' = 1/2 w q).  ``NODES`` gives the fractions of the step at which ``magnus2``/``magnus4``/
-``magnus6``/``magnus8`` expect their rates.
+``magnus6``/``magnus8``, ``cg2``/``cg3`` and ``rk3``/``rk4`` expect their rates.
 """
 import numpy as np
+
+from rotode.kinematic import CG_TABLEAUS
 
 from libc.math cimport isfinite
 from rotode.kinematic cimport (apply_rotvec, lie_euler_rotvec, exp2_rotvec, magnus_ca_rotvec,
@@ -29,12 +31,22 @@ from rotode.kinematic cimport (apply_rotvec, lie_euler_rotvec, exp2_rotvec, magn
 from rotode.rhs cimport FRAME_BODY, FRAME_WORLD
 
 __all__ = ["lie_euler", "exp2", "magnus_ca", "magnus2", "magnus4", "magnus6", "magnus8",
-           "rk3", "rk4", "NODES"]
+           "cg2", "cg3", "rk3", "rk4", "NODES"]
+
+# Crouch-Grossman weights b and nodes c from the exact tableaus of rotode.kinematic
+cdef double CG2_B[2]
+cdef double CG3_B[3]
+for _i, _b in enumerate(CG_TABLEAUS["cg2"][1]):
+    CG2_B[_i] = float(_b)
+for _i, _b in enumerate(CG_TABLEAUS["cg3"][1]):
+    CG3_B[_i] = float(_b)
 
 NODES = {
     "magnus2": (0.5,),
     "magnus4": (0.5 - 3 ** 0.5 / 6, 0.5 + 3 ** 0.5 / 6),
     "magnus6": (0.5 - 15 ** 0.5 / 10, 0.5, 0.5 + 15 ** 0.5 / 10),
+    "cg2": tuple(float(c) for c in CG_TABLEAUS["cg2"][2]),
+    "cg3": tuple(float(c) for c in CG_TABLEAUS["cg3"][2]),
     "magnus8": (0.5 - ((3 + 2 * 1.2 ** 0.5) / 7) ** 0.5 / 2,
                 0.5 - ((3 - 2 * 1.2 ** 0.5) / 7) ** 0.5 / 2,
                 0.5 + ((3 - 2 * 1.2 ** 0.5) / 7) ** 0.5 / 2,
@@ -51,8 +63,10 @@ cdef enum:
     K_M4 = 4
     K_M6 = 5
     K_M8 = 6
-    K_RK3 = 7
-    K_RK4 = 8
+    K_CG2 = 7
+    K_CG3 = 8
+    K_RK3 = 9
+    K_RK4 = 10
 
 
 cdef int _frame(str frame) except -1:
@@ -173,6 +187,16 @@ cdef inline void _one(int kind, const double* q, const double** wp, const Py_ssi
     if kind == K_RK4:
         rk4_step(q, a, b, c, dt, fr, gain, out)
         return
+    if kind == K_CG2 or kind == K_CG3:
+        # product of exponentials of dt b_i w(t0 + c_i dt) (w does not depend on q)
+        lie_euler_rotvec(a, (CG2_B[0] if kind == K_CG2 else CG3_B[0]) * dt, om)
+        apply_rotvec(q, om, fr, ap, out)
+        lie_euler_rotvec(b, (CG2_B[1] if kind == K_CG2 else CG3_B[1]) * dt, om)
+        apply_rotvec(out, om, fr, ap, out)
+        if kind == K_CG3:
+            lie_euler_rotvec(c, CG3_B[2] * dt, om)
+            apply_rotvec(out, om, fr, ap, out)
+        return
     if kind == K_LIE or kind == K_M2:
         lie_euler_rotvec(a, dt, om)
     elif kind == K_EXP2:
@@ -252,6 +276,18 @@ def magnus8(q, w1, w2, w3, w4, double dt, out=None, *, str frame="body", str exp
     """Eighth-order Magnus step (Blanes, Casas & Ros 2000); rates at NODES["magnus8"]."""
     return _step(K_M8, q, (w1, w2, w3, w4), ("w1", "w2", "w3", "w4"), dt, out, frame, exp, 2,
                  0.0)
+
+
+def cg2(q, w0, w1, double dt, out=None, *, str frame="body", str exp="exact"):
+    """Crouch-Grossman step of order 2 (Heun's tableau): q exp(dt/2 w0) exp(dt/2 w1) (body
+    frame; the product reverses in the world frame), rates at the start and end of the step."""
+    return _step(K_CG2, q, (w0, w1), ("w0", "w1"), dt, out, frame, exp, 2, 0.0)
+
+
+def cg3(q, w1, w2, w3, double dt, out=None, *, str frame="body", str exp="exact"):
+    """Crouch-Grossman step of order 3 (Crouch & Grossman 1993): the product of the
+    exponentials of dt b_i w(t0 + c_i dt), rates at NODES["cg3"] = (0, 3/4, 17/24)."""
+    return _step(K_CG3, q, (w1, w2, w3), ("w1", "w2", "w3"), dt, out, frame, exp, 2, 0.0)
 
 
 def rk3(q, w0, w_mid, w1, double dt, out=None, *, str frame="body", double norm_gain=0.0):

@@ -25,12 +25,22 @@ def one_step_run(method, q, t0, dt, frame, **opts):
 
 
 @pytest.mark.parametrize("frame", ["body", "world"])
-@pytest.mark.parametrize("method", ["magnus2", "magnus4", "magnus6", "magnus8", "rk3", "rk4"])
+@pytest.mark.parametrize("method", ["magnus2", "magnus4", "magnus6", "magnus8", "cg2", "cg3",
+                                    "rk3", "rk4"])
 def test_node_steps_match_run(method, frame, qs):
     t0, dt = 0.7, 0.3
     ws = [SRC(t0 + c * dt) for c in steps.NODES[method]]
     got = getattr(steps, method)(qs, *ws, dt, frame=frame)
     assert np.allclose(got, one_step_run(method, qs, t0, dt, frame), rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("frame", ["body", "world"])
+@pytest.mark.parametrize("method", ["cg2", "cg3"])
+def test_crouch_grossman_steps_match_run_bitwise(method, frame, qs):
+    t0, dt = 1.5, 0.25  # exact in binary: the runner's nodes are the same doubles
+    ws = [SRC(t0 + c * dt) for c in steps.NODES[method]]
+    got = getattr(steps, method)(qs, *ws, dt, frame=frame)
+    assert np.array_equal(got, one_step_run(method, qs, t0, dt, frame))
 
 
 @pytest.mark.parametrize("frame", ["body", "world"])

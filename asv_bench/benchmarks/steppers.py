@@ -97,6 +97,8 @@ STEP_CALLS = {
     "magnus4": lambda q, r, dt: steps.magnus4(q, r[0], r[1], dt, out=q),
     "magnus6": lambda q, r, dt: steps.magnus6(q, r[0], r[1], r[2], dt, out=q),
     "magnus8": lambda q, r, dt: steps.magnus8(q, r[0], r[1], r[2], r[3], dt, out=q),
+    "cg2": lambda q, r, dt: steps.cg2(q, r[0], r[1], dt, out=q),
+    "cg3": lambda q, r, dt: steps.cg3(q, r[0], r[1], r[2], dt, out=q),
     "rk3": lambda q, r, dt: steps.rk3(q, r[0], r[1], r[2], dt, out=q),
     "rk4": lambda q, r, dt: steps.rk4(q, r[0], r[1], r[2], dt, out=q),
 }
