@@ -14,7 +14,6 @@ Reports
 """
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -22,6 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from rotode.rhs import RigidBody  # noqa: E402
 
 from rotode import implicit  # noqa: E402
+from rotode.studies import best_time  # noqa: E402
 
 INERTIA = np.array([2.5, 1.4, 1.3])
 W0 = np.array([0.01, 5.0, 0.01])
@@ -31,15 +31,6 @@ T_END = 100.0
 
 def energy(w):
     return 0.5 * np.sum(INERTIA * w * w, axis=-1)
-
-
-def best_of(fun, repeat):
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fun()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def bench_single(method, repeat):
@@ -52,7 +43,7 @@ def bench_single(method, repeat):
     err = np.abs(energy(w[0]) / energy(W0) - 1).max()
     # speed: 10 x 100 s, only the last state saved (the stepping cost, not the output)
     tl = np.arange(10 * n + 1) * DT
-    sec, _ = best_of(lambda: implicit.run(method, body, y0, tl, np.array([10 * n]), {}, 1),
+    sec, _ = best_time(lambda: implicit.run(method, body, y0, tl, np.array([10 * n]), {}, 1),
                      repeat)
     return sec / (10 * n), err, stats
 
@@ -65,7 +56,7 @@ def bench_batched(N, n_steps, workers, repeat):
     y0[:, 4:] = W0 + 0.05 * rng.normal(size=(N, 3))
     t = np.arange(n_steps + 1) * DT
     save = np.array([n_steps])
-    sec, out = best_of(lambda: implicit.run("implicit_midpoint", body, y0, t, save, {},
+    sec, out = best_time(lambda: implicit.run("implicit_midpoint", body, y0, t, save, {},
                                             workers), repeat)
     return N * n_steps / sec, out
 
@@ -105,7 +96,7 @@ def mujoco_free_body(integrator, repeat):
         for _ in range(n):
             mujoco.mj_step(model, data)
 
-    sec, _ = best_of(steps_only, repeat)
+    sec, _ = best_time(steps_only, repeat)
     per_step_py = sec / n
     per_step_rollout = None
     try:
@@ -115,7 +106,7 @@ def mujoco_free_body(integrator, repeat):
         size = mujoco.mj_stateSize(model, mujoco.mjtState.mjSTATE_FULLPHYSICS)
         state0 = np.empty(size)
         mujoco.mj_getState(model, data, state0, mujoco.mjtState.mjSTATE_FULLPHYSICS)
-        sec, _ = best_of(lambda: rollout.rollout(model, data, state0[None, :], nstep=n), repeat)
+        sec, _ = best_time(lambda: rollout.rollout(model, data, state0[None, :], nstep=n), repeat)
         per_step_rollout = sec / n
     except Exception as exc:  # older MuJoCo without rollout, or an API change
         print(f"  (mujoco.rollout unavailable: {exc})")

@@ -16,11 +16,11 @@ from scipy.integrate import solve_ivp
 import rotode
 from rotode.studies import (
     T_HANDLE,
-    _best_time,
-    _numpy_kinematics,
     _pyplot,
     _save,
     angle_error_deg,
+    best_time,
+    numpy_quaternion_kinematics,
     seed004_omega,
     seed004_reference,
 )
@@ -52,7 +52,7 @@ def seed004_table(dt=0.05, t_end=100.0):
     rows, curves = [], {}
     for m in SEED004_METHODS:
         _progress(f"seed 004 benchmark: {m}")
-        elapsed, res = _best_time(lambda m=m: rotode.integrate(
+        elapsed, res = best_time(lambda m=m: rotode.integrate(
             seed004_omega(), (0.0, t_end), [1.0, 0, 0, 0], method=m, dt=dt, t_eval=t_out))
         err = angle_error_deg(res.q, ref)
         curves[m] = err
@@ -60,9 +60,9 @@ def seed004_table(dt=0.05, t_end=100.0):
         rows.append([m, res.stats["n_steps"], f"{err[-1]:.2e}", f"{drift:.1e}",
                      f"{elapsed * 1e3:.2f}"])
     _progress("seed 004 benchmark: solve_ivp DOP853 + NumPy")
-    elapsed, sol = _best_time(lambda: solve_ivp(_numpy_kinematics, (0.0, t_end), [1.0, 0, 0, 0],
-                                            method="DOP853", rtol=1e-10, atol=1e-12,
-                                            t_eval=t_out), 1)
+    elapsed, sol = best_time(lambda: solve_ivp(
+        numpy_quaternion_kinematics, (0.0, t_end), [1.0, 0, 0, 0], method="DOP853", rtol=1e-10,
+        atol=1e-12, t_eval=t_out), 1)
     err = angle_error_deg(sol.y.T, ref)
     curves["solve_ivp DOP853 + NumPy"] = err
     drift = np.abs(np.linalg.norm(sol.y, axis=0) - 1.0).max()
@@ -103,11 +103,11 @@ def thandle_table(dt=1 / 60, t_end=100.0):
         series[name] = (w[:, 1], e / e0 - 1)
 
     _progress("T-handle: explicit Euler (the game-engine step)")
-    elapsed, (q, w) = _best_time(lambda: explicit_euler(T_HANDLE, THANDLE_W0, y0[:4], dt, n), 1)
+    elapsed, (q, w) = best_time(lambda: explicit_euler(T_HANDLE, THANDLE_W0, y0[:4], dt, n), 1)
     row("explicit Euler (NumPy loop)", n, q, w, elapsed)
     for m in THANDLE_METHODS:
         _progress(f"T-handle: {m}")
-        elapsed, res = _best_time(lambda m=m: rotode.integrate(body, (0.0, t_end), y0, method=m,
+        elapsed, res = best_time(lambda m=m: rotode.integrate(body, (0.0, t_end), y0, method=m,
                                                            dt=dt))
         row(m, res.stats["n_steps"], res.q, res.w, elapsed)
     print(f"\nT-handle (principal moments {T_HANDLE.tolist()}), w0 = {THANDLE_W0.tolist()} "
@@ -164,7 +164,7 @@ def demo_speed():
     best = dict.fromkeys(runs, np.inf)
     for _ in range(7):
         for name, run in runs.items():
-            best[name] = min(best[name], _best_time(run, 1)[0])
+            best[name] = min(best[name], best_time(run, 1)[0])
     t_scipy = best["scipy Rotation.from_rotvec().as_matrix()"]
     print("\n1e6 rotation vectors to matrices (best of 7 interleaved rounds; "
           "speed-up = SciPy time / time)")

@@ -31,7 +31,8 @@ from scipy.integrate import solve_ivp
 import rotode
 from rotode import omega, torque
 
-__all__ = ["STUDIES", "run_study", "write_csv"]
+__all__ = ["STUDIES", "run_study", "write_csv", "angle_error_deg", "best_time",
+           "numpy_quaternion_kinematics", "numpy_rigid_body", "seed004_omega"]
 
 # Seed 004 eq. 29 benchmark: w(t) = A sin(B t + phase_i) in the body frame, T = 100 s.
 SEED004_A, SEED004_B = np.pi / 2, 2 * np.pi / 10
@@ -105,6 +106,7 @@ def angle_error_deg(q, q_ref):
 
 
 def seed004_omega():
+    """The seed 004 eq. 29 angular velocity (body frame) as a compiled source."""
     return omega.Sinusoid(amplitude=SEED004_A, rate=SEED004_B, phase=SEED004_PHASE)
 
 
@@ -422,7 +424,7 @@ KINEMATIC_WP = ("lie_euler", "exp2", "magnus2", "magnus4", "magnus6", "magnus8",
 RIGID_WP = ("lie_euler", "exp2", "cg3", "rk4", "rkn4", "implicit_midpoint", "trapezoid")
 
 
-def _best_time(run, repeat=3):
+def best_time(run, repeat=3):
     """(best wall time over `repeat` calls of run(), the last result)."""
     best, out = np.inf, None
     for _ in range(repeat):
@@ -432,7 +434,10 @@ def _best_time(run, repeat=3):
     return best, out
 
 
-def _numpy_kinematics(t, q):
+# ---- NumPy baselines (every speed comparison of the project uses these) ----------------------
+
+def numpy_quaternion_kinematics(t, q):
+    """q' = 1/2 q * w (body frame), w of seed 004 eq. 29, written out by hand (strong baseline)."""
     w = SEED004_A * np.sin(SEED004_B * t + SEED004_PHASE)
     return 0.5 * np.array([
         -q[1] * w[0] - q[2] * w[1] - q[3] * w[2],
@@ -441,9 +446,10 @@ def _numpy_kinematics(t, q):
         q[0] * w[2] + q[1] * w[1] - q[2] * w[0]])
 
 
-def _numpy_rigid_body(t, y):
+def numpy_rigid_body(t, y, inertia=T_HANDLE):
+    """Torque-free rigid body with principal moments: [q' ; I^-1 (-w x I w)]."""
     q, w = y[:4], y[4:]
-    Iw = T_HANDLE * w
+    Iw = inertia * w
     gyro = np.array([w[1] * Iw[2] - w[2] * Iw[1], w[2] * Iw[0] - w[0] * Iw[2],
                      w[0] * Iw[1] - w[1] * Iw[0]])
     dq = 0.5 * np.array([
@@ -451,7 +457,7 @@ def _numpy_rigid_body(t, y):
         q[0] * w[0] + q[2] * w[2] - q[3] * w[1],
         q[0] * w[1] - q[1] * w[2] + q[3] * w[0],
         q[0] * w[2] + q[1] * w[1] - q[2] * w[0]])
-    return np.concatenate([dq, -gyro / T_HANDLE])
+    return np.concatenate([dq, -gyro / inertia])
 
 
 def _numpy_quaternion_rows(t_end, steps):
@@ -467,7 +473,7 @@ def _numpy_quaternion_rows(t_end, steps):
         def run(tol=tol):
             w = lambda t: SEED004_A * np.sin(SEED004_B * t + SEED004_PHASE)  # noqa: E731
             return npq.integrate_angular_velocity(w, 0.0, t_end, R0=npq.one, tolerance=tol)
-        elapsed, (_, R) = _best_time(run, 1)
+        elapsed, (_, R) = best_time(run, 1)
         q = npq.as_float_array(R[len(R) - 1])
         rows.append(("numpy-quaternion (world-frame w)", tol, elapsed,
                      float(angle_error_deg(q, ref))))
@@ -484,11 +490,11 @@ def work_precision(quick=False):
     rows = []
     for m in KINEMATIC_WP:
         for dt in dts:
-            elapsed, res = _best_time(lambda m=m, dt=dt: seed004_run(m, dt, t_end), repeat)
+            elapsed, res = best_time(lambda m=m, dt=dt: seed004_run(m, dt, t_end), repeat)
             rows.append((m, dt, elapsed, float(angle_error_deg(res.q[-1], ref))))
     for rtol in ([1e-6, 1e-9] if quick else [1e-5, 1e-7, 1e-9, 1e-11, 1e-13]):
-        elapsed, sol = _best_time(lambda rtol=rtol: solve_ivp(
-            _numpy_kinematics, (0.0, t_end), [1.0, 0, 0, 0], method="DOP853", rtol=rtol,
+        elapsed, sol = best_time(lambda rtol=rtol: solve_ivp(
+            numpy_quaternion_kinematics, (0.0, t_end), [1.0, 0, 0, 0], method="DOP853", rtol=rtol,
             atol=rtol * 1e-2), repeat)
         rows.append(("solve_ivp DOP853 + NumPy", rtol, elapsed,
                      float(angle_error_deg(sol.y[:, -1], ref))))
@@ -507,12 +513,12 @@ def work_precision(quick=False):
     rows = []
     for m in RIGID_WP:
         for dt in rb_dts:
-            elapsed, res = _best_time(lambda m=m, dt=dt: rotode.integrate(
+            elapsed, res = best_time(lambda m=m, dt=dt: rotode.integrate(
                 body, (0.0, t_rb), y0, method=m, dt=dt, save_every=10**9), repeat)
             rows.append((m, dt, elapsed, float(angle_error_deg(res.q[-1], q_ref))))
     for rtol in ([1e-6, 1e-9] if quick else [1e-5, 1e-7, 1e-9, 1e-11, 1e-13]):
-        elapsed, sol = _best_time(lambda rtol=rtol: solve_ivp(
-            _numpy_rigid_body, (0.0, t_rb), y0, method="DOP853", rtol=rtol, atol=rtol * 1e-2),
+        elapsed, sol = best_time(lambda rtol=rtol: solve_ivp(
+            numpy_rigid_body, (0.0, t_rb), y0, method="DOP853", rtol=rtol, atol=rtol * 1e-2),
             repeat)
         rows.append(("solve_ivp DOP853 + NumPy", rtol, elapsed,
                      float(angle_error_deg(sol.y[:4, -1], q_ref))))

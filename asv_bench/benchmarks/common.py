@@ -1,5 +1,23 @@
-"""Seeded problem set-up shared by every benchmark."""
+"""Seeded problem set-up shared by every benchmark.
+
+The problems and NumPy baselines are rotode.studies' (one definition for the demo, the studies
+and these benchmarks): seed 004 eq. 29, w(t) = A sin(B t + phase_i) in the body frame; the
+T-handle of seed 002 sec. 11; the Lagrange top of seed 004 sec. IV.
+"""
 import numpy as np
+
+from rotode.studies import SEED004_A as A
+from rotode.studies import SEED004_B as B
+from rotode.studies import SEED004_PHASE as PHASE
+from rotode.studies import (
+    T_HANDLE,
+    TOP_INERTIA,
+    TOP_W0,
+    angle_error_deg,
+    numpy_quaternion_kinematics,
+    numpy_rigid_body,
+    seed004_omega,
+)
 
 SEED = 20261121
 
@@ -14,50 +32,13 @@ def quaternions(n):
     return np.random.default_rng(SEED + 1).normal(size=(n, 4))
 
 
-# ---- seed 004 benchmark (Rucker 2018, eq. 29): w(t) = A sin(B t + phase_i), body frame ----------
-A, B = np.pi / 2, 2 * np.pi / 10
-PHASE = np.array([0.0, 2 * np.pi / 3, 4 * np.pi / 3])
 T_END = 100.0
-
-# T-handle (Dzhanibekov) body of seed 002 sec. 11, principal moments, spun near the middle axis.
-T_HANDLE = np.array([2.5, 1.4, 1.3])
+# spun near the middle axis
 T_HANDLE_W0 = np.array([0.05, 5.0, 0.05])
 
-# Lagrange top of seed 004 sec. IV.
-TOP_INERTIA = np.array([1.0, 1.0, 0.5])
-TOP_W0 = np.array([1.5, 0.0, 1.0])
-
-
-def seed004_omega():
-    """The seed 004 angular-velocity source."""
-    from rotode import omega
-
-    return omega.Sinusoid(amplitude=A, rate=B, phase=PHASE)
-
-
-def numpy_quaternion_kinematics(t, q):
-    """q' = 1/2 q * w (body frame), w of seed 004 eq. 29, written out by hand (strong baseline)."""
-    w = A * np.sin(B * t + PHASE)
-    return 0.5 * np.array([
-        -q[1] * w[0] - q[2] * w[1] - q[3] * w[2],
-        q[0] * w[0] + q[2] * w[2] - q[3] * w[1],
-        q[0] * w[1] - q[1] * w[2] + q[3] * w[0],
-        q[0] * w[2] + q[1] * w[1] - q[2] * w[0]])
-
-
-def numpy_rigid_body(t, y, inertia=T_HANDLE):
-    """Torque-free rigid body with principal moments: [q' ; I^-1 (-w x I w)]."""
-    q, w = y[:4], y[4:]
-    Iw = inertia * w
-    gyro = np.array([w[1] * Iw[2] - w[2] * Iw[1],
-                     w[2] * Iw[0] - w[0] * Iw[2],
-                     w[0] * Iw[1] - w[1] * Iw[0]])
-    dq = 0.5 * np.array([
-        -q[1] * w[0] - q[2] * w[1] - q[3] * w[2],
-        q[0] * w[0] + q[2] * w[2] - q[3] * w[1],
-        q[0] * w[1] - q[1] * w[2] + q[3] * w[0],
-        q[0] * w[2] + q[1] * w[1] - q[2] * w[0]])
-    return np.concatenate([dq, -gyro / inertia])
+__all__ = ["A", "B", "PHASE", "T_END", "T_HANDLE", "T_HANDLE_W0", "TOP_INERTIA", "TOP_W0",
+           "angle_error_deg", "numpy_quaternion_kinematics", "numpy_rigid_body",
+           "quaternions", "rotation_vectors", "seed004_omega", "seed004_reference"]
 
 
 _CACHE = {}
@@ -73,11 +54,3 @@ def seed004_reference():
         q = sol.y[:, -1]
         _CACHE["seed004"] = q / np.linalg.norm(q)
     return _CACHE["seed004"]
-
-
-def angle_error_deg(q, q_ref):
-    """Angle in degrees of the rotation between q (any nonzero length) and the unit q_ref."""
-    q = np.asarray(q, dtype=float)
-    c = abs(float(np.dot(q, q_ref))) / np.linalg.norm(q)
-    s = np.linalg.norm(np.cross(q_ref[1:], q[1:]) + q_ref[0] * q[1:] - q[0] * q_ref[1:])
-    return float(np.degrees(2.0 * np.arctan2(s / np.linalg.norm(q), c)))
