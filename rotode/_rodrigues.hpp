@@ -222,20 +222,23 @@ inline int& so3_exp_rows_allow_simd() {
 
 inline void so3_exp_rows_set_simd(int allow) { so3_exp_rows_allow_simd() = allow; }
 
-// the instruction set the next call of so3_exp_rows uses: "avx2" or "portable"
-inline const char* so3_exp_rows_isa() {
+// whether the next call of so3_exp_rows runs the AVX2 clone
+inline bool so3_exp_rows_use_avx2() {
 #ifdef ROTODE_X86_DISPATCH
     static const bool has_avx2 = __builtin_cpu_supports("avx2");
-    if (has_avx2 && so3_exp_rows_allow_simd()) return "avx2";
+    return has_avx2 && so3_exp_rows_allow_simd();
+#else
+    return false;
 #endif
-    return "portable";
 }
+
+// the instruction set the next call of so3_exp_rows uses: "avx2" or "portable"
+inline const char* so3_exp_rows_isa() { return so3_exp_rows_use_avx2() ? "avx2" : "portable"; }
 
 // R(v) of n rows (v: n x 3, R: n x 9, C order); false if some |v|^2 is not finite
 inline bool so3_exp_rows(const double* v, double* R, std::ptrdiff_t n) {
 #ifdef ROTODE_X86_DISPATCH
-    static const bool has_avx2 = __builtin_cpu_supports("avx2");
-    if (has_avx2 && so3_exp_rows_allow_simd()) return so3_exp_rows_avx2(v, R, n);
+    if (so3_exp_rows_use_avx2()) return so3_exp_rows_avx2(v, R, n);
 #endif
     return so3_exp_rows_portable(v, R, n);
 }
