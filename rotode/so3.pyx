@@ -67,7 +67,7 @@ def _vectors(v, name="v", rotation=True):
 
 
 def _reject_rotation_vectors(v, name):
-    """Raise for non-finite ``v`` or ``|v|^2`` overflow (|v| >= 1.34e154)."""
+    """Raise for non-finite ``v`` or ``|v|^2`` overflow (|v| >= 1.34e154); return otherwise."""
     if not np.isfinite(v).all():
         raise ValueError(f"`{name}` must contain only finite values (no NaN or inf)")
     with np.errstate(over="ignore"):
