@@ -3,6 +3,41 @@
 Conventions: quaternions are scalar-first ``[w, x, y, z]`` with the Hamilton product; an
 orientation maps body to world coordinates; every angular velocity names its frame.
 """
+import os as _os
+import sys as _sys
+from importlib.machinery import EXTENSION_SUFFIXES as _EXTENSION_SUFFIXES
+
+
+def _package_root():
+    """The directory whose compiled modules this import uses.
+
+    ``python -m rotode ...`` run in the clone's root puts the source folder first on
+    ``sys.path``; its extensions are not built there (``pip install .`` builds them into the
+    installed copy). Then the package's modules load from the installed copy, so every command
+    works from the root as it does elsewhere. A source folder built in place
+    (``python setup.py build_ext --inplace``) is used as it is.
+    """
+    def built(directory):
+        return any(_os.path.isfile(_os.path.join(directory, "quaternion" + suffix))
+                   for suffix in _EXTENSION_SUFFIXES)
+
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    if built(here):
+        return here
+    for entry in _sys.path:
+        candidate = _os.path.join(_os.path.abspath(entry or _os.curdir), "rotode")
+        if (_os.path.realpath(candidate) != _os.path.realpath(here) and built(candidate)
+                and _os.path.isfile(_os.path.join(candidate, "__init__.py"))):
+            __path__[:] = [candidate]  # noqa: F821 (the package's own search path)
+            return candidate
+    raise ImportError(
+        f"rotode is imported from its source folder {here}, whose compiled extensions are not "
+        "built, and no installed rotode was found: run `python -m pip install .` (or build in "
+        "place with `python setup.py build_ext --inplace`)")
+
+
+_ROOT = _package_root()
+
 from rotode import (
     dynamic,
     exact,
@@ -69,6 +104,4 @@ def get_include():
     Add its parent to Cython's ``include_path`` (so that ``cimport rotode.so3`` resolves) and
     the directory itself to the C++ ``include_dirs`` (for ``_dual.hpp``); compile as C++.
     """
-    import os
-
-    return os.path.dirname(os.path.abspath(__file__))
+    return _ROOT

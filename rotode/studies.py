@@ -1,7 +1,7 @@
 """The seeds' numerical studies, reproduced: ``python -m rotode study NAME``.
 
 Each study computes its data with rotode (and the baselines it compares against), writes one CSV
-per table into the output directory (``docs/figures/`` by default) and, when matplotlib is
+per table into the output directory (``./rotode-studies/`` by default) and, when matplotlib is
 installed, the figure(s) beside them.  ``quick=True`` runs reduced sizes (what the tests use to
 assert the seeds' qualitative claims).
 
@@ -550,6 +550,9 @@ _PLOTS = {"lagrange-top": _plot_lagrange_top, "rucker-benchmark": _plot_rucker,
           "newton-map": _plot_newton_map}
 
 
+DEFAULT_STUDY_DIR = "rotode-studies"
+
+
 def run_study(name, out_dir=None, quick=False, plot=True, progress=print):
     """Run study ``name``; write its CSV tables (and figures) to ``out_dir``; return the data.
 
@@ -558,7 +561,9 @@ def run_study(name, out_dir=None, quick=False, plot=True, progress=print):
     name : str
         One of `STUDIES`.
     out_dir : str, optional
-        Output directory (created if needed); default ``docs/figures`` of the current directory.
+        Output directory (created if needed); default ``rotode-studies`` in the current
+        directory. The committed figures are regenerated only on purpose, with
+        ``out_dir="docs/figures"``.
     quick : bool
         Reduced sizes (for tests and smoke runs).
     plot : bool
@@ -568,9 +573,11 @@ def run_study(name, out_dir=None, quick=False, plot=True, progress=print):
     """
     if name not in STUDIES:
         raise ValueError(f"unknown study {name!r}; choose one of {sorted(STUDIES)}")
-    out_dir = out_dir or os.path.join("docs", "figures")
+    out_dir = out_dir or DEFAULT_STUDY_DIR
     os.makedirs(out_dir, exist_ok=True)
     start = time.perf_counter()
+    if progress:
+        progress(f"{name}: running{' (quick sizes)' if quick else ''} ...")
     with np.errstate(over="ignore", invalid="ignore"):
         data = STUDIES[name](quick=quick)
     for table, columns in data.items():
