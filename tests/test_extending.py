@@ -7,6 +7,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from docs_examples import downstream_example
 
 import rotode
 from rotode import quaternion as Q
@@ -72,6 +73,33 @@ def downstream(tmp_path_factory):
         yield mod
     finally:
         sys.path.remove(str(d))
+
+
+@pytest.fixture(scope="module")
+def readme_module(tmp_path_factory):
+    """The README's cimport example (mymod.pyx + setup.py), built exactly as written."""
+    pyx, setup = downstream_example()
+    d = tmp_path_factory.mktemp("readme_downstream")
+    (d / "mymod.pyx").write_text(pyx)
+    (d / "setup.py").write_text(setup)
+    # the rotode this test imports (installed, or a source folder built in place)
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(rotode.get_include()))
+    res = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=d,
+                         capture_output=True, text=True, env=env)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    sys.path.insert(0, str(d))
+    try:
+        import mymod
+        yield mymod
+    finally:
+        sys.path.remove(str(d))
+
+
+def test_readme_cimport_example(readme_module, rng):
+    for v in [np.zeros(3), np.array([0.0, 0.0, np.pi / 2]), rng.normal(size=3)]:
+        np.testing.assert_array_equal(readme_module.rotation_matrix(v), so3.exp(v))
+    value, derivative = readme_module.sin_and_derivative(0.7)
+    assert value == m.sin(0.7) and abs(derivative - m.cos(0.7)) <= 1e-16
 
 
 def test_get_include_ships_headers():
