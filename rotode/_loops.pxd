@@ -21,3 +21,12 @@ cdef void jacobian_unary(unary_dual_kernel f, const double[:, ::1] x, double[:, 
 cdef object apply_unary(unary_kernel f, object x, int ndim_in, tuple out_trailing)
 cdef object apply_binary(binary_kernel f, object a, int ka, object b, int kb,
                          tuple out_trailing)
+
+# Single-rotation fast path (shapes (4,), (3,), (3, 3)): the facades skip the batch machinery
+# when every input is one valid float64 array.  `read_single` copies such an input into `out`
+# and says whether it qualified; anything else (other dtypes, shapes, lists, non-finite or
+# invalid values) takes the general path, which gives the same results and raises the errors.
+cdef bint read_single(object x, int ndim, Py_ssize_t n, double* out) noexcept
+cdef bint read_single_quaternion(object x, double* out) noexcept
+cdef object new_single(int ndim, Py_ssize_t n)
+cdef double* single_data(object a) noexcept

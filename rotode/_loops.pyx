@@ -3,10 +3,18 @@ import os
 
 import numpy as np
 
+cimport numpy as cnp
 from cython.parallel cimport prange
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, isfinite
 
 from rotode.dual cimport dual, seed_duals
+
+cnp.import_array()
+
+# |q|^2 at or below this makes 2/|q|^2 overflow or lose all precision: such a quaternion is
+# treated as zero (rejected) by every facade.
+TINY_NORM2 = 1e-300
+cdef double _TINY_NORM2 = TINY_NORM2
 
 # Batches at least this long are split over OpenMP threads.
 cdef Py_ssize_t PARALLEL_MIN_ROWS = 1 << 14
@@ -127,3 +135,49 @@ cdef object apply_binary(binary_kernel f, object a, int ka, object b, int kb,
         np.broadcast_to(b, batch + (kb,))).reshape(n, kb)
     map_binary(f, ain, bin, out.reshape(n, k_out))
     return out
+
+
+cdef bint read_single(object x, int ndim, Py_ssize_t n, double* out) noexcept:
+    """Copy ``x`` into ``out`` if it is a finite float64 array of shape (n,) (ndim 1) or
+    (n, n) (ndim 2), in native byte order; any strides.  Return whether it was."""
+    if type(x) is not cnp.ndarray:
+        return False
+    cdef cnp.ndarray a = <cnp.ndarray>x
+    if (cnp.PyArray_TYPE(a) != cnp.NPY_DOUBLE or cnp.PyArray_NDIM(a) != ndim
+            or not cnp.PyArray_ISNOTSWAPPED(a) or not cnp.PyArray_ISALIGNED(a)):
+        return False
+    cdef cnp.npy_intp* dims = cnp.PyArray_DIMS(a)
+    cdef cnp.npy_intp* strides = cnp.PyArray_STRIDES(a)
+    cdef char* data = cnp.PyArray_BYTES(a)
+    cdef Py_ssize_t i, j, rows = n if ndim == 2 else 1, cols = n
+    if dims[0] != (n if ndim == 1 else rows) or (ndim == 2 and dims[1] != cols):
+        return False
+    cdef Py_ssize_t row_stride = strides[0] if ndim == 2 else 0
+    cdef Py_ssize_t col_stride = strides[ndim - 1]
+    for i in range(rows):
+        for j in range(cols):
+            out[i * cols + j] = (<double*>(data + i * row_stride + j * col_stride))[0]
+            if not isfinite(out[i * cols + j]):
+                return False
+    return True
+
+
+cdef bint read_single_quaternion(object x, double* out) noexcept:
+    """`read_single` for one nonzero quaternion (|q|^2 finite and above TINY_NORM2)."""
+    if not read_single(x, 1, 4, out):
+        return False
+    cdef double n2 = out[0] * out[0] + out[1] * out[1] + out[2] * out[2] + out[3] * out[3]
+    return n2 > _TINY_NORM2 and isfinite(n2)
+
+
+cdef object new_single(int ndim, Py_ssize_t n):
+    """A new C-contiguous float64 array of shape (n,) (ndim 1) or (n, n) (ndim 2)."""
+    cdef cnp.npy_intp dims[2]
+    dims[0] = n
+    dims[1] = n
+    return cnp.PyArray_EMPTY(ndim, dims, cnp.NPY_DOUBLE, 0)
+
+
+cdef double* single_data(object a) noexcept:
+    """The data pointer of an array made by `new_single`."""
+    return <double*>cnp.PyArray_DATA(<cnp.ndarray>a)

@@ -8,7 +8,7 @@ import numbers
 
 import numpy as np
 
-from rotode._loops import all_finite
+from rotode._loops import TINY_NORM2, all_finite
 
 __all__ = [
     "as_float_array",
@@ -89,14 +89,10 @@ def as_positive_scalar(x, name, *, allow_zero=False):
     return x
 
 
-# |q|^2 below this makes 2/|q|^2 overflow or lose all precision: treated as zero.
-_TINY_NORM2 = 1e-300
-
-
 def check_nonzero_quaternions(q, name):
     """Reject zero (or overflowing) quaternions in an array of shape (..., 4)."""
     n2 = np.einsum("...i,...i->...", q, q)
-    bad = ~(n2 > _TINY_NORM2) | ~np.isfinite(n2)
+    bad = ~(n2 > TINY_NORM2) | ~np.isfinite(n2)
     if np.any(bad):
         where = np.argwhere(np.atleast_1d(bad))[0]
         raise ValueError(

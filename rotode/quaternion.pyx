@@ -20,7 +20,8 @@ from scipy.spatial.transform import Rotation
 
 from rotode._validation import (as_float_array, batch_of, check_nonzero_quaternions,
                                 as_rotation_matrices, last_dim)
-from rotode._loops cimport apply_unary, apply_binary, jacobian_unary
+from rotode._loops cimport (apply_unary, apply_binary, jacobian_unary, new_single,
+                            read_single, read_single_quaternion, single_data)
 from rotode.dual cimport dual
 
 __all__ = ["multiply", "conjugate", "inverse", "rotate", "to_matrix", "from_matrix", "exp",
@@ -63,6 +64,12 @@ def multiply(p, q):
     >>> quaternion.multiply([0, 1, 0, 0], [0, 0, 1, 0])   # i j = k
     array([0., 0., 0., 1.])
     """
+    cdef double a[4]
+    cdef double b[4]
+    if read_single(p, 1, 4, a) and read_single(q, 1, 4, b):  # one rotation: no batch set-up
+        out = new_single(1, 4)
+        quat_mul[double](a, b, single_data(out))
+        return out
     p = as_float_array(p, "p", (4,))
     q = as_float_array(q, "q", (4,))
     _broadcast_error("p", p, "q", q)
@@ -71,6 +78,11 @@ def multiply(p, q):
 
 def conjugate(q):
     """Conjugate ``[w, -x, -y, -z]`` of quaternions of shape (..., 4)."""
+    cdef double a[4]
+    if read_single(q, 1, 4, a):
+        out = new_single(1, 4)
+        quat_conj[double](a, single_data(out))
+        return out
     q = as_float_array(q, "q", (4,))
     return apply_unary(quat_conj[double], q, 1, (4,))
 
@@ -89,6 +101,11 @@ def inverse(q):
     ValueError
         For a zero quaternion.
     """
+    cdef double a[4]
+    if read_single_quaternion(q, a):
+        out = new_single(1, 4)
+        quat_inv[double](a, single_data(out))
+        return out
     q = _quaternions(q, "q")
     return apply_unary(quat_inv[double], q, 1, (4,))
 
@@ -108,6 +125,12 @@ def rotate(q, v):
     ndarray, shape (..., 3)
         ``q v conj(q) / |q|^2``.
     """
+    cdef double a[4]
+    cdef double b[3]
+    if read_single_quaternion(q, a) and read_single(v, 1, 3, b):
+        out = new_single(1, 3)
+        quat_rotate[double](a, b, single_data(out))
+        return out
     q = _quaternions(q, "q")
     v = as_float_array(v, "v", (3,))
     _broadcast_error("q", q, "v", v)
@@ -123,6 +146,11 @@ def to_matrix(q):
     ``q/|q|`` for any nonzero ``q`` (seed 004 eq. 13).  The matrix maps body to world
     coordinates.
     """
+    cdef double a[4]
+    if read_single_quaternion(q, a):
+        out = new_single(2, 3)
+        quat_to_matrix[double](a, single_data(out))
+        return out
     q = _quaternions(q, "q")
     return apply_unary(quat_to_matrix[double], q, 1, (3, 3))
 

@@ -18,7 +18,9 @@ import numpy as np
 
 from rotode._validation import as_float_array, batch_of, as_rotation_matrices
 from rotode._loops import all_abs_below
-from rotode._loops cimport apply_unary, jacobian_unary, unary_dual_kernel, use_threads
+from rotode._loops cimport (apply_unary, jacobian_unary, new_single, read_single, single_data,
+                            unary_dual_kernel, use_threads)
+from libc.math cimport fabs
 from rotode.dual cimport dual
 from rotode._rodrigues cimport so3_exp_rows, so3_exp_rows_isa, so3_exp_rows_set_simd
 from cython.parallel cimport prange
@@ -30,6 +32,7 @@ __all__ = ["hat", "vee", "exp", "log", "dexp", "dexp_inv", "exp_and_dexp", "coef
 TWO_PI = 2.0 * np.pi
 # |v|^2 of a vector whose components are all below this is finite: sqrt(DBL_MAX / 3)
 COMPONENT_BOUND = 7.7e153
+cdef double _COMPONENT_BOUND = COMPONENT_BOUND
 # rows per parallel work item of so3.exp (72 kB of output)
 cdef Py_ssize_t EXP_CHUNK = 1024
 
@@ -136,6 +139,12 @@ def exp(v, out=None):
            [ 1.,  0.,  0.],
            [ 0.,  0.,  1.]])
     """
+    cdef double w[3]
+    if out is None and read_single(v, 1, 3, w) and fabs(w[0]) < _COMPONENT_BOUND \
+            and fabs(w[1]) < _COMPONENT_BOUND and fabs(w[2]) < _COMPONENT_BOUND:
+        out = new_single(2, 3)      # one rotation: the scalar kernel (same bits as the rows)
+        so3_exp[double](w, single_data(out))
+        return out
     # finiteness is checked by the kernel itself, in the same pass (one read of v, not two)
     v = as_float_array(v, "v", (3,), finite=False)
     cdef const double[:, ::1] vin = v.reshape(-1, 3)
@@ -176,8 +185,30 @@ def log(R):
     ValueError
         If a matrix is not orthonormal with determinant +1 to 1e-6.
     """
+    cdef double m[9]
+    if read_single(R, 2, 3, m) and _clearly_rotation(m):
+        out = new_single(1, 3)
+        so3_log[double](m, single_data(out))
+        return out
     R = as_rotation_matrices(R, "R")
     return apply_unary(so3_log[double], R, 2, (3,))
+
+
+cdef bint _clearly_rotation(const double* R) noexcept:
+    """Orthonormal to 5e-7 with determinant > 0.5: well inside what `as_rotation_matrices`
+    accepts (1e-6, det > 0), so the single-matrix path never accepts what it would refuse;
+    matrices near the bound take the general path, which decides and words the error."""
+    cdef int i, j, k
+    cdef double g
+    for i in range(3):
+        for j in range(3):
+            g = 0.0
+            for k in range(3):
+                g += R[3 * k + i] * R[3 * k + j]
+            if fabs(g - (1.0 if i == j else 0.0)) > 5e-7:
+                return False
+    return (R[0] * (R[4] * R[8] - R[5] * R[7]) - R[1] * (R[3] * R[8] - R[5] * R[6])
+            + R[2] * (R[3] * R[7] - R[4] * R[6])) > 0.5
 
 
 def dexp(v):

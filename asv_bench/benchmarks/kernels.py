@@ -78,6 +78,61 @@ class So3LogDexp:
     track_log_round_trip_relative_error.unit = "relative"
 
 
+class SingleRotation:
+    """One rotation per call, as controllers and game loops call: rotode beside the SciPy
+    `Rotation` calls that give the same result."""
+
+    params = ["multiply", "rotate", "to_matrix", "exp", "log"]
+    param_names = ["operation"]
+
+    def setup(self, operation):
+        self.p, self.q = quaternions(2)
+        self.v = rotation_vectors(1)[0]
+        self.R = so3.exp(self.v)
+        self.rotode = {
+            "multiply": lambda: quaternion.multiply(self.p, self.q),
+            "rotate": lambda: quaternion.rotate(self.q, self.v),
+            "to_matrix": lambda: quaternion.to_matrix(self.q),
+            "exp": lambda: so3.exp(self.v),
+            "log": lambda: so3.log(self.R),
+        }[operation]
+        p = Rotation.from_quat(self.p, scalar_first=True)
+        q = Rotation.from_quat(self.q, scalar_first=True)
+        self.scipy = {
+            "multiply": lambda: Rotation.from_quat(self.p, scalar_first=True)
+            * Rotation.from_quat(self.q, scalar_first=True),
+            "rotate": lambda: Rotation.from_quat(self.q, scalar_first=True).apply(self.v),
+            "to_matrix": lambda: Rotation.from_quat(self.q, scalar_first=True).as_matrix(),
+            "exp": lambda: Rotation.from_rotvec(self.v).as_matrix(),
+            "log": lambda: Rotation.from_matrix(self.R).as_rotvec(),
+        }[operation]
+        self.scipy_prebuilt = {       # SciPy with its Rotation objects made beforehand
+            "multiply": lambda: p * q,
+            "rotate": lambda: q.apply(self.v),
+            "to_matrix": lambda: q.as_matrix(),
+            "exp": lambda: Rotation.from_rotvec(self.v).as_matrix(),
+            "log": lambda: Rotation.from_matrix(self.R).as_rotvec(),
+        }[operation]
+
+    def time_rotode(self, operation):
+        self.rotode()
+
+    def time_scipy(self, operation):
+        self.scipy()
+
+    def time_scipy_prebuilt_rotation(self, operation):
+        self.scipy_prebuilt()
+
+    def track_max_deviation_from_scipy(self, operation):
+        a, b = np.asarray(self.rotode()), self.scipy()
+        b = b.as_quat(scalar_first=True) if isinstance(b, Rotation) else b
+        if operation == "multiply":   # the product of unit quaternions, up to sign
+            a = a / np.linalg.norm(self.p) / np.linalg.norm(self.q) * np.sign(a[0] * b[0])
+        return float(np.abs(a - b).max())
+
+    track_max_deviation_from_scipy.unit = "absolute"
+
+
 class QuaternionProduct:
     params = SIZES
     param_names = ["n"]
