@@ -1,0 +1,17 @@
+"""Type stubs of the compiled module rotode.dynamic (checked by mypy.stubtest in CI)."""
+from typing import Any
+
+from typing_extensions import disjoint_base
+
+__all__ = ['METHODS', 'TABLEAUX', 'ORDERS', 'run']
+
+@disjoint_base
+class ForceSource:
+    def __init__(self, force) -> None: ...
+    @property
+    def error(self) -> Any: ...
+
+METHODS: tuple[Any, ...]
+ORDERS: dict[Any, Any]
+TABLEAUX: dict[Any, Any]
+def run(method, model, y0, t, save, options=..., workers=...) -> Any: ...

@@ -1,0 +1,39 @@
+"""Type stubs of the compiled module rotode.torque (checked by mypy.stubtest in CI)."""
+from typing import Any
+
+from typing_extensions import disjoint_base
+
+__all__ = ['Torque', 'Constant', 'Gravity', 'Callable', 'as_torque']
+
+@disjoint_base
+class Torque:
+    def __call__(self, *args, **kwargs) -> Any: ...
+    def potential_energy(self, q) -> Any: ...
+    @property
+    def error(self) -> Any: ...
+
+
+@disjoint_base
+class Constant(Torque):
+    def __init__(self, tau, frame=...) -> None: ...
+    @property
+    def tau(self) -> Any: ...
+    @property
+    def frame(self) -> Any: ...
+
+
+@disjoint_base
+class Gravity(Torque):
+    def __init__(self, mass, g, com) -> None: ...
+    def potential_energy(self, q) -> Any: ...
+    @property
+    def com(self) -> Any: ...
+
+
+@disjoint_base
+class Callable(Torque):
+    def __init__(self, function) -> None: ...
+    @property
+    def function(self) -> Any: ...
+
+def as_torque(torque, name=...) -> Any: ...
