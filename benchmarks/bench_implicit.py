@@ -18,9 +18,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from rotode.rhs import RigidBody  # noqa: E402
-
 from rotode import implicit  # noqa: E402
+from rotode.rhs import RigidBody  # noqa: E402
 from rotode.studies import best_time  # noqa: E402
 
 INERTIA = np.array([2.5, 1.4, 1.3])

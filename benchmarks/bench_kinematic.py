@@ -15,11 +15,11 @@ import time
 from math import pi
 
 import numpy as np
-from rotode.omega import Sinusoid
 from scipy.integrate import solve_ivp
 
 from rotode import kinematic as K
 from rotode import steps
+from rotode.omega import Sinusoid
 
 A, B = pi / 2, 2 * pi / 10
 PHASE = np.array([0.0, 2 * pi / 3, 4 * pi / 3])

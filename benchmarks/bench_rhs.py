@@ -18,7 +18,6 @@ from scipy.integrate import solve_ivp
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "asv_bench"))
-import rotode.omega as omega  # noqa: E402
 from benchmarks.common import (  # noqa: E402  (asv_bench/benchmarks/common.py)
     PHASE,
     T_HANDLE,
@@ -27,6 +26,8 @@ from benchmarks.common import (  # noqa: E402  (asv_bench/benchmarks/common.py)
     numpy_quaternion_kinematics,
     numpy_rigid_body,
 )
+
+import rotode.omega as omega  # noqa: E402
 from rotode.rhs import QuaternionKinematics, RigidBody  # noqa: E402
 
 INERTIA = T_HANDLE

@@ -3,6 +3,10 @@ import numpy as np
 import pytest
 import reference as ref
 from numpy.testing import assert_allclose
+from scipy.integrate import solve_ivp
+from scipy.spatial.transform import Rotation
+
+from rotode import omega, torque
 from rotode.rhs import (
     EulerAnglesXYZ,
     ExpCoordKinematics,
@@ -11,10 +15,6 @@ from rotode.rhs import (
     RigidBody,
     RotationMatrix,
 )
-from scipy.integrate import solve_ivp
-from scipy.spatial.transform import Rotation
-
-from rotode import omega, torque
 from rotode.solve import as_rotation, solve_expcoord
 
 BENCH = omega.Sinusoid(amplitude=np.pi / 2, rate=2 * np.pi / 10,

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from reference import qmat
-from rotode.torque import Gravity
 from scipy.integrate import solve_ivp
 
 import rotode
 from rotode import implicit
 from rotode.exact import free_rigid_body
+from rotode.torque import Gravity
 
 THANDLE = np.array([2.5, 1.4, 1.3])
 METHODS = implicit.METHODS

@@ -9,10 +9,10 @@ from math import pi
 import numpy as np
 import pytest
 from reference import PHASE, A, B, benchmark_w, conj, qmul, quat_kin
-from rotode.omega import Callable, Constant, Sinusoid
 from scipy.integrate import solve_ivp
 
 from rotode import kinematic as K
+from rotode.omega import Callable, Constant, Sinusoid
 
 SRC = Sinusoid(A, B, PHASE)
 ID = np.array([[1.0, 0.0, 0.0, 0.0]])

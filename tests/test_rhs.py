@@ -3,6 +3,10 @@ import numpy as np
 import pytest
 import reference as ref
 from numpy.testing import assert_allclose
+from scipy.integrate import solve_ivp
+from scipy.spatial.transform import Rotation
+
+from rotode import omega, torque
 from rotode.rhs import (
     EulerAnglesXYZ,
     ExpCoordKinematics,
@@ -13,10 +17,6 @@ from rotode.rhs import (
     RotationMatrix,
     check_inertia,
 )
-from scipy.integrate import solve_ivp
-from scipy.spatial.transform import Rotation
-
-from rotode import omega, torque
 from rotode.solve import as_rotation
 
 rng = np.random.default_rng(3)

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import reference as ref
 from numpy.testing import assert_allclose
-from rotode.rhs import QuaternionKinematics, RigidBody
 
 import rotode
 from rotode import omega, torque
+from rotode.rhs import QuaternionKinematics, RigidBody
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(rotode.__file__)))
 

@@ -4,10 +4,10 @@ import tracemalloc
 import numpy as np
 import pytest
 from reference import PHASE, A, B, benchmark_w, conj, qmul
-from rotode.omega import Sinusoid
 
 from rotode import kinematic as K
 from rotode import steps
+from rotode.omega import Sinusoid
 
 SRC = Sinusoid(A, B, PHASE)
 
