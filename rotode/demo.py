@@ -147,9 +147,10 @@ def rigid_body_case(dt=1 / 60, t_end=100.0):
     e0 = body.energy(y0)
     L0 = np.linalg.norm(body.angular_momentum(y0))
     flips_ex = flip_times(t, w_ex[:, 1])
+    moments = ", ".join(f"{x:g}" for x in T_HANDLE)
+    w0 = ", ".join(f"{x:g}" for x in THANDLE_W0)
     _say(f"\n2. Free rigid body near its intermediate axis (a T-handle: principal moments "
-         f"{', '.join(f'{x:g}' for x in T_HANDLE)}; w0 = ({', '.join(f'{x:g}' for x in THANDLE_W0)})"
-         f" rad/s), which flips over every {np.diff(flips_ex).mean():.1f} s (Dzhanibekov "
+         f"{moments}; w0 = ({w0}) rad/s), which flips over every {np.diff(flips_ex).mean():.1f} s (Dzhanibekov "
          f"effect). The reference is exact: rotode.exact.free_rigid_body (Jacobi elliptic "
          f"functions; Landau and Lifshitz, Mechanics, sec. 37). {n} steps of 1/{round(1 / dt)} "
          f"s, a game frame rate, for {t_end:g} s; the baseline is the explicit Euler step of "
@@ -290,7 +291,7 @@ def _styles(families):
     lines = ["-", "--", ":", "-."]
     markers = ["o", "s", "^", "D"]
     style = {}
-    for k, (family, methods) in enumerate(families.items()):
+    for k, methods in enumerate(families.values()):
         for j, m in enumerate(methods):
             style[m] = dict(color=colours[(8 * k + 2 * j) % 20], ls=lines[k % 4],
                             marker=markers[j % 4], markevery=0.1, ms=4, lw=1.2)
