@@ -151,7 +151,8 @@ def rigid_body_case(dt=1 / 60, t_end=100.0):
     w0 = ", ".join(f"{x:g}" for x in THANDLE_W0)
     _say(f"\n2. Free rigid body near its intermediate axis (a T-handle: principal moments "
          f"{moments}; w0 = ({w0}) rad/s), which flips over every "
-         f"{np.diff(flips_ex).mean():.1f} s (Dzhanibekov effect). The reference is exact: rotode.exact.free_rigid_body (Jacobi elliptic "
+         f"{np.diff(flips_ex).mean():.1f} s (Dzhanibekov effect). The reference is exact: "
+         f"rotode.exact.free_rigid_body (Jacobi elliptic "
          f"functions; Landau and Lifshitz, Mechanics, sec. 37). {n} steps of 1/{round(1 / dt)} "
          f"s, a game frame rate, for {t_end:g} s; the baseline is the explicit Euler step of "
          f"game engines in a NumPy loop. Best of {REPEAT} calls for every row.")
