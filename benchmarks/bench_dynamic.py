@@ -2,7 +2,7 @@
 
 Run from the repository root after building:  python benchmarks/bench_dynamic.py [--quick]
 Prints
-  - ns per step of one body for every method on the Lagrange top of seed 004 sec. IV
+  - ns per step of one body for every method on the Lagrange top of Rucker 2018 sec. IV
     (I = diag(1, 1, 0.5), Gravity(m = g = 1, com = (0, 0, 1)), w0 = [1.5, 0, 1]), 10^5 steps,
     only the final state saved (the time is the driver's loop: no Python, no allocation);
   - batched throughput (body-steps per second) for N = 10^5 bodies with 1 and 2 workers

@@ -2,11 +2,11 @@
 
 Run:  python benchmarks/bench_kinematic.py [--quick] [--compare]
 
-1. single body, seed 004 benchmark w(t) (Sinusoid source): ns per step of rk4 and others;
+1. single body, Rucker 2018 benchmark w(t) (Sinusoid source): ns per step of rk4 and others;
 2. magnus_ca with a given constant angular acceleration (game use): ns per step for one body
    in the driver, and ns per body-step of steps.magnus_ca over many bodies;
 3. batched N = 1e5 bodies, 100 steps of magnus_ca: body-steps per second on 1 and 2 workers;
-4. seed 004 benchmark to an error <= 1e-8 deg at t = 100 s: fewest uniform steps and time for
+4. Rucker 2018 benchmark to an error <= 1e-8 deg at t = 100 s: fewest uniform steps and time for
    magnus4/6/8 and rk4 (reference: solve_ivp DOP853 rtol 1e-13, checked against magnus8);
    with --compare also CyRK's compiled DOP853 and numpy-quaternion, when installed.
 """
@@ -62,7 +62,7 @@ def run_final(method, n, T=100.0, **opts):
 
 
 def single_body(n):
-    print(f"\n1. single body, seed 004 benchmark, {n} steps (ns per step, incl. w evaluations)")
+    print(f"\n1. single body, Rucker 2018 benchmark, {n} steps (ns per step, incl. w evaluations)")
     t = np.linspace(0.0, 100.0, n + 1)
     save = np.array([n])
     for m in K.METHODS:
@@ -113,7 +113,7 @@ def batched(nb, n, worker_counts=(1, 2)):
 
 
 def accuracy(compare):
-    print("\n4. seed 004 benchmark to error <= 1e-8 deg at t = 100 s")
+    print("\n4. Rucker 2018 benchmark to error <= 1e-8 deg at t = 100 s")
     ref = reference()
     chk = run_final("magnus8", 20000)
     print(f"   reference DOP853 vs magnus8 (20000 steps): {angle_deg(chk, ref):.2e} deg")

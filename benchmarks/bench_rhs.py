@@ -2,8 +2,8 @@
 
 Run from the repository root after building:  python benchmarks/bench_rhs.py
 Prints the time per call and the ratio NumPy / rotode for
-  - one rhs(t, y) call of QuaternionKinematics (seed 004 benchmark w) and RigidBody;
-  - solve_ivp DOP853 and LSODA on the seed 004 benchmark (T = 100 s, rtol 1e-10, atol 1e-12),
+  - one rhs(t, y) call of QuaternionKinematics (Rucker 2018 benchmark w) and RigidBody;
+  - solve_ivp DOP853 and LSODA on the Rucker 2018 benchmark (T = 100 s, rtol 1e-10, atol 1e-12),
     end to end, checking that both versions use the same number of evaluations.
 The NumPy versions are written the way a careful NumPy user would (no np.cross for 3-vectors,
 explicit component arithmetic), so the ratios are not inflated by slow helpers.
@@ -60,7 +60,7 @@ def main():
         s_cy = solve_ivp(qk, (0, 100), [1.0, 0, 0, 0], **kw)
         same = s_np.nfev == s_cy.nfev
         nfev = f"{s_cy.nfev}" if same else f"{s_cy.nfev} != {s_np.nfev}"
-        label = f"solve_ivp {method} seed 004 (nfev {nfev})"
+        label = f"solve_ivp {method} Rucker 2018 (nfev {nfev})"
         rows.append((label,
                      best(lambda kw=kw: solve_ivp(numpy_quaternion_kinematics, (0, 100),
                                                   [1.0, 0, 0, 0], **kw), 1, 3),

@@ -1,4 +1,4 @@
-// Forward-mode dual numbers for rotode (seed 001, "Automatically Computing the Derivatives of a
+// Forward-mode dual numbers for rotode ([DUAL], "Automatically Computing the Derivatives of a
 // Vector Field using Dual Numbers").
 //
 // A dual number carries a value v and ROTODE_DUAL_N tangent components d[0..N-1]; arithmetic

@@ -1,7 +1,7 @@
 // Rodrigues' formula R(v) = cos(a) 1 + S1 [v]x + S2 v v^T, a = |v|, x = a^2, with
 // S1 = sin(a)/a and S2 = (1 - cos a)/a^2, for rotode/so3.pxd and rotode/quaternion.pxd.
 //
-// Seed 002 sec. 2 and ../shared/notes/exponential-coordinates.md: the coefficients are even
+// Mizerski 2020 sec. 2 (restated in docs/references.md): the coefficients are even
 // functions of a, so they are evaluated from x without a square root near 0.  Four ranges of x:
 //   x <= 1       Taylor polynomials in x (degree 9, first omitted term < 2**-60 relative);
 //   1 < x <= 4   the double-angle identity R(v) = R(v/2)^2 on the polynomials at x/4;

@@ -1,6 +1,6 @@
 """The spinning T-handle (Dzhanibekov effect) three ways: explicit Euler, implicit midpoint, exact.
 
-Helper for the demo (seed 002 secs. 11-12): the "game engine" explicit Euler step against the
+Helper for the demo (Mizerski 2020 secs. 11-12): the "game engine" explicit Euler step against the
 implicit midpoint rule of `rotode.implicit` and the exact torque-free motion of `rotode.exact`.
 Pure NumPy and rotode: plotting is left to the caller.
 """
@@ -62,7 +62,7 @@ def thandle_comparison(t_end=100.0, dt=1 / 60, w0=(0.01, 5.0, 0.01), inertia=THA
         Initial body angular velocity; the default spins at 5 rad/s about the intermediate axis
         (index 1 of the default moments) with a small perturbation.
     inertia : array_like, shape (3,)
-        Principal moments; default the T-handle (2.5, 1.4, 1.3) of seed 002 sec. 8.
+        Principal moments; default the T-handle (2.5, 1.4, 1.3) of Mizerski 2020 sec. 8.
 
     Returns
     -------

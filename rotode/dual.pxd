@@ -1,4 +1,4 @@
-# Dual numbers (seed 001) for forward-mode derivatives of rotode kernels.
+# Dual numbers ([DUAL]) for forward-mode derivatives of rotode kernels.
 #
 # `real` is the fused scalar type every generic kernel is written in: its `double`
 # specialisation is the production path and its `dual` specialisation yields Jacobians from the

@@ -1,15 +1,15 @@
 # Explicit rigid-body steppers (layer 2): one `noexcept nogil` step kernel per method.
 #
 # A body is described by a `BodyCtx` (inertia, its inverse, a borrowed pointer to its
-# `rotode.torque.Torque` source or NULL, the norm gain of seed 004 eq. 23, the gyroscopic
-# switch) plus the torque history of seed 003 sec. 7.3 when the torque is known only at main
+# `rotode.torque.Torque` source or NULL, the norm gain of Rucker 2018 eq. 23, the gyroscopic
+# switch) plus the torque history of Mandre 2008 sec. 7.3 when the torque is known only at main
 # steps.  Every kernel advances ONE step of ONE body, is allocation-free (stack scratch only),
 # takes its inputs first and writes its outputs last (OUT), and returns a status:
 #   0 ok, -1 a Python error was stored in the torque (or force) source.
 # Outputs may not alias inputs.  The batched driver lives in dynamic.pyx.
 #
 # State layouts:  y = [q (4), w_body (3)] for every method except rkn4, whose internal state is
-# z = [q (4), q' (4)] (+ [x (3), v (3)] with a force), seed 003 sec. 6.
+# z = [q (4), q' (4)] (+ [x (3), v (3)] with a force), Mandre 2008 sec. 6.
 from cpython.ref cimport PyObject
 from rotode.quaternion cimport quat_mul, quat_mul_vec, quat_conj, quat_norm2, quat_exp_pure
 from rotode.rhs cimport rigid_body_rhs, euler_rhs, quaternion_second_order_rhs, mat3_vec
@@ -24,11 +24,11 @@ cdef struct BodyCtx:
     double I[9]            # body inertia, row-major
     double Iinv[9]         # its inverse
     PyObject* torque       # borrowed rotode.torque.Torque, NULL: torque-free
-    double norm_gain       # seed 004 eq. 23 (rk3, rk4, ab3 only)
-    bint gyroscopic        # keep w x I w (seed 003 sec. 7.6)
-    # seed 003 sec. 7.3: torque known only at main steps, extrapolated in between
+    double norm_gain       # Rucker 2018 eq. 23 (rk3, rk4, ab3 only)
+    bint gyroscopic        # keep w x I w (Mandre 2008 sec. 7.6)
+    # Mandre 2008 sec. 7.3: torque known only at main steps, extrapolated in between
     bint hold              # True: every stage uses the extrapolation polynomial
-    int npoints            # history points used (1 zero-order hold, 2 linear, 3 seed formula)
+    int npoints            # history points used (1 zero-order hold, 2 linear, 3 Mandre 2008)
     bint eval_start        # evaluate at the stages while the history is incomplete
     int nh                 # points stored (<= npoints), newest first
     double ht[3]           # their times
@@ -37,7 +37,7 @@ cdef struct BodyCtx:
 
 
 cdef class ForceSource:
-    # World force F(t, x, v) on the centre of mass (seed 003 sec. 5).
+    # World force F(t, x, v) on the centre of mass (Mandre 2008 sec. 5).
     cdef public object error
     cdef double _F[3]
     cdef object _function          # None: the constant _F
@@ -67,7 +67,7 @@ cdef struct CGTableau:
 cdef inline void torque_extrapolate(const BodyCtx* b, double t, double* tau) noexcept nogil:
     """Lagrange polynomial through the nh stored torques, evaluated at t (OUT: tau[3]).
 
-    Three points give seed 003 sec. 7.3: with nodes t0 - 2h, t0 - h, t0 and x = (t - t0)/h,
+    Three points give Mandre 2008 sec. 7.3: with nodes t0 - 2h, t0 - h, t0 and x = (t - t0)/h,
     d = 1/2 a (x + 1) x - b (x + 2) x + 1/2 c (x + 2)(x + 1) (the general-node form is used, so
     a shortened step keeps the formula exact for quadratics).
     """
@@ -111,7 +111,7 @@ cdef inline int body_torque(BodyCtx* b, double t, const double* q, const double*
 
 
 cdef inline int body_rhs(BodyCtx* b, double t, const double* y, double* dy) noexcept nogil:
-    """Non-unit quaternion rigid body (seed 004 eqs. 22-23 + Euler) (OUT: dy[7])."""
+    """Non-unit quaternion rigid body (Rucker 2018 eqs. 22-23 + Euler) (OUT: dy[7])."""
     cdef double tau[3]
     cdef int st = body_torque(b, t, y, &y[4], tau)
     if st != STEP_OK:
@@ -208,7 +208,7 @@ cdef inline int cg_step(const CGTableau* tab, BodyCtx* b, double t, double h, co
     return STEP_OK
 
 
-# ---- Runge-Kutta on the non-unit quaternion rigid body (seed 004 sec. III) ------------------
+# ---- Runge-Kutta on the non-unit quaternion rigid body (Rucker 2018 sec. III) ------------------
 
 cdef inline int rk3_step(BodyCtx* b, double t, double h, const double* y, const double* k1,
                          double* yout) noexcept nogil:
@@ -289,11 +289,11 @@ cdef inline void ab3_step(const double* beta, const double* y, const double* f0,
         yout[i] = y[i] + (beta[0] * f0[i] + beta[1] * f1[i] + beta[2] * f2[i])
 
 
-# ---- Runge-Kutta-Nystrom on the second-order quaternion equation (seed 003 sec. 6) ----------
+# ---- Runge-Kutta-Nystrom on the second-order quaternion equation (Mandre 2008 sec. 6) ----------
 
 cdef inline int second_order_eval(BodyCtx* b, double t, const double* z,
                                   double* dz) noexcept nogil:
-    """q'' of seed 003 sec. 6 at z = [q, q'] (OUT: dz[8]; dz[4:] = q'')."""
+    """q'' of Mandre 2008 sec. 6 at z = [q, q'] (OUT: dz[8]; dz[4:] = q'')."""
     cdef double w[3]
     cdef double qc[4]
     cdef double u[4]
@@ -330,12 +330,12 @@ cdef inline int force_eval(ForceCtx* f, double t, const double* x, const double*
 
 cdef inline int rkn4_step(BodyCtx* b, ForceCtx* f, double t, double h, const double* z,
                           double* zout) noexcept nogil:
-    """Seed 003 sec. 6 RKN4 on z = [q, q'] (+ [x, v] when f.source != NULL) (OUT: zout).
+    """Mandre 2008 sec. 6 RKN4 on z = [q, q'] (+ [x, v] when f.source != NULL) (OUT: zout).
 
     k1 = g(t, q0, p0), k2 = g(t + h/2, q0 + h/2 p0 + h^2/8 k1, p0 + h/2 k1),
     k3 = g(t + h/2, q0 + h/2 p0 + h^2/8 k1, p0 + h/2 k2), k4 = g(t + h, q0 + h p0 + h^2/2 k3,
     p0 + h k3); q1 = q0 + h p0 + h^2/6 (k1 + k2 + k3), p1 = p0 + h/6 (k1 + 2 k2 + 2 k3 + k4).
-    The translation (seed 003 sec. 5) uses the same stages with g = F(t, x, v)/m.  zout has 8
+    The translation (Mandre 2008 sec. 5) uses the same stages with g = F(t, x, v)/m.  zout has 8
     (no force) or 14 entries.
     """
     cdef double k[4][8]

@@ -12,10 +12,10 @@ cg1        1     Crouch-Grossman, 1 stage (the same arithmetic as lie_euler)
 exp2       2     exponential midpoint (CG = RKMK at order 2): a21 = 1/2, b = (0, 1)
 cg2        2     Crouch-Grossman Heun: a21 = 1, b = (1/2, 1/2)
 cg3        3     Crouch-Grossman 1993 3-stage method (Owren & Marthinsen 1999 Table 1)
-rk3        3     Kutta's RK3 on the non-unit quaternion rigid body (seed 004 sec. III)
+rk3        3     Kutta's RK3 on the non-unit quaternion rigid body (Rucker 2018 sec. III)
 rk4        4     classical RK4, idem
 ab3        3     variable-step Adams-Bashforth 3, first two steps by rk3
-rkn4       4     Runge-Kutta-Nystrom on q'' (seed 003 sec. 6), + translation (sec. 5)
+rkn4       4     Runge-Kutta-Nystrom on q'' (Mandre 2008 sec. 6), + translation (sec. 5)
 ========== ===== ============================================================================
 
 Options (``options`` dict of `run`)
@@ -23,12 +23,12 @@ Options (``options`` dict of `run`)
 normalize : bool
     rk3, rk4, ab3, rkn4: divide q by |q| after every step (Lie-group methods keep |q| = 1).
 restore_momentum : bool
-    Seed 003 sec. 7.2, torque-free bodies only: after every step set w = I^-1 R(q)^T L with the
+    Mandre 2008 sec. 7.2, torque-free bodies only: after every step set w = I^-1 R(q)^T L with the
     world angular momentum L = R(q0) I w0 of the initial state.
 torque_substeps : int
-    Seed 003 sec. 7.3: the torque is evaluated once per grid step (at its start) and every
+    Mandre 2008 sec. 7.3: the torque is evaluated once per grid step (at its start) and every
     stage of the ``torque_substeps`` sub-steps the step is cut into uses its extrapolation
-    from the last ``torque_points`` (default 3, the seed's formula; 1 = zero-order hold)
+    from the last ``torque_points`` (default 3, Mandre's 2008 formula; 1 = zero-order hold)
     main-step values.
 torque_resets : array_like of float
     With ``torque_substeps``: times of torque discontinuities; the history is cleared at the
@@ -253,7 +253,7 @@ cdef int _run_body(const RunCfg* cfg, const BodyCtx* tmpl, const ForceCtx* ftmpl
         j = 1
     for i in range(n):
         if b.hold:
-            # seed 003 sec. 7.3: one evaluation per main step, pushed into the history
+            # Mandre 2008 sec. 7.3: one evaluation per main step, pushed into the history
             while r < cfg.nres and cfg.direction * (t[i] - cfg.resets[r]) >= 0.0:
                 b.nh = 0
                 r += 1
@@ -312,7 +312,7 @@ cdef int _run_body(const RunCfg* cfg, const BodyCtx* tmpl, const ForceCtx* ftmpl
                 if rkn:
                     _set_w(cfg, z, w)
             if cfg.restore:
-                # seed 003 sec. 7.2: w = I^-1 (conj(q) L q) = I^-1 R(q)^T L
+                # Mandre 2008 sec. 7.2: w = I^-1 (conj(q) L q) = I^-1 R(q)^T L
                 quat_conj(z, q)
                 quat_rotate(q, L, v)
                 mat3_vec(b.Iinv, v, w)
@@ -487,7 +487,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     models = rigid_body_list(model, N)
     for i, mdl in enumerate(models):
         if restore and mdl.torque is not None:
-            raise ValueError("option `restore_momentum` (seed 003 sec. 7.2) needs torque-free "
+            raise ValueError("option `restore_momentum` (Mandre 2008 sec. 7.2) needs torque-free "
                              f"bodies; model {i} has torque {mdl.torque!r}")
         if method == "rkn4" and not mdl.gyroscopic:
             raise ValueError("'rkn4' integrates the second-order equation with the gyroscopic "

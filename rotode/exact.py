@@ -573,7 +573,8 @@ def free_rigid_body(inertia, w0, t, q0=None):
        rigid body motion and its use in splitting methods", SIAM J. Sci. Comput. 30(4),
        2084-2112 (2008).
     .. [3] M. Abramowitz and I. A. Stegun, *Handbook of Mathematical Functions*, 16.4 and 17.6.
-    .. [4] Seed 002 (rotode/shared/seeds), sec. 5-6: the free rigid body and its invariants.
+    .. [4] M. Mizerski, "Motion of spinning bodies" (2020; docs/references.md), secs. 5-6:
+       the free rigid body and its invariants.
 
     Examples
     --------

@@ -21,7 +21,8 @@ them without Python loops.  Objects are immutable.
 
 References
 ----------
-.. [001] seed 001, "The Dynamics of a Transform Hierarchy": transforms, composition,
+.. [001] "The Dynamics of a Transform Hierarchy", web article (docs/references.md):
+   transforms, composition,
    inverse and identity; dynamics of the composition, inverse and identity; local and global
    dynamics; local and global deltas; counteracting the inherited effect from the parent;
    Newtonian mechanics (inertial forces in n-D, 3-D and 2-D).
@@ -185,7 +186,7 @@ def planar_rotation(angle):
 # --------------------------------------------------------------------------------------------
 
 class Transform:
-    """Similarity transform ``x -> R S x + T`` from child to parent coordinates (seed 001).
+    """Similarity transform ``x -> R S x + T`` from child to parent coordinates ([DTH]).
 
     Parameters
     ----------
@@ -196,11 +197,11 @@ class Transform:
         3-D (normalised).  Default: identity.
     scale : array_like, shape (...), optional
         ``S > 0``, one factor for all axes (a per-axis scale does not survive composition,
-        seed 001 "Composition of Transforms").  Default 1.
+        [DTH] "Composition of Transforms").  Default 1.
 
     Notes
     -----
-    Group structure (seed 001): ``(T2, R2, S2) o (T1, R1, S1) = (R2 S2 T1 + T2, R2 R1, S2 S1)``,
+    Group structure ([DTH]): ``(T2, R2, S2) o (T1, R1, S1) = (R2 S2 T1 + T2, R2 R1, S2 S1)``,
     identity ``(0, 1, 1)``, inverse ``(-R^T T / S, R^T, 1 / S)``.  Leading batch axes of the
     three components broadcast; the transform's ``shape`` is the broadcast batch shape.
 
@@ -341,7 +342,7 @@ class Transform:
         return self.compose(other)
 
     def inverse(self):
-        """``(-R^T T / S, R^T, 1 / S)`` (seed 001, "Inverse Transform")."""
+        """``(-R^T T / S, R^T, 1 / S)`` ([DTH], "Inverse Transform")."""
         Ri = _mT(self._R)
         Si = 1.0 / self._S
         return Transform._from_parts(-_mv(Ri, self._T) * Si[..., None], Ri, Si)
@@ -387,7 +388,7 @@ class DynamicTransform:
 
     Notes
     -----
-    Seed 001, "Dynamics of the Composition": for ``A3 = A2 o A1``, with ``J2 = R2 S2``::
+    [DTH], "Dynamics of the Composition": for ``A3 = A2 o A1``, with ``J2 = R2 S2``::
 
         v3 = v2 + J2 v1 + w2 J2 T1
         a3 = a2 + J2 a1 + (alpha2 + w2^2) J2 T1 + 2 w2 J2 v1
@@ -460,7 +461,7 @@ class DynamicTransform:
 
     @classmethod
     def identity(cls, dim, shape=()):
-        """The identity transform with null dynamics (seed 001, "Dynamics of the Identity")."""
+        """The identity transform with null dynamics ([DTH], "Dynamics of the Identity")."""
         t = Transform.identity(dim, shape)
         n = t.dim
         return cls._from_parts(t, np.zeros(n), np.zeros(n), np.zeros((n, n)), np.zeros((n, n)))
@@ -520,7 +521,7 @@ class DynamicTransform:
     def compose(self, other):
         """``self o other`` with dynamics: ``self`` is the parent ``A2``, ``other`` the child.
 
-        Converts the child's local dynamics to dynamics relative to ``self``'s parent (seed 001,
+        Converts the child's local dynamics to dynamics relative to ``self``'s parent ([DTH],
         "Dynamics of the Composition"; formulas in the class notes).  A plain
         :class:`Transform` child is treated as at rest relative to ``self``.
         """
@@ -549,7 +550,7 @@ class DynamicTransform:
         return DynamicTransform.from_transform(other).compose(self)
 
     def inverse(self):
-        """The parent relative to the child (seed 001, "Dynamics of the Inverse")."""
+        """The parent relative to the child ([DTH], "Dynamics of the Inverse")."""
         R, T, w, al = self.rotation, self.translation, self._w, self._al
         Ji = _mT(R) / self.scale[..., None, None]
         wT = _mv(w, T)
@@ -570,7 +571,7 @@ class DynamicTransform:
         """Global change of a child caused by a change of its local dynamics.
 
         ``self`` is the parent's global transform ``A2``; the arguments are instantaneous
-        changes of the child's local ``v1, a1, omega1, alpha1`` (seed 001, "Global change in
+        changes of the child's local ``v1, a1, omega1, alpha1`` ([DTH], "Global change in
         child due to local change in child")::
 
             dv3 = J2 dv1                 da3 = J2 da1 + 2 w2 dv3
@@ -593,7 +594,7 @@ class DynamicTransform:
                               angular_acceleration=None, *, skew=False):
         """Local change of a child that produces a given change of its global dynamics.
 
-        The inverse of :meth:`delta_local_to_global` (seed 001, "Local change in child
+        The inverse of :meth:`delta_local_to_global` ([DTH], "Local change in child
         required to produce the given global change in child")::
 
             dv1 = J2^-1 dv3              da1 = J2^-1 (da3 - 2 w2 dv3)
@@ -649,7 +650,7 @@ def _dynamic(x, name):
 
 
 def local_to_global(parent, child):
-    """Global dynamics of a child from its local dynamics: ``parent @ child`` (seed 001).
+    """Global dynamics of a child from its local dynamics: ``parent @ child`` ([DTH]).
 
     Parameters
     ----------
@@ -667,9 +668,9 @@ def local_to_global(parent, child):
 
 
 def global_to_local(parent, child):
-    """Local dynamics of a child from its global dynamics and the parent's (seed 001).
+    """Local dynamics of a child from its global dynamics and the parent's ([DTH]).
 
-    Evaluates seed 001's direct form of ``A1 = A2^-1 o A3`` ("Converting Global Dynamics To
+    Evaluates [DTH]'s direct form of ``A1 = A2^-1 o A3`` ("Converting Global Dynamics To
     Local Dynamics")::
 
         v1 = J2^-1 (v3 - v2 - w2 (T3 - T2))
@@ -715,7 +716,7 @@ def chain_local_to_global(chain):
     -------
     list of DynamicTransform
         ``out[k] = chain[0] o ... o chain[k]``, node ``k`` relative to the world, computed from
-        the root towards the leaf as seed 001 describes.
+        the root towards the leaf as [DTH] describes.
     """
     out = []
     for k, node in enumerate(chain):
@@ -747,7 +748,7 @@ def inherited_delta(parent, child, velocity=None, acceleration=None, angular_vel
                     angular_acceleration=None, *, skew=False):
     """Change of a child's global dynamics when its parent's global dynamics change.
 
-    Seed 001, "Global change in child due to global change in parent" (the child's local
+    [DTH], "Global change in child due to global change in parent" (the child's local
     dynamics unchanged)::
 
         dv3 = dv2 + dw2 J2 T1
@@ -788,10 +789,10 @@ def cancel_inherited(parent, child, velocity=None, acceleration=None, angular_ve
 
     After the parent's global dynamics change by the given deltas, adding the returned
     :class:`Delta` to the child's local dynamics (``child.add_delta(*delta)``) leaves the
-    child's global dynamics as they were: the car crashes, its passengers fly on (seed 001,
+    child's global dynamics as they were: the car crashes, its passengers fly on ([DTH],
     "Counteracting the Inherited Effect from the Parent").  Grandchildren follow automatically.
 
-    For a change of the parent's velocity alone this is seed 001's
+    For a change of the parent's velocity alone this is [DTH]'s
     ``dv1 = -J2^-1 dv`` and ``da1 = 2 J2^-1 w2 dv``; in general it is evaluated exactly as
     ``global_to_local(A2 + delta, A2 o A1) - A1``.
 
@@ -825,7 +826,7 @@ class InertialAccelerations(NamedTuple):
     """Inertial ("fictitious") accelerations in a moving frame, in the frame's basis.
 
     ``frame = -J^-1 a2`` (the frame's own acceleration), ``centrifugal = -w~^2 T1``,
-    ``coriolis = -2 w~ v1``, ``euler = -alpha~ T1`` (seed 001, "Newtonian Mechanics").
+    ``coriolis = -2 w~ v1``, ``euler = -alpha~ T1`` ([DTH], "Newtonian Mechanics").
     """
 
     frame: np.ndarray
@@ -840,7 +841,7 @@ class InertialAccelerations(NamedTuple):
 
 
 def inertial_accelerations(parent, position, velocity):
-    """Inertial accelerations of a point moving in a moving frame (seed 001).
+    """Inertial accelerations of a point moving in a moving frame ([DTH]).
 
     With the frame's dynamics expressed in its own basis, ``a~ = J2^-1 a2``,
     ``w~ = J2^-1 w2 J2 = R2^T w2 R2`` and ``alpha~ = R2^T alpha2 R2``, a point at ``T1`` with
@@ -880,7 +881,7 @@ def local_acceleration(parent, position, velocity, force=None, mass=1.0, *,
                        force_frame="parent"):
     """Acceleration of a point mass relative to a moving frame, in the frame's coordinates.
 
-    ``a1 = F~/m + inertial terms`` (seed 001, "Newtonian Mechanics - Force to
+    ``a1 = F~/m + inertial terms`` ([DTH], "Newtonian Mechanics - Force to
     Acceleration"), see :func:`inertial_accelerations`.
 
     Parameters
@@ -936,7 +937,7 @@ class MovingFrameParticle:
 
     The state ``y = [x, v]`` holds the position and velocity relative to the frame, in the
     frame's coordinates (2n values).  The right-hand side is ``dx/dt = v``,
-    ``dv/dt = F~/m + inertial accelerations`` (seed 001, "Newtonian Mechanics"), so the
+    ``dv/dt = F~/m + inertial accelerations`` ([DTH], "Newtonian Mechanics"), so the
     integrator sees the centrifugal, Coriolis, Euler and frame-acceleration terms without the
     user deriving them.
 
@@ -1008,7 +1009,7 @@ class MovingFrameParticle:
     def local_state(parent, position, velocity):
         """State ``[x, v]`` relative to the frame from a world position and velocity.
 
-        ``x = A2^-1(p)`` and ``v = J2^-1 (v_world - v2 - w2 (p - T2))`` (seed 001,
+        ``x = A2^-1(p)`` and ``v = J2^-1 (v_world - v2 - w2 (p - T2))`` ([DTH],
         global-to-local velocity).  ``parent`` is the frame's :class:`DynamicTransform` at
         that instant.
         """
@@ -1037,9 +1038,9 @@ class MovingFrameRigidBody:
     relative to the frame in the frame's coordinates, ``q`` the scalar-first quaternion of the
     body's orientation relative to the frame (body to frame) and ``w`` the body's absolute
     (inertial) angular velocity in the body frame.  Then Euler's equations keep their inertial
-    form, ``I dw/dt = tau - w x (I w)`` (seed 003 sec. 6), the translation follows
+    form, ``I dw/dt = tau - w x (I w)`` (Mandre 2008 sec. 6), the translation follows
     :class:`MovingFrameParticle`, and the relative orientation moves with the relative angular
-    velocity ``R1 w - w~2`` (parent basis; seed 001 global-to-local ``w1 = R2^T (w3 - w2) R2``
+    velocity ``R1 w - w~2`` (parent basis; [DTH] global-to-local ``w1 = R2^T (w3 - w2) R2``
     with ``w3 = R2 R1 w``): ``dq/dt = q * (0, w - R1^T w~2) / 2``.
 
     Parameters

@@ -1,6 +1,6 @@
 # Implicit free-rigid-body steps in exponential coordinates (layer 1 kernels and layer 2 steps).
 #
-# Seed 002 secs. 7-10 and docs/implicit-midpoint.md (the derivations, constants and the
+# Mizerski 2020 secs. 7-10 and docs/implicit-midpoint.md (the derivations, constants and the
 # Kantorovich bound this file cites as "doc eq. (n)").  Notation: I the body inertia, A = I^-1,
 # lam = lambda_min(I), L_b the body angular momentum at the start of a (sub-)step, l = h L_b for
 # a (sub-)step h, v the rotation vector of the step (O_{n+1} = O_n R(v), L_b <- R(-v) L_b).
@@ -34,7 +34,7 @@ cdef enum:
 
 cdef enum:
     BOUND_INERTIA = 0            # doc eq. (13): norm sqrt(x.I x), beta = 1 (default)
-    BOUND_EUCLIDEAN = 1          # doc eq. (14): Euclidean norm, the seed's dt |L| <= C lam form
+    BOUND_EUCLIDEAN = 1          # doc eq. (14): Euclidean norm, Mizerski's dt |L| <= C lam form
 
 cdef enum:
     IMP_OK = 0
@@ -307,7 +307,8 @@ cdef inline double kantorovich_max_step(int method, int bound, const ImplicitBod
 cdef inline int implicit_solve(const ImplicitOptions* o, const ImplicitBody* b, const double* l,
                                double* v, int* iterations, double* residual,
                                double* trace) noexcept nogil:
-    """Solve F(v) = 0 from v = 0 by Newton (seed 002 sec. 8) or the fixed-point map v <- v - F(v).
+    """Solve F(v) = 0 from v = 0 by Newton (Mizerski 2020, sec. 8) or the fixed-point map
+    v <- v - F(v).
 
     Stops when the correction d_k, or the next one predicted from the observed rate
     (max(|d_k|^3 / |d_{k-1}|^2, 2 c |l|/lam |d_k|^2) for Newton, r/(1 - r) |d_k| with
@@ -373,7 +374,7 @@ cdef inline int implicit_free_step(const ImplicitOptions* o, const ImplicitBody*
                                    double* q, double* L, ImplicitCounters* c) noexcept nogil:
     """Advance q (unit, body to world) and L = L_b by h with Kantorovich sub-steps (doc sec. 5).
 
-    Seed 002 sec. 10: each sub-step is the largest one satisfying the bound (doc eq. (15)),
+    Mizerski 2020 sec. 10: each sub-step is the largest one satisfying the bound (doc eq. (15)),
     until the step is consumed.  q <- q exp(v/2) (quaternion of R(v)), L_b <- R(-v) L_b
     (OUT: q[4], L[3], c).
     """

@@ -1,6 +1,6 @@
 """Implicit free-rigid-body integrators in exponential coordinates (issue 5).
 
-Seed 002 (Mizerski, "motion of spinning bodies") secs. 7-10 and docs/implicit-midpoint.md.
+Mizerski 2020 (Mizerski, "motion of spinning bodies") secs. 7-10 and docs/implicit-midpoint.md.
 Each step solves for the rotation vector v of the step, O_{n+1} = O_n R(v), with Newton's
 method from v = 0 (or the plain fixed-point map), after splitting the step into the largest
 sub-steps that satisfy a closed-form Kantorovich condition (docs/implicit-midpoint.md sec. 4),
@@ -11,9 +11,9 @@ L_b += h/2 tau, the free implicit step, half a kick (doc sec. 6).
 Methods (the residual F(v) = 0 each step, l = h L_b, A = I^-1):
 
 ==================== ================================================ =====================
-``implicit_midpoint``  v = A R(-v/2) l                                   seed 002 sec. 7
-``trapezoid``          v = 1/2 (A l + R(v) A R(-v) l)  (world rates)     seed 002 sec. 7
-``object_trapezoid``   v = 1/2 (A l + A R(-v) l)       (body rates)      seed 002 sec. 7
+``implicit_midpoint``  v = A R(-v/2) l                                   Mizerski 2020 sec. 7
+``trapezoid``          v = 1/2 (A l + R(v) A R(-v) l)  (world rates)     Mizerski 2020 sec. 7
+``object_trapezoid``   v = 1/2 (A l + A R(-v) l)       (body rates)      Mizerski 2020 sec. 7
 ==================== ================================================ =====================
 
 `run` follows docs/stepper-contract.md; `newton_trace` exposes one solve with its Kantorovich
@@ -207,11 +207,11 @@ def run(method, model, y0, t, save, options=None, workers=1):
     save : ndarray of intp, shape (m,)
         Strictly increasing indices into ``t`` of the states returned.
     options : dict
-        ``solver`` ("newton" default, or "fixed-point", seed 002 sec. 8), ``tol`` (default
+        ``solver`` ("newton" default, or "fixed-point", Mizerski 2020 sec. 8), ``tol`` (default
         1e-15: stop when the next correction is predicted below tol |v|), ``max_iter``
         (20 Newton, 500 fixed point), ``max_substeps`` (per step, default 1e6), ``bound``
-        ("euclidean", default: the seed's form dt |L| <= C lambda_min, doc eq. (14), which keeps
-        seed 002 sec. 11's one-step energy change <= 0.3 %; "inertia": the sharper Kantorovich
+        ("euclidean", default: Mizerski's form dt |L| <= C lambda_min, doc eq. (14), which keeps
+        Mizerski 2020 sec. 11's one-step energy change <= 0.3 %; "inertia": the sharper Kantorovich
         bound in the norm sqrt(x.I x), doc eq. (13), ~1.6x longer sub-steps, <= 0.5 %).
     workers : int
         Threads over bodies; results do not depend on it (bit for bit).
@@ -229,7 +229,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
 
     References
     ----------
-    Seed 002 secs. 7-10; docs/implicit-midpoint.md; docs/stepper-contract.md.
+    Mizerski 2020 secs. 7-10; docs/implicit-midpoint.md; docs/stepper-contract.md.
     """
     if method not in METHODS:
         raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")

@@ -3,8 +3,8 @@
 Every tensor is a (..., 3, 3) array in the frame named by the function; leading batch axes
 broadcast.  A solid's tensor is about its centre of mass in the solid's own frame (the axis of
 symmetry is z); :func:`rotate_inertia` and :func:`parallel_axis` move it into a body frame and
-:func:`compound` sums parts into one body (seed 003 sec. 3).  :func:`principal_axes` finds the
-frame in which the tensor is diagonal (seed 003 sec. 7.1) and :func:`to_principal_frame` /
+:func:`compound` sums parts into one body (Mandre 2008 sec. 3).  :func:`principal_axes` finds the
+frame in which the tensor is diagonal (Mandre 2008 sec. 7.1) and :func:`to_principal_frame` /
 :func:`from_principal_frame` move a body state (orientation, body angular velocity, body
 torque) into that frame and back.
 
@@ -14,9 +14,9 @@ scalar-first ``[w, x, y, z]`` with the Hamilton product.
 References
 ----------
 .. [003] I. Mandre, "Rigid body dynamics using Euler's equations, Runge-Kutta and quaternions"
-   (2008), seed 003: sec. 3 (inertia tensor, ``I^W = A I A^T`` and the displaced tensor
+   (2008; docs/references.md): sec. 3 (inertia tensor, ``I^W = A I A^T`` and the displaced tensor
    ``I + m((r.r)1 - r (x) r)``), sec. 7.1 (principal moments and axes).
-.. [list] "List of moments of inertia" (Wikipedia), the table seed 003 sec. 3 points to, for the
+.. [list] "List of moments of inertia" (Wikipedia), the table Mandre 2008 sec. 3 points to, for the
    closed forms of the solids.
 """
 
@@ -118,7 +118,7 @@ def box(mass, size):
 
     References
     ----------
-    Seed 003 sec. 3 and the table it cites [list].
+    Mandre 2008 sec. 3 and the table it cites [list].
 
     Examples
     --------
@@ -137,7 +137,7 @@ def box(mass, size):
 def solid_cylinder(mass, radius, height):
     """Inertia tensor of a solid circular cylinder about its centre, axis along z.
 
-    ``I_xx = I_yy = m (3 r^2 + h^2) / 12`` and ``I_zz = m r^2 / 2`` (seed 003 sec. 3, [list]).
+    ``I_xx = I_yy = m (3 r^2 + h^2) / 12`` and ``I_zz = m r^2 / 2`` (Mandre 2008 sec. 3, [list]).
 
     Parameters
     ----------
@@ -160,7 +160,7 @@ def hollow_cylinder(mass, radius, height, inner_radius=None):
 
     With inner radius ``r1`` and outer radius ``r2``:
     ``I_xx = I_yy = m (3 (r1^2 + r2^2) + h^2) / 12`` and ``I_zz = m (r1^2 + r2^2) / 2``
-    (seed 003 sec. 3, [list]).
+    (Mandre 2008 sec. 3, [list]).
 
     Parameters
     ----------
@@ -187,7 +187,7 @@ def hollow_cylinder(mass, radius, height, inner_radius=None):
 
 
 def solid_sphere(mass, radius):
-    """Inertia tensor ``(2/5) m r^2 1`` of a solid ball about its centre (seed 003 sec. 3).
+    """Inertia tensor ``(2/5) m r^2 1`` of a solid ball about its centre (Mandre 2008 sec. 3).
 
     Parameters
     ----------
@@ -211,7 +211,7 @@ def hollow_sphere(mass, radius, inner_radius=None):
     ``I = (2/5) m (r2^5 - r1^5) / (r2^3 - r1^3)``, evaluated in the factored form
     ``(2/5) m (r2^4 + r2^3 r1 + r2^2 r1^2 + r2 r1^3 + r1^4) / (r2^2 + r2 r1 + r1^2)``, which
     has no cancellation and tends to the thin-shell value ``(2/3) m r^2`` as ``r1 -> r2``
-    (seed 003 sec. 3, [list]).
+    (Mandre 2008 sec. 3, [list]).
 
     Parameters
     ----------
@@ -259,7 +259,7 @@ def thin_rod(mass, length):
 def ellipsoid(mass, semi_axes):
     """Inertia tensor of a solid ellipsoid about its centre, semi-axes along x, y, z.
 
-    ``m/5 diag(b^2 + c^2, a^2 + c^2, a^2 + b^2)`` (seed 003 sec. 3, [list]).
+    ``m/5 diag(b^2 + c^2, a^2 + c^2, a^2 + b^2)`` (Mandre 2008 sec. 3, [list]).
 
     Parameters
     ----------
@@ -286,7 +286,7 @@ def cone(mass, radius, height):
     The centre of mass lies on the axis a quarter of the height above the base, so in this
     frame the base is at ``z = -h/4`` and the apex at ``z = 3h/4``.
     ``I_xx = I_yy = m (3 r^2 / 20 + 3 h^2 / 80)`` and ``I_zz = 3 m r^2 / 10``
-    (seed 003 sec. 3, [list]).
+    (Mandre 2008 sec. 3, [list]).
 
     Parameters
     ----------
@@ -309,7 +309,7 @@ def cone(mass, radius, height):
 # --------------------------------------------------------------------------------------------
 
 def rotate_inertia(inertia, rotation):
-    """Express a tensor in a rotated frame: ``A I A^T`` (seed 003 sec. 3, ``I^W = A I A^T``).
+    """Express a tensor in a rotated frame: ``A I A^T`` (Mandre 2008 sec. 3, ``I^W = A I A^T``).
 
     Parameters
     ----------
@@ -332,7 +332,7 @@ def rotate_inertia(inertia, rotation):
 def parallel_axis(inertia, mass, offset):
     """Displace a centre-of-mass tensor to another point (parallel-axis theorem).
 
-    ``I_displaced = I_center + m ((r . r) 1 - r (x) r)`` (seed 003 sec. 3), where ``r`` is the
+    ``I_displaced = I_center + m ((r . r) 1 - r (x) r)`` (Mandre 2008 sec. 3), where ``r`` is the
     vector from the new reference point to the part's centre of mass, in the tensor's frame.
 
     Parameters
@@ -367,7 +367,7 @@ class MassProperties(NamedTuple):
 
 
 def compound(masses, inertias, positions=None, rotations=None):
-    """Mass properties of a body made of parts (seed 003 sec. 3, sum over parts).
+    """Mass properties of a body made of parts (Mandre 2008 sec. 3, sum over parts).
 
     ``I = sum_i [A_i I_i A_i^T + m_i ((r_i . r_i) 1 - r_i (x) r_i)]`` with ``r_i = p_i - c``
     the vector from the body's centre of mass ``c = sum m_i p_i / sum m_i`` to part ``i``'s.
@@ -451,7 +451,7 @@ def validate_inertia(inertia, name="inertia"):
     moments ``I1 <= I2 <= I3`` satisfy the triangle inequality ``I1 + I2 >= I3`` (up to a
     relative 1e-10; equality is a flat lamina).  The triangle inequality holds for every mass
     distribution because ``I_xx + I_yy - I_zz = 2 int z^2 dm >= 0`` in the principal frame
-    (seed 003 secs. 3 and 7.1).
+    (Mandre 2008 secs. 3 and 7.1).
 
     Parameters
     ----------
@@ -492,9 +492,9 @@ def validate_inertia(inertia, name="inertia"):
 
 
 def principal_axes(inertia):
-    """Principal moments and right-handed principal axes of symmetric tensors (seed 003 7.1).
+    """Principal moments and right-handed principal axes of symmetric tensors (Mandre 2008 7.1).
 
-    Solves ``(I - I_k 1) n_k = 0`` with ``|n_k| = 1`` and ``n1 x n2 = n3``.  The seed's direct
+    Solves ``(I - I_k 1) n_k = 0`` with ``|n_k| = 1`` and ``n1 x n2 = n3``.  Mandre's (2008) direct
     route (roots of the characteristic cubic, then one linear solve per root) loses all
     accuracy when two moments are (nearly) equal; a symmetric eigensolver
     (``numpy.linalg.eigh``) returns an orthonormal basis of every eigenspace instead, so the
@@ -515,7 +515,7 @@ def principal_axes(inertia):
     axes : ndarray, shape (..., 3, 3)
         ``B`` whose columns are the principal axes ``n1, n2, n3`` in the original frame:
         ``I = B diag(moments) B^T``, ``B^T B = 1``, ``det B = +1``.  ``B`` maps principal-frame
-        coordinates to the original frame (seed 003 sec. 7.1).
+        coordinates to the original frame (Mandre 2008 sec. 7.1).
 
     Examples
     --------
@@ -566,7 +566,7 @@ def to_principal_frame(axes, orientation=None, angular_velocity=None, torque=Non
     maps body to world, ``A' = A B`` and ``q' = q * q_B`` (Hamilton product) with
     ``q_B`` the quaternion of ``B``.
 
-    Seed 003 sec. 7.1 writes ``A' = B A`` and ``q' = matrix2quatern(B) * q``; that is the
+    Mandre 2008 sec. 7.1 writes ``A' = B A`` and ``q' = matrix2quatern(B) * q``; that is the
     rule for an orientation that maps world to body.  Under rotode's body-to-world convention
     the factor goes on the right, which keeps world positions and world angular velocity
     unchanged (tested).
@@ -615,7 +615,7 @@ def from_principal_frame(axes, orientation=None, angular_velocity=None, torque=N
     Returns
     -------
     BodyState
-        The given quantities in the original body frame (seed 003 sec. 7.1).
+        The given quantities in the original body frame (Mandre 2008 sec. 7.1).
     """
     B = _axes(axes)
     q = None

@@ -13,7 +13,7 @@ from libc.math cimport sqrt, fabs
 from rotode.quaternion cimport quat_mul, quat_exp_pure, quat_exp_approx, quat_norm2
 from rotode.rhs cimport FRAME_BODY, FRAME_WORLD, quaternion_kinematics_rhs
 
-# Seed 000: the Magnus series converges while the rotation per step is below pi/sqrt(2).
+# [NIRD]: the Magnus series converges while the rotation per step is below pi/sqrt(2).
 cdef inline double magnus_bound() noexcept nogil:
     return 2.221441469079183  # pi / sqrt(2)
 
@@ -29,7 +29,7 @@ cdef inline void apply_rotvec(const double* q, const double* v, int frame, bint 
                               double* out) noexcept nogil:
     """Rotate q by the rotation vector v: q exp(v/2) (body) or exp(v/2) q (world).
 
-    `approx` uses seed 000's trig-free normalised third-order exponential instead of the exact
+    `approx` uses [NIRD]'s trig-free normalised third-order exponential instead of the exact
     one (quaternion.pxd quat_exp_approx).  OUT: out[4]; may alias q.
     """
     cdef double x[3]
@@ -55,7 +55,7 @@ cdef inline void apply_rotvec(const double* q, const double* v, int frame, bint 
 # ---- rotation vectors of one step ----------------------------------------------------------
 
 cdef inline void lie_euler_rotvec(const double* w0, double h, double* om) noexcept nogil:
-    """Seed 004 eq. 24 (zero-order hold): Omega = h w(t0) (OUT: om[3])."""
+    """Rucker 2018 eq. 24 (zero-order hold): Omega = h w(t0) (OUT: om[3])."""
     om[0] = h * w0[0]
     om[1] = h * w0[1]
     om[2] = h * w0[2]
@@ -63,7 +63,7 @@ cdef inline void lie_euler_rotvec(const double* w0, double h, double* om) noexce
 
 cdef inline void exp2_rotvec(const double* w0, const double* dw0, double h,
                              double* om) noexcept nogil:
-    """Seed 004 eq. 28 as reconstructed: Omega = h w(t0) + h^2/2 w'(t0) (OUT: om[3]).
+    """Rucker 2018 eq. 28 as reconstructed: Omega = h w(t0) + h^2/2 w'(t0) (OUT: om[3]).
 
     The integral of the first-order Taylor polynomial of w over the step; the commutator term
     is O(h^3), so the update is second order (docs/methods-kinematic.md).
@@ -78,7 +78,7 @@ cdef inline void magnus_ca_rotvec(const double* w0, const double* alpha, double 
                                   int frame, double* om) noexcept nogil:
     """Magnus rotation vector for constant angular acceleration w(t0+s) = w0 + alpha s.
 
-    World frame (seed 000, plus the dt^5 and dt^6 parts of Omega_4 derived in
+    World frame ([NIRD], plus the dt^5 and dt^6 parts of Omega_4 derived in
     docs/methods-kinematic.md):
         Omega_1 = h w0 + h^2/2 alpha
         Omega_2 = h^3/12 alpha x w0
@@ -252,7 +252,7 @@ cdef inline void magnus8_rotvec(const double* a1, const double* a2, const double
                      + h3 * h * (Q5[i] + Q6[i]) - h3 * h2 * Q7[i] / 42.0)
 
 
-# ---- vector-space steps on non-unit quaternions (seed 004 sec. III) -------------------------
+# ---- vector-space steps on non-unit quaternions (Rucker 2018 sec. III) -------------------------
 
 cdef inline void rk3_step(const double* q, const double* w0, const double* wm, const double* w1,
                           double h, int frame, double gain, double* out) noexcept nogil:

@@ -8,13 +8,13 @@ single runs and one batched run do identical arithmetic, whatever the number of 
 
 Methods (equations and references in docs/methods-kinematic.md):
 
-- ``lie_euler`` -- exponential update 1 of seed 004 (eq. 24, zero-order hold), order 1;
-- ``exp2`` -- exponential update 2 of seed 004 (eq. 28, uses w and w'), order 2;
-- ``magnus_ca`` -- seed 000: constant angular acceleration over the step, Magnus terms 1..4;
+- ``lie_euler`` -- exponential update 1 of Rucker 2018 (eq. 24, zero-order hold), order 1;
+- ``exp2`` -- exponential update 2 of Rucker 2018 (eq. 28, uses w and w'), order 2;
+- ``magnus_ca`` -- [NIRD]: constant angular acceleration over the step, Magnus terms 1..4;
 - ``magnus2``, ``magnus4``, ``magnus6``, ``magnus8`` -- Gauss-Legendre Magnus integrators
   (1 to 4 nodes; Blanes, Casas & Ros 2000), order 2 to 8;
 - ``cg1``, ``cg2``, ``cg3`` -- Crouch-Grossman methods (Crouch & Grossman 1993), order 1 to 3;
-- ``rk3``, ``rk4``, ``ab3`` -- vector-space methods on non-unit quaternions (seed 004 sec. III).
+- ``rk3``, ``rk4``, ``ab3`` -- vector-space methods on non-unit quaternions (Rucker 2018 sec. III).
 """
 from fractions import Fraction
 
@@ -543,7 +543,7 @@ def run(method, model, y0, t, save, options, workers=1):
             raise ValueError(
                 f"magnus_ca: the rotation over the step from t = {fail_t[b]!r} (body {b}) is "
                 f"{fail_angle[b]:.6g} rad, at or above the convergence bound pi/sqrt(2) = "
-                f"2.2214 rad of the Magnus series (seed 000); use smaller steps or "
+                f"2.2214 rad of the Magnus series ([NIRD]); use smaller steps or "
                 f"substep=True")
         raise ValueError(f"the angular velocity source could not provide a value at "
                          f"t = {fail_t[b]!r} (status {status[b]})")

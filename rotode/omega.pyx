@@ -5,7 +5,7 @@ A source is a ``cdef`` object whose C method ``evaluate(t, w)`` fills ``w[3]`` w
 right-hand side that uses the source (``frame="body"`` or ``"world"``).
 
 - `Constant` -- a constant vector;
-- `Sinusoid` -- ``w_i(t) = amplitude_i sin(rate t + phase_i)``, the benchmark of seed 004
+- `Sinusoid` -- ``w_i(t) = amplitude_i sin(rate t + phase_i)``, the benchmark of Rucker 2018
   (eq. 29: amplitude pi/2, rate 2 pi/10, phases 0, 2 pi/3, 4 pi/3);
 - `Samples` -- gyroscope samples interpolated in C (piecewise linear, or a not-a-knot cubic
   spline whose coefficients are computed once at construction);
@@ -102,7 +102,7 @@ def _vector3(x, name):
 
 
 cdef class Sinusoid(AngularVelocity):
-    """``w_i(t) = amplitude_i * sin(rate * t + phase_i)`` (seed 004 eq. 29).
+    """``w_i(t) = amplitude_i * sin(rate * t + phase_i)`` (Rucker 2018 eq. 29).
 
     Parameters
     ----------
@@ -115,7 +115,7 @@ cdef class Sinusoid(AngularVelocity):
 
     Examples
     --------
-    The benchmark of seed 004 (a = pi/2, b = 2 pi/10):
+    The benchmark of Rucker 2018 (a = pi/2, b = 2 pi/10):
 
     >>> from math import pi
     >>> w = Sinusoid(amplitude=pi/2, rate=2*pi/10, phase=[0, 2*pi/3, 4*pi/3])

@@ -61,7 +61,7 @@ cdef inline void quat_inv(const real* q, real* out) noexcept nogil:
 # ---- rotations --------------------------------------------------------------------------
 
 cdef inline void quat_to_matrix(const real* q, real* R) noexcept nogil:
-    """Row-major rotation matrix of ANY nonzero q: R(q) = R(q/|q|) (seed 004 eq. 13).
+    """Row-major rotation matrix of ANY nonzero q: R(q) = R(q/|q|) (Rucker 2018 eq. 13).
 
     R = 1 + s (w [u]x + [u]x^2) with s = 2/|q|^2 and u the vector part (OUT: R[9]).
     """
@@ -83,7 +83,7 @@ cdef inline void quat_to_matrix(const real* q, real* R) noexcept nogil:
 cdef inline void quat_rotate(const real* q, const real* v, real* out) noexcept nogil:
     """R(q) v for any nonzero q, without forming R (OUT: out[3]; may not alias v).
 
-    v' = v + s (w (u x v) + u x (u x v)), s = 2/|q|^2 (seed 004 eq. 13 applied to a vector).
+    v' = v + s (w (u x v) + u x (u x v)), s = 2/|q|^2 (Rucker 2018 eq. 13 applied to a vector).
     """
     cdef real s = 2.0 / quat_norm2(q)
     cdef real c0 = q[2] * v[2] - q[3] * v[1]
@@ -141,7 +141,7 @@ cdef inline void quat_from_matrix(const real* R, real* q) noexcept nogil:
 cdef inline void quat_exp_pure(const real* x, real* out) noexcept nogil:
     """exp of the pure quaternion (0, x): [cos a, x sin(a)/a], a = |x| (OUT: out[4]).
 
-    Seed 000 "Evaluating the Exponential Map".  For a^2 <= 1 both coefficients come from
+    [NIRD] "Evaluating the Exponential Map".  For a^2 <= 1 both coefficients come from
     their Taylor polynomials in a^2 (no square root, exact at 0, differentiable with duals).
     """
     cdef real x2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2]
@@ -206,10 +206,10 @@ cdef inline void quat_log(const real* q, real* out) noexcept nogil:
 
 
 cdef inline void quat_exp_approx(const real* x, real* out) noexcept nogil:
-    """Seed 000's trig-free normalised third-order exp of the pure quaternion (0, x).
+    """[NIRD]'s trig-free normalised third-order exp of the pure quaternion (0, x).
 
     exp(X) ~ [(1 - |X|^2/2) + (1 - |X|^2/6) X] / sqrt((1 - |X|^2/2)^2 + (1 - |X|^2/6)^2 |X|^2)
-    (seed 000 "Evaluating the Exponential Map"); always a unit quaternion (OUT: out[4]).
+    ([NIRD] "Evaluating the Exponential Map"); always a unit quaternion (OUT: out[4]).
     """
     cdef real x2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2]
     cdef real a = 1.0 - 0.5 * x2

@@ -3,7 +3,7 @@
 Conventions: scalar-first ``[w, x, y, z]``, Hamilton product (``i j = k``), and a quaternion
 ``q`` represents the rotation ``R(q)`` that maps body coordinates to world coordinates,
 ``v_world = q * v_body * conj(q)``.  Functions accept any nonzero quaternion, not only unit
-ones: ``R(q) = R(q/|q|)`` (seed 004 eq. 13).
+ones: ``R(q) = R(q/|q|)`` (Rucker 2018 eq. 13).
 
 The kernels are ``noexcept nogil`` inline functions in ``rotode/quaternion.pxd`` that other
 Cython code can ``cimport``; the functions here validate their input, then loop over the batch
@@ -11,9 +11,11 @@ with the GIL released.
 
 References
 ----------
-.. [000] seed 000, "Numerical Integration for Rotational Dynamics" (exponential map,
+.. [000] "Numerical Integration for Rotational Dynamics", web article (docs/references.md)
+   (exponential map,
    trig-free approximation).
-.. [004] seed 004, Rucker, "Integrating Rotations using Non-Unit Quaternions", eq. 13.
+.. [004] C. Rucker, "Integrating Rotations using Non-Unit Quaternions", IEEE Robotics and
+   Automation Letters 3(4), 2018, eq. 13.
 """
 import numpy as np
 from scipy.spatial.transform import Rotation
@@ -116,7 +118,7 @@ def rotate(q, v):
     Parameters
     ----------
     q : array_like, shape (..., 4)
-        Nonzero quaternions (need not be unit: ``R(q) = R(q/|q|)``, seed 004 eq. 13).
+        Nonzero quaternions (need not be unit: ``R(q) = R(q/|q|)``, Rucker 2018 eq. 13).
     v : array_like, shape (..., 3)
         Vectors; batch dimensions broadcast with those of ``q``.
 
@@ -143,7 +145,7 @@ def to_matrix(q):
     Notes
     -----
     ``R(q) = 1 + s (w [u]x + [u]x^2)`` with ``s = 2/|q|^2``, which equals the matrix of
-    ``q/|q|`` for any nonzero ``q`` (seed 004 eq. 13).  The matrix maps body to world
+    ``q/|q|`` for any nonzero ``q`` (Rucker 2018 eq. 13).  The matrix maps body to world
     coordinates.
     """
     cdef double a[4]
@@ -186,7 +188,7 @@ def exp(x):
 
     Notes
     -----
-    A rotation by the rotation vector ``phi`` is ``exp(phi/2)`` (seed 000).  Small arguments
+    A rotation by the rotation vector ``phi`` is ``exp(phi/2)`` ([NIRD]).  Small arguments
     use Taylor polynomials in ``|x|^2`` (exact at 0, no square root).
     """
     x = np.asarray(x) if not isinstance(x, np.ndarray) else x
@@ -223,7 +225,7 @@ def log(q):
 
 
 def exp_approx(x):
-    """Seed 000's trig-free, normalised third-order exponential of pure quaternions.
+    """[NIRD]'s trig-free, normalised third-order exponential of pure quaternions.
 
     Parameters
     ----------
@@ -238,7 +240,7 @@ def exp_approx(x):
 
     Notes
     -----
-    Seed 000 states an error below 1 % for rotations up to 90 degrees per step, i.e.
+    [NIRD] states an error below 1 % for rotations up to 90 degrees per step, i.e.
     ``|x| <= pi/4``.
     """
     x = as_float_array(x, "x", (3,))
@@ -274,7 +276,7 @@ def to_matrix_jacobian(q):
         ``to_matrix(q)``, bit for bit (the dual value parts).
     J : ndarray, shape (..., 3, 3, 4)
         ``J[..., i, j, k] = d R_ij / d q_k`` from one forward-mode evaluation of the same
-        kernel (seed 001).  ``J q = 0``: ``R`` does not depend on the scale of ``q``.
+        kernel ([DTH]).  ``J q = 0``: ``R`` does not depend on the scale of ``q``.
     """
     q = _quaternions(q, "q")
     cdef const double[:, ::1] qin = q.reshape(-1, 4)

@@ -33,7 +33,7 @@ cdef inline void quaternion_kinematics_rhs(const real* q, const real* w, int fra
                                            double gain, real* dq) noexcept nogil:
     """q' = 1/2 q * w (body) or 1/2 w * q (world) + c q, c = gain (1 - q.q) (OUT: dq[4]).
 
-    Seed 004 eqs. 20-23: the minimum-norm derivative of a non-unit quaternion plus a multiple
+    Rucker 2018 eqs. 20-23: the minimum-norm derivative of a non-unit quaternion plus a multiple
     of q (the kernel of W), here used as a norm-drift controller.
     """
     cdef real c = gain * (1.0 - quat_norm2(q))
@@ -48,9 +48,9 @@ cdef inline void quaternion_kinematics_rhs(const real* q, const real* w, int fra
 
 cdef inline void euler_rhs(const real* w, const real* tau, const double* inertia,
                            const double* inertia_inv, bint gyroscopic, real* dw) noexcept nogil:
-    """Euler's equations w' = I^-1 (tau - w x I w) (seed 003 sec. 6) (OUT: dw[3]).
+    """Euler's equations w' = I^-1 (tau - w x I w) (Mandre 2008 sec. 6) (OUT: dw[3]).
 
-    ``gyroscopic=False`` drops w x I w (seed 003 sec. 7.6).
+    ``gyroscopic=False`` drops w x I w (Mandre 2008 sec. 7.6).
     """
     cdef real Iw[3]
     cdef real r[3]
@@ -67,14 +67,14 @@ cdef inline void euler_rhs(const real* w, const real* tau, const double* inertia
 cdef inline void rigid_body_rhs(const real* y, const real* tau, const double* inertia,
                                 const double* inertia_inv, double gain, bint gyroscopic,
                                 real* dy) noexcept nogil:
-    """State [q (4), w_body (3)]: q' by seed 004 eq. 22-23, w' by Euler (OUT: dy[7])."""
+    """State [q (4), w_body (3)]: q' by Rucker 2018 eq. 22-23, w' by Euler (OUT: dy[7])."""
     quaternion_kinematics_rhs(y, &y[4], FRAME_BODY, gain, dy)
     euler_rhs(&y[4], tau, inertia, inertia_inv, gyroscopic, &dy[4])
 
 
 cdef inline void expcoord_kinematics_rhs(const real* v, const real* w, int frame,
                                          real* dv) noexcept nogil:
-    """v' = T(v)^-1 w_world or T(-v)^-1 w_body (seed 002 sec. 4; notes "T(v)") (OUT: dv[3]).
+    """v' = T(v)^-1 w_world or T(-v)^-1 w_body (Mizerski 2020 sec. 4; notes "T(v)") (OUT: dv[3]).
 
     Chart: world frame O = R(v) O_base, body frame O = O_base R(v).
     """
@@ -111,7 +111,7 @@ cdef inline void quaternion_second_order_rhs(const real* y, const real* tau,
                                              real* dy) noexcept nogil:
     """State [q, p = q']: q'' = p conj(q) p + 1/2 q * [I^-1 (tau - 4 u x I u)], u = vec(conj(q) p).
 
-    Seed 003 sec. 6 (second-order form; assumes |q| = 1, which the flow preserves) (OUT: dy[8]).
+    Mandre 2008 sec. 6 (second-order form; assumes |q| = 1, which the flow preserves) (OUT: dy[8]).
     """
     cdef real w[3]
     cdef real a[3]

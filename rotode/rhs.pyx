@@ -2,21 +2,21 @@
 
 Every class here is a callable ``fun(t, y)`` for ``solve_ivp`` built on the nogil cores of
 ``rotode/rhs.pxd``; ``.jac(t, y)`` is the exact Jacobian obtained by evaluating the SAME core
-with dual numbers (seed 001), so it can be passed as ``jac=rhs.jac`` to Radau, BDF and LSODA.
+with dual numbers ([DUAL]), so it can be passed as ``jac=rhs.jac`` to Radau, BDF and LSODA.
 
 State layouts
 -------------
-===========================  ==================================  ===============================
-class                        state y                             equations
-===========================  ==================================  ===============================
-`QuaternionKinematics`       q (4), any nonzero length           seed 004 eqs. 20-23
-`RigidBody`                  q (4), w_body (3)                   seed 004 eq. 22, seed 003 sec. 6
-`ExpCoordKinematics`         v (3)                               seed 002 sec. 4
-`ExpCoordRigidBody`          v (3), w_body (3)                   seed 002 secs. 4, 6
-`QuaternionSecondOrder`      q (4), q' (4)                       seed 003 sec. 6
-`EulerAnglesXYZ`             intrinsic XYZ angles (3), w (3)     R = Rx(a) Ry(b) Rz(c)
-`RotationMatrix`             R row-major (9), w_body (3)         R' = R [w]x
-===========================  ==================================  ===============================
+=========================  ==================================  ====================================
+class                      state y                             equations
+=========================  ==================================  ====================================
+`QuaternionKinematics`     q (4), any nonzero length           Rucker 2018 eqs. 20-23
+`RigidBody`                q (4), w_body (3)                   Rucker 2018 eq. 22; Mandre 2008 s. 6
+`ExpCoordKinematics`       v (3)                               Mizerski 2020 sec. 4
+`ExpCoordRigidBody`        v (3), w_body (3)                   Mizerski 2020 secs. 4, 6
+`QuaternionSecondOrder`    q (4), q' (4)                       Mandre 2008 sec. 6
+`EulerAnglesXYZ`           intrinsic XYZ angles (3), w (3)     R = Rx(a) Ry(b) Rz(c)
+`RotationMatrix`           R row-major (9), w_body (3)         R' = R [w]x
+=========================  ==================================  ====================================
 
 Calling conventions
 -------------------
@@ -293,12 +293,12 @@ cdef class QuaternionKinematics(RightHandSide):
     frame : {"body", "world"}
         Frame of w: q' = 1/2 q * w (body) or 1/2 w * q (world).
     norm_gain : float, optional
-        k >= 0 of the norm controller c = k (1 - q.q) (seed 004 eq. 23); 0 leaves |q| free
-        (the rotation R(q) = R(q/|q|) is unaffected by |q|, seed 004 eq. 13).
+        k >= 0 of the norm controller c = k (1 - q.q) (Rucker 2018 eq. 23); 0 leaves |q| free
+        (the rotation R(q) = R(q/|q|) is unaffected by |q|, Rucker 2018 eq. 13).
 
     Notes
     -----
-    State q (4), any nonzero length.  q' = 1/2 q * (0, w) + c q  (seed 004 eqs. 20-22): the
+    State q (4), any nonzero length.  q' = 1/2 q * (0, w) + c q  (Rucker 2018 eqs. 20-22): the
     minimum-norm derivative plus a multiple of the kernel vector q.
 
     Examples
@@ -350,7 +350,7 @@ cdef int _expcoord_kinematics(ExpCoordKinematics self, double t, const real* y, 
 
 
 cdef class ExpCoordKinematics(RightHandSide):
-    """Exponential-coordinate kinematics v' = dexp_inv(+-v) w (seed 002 sec. 4).
+    """Exponential-coordinate kinematics v' = dexp_inv(+-v) w (Mizerski 2020 sec. 4).
 
     Parameters
     ----------
@@ -516,15 +516,15 @@ cdef class RigidBody(_Body):
         Body torque tau(t, q, w): a `rotode.torque` source, a constant body vector, a Python
         function ``tau(t, q, w)``, or None (torque-free).
     norm_gain : float, optional
-        Norm controller gain of seed 004 eq. 23 (0: none).
+        Norm controller gain of Rucker 2018 eq. 23 (0: none).
     gyroscopic : bool, optional
         Keep the gyroscopic term w x I w (True, physical); False drops it as many game engines
-        do (seed 003 sec. 7.6).
+        do (Mandre 2008 sec. 7.6).
 
     Notes
     -----
-    q' = 1/2 q * w + k (1 - q.q) q   (seed 004 eqs. 22-23),
-    I w' + w x I w = tau             (Euler's equations, seed 003 sec. 6).
+    q' = 1/2 q * w + k (1 - q.q) q   (Rucker 2018 eqs. 22-23),
+    I w' + w x I w = tau             (Euler's equations, Mandre 2008 sec. 6).
     The torque receives q as stored (any length; sources use R(q) = R(q/|q|)).
     """
 
@@ -590,7 +590,7 @@ cdef class ExpCoordRigidBody(_Body):
 
     Notes
     -----
-    v' = T(-v)^-1 w (seed 002 sec. 4), I w' + w x I w = tau (seed 003 sec. 6).  Singular at
+    v' = T(-v)^-1 w (Mizerski 2020 sec. 4), I w' + w x I w = tau (Mandre 2008 sec. 6).  Singular at
     |v| = 2 pi: integrate long runs with `rotode.solve_expcoord` (chart re-anchoring).
     """
 
@@ -658,7 +658,7 @@ cdef class QuaternionSecondOrder(_Body):
     Notes
     -----
     q'' = q' conj(q) q' + 1/2 q [I^-1 (tau - 4 (conj(q) q') x I (conj(q) q'))]
-    (seed 003 sec. 6), valid for |q| = 1 and q.q' = 0, which the exact flow preserves; start
+    (Mandre 2008 sec. 6), valid for |q| = 1 and q.q' = 0, which the exact flow preserves; start
     from ``q' = 1/2 q * w0`` with a unit q.
     """
 
@@ -703,7 +703,7 @@ cdef class EulerAnglesXYZ(_Body):
 
     R = Rx(a) Ry(b) Rz(c) (SciPy ``Rotation.from_euler("XYZ", [a, b, c])``).  The angle rates
     are singular at cos(b) = 0 (gimbal lock): evaluating there raises ``ValueError``.  For the
-    comparison studies of seed 004 sec. IV.
+    comparison studies of Rucker 2018 sec. IV.
     """
 
     def __init__(self, inertia, torque=None):
@@ -743,8 +743,8 @@ cdef class RotationMatrix(_Body):
     """Rigid body with a rotation matrix: state [R row-major (9), w_body (3)], R' = R [w]x.
 
     The torque receives the quaternion of the nearest rotation (Shepperd's method normalises
-    it).  No orthogonalisation is done by the right-hand side; the comparison studies of seed
-    004 sec. IV apply Gram-Schmidt between steps.
+    it).  No orthogonalisation is done by the right-hand side; the comparison studies of
+    Rucker 2018, sec. IV, apply Gram-Schmidt between steps.
     """
 
     def __init__(self, inertia, torque=None):

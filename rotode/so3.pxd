@@ -1,7 +1,7 @@
 # SO(3) kernels (layer 1): rotation vectors (exponential coordinates), Rodrigues' formula, the
 # derivative of the exponential T(v) = dexp(v) and its inverse, and the logarithm.
 #
-# Notation of ../shared/notes/exponential-coordinates.md and seed 002 secs. 2-3: v a rotation
+# Notation of Mizerski 2020 secs. 2-3 (restated in docs/references.md): v a rotation
 # vector, a = |v|, x = a^2, K = [v]x,
 #     R(v)      = 1 + S1 K + S2 K^2,     S1 = sin(a)/a,  S2 = (1 - cos a)/a^2
 #     T(v)      = 1 + S2 K + S3 K^2,     S3 = (a - sin a)/a^3
@@ -9,7 +9,7 @@
 # Matrices are row-major 3x3 (9 doubles).  Since K^2 = v v^T - x 1, every matrix above is
 # (alpha 1 + beta K + gamma v v^T) and is assembled by `axis_matrix`.
 #
-# Coefficients are evaluated in four ranges of x (seed 002 sec. 2, thresholds moved for double
+# Coefficients are evaluated in four ranges of x (Mizerski 2020 sec. 2, thresholds moved for double
 # precision; the S1, S2 part lives in rotode/_rodrigues.hpp):  x <= 1: Taylor polynomials in x
 # (no square root, exact at 0, differentiable with duals; first omitted term < 2**-60);
 # 1 < x <= 4: the double-angle identities R(v) = R(v/2)^2 and T(v) = (1 + R(v/2)) T(v/2)/2
@@ -110,7 +110,7 @@ cdef inline void so3_vee(const real* K, real* v) noexcept nogil:
 cdef inline void so3_exp(const real* v, real* R) noexcept nogil:
     """Rodrigues' formula R(v) = cos(a) 1 + S1 [v]x + S2 v v^T (OUT: R[9]).
 
-    Notes eq. "R(v)"; seed 002 sec. 2.  cos(a) = 1 - S2 x.
+    Notes eq. "R(v)"; Mizerski 2020 sec. 2.  cos(a) = 1 - S2 x.
     """
     cdef real x = v[0] * v[0] + v[1] * v[1] + v[2] * v[2]
     cdef real s1, s2
@@ -119,7 +119,7 @@ cdef inline void so3_exp(const real* v, real* R) noexcept nogil:
 
 
 cdef inline void so3_dexp(const real* v, real* T) noexcept nogil:
-    """T(v) = dexp(v) = S1 1 + S2 [v]x + S3 v v^T (OUT: T[9]); seed 002 sec. 3."""
+    """T(v) = dexp(v) = S1 1 + S2 [v]x + S3 v v^T (OUT: T[9]); Mizerski 2020 sec. 3."""
     cdef real x = v[0] * v[0] + v[1] * v[1] + v[2] * v[2]
     cdef real s1, s2, s3
     so3_coefficients(x, &s1, &s2, &s3)
@@ -127,7 +127,7 @@ cdef inline void so3_dexp(const real* v, real* T) noexcept nogil:
 
 
 cdef inline void so3_exp_and_dexp(const real* v, real* R, real* T) noexcept nogil:
-    """R(v) and T(v) from one set of coefficients (seed 002 sec. 3) (OUT: R[9], T[9])."""
+    """R(v) and T(v) from one set of coefficients (Mizerski 2020 sec. 3) (OUT: R[9], T[9])."""
     cdef real x = v[0] * v[0] + v[1] * v[1] + v[2] * v[2]
     cdef real s1, s2, s3
     so3_coefficients(x, &s1, &s2, &s3)

@@ -11,8 +11,9 @@ the functions here validate input and loop over the batch without the GIL.
 
 References
 ----------
-.. [002] seed 002, "Motion of spinning bodies", secs. 2-4, and
-   ``../shared/notes/exponential-coordinates.md`` (formulas restated).
+.. [002] M. Mizerski, "Motion of spinning bodies", Roblox engineering blog, 2020
+   (docs/references.md), secs. 2-4, and
+   the formulas restated in docs/references.md.
 """
 import numpy as np
 
@@ -124,7 +125,7 @@ def exp(v, out=None):
     ``a = |v|``.  Coefficients come from Taylor polynomials for ``a <= 1``, the double-angle
     identity ``R(v) = R(v/2)^2`` for ``1 < a <= 2``, the same polynomials at the complement
     ``pi/2 - a/2`` of the half angle for ``2 < a <= 4``, and the library sine and cosine
-    above (seed 002 sec. 2; rotode/_rodrigues.hpp); they agree with high-precision values to
+    above (Mizerski 2020 sec. 2; rotode/_rodrigues.hpp); they agree with high-precision values to
     a few ulp.  The batch loop has no branches, so the compiler vectorises it; on x86 an AVX2
     build of it is chosen at run time when the CPU has AVX2.  Every row gets the same bits as
     the scalar kernel ``so3_exp`` that Cython code can ``cimport``.  Large batches run in
@@ -217,7 +218,7 @@ def dexp(v):
     Notes
     -----
     ``T(v) = integral_0^1 R(s v) ds = 1 + S2 [v]x + S3 [v]x^2``, ``S3 = (a - sin a)/a^3``
-    (seed 002 sec. 3).  ``dR(v) = [T(v) dv]x R(v)``; ``T(v) v = v``; ``T(v)^T = T(-v)``;
+    (Mizerski 2020 sec. 3).  ``dR(v) = [T(v) dv]x R(v)``; ``T(v) v = v``; ``T(v)^T = T(-v)``;
     ``R(v) T(-v) = T(v)``.
     """
     v = _vectors(v)
@@ -238,7 +239,7 @@ def dexp_inv(v):
 
 
 def exp_and_dexp(v):
-    """``R(v)`` and ``T(v)`` together from shared coefficients (seed 002 sec. 3).
+    """``R(v)`` and ``T(v)`` together from shared coefficients (Mizerski 2020 sec. 3).
 
     Returns
     -------
@@ -280,9 +281,9 @@ def coefficients(angle):
 
 
 def exp_jacobian(v):
-    """``R(v)`` and ``J[..., i, j, k] = d R_ij / d v_k`` by dual numbers (seed 001).
+    """``R(v)`` and ``J[..., i, j, k] = d R_ij / d v_k`` by dual numbers ([DUAL]).
 
-    The analytic form is ``d R / d v_k = [T(v) e_k]x R(v)`` (seed 002 sec. 3); the value
+    The analytic form is ``d R / d v_k = [T(v) e_k]x R(v)`` (Mizerski 2020 sec. 3); the value
     ``R`` equals ``exp(v)`` bit for bit.
     """
     v = _vectors(v)

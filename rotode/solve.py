@@ -4,7 +4,7 @@
   into a ``scipy.spatial.transform.Rotation``.
 - `solve_expcoord` integrates an exponential-coordinate right-hand side over arbitrarily many
   revolutions by re-anchoring the chart whenever |v| reaches pi (the chart itself is singular
-  at |v| = 2 pi, seed 002 sec. 1 and notes/exponential-coordinates.md).
+  at |v| = 2 pi, Mizerski 2020 sec. 1 and notes/exponential-coordinates.md).
 """
 import numpy as np
 from scipy.integrate import solve_ivp

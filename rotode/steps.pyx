@@ -165,7 +165,7 @@ cdef object _step(int kind, object q, tuple rates, tuple names, double dt, objec
     if bad == -1:
         raise ValueError(f"magnus_ca: the rotation over the step of body {badi} is {ang:.6g} "
                          f"rad, at or above the convergence bound pi/sqrt(2) = 2.2214 rad "
-                         f"(seed 000); take smaller steps")
+                         f"([NIRD]); take smaller steps")
     if bad == 1:
         raise ValueError(f"`q` must contain only finite values (row {badi})")
     if bad:
@@ -213,7 +213,7 @@ cdef inline void _one(int kind, const double* q, const double** wp, const Py_ssi
 
 
 def lie_euler(q, w, double dt, out=None, *, str frame="body", str exp="exact"):
-    """One Lie-Euler step q exp(dt w / 2) (seed 004 eq. 24, zero-order hold on w).
+    """One Lie-Euler step q exp(dt w / 2) (Rucker 2018 eq. 24, zero-order hold on w).
 
     Parameters
     ----------
@@ -227,7 +227,7 @@ def lie_euler(q, w, double dt, out=None, *, str frame="body", str exp="exact"):
         Output (float64, C-contiguous, shape of q); may be q.  Nothing is allocated then.
     frame : {"body", "world"}
     exp : {"exact", "approx"}
-        Exact quaternion exponential or seed 000's trig-free normalised approximation.
+        Exact quaternion exponential or [NIRD]'s trig-free normalised approximation.
 
     Returns
     -------
@@ -238,14 +238,14 @@ def lie_euler(q, w, double dt, out=None, *, str frame="body", str exp="exact"):
 
 
 def exp2(q, w, dw, double dt, out=None, *, str frame="body", str exp="exact"):
-    """Second-order exponential update with Omega = dt w + dt^2/2 w' (seed 004 eq. 28,
+    """Second-order exponential update with Omega = dt w + dt^2/2 w' (Rucker 2018 eq. 28,
     reconstructed: docs/methods-kinematic.md); `dw` is w' at the start of the step."""
     return _step(K_EXP2, q, (w, dw), ("w", "dw"), dt, out, frame, exp, 2, 0.0)
 
 
 def magnus_ca(q, w, alpha, double dt, out=None, *, str frame="body", int terms=2,
               str exp="exact"):
-    """One Magnus step under constant angular acceleration (seed 000).
+    """One Magnus step under constant angular acceleration ([NIRD]).
 
     w(t0 + s) = w + alpha s over the step; Omega = Omega_1 + ... + Omega_terms (terms 1 to 4;
     local error O(dt^3), O(dt^5), O(dt^5), O(dt^7)).  Raises ValueError, before writing
@@ -291,14 +291,14 @@ def cg3(q, w1, w2, w3, double dt, out=None, *, str frame="body", str exp="exact"
 
 
 def rk3(q, w0, w_mid, w1, double dt, out=None, *, str frame="body", double norm_gain=0.0):
-    """Kutta's RK3 step on the non-unit quaternion equation (seed 004 sec. III); rates at the
+    """Kutta's RK3 step on the non-unit quaternion equation (Rucker 2018 sec. III); rates at the
     start, middle and end of the step."""
     return _step(K_RK3, q, (w0, w_mid, w1), ("w0", "w_mid", "w1"), dt, out, frame, "exact", 2,
                  norm_gain)
 
 
 def rk4(q, w0, w_mid, w1, double dt, out=None, *, str frame="body", double norm_gain=0.0):
-    """Classical RK4 step on the non-unit quaternion equation q' = 1/2 q w + c q (seed 004
+    """Classical RK4 step on the non-unit quaternion equation q' = 1/2 q w + c q (Rucker 2018
     sec. III, c = norm_gain (1 - |q|^2)); rates at the start, middle and end of the step."""
     return _step(K_RK4, q, (w0, w_mid, w1), ("w0", "w_mid", "w1"), dt, out, frame, "exact", 2,
                  norm_gain)

@@ -1,23 +1,24 @@
-"""The seeds' numerical studies, reproduced: ``python -m rotode study NAME``.
+"""The published numerical studies, reproduced: ``python -m rotode study NAME``.
 
 Each study computes its data with rotode (and the baselines it compares against), writes one CSV
 per table into the output directory (``./rotode-studies/`` by default) and, when matplotlib is
 installed, the figure(s) beside them.  ``quick=True`` runs reduced sizes (what the tests use to
-assert the seeds' qualitative claims).
+assert the published qualitative claims).
 
 ==================  =============================================================================
 study               what it reproduces
 ==================  =============================================================================
-rucker-benchmark    seed 004 figs. 2-5: angular error vs time and vs step size for the exponential
-                    updates, RK3, RK4, AB3; quaternion norm drift with and without norm control
-lagrange-top        seed 004 figs. 7-10: angular error, energy and world-z momentum drift vs step
+rucker-benchmark    Rucker 2018 figs. 2-5: angular error vs time and vs step size for the
+                    exponential updates, RK3, RK4, AB3; quaternion norm drift with and without
+                    norm control
+lagrange-top        Rucker 2018 figs. 7-10: angular error, energy and world-z momentum drift vs step
                     size for non-unit quaternions, step-wise normalised quaternions, XYZ Euler
                     angles and rotation matrices with Gram-Schmidt (all with RK4)
-energy-map          seed 002 sec. 11: relative energy change of one step over the dt L_x - dt L_y
-                    plane for implicit midpoint, trapezoid and object trapezoid
-newton-map          seed 002 sec. 8: iterations of the simple (fixed-point) iteration vs Newton
+energy-map          Mizerski 2020 sec. 11: relative energy change of one step over the
+                    dt L_x - dt L_y plane for implicit midpoint, trapezoid and object trapezoid
+newton-map          Mizerski 2020 sec. 8: iterations of the simple (fixed-point) iteration vs Newton
                     over the same plane
-work-precision      error vs run time for every method on the seed 004 benchmark, against
+work-precision      error vs run time for every method on the Rucker 2018 benchmark, against
                     solve_ivp with a NumPy right-hand side (and numpy-quaternion when installed)
 ==================  =============================================================================
 """
@@ -34,13 +35,13 @@ from rotode import omega, torque
 __all__ = ["STUDIES", "run_study", "write_csv", "angle_error_deg", "best_time",
            "numpy_quaternion_kinematics", "numpy_rigid_body", "seed004_omega"]
 
-# Seed 004 eq. 29 benchmark: w(t) = A sin(B t + phase_i) in the body frame, T = 100 s.
+# Rucker 2018 eq. 29 benchmark: w(t) = A sin(B t + phase_i) in the body frame, T = 100 s.
 SEED004_A, SEED004_B = np.pi / 2, 2 * np.pi / 10
 SEED004_PHASE = np.array([0.0, 2 * np.pi / 3, 4 * np.pi / 3])
-# Seed 004 sec. IV Lagrange top.
+# Rucker 2018 sec. IV Lagrange top.
 TOP_INERTIA = np.array([1.0, 1.0, 0.5])
 TOP_W0 = np.array([1.5, 0.0, 1.0])
-# Seed 002 sec. 11 T-handle.
+# Mizerski 2020 sec. 11 T-handle.
 T_HANDLE = np.array([2.5, 1.4, 1.3])
 
 STUDIES = {}
@@ -106,13 +107,13 @@ def angle_error_deg(q, q_ref):
 
 
 def seed004_omega():
-    """The seed 004 eq. 29 angular velocity (body frame) as a compiled source."""
+    """The Rucker 2018 eq. 29 angular velocity (body frame) as a compiled source."""
     return omega.Sinusoid(amplitude=SEED004_A, rate=SEED004_B, phase=SEED004_PHASE)
 
 
 def seed004_reference(t, frame="body"):
-    """Unit quaternions of the seed 004 benchmark at times t (DOP853, rtol 1e-13); ``frame``
-    says in which frame w(t) is read (the seed uses body rates)."""
+    """Unit quaternions of the Rucker 2018 benchmark at times t (DOP853, rtol 1e-13); ``frame``
+    says in which frame w(t) is read (Rucker 2018 uses body rates)."""
     rhs = rotode.QuaternionKinematics(seed004_omega(), frame=frame)
     sol = solve_ivp(rhs, (0.0, float(np.max(t))), [1.0, 0.0, 0.0, 0.0], method="DOP853",
                     rtol=1e-13, atol=1e-14, t_eval=t)
@@ -120,7 +121,7 @@ def seed004_reference(t, frame="body"):
     return q / np.linalg.norm(q, axis=1, keepdims=True)
 
 
-# ---- seed 004 sec. IV: Lagrange top --------------------------------------------------------
+# ---- Rucker 2018 sec. IV: Lagrange top --------------------------------------------------------
 
 def _rk4_path(f, y0, dt, n_steps, post=None):
     """Classical RK4 with a fixed step on ``f(t, y)``; ``post`` projects after each step."""
@@ -202,7 +203,7 @@ def lagrange_top_reference(t):
 
 @_study("lagrange-top")
 def lagrange_top(quick=False):
-    """Seed 004 figs. 7-10 (RK4; error over time at dt = 0.1, then scaling with step size)."""
+    """Rucker 2018 figs. 7-10 (RK4; error over time at dt = 0.1, then scaling with step size)."""
     t_end = 100.0
     steps = [0.4, 0.2, 0.1, 0.05] if quick else [0.4, 0.2, 0.1, 0.05, 0.025, 0.0125]
     t_series = 0.1 * np.arange(int(round(t_end / 0.1)) + 1)
@@ -234,7 +235,7 @@ def _plot_lagrange_top(data, out_dir, plt):
     for form in TOP_FORMULATIONS:
         ax.semilogy(s["time [s]"][1:], s[form][1:], _TOP_STYLE[form], label=form)
     ax.set(xlabel="time [s]", ylabel="angular error [deg]",
-           title="Lagrange top, RK4, dt = 0.1 s (seed 004 fig. 7)")
+           title="Lagrange top, RK4, dt = 0.1 s (Rucker 2018 fig. 7)")
     ax.legend()
     _save(fig, os.path.join(out_dir, "lagrange-top-error-vs-time.png"))
     d = data["drift-vs-step"]
@@ -245,13 +246,13 @@ def _plot_lagrange_top(data, out_dir, plt):
         for form in TOP_FORMULATIONS:
             ax.loglog(d["step [s]"], d[f"{form} {key}"], "o" + _TOP_STYLE[form], label=form)
         ax.set(xlabel="step size [s]", ylabel=label,
-               title=f"Lagrange top, RK4 (seed 004 fig. {fig_no})")
+               title=f"Lagrange top, RK4 (Rucker 2018 fig. {fig_no})")
         ax.legend()
         slug = key.split(" [")[0].replace(" ", "-")
         _save(fig, os.path.join(out_dir, f"lagrange-top-{slug}-vs-step.png"))
 
 
-# ---- seed 004 sec. III: the benchmark ------------------------------------------------------
+# ---- Rucker 2018 sec. III: the benchmark ------------------------------------------------------
 
 RUCKER_METHODS = ("lie_euler", "exp2", "rk3", "rk4", "ab3")
 RUCKER_LABELS = {"lie_euler": "exponential update 1", "exp2": "exponential update 2",
@@ -259,14 +260,14 @@ RUCKER_LABELS = {"lie_euler": "exponential update 1", "exp2": "exponential updat
 
 
 def seed004_run(method, dt, t_end=100.0, **options):
-    """rotode.integrate on the seed 004 benchmark from q = 1 (body-frame w)."""
+    """rotode.integrate on the Rucker 2018 benchmark from q = 1 (body-frame w)."""
     return rotode.integrate(seed004_omega(), (0.0, t_end), [1.0, 0.0, 0.0, 0.0], method=method,
                             dt=dt, **options)
 
 
 @_study("rucker-benchmark")
 def rucker_benchmark(quick=False):
-    """Seed 004 figs. 2-5 (error over time at dt = 0.1; error and norm drift vs step size)."""
+    """Rucker 2018 figs. 2-5 (error over time at dt = 0.1; error and norm drift vs step size)."""
     t_end = 100.0
     steps = [0.5, 0.2, 0.1, 0.05, 0.02] if quick else [1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01]
     res = {m: seed004_run(m, 0.1, t_end) for m in RUCKER_METHODS}
@@ -300,7 +301,7 @@ def _plot_rucker(data, out_dir, plt):
     for m in RUCKER_METHODS:
         ax.loglog(s["time [s]"][1:], s[m][1:], label=RUCKER_LABELS[m])
     ax.set(xlabel="time [s]", ylabel="angular error [deg]",
-           title="Seed 004 benchmark, dt = 0.1 s (fig. 2)")
+           title="Rucker 2018 benchmark, dt = 0.1 s (fig. 2)")
     ax.legend()
     _save(fig, os.path.join(out_dir, "rucker-benchmark-error-vs-time.png"))
     s = data["error-vs-step"]
@@ -308,7 +309,7 @@ def _plot_rucker(data, out_dir, plt):
     for m in RUCKER_METHODS:
         ax.loglog(s["step [s]"], s[m], "o-", label=RUCKER_LABELS[m])
     ax.set(xlabel="step size [s]", ylabel="angular error at t = 100 s [deg]",
-           title="Seed 004 benchmark, error scaling (fig. 3)")
+           title="Rucker 2018 benchmark, error scaling (fig. 3)")
     ax.legend()
     _save(fig, os.path.join(out_dir, "rucker-benchmark-error-vs-step.png"))
     for table, xlabel, fig_no in (("norm-drift-vs-time", "time [s]", 4),
@@ -325,12 +326,12 @@ def _plot_rucker(data, out_dir, plt):
                                                                           else ""), label=key)
         ax.set(xlabel=xlabel.replace("[s]", "[s]"), ylabel="| |q| - 1 |"
                + (" (max over 100 s)" if fig_no == 5 else ""),
-               title=f"Seed 004 benchmark, quaternion norm drift (fig. {fig_no})")
+               title=f"Rucker 2018 benchmark, quaternion norm drift (fig. {fig_no})")
         ax.legend(fontsize=8)
         _save(fig, os.path.join(out_dir, f"rucker-benchmark-{table}.png"))
 
 
-# ---- seed 002 sec. 8 and 11: energy and Newton maps ------------------------------------------
+# ---- Mizerski 2020 secs. 8 and 11: energy and Newton maps --------------------------------
 
 IMPLICIT_METHODS = ("implicit_midpoint", "trapezoid", "object_trapezoid")
 
@@ -344,7 +345,7 @@ def _plane(n, extent=50.0):
 
 @_study("energy-map")
 def energy_map(quick=False):
-    """Seed 002 sec. 11: relative energy change of ONE step (dt = 1) with dt L_b in the z = 0
+    """Mizerski 2020 sec. 11: relative energy change of ONE step (dt = 1) with dt L_b in the z = 0
     plane, T-handle (2.5, 1.4, 1.3), Kantorovich sub-steps on."""
     n = 11 if quick else 41
     g, Lx, Ly = _plane(n)
@@ -365,7 +366,7 @@ def energy_map(quick=False):
 
 @_study("newton-map")
 def newton_map(quick=False):
-    """Seed 002 sec. 8: iterations to converge from v = 0 for ONE implicit-midpoint solve with
+    """Mizerski 2020 sec. 8: iterations to converge from v = 0 for ONE implicit-midpoint solve with
     dt L_b in the z = 0 plane (no sub-steps): the simple iteration vs Newton.  Points where an
     iteration does not converge within ``max_iter`` = 50 are recorded as NaN."""
     from rotode.implicit import newton_trace
@@ -388,7 +389,7 @@ def newton_map(quick=False):
 def _plot_newton_map(data, out_dir, plt):
     _plot_map(data["iterations"], ("fixed-point iterations", "newton iterations"),
               os.path.join(out_dir, "newton-map.png"),
-              "Iterations of one implicit-midpoint solve from v = 0 (seed 002 sec. 8)",
+              "Iterations of one implicit-midpoint solve from v = 0 (Mizerski 2020 sec. 8)",
               "iterations (blank: no convergence)", log=False, plt=plt)
 
 
@@ -413,7 +414,7 @@ def _plot_map(table, columns, out_path, title, cbar, log=True, plt=None):
 def _plot_energy_map(data, out_dir, plt):
     _plot_map(data["relative-energy-change"], IMPLICIT_METHODS,
               os.path.join(out_dir, "energy-map.png"),
-              "One step, T-handle (2.5, 1.4, 1.3): relative energy change (seed 002 sec. 11)",
+              "One step, T-handle (2.5, 1.4, 1.3): relative energy change (Mizerski 2020 sec. 11)",
               "|E1 - E0| / E0", plt=plt)
 
 
@@ -437,7 +438,8 @@ def best_time(run, repeat=3):
 # ---- NumPy baselines (every speed comparison of the project uses these) ----------------------
 
 def numpy_quaternion_kinematics(t, q):
-    """q' = 1/2 q * w (body frame), w of seed 004 eq. 29, written out by hand (strong baseline)."""
+    """q' = 1/2 q * w (body frame), w of Rucker 2018 eq. 29, written out by hand (a strong
+    baseline)."""
     w = SEED004_A * np.sin(SEED004_B * t + SEED004_PHASE)
     return 0.5 * np.array([
         -q[1] * w[0] - q[2] * w[1] - q[3] * w[2],
@@ -461,7 +463,7 @@ def numpy_rigid_body(t, y, inertia=T_HANDLE):
 
 
 def _numpy_quaternion_rows(t_end, steps):
-    """numpy-quaternion's integrate_angular_velocity (when installed) on the seed 004 case."""
+    """numpy-quaternion's integrate_angular_velocity (when installed) on the Rucker 2018 case."""
     try:
         import quaternion as npq
     except ImportError:
@@ -528,7 +530,7 @@ def work_precision(quick=False):
 
 
 def _plot_work_precision(data, out_dir, plt):
-    for table, title in (("seed004", "Seed 004 benchmark, error at t_end"),
+    for table, title in (("seed004", "Rucker 2018 benchmark, error at t_end"),
                          ("t-handle", "T-handle vs exact solution")):
         d = data[table]
         names = list(dict.fromkeys(d["method"]))

@@ -1,6 +1,6 @@
 # Torque sources tau(t, q, w) for the rigid-body right-hand sides (layer 3 objects).
 #
-# q is the orientation as a nonzero quaternion of ANY length (R(q) = R(q/|q|), seed 004 eq. 13),
+# q is the orientation as a nonzero quaternion of ANY length (R(q) = R(q/|q|), Rucker 2018 eq. 13),
 # w the body angular velocity; the result is the torque in BODY coordinates.  Because torques
 # depend on the state, a source has two C entry points: `evaluate` (doubles) and
 # `evaluate_dual` (dual numbers, for exact Jacobians).  The base class implements

@@ -1,14 +1,14 @@
 """Torque sources tau(t, q, w) for `RigidBody` and the other rigid-body right-hand sides.
 
 Every source returns the torque in BODY coordinates, given the time, the orientation q (a
-nonzero quaternion of any length: R(q) = R(q/|q|), seed 004 eq. 13) and the body angular
+nonzero quaternion of any length: R(q) = R(q/|q|), Rucker 2018 eq. 13) and the body angular
 velocity w.
 
 - `Constant` -- a constant torque given in the body or in the world frame;
 - `Gravity` -- a heavy (Lagrange) top about a fixed pivot: world z points up, gravity is
   ``-g e_z``, ``com`` is the pivot-to-centre-of-mass vector in body coordinates, so
   ``tau = m g com x (R(q)^T (-e_z))`` and the potential energy is ``m g (R(q) com) . e_z``
-  (seed 004 sec. IV with com = h e_3; the seed writes ``+m g h [e_3]x R^T e_3``, i.e. gravity
+  (Rucker 2018 sec. IV with com = h e_3; Rucker writes ``+m g h [e_3]x R^T e_3``, i.e. gravity
   along +z -- flip the sign of ``g`` or ``com`` to reproduce that convention exactly);
 - `Callable` -- any Python function ``tau(t, q, w)`` (q is passed normalised to unit length).
 
@@ -189,7 +189,7 @@ cdef class Gravity(Torque):
 
     Notes
     -----
-    Seed 004 sec. IV: w' = I^-1(-w x I w + m g h e_3 x R^T e_3) with I about the pivot; the
+    Rucker 2018 sec. IV: w' = I^-1(-w x I w + m g h e_3 x R^T e_3) with I about the pivot; the
     potential energy ``m g (R com) . e_z`` makes ``1/2 w.I w + V`` and the world-z angular
     momentum ``(R I w) . e_z`` invariants (the inertia passed to the right-hand side must be the
     one about the pivot).

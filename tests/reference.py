@@ -6,7 +6,7 @@ PHASE = np.array([0.0, 2 * np.pi / 3, 4 * np.pi / 3])
 
 
 def benchmark_w(t):
-    """Seed 004 eq. 29 (body frame)."""
+    """Rucker 2018 eq. 29 (body frame)."""
     return A * np.sin(B * t + PHASE)
 
 
@@ -25,7 +25,7 @@ def conj(q):
 
 
 def qmat(q):
-    """R(q) for any nonzero q (seed 004 eq. 13)."""
+    """R(q) for any nonzero q (Rucker 2018 eq. 13)."""
     q = q / np.linalg.norm(q)
     w, x, y, z = q
     return np.array([

@@ -13,7 +13,7 @@ from scipy.integrate import solve_ivp
 import rotode
 from rotode import dynamic, torque
 
-# Lagrange top of seed 004 sec. IV: I = diag(1, 1, 0.5), m = g = h = 1, w(0) = [1.5, 0, 1].
+# Lagrange top of Rucker 2018 sec. IV: I = diag(1, 1, 0.5), m = g = h = 1, w(0) = [1.5, 0, 1].
 TOP_I = np.array([1.0, 1.0, 0.5])
 TOP_COM = np.array([0.0, 0.0, 1.0])
 TOP_Y0 = np.array([1.0, 0.0, 0.0, 0.0, 1.5, 0.0, 1.0])
@@ -279,7 +279,7 @@ def test_rkn4_damped_oscillator_order_4():
     assert abs(slope(T / np.array(ns), errs) - 4) < 0.2, errs
 
 
-# ---- seed 003 sec. 7.2: angular-momentum restoration -------------------------------------
+# ---- Mandre 2008 sec. 7.2: angular-momentum restoration -------------------------------------
 
 def world_momentum(y):
     return rotmat(y[:4]) @ (FREE_I * y[4:7])
@@ -306,7 +306,7 @@ def test_restore_momentum_keeps_order(method, free_reference):
     assert abs(p - dynamic.ORDERS[method]) < 0.2, (p, errs)
 
 
-# ---- seed 003 sec. 7.3: torque known at main steps only -----------------------------------
+# ---- Mandre 2008 sec. 7.3: torque known at main steps only -----------------------------------
 
 def substep_errors(points, ns, start="hold", method="rk4", T=1.0):
     yref = reference(TOP_I, TOP_COM, TOP_Y0, T)
@@ -323,7 +323,7 @@ def test_torque_extrapolation_orders():
     ns = [32, 64, 128, 256]
     p1, e1 = substep_errors(1, ns)      # zero-order hold: first order
     p2, e2 = substep_errors(2, ns)      # linear extrapolation: second order
-    p3, e3 = substep_errors(3, ns)      # seed's formula; the one start-up ZOH step limits it
+    p3, e3 = substep_errors(3, ns)      # Mandre's formula; the one start-up ZOH step limits it
     q3, f3 = substep_errors(3, ns, start="evaluate")   # full history from the start
     assert abs(p1 - 1) < 0.2, e1
     assert abs(p2 - 2) < 0.2, e2

@@ -255,7 +255,7 @@ def test_chain_of_depth_four(dim):
     for k in range(4):
         assert_dynamics_close(back[k], locals_[k], rtol=1e-10)
         if k:
-            # seed 001's direct formula equals the inverse composed with the child
+            # [DTH]'s direct formula equals the inverse composed with the child
             assert_dynamics_close(global_to_local(globals_[k - 1], globals_[k]),
                                   globals_[k - 1].inverse() @ globals_[k], rtol=1e-12)
             assert_dynamics_close(local_to_global(globals_[k - 1], locals_[k]), globals_[k],
@@ -316,7 +316,7 @@ def test_cancel_inherited(dim):
     assert_dynamics_close(P_new @ L_new, P @ L, rtol=1e-12)
     # grandchildren follow without correction
     assert_dynamics_close(P_new @ L_new @ K, P @ L @ K, rtol=1e-12)
-    # seed 001's closed form for a change of the parent's velocity alone
+    # [DTH]'s closed form for a change of the parent's velocity alone
     dv = rng.normal(size=BATCH + (dim,))
     fix = cancel_inherited(P, L, velocity=dv)
     Ji = np.linalg.inv(P.linear)
@@ -329,7 +329,7 @@ def test_cancel_inherited(dim):
 
 
 def test_linear_impulse_changes_local_acceleration():
-    # seed 001: dv1 = J2^-1 dp / m and da1 = -2 J2^-1 w2 dp / m
+    # [DTH]: dv1 = J2^-1 dp / m and da1 = -2 J2^-1 w2 dp / m
     rng = np.random.default_rng(SEED)
     P = dynamics_by_fd(Motion(rng, 3).transform, T0)
     dp, m = rng.normal(size=3), 2.0

@@ -1,4 +1,4 @@
-"""rotode.implicit: implicit midpoint, trapezoid and object trapezoid (seed 002 secs. 7-11).
+"""rotode.implicit: implicit midpoint, trapezoid and object trapezoid (Mizerski 2020 secs. 7-11).
 
 References are independent of the module: the exact torque-free motion (rotode.exact), a tight
 DOP853 run of the rigid-body right-hand side, dual-number Jacobians, closed-form invariants and
@@ -80,7 +80,8 @@ def test_order_two_against_exact(method, inertia_kind, rng):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_symmetric_forward_backward(method, rng):
-    """One step with dt then one with -dt (decreasing grid) returns the state (seed 002 sec. 7).
+    """One step with dt then one with -dt (decreasing grid) returns the state (Mizerski 2020,
+    sec. 7).
 
     (Within the Kantorovich bound: largest-first sub-steps are not symmetric.)"""
     body = rotode.RigidBody(THANDLE)
@@ -145,7 +146,7 @@ def test_energy_bounded_no_drift_1e6_steps():
     assert abs(np.polyfit(np.arange(err.size), err, 1)[0]) * err.size < 0.1 * first
 
 
-# ---- seed 002 sec. 11: energy change of one (sub-stepped) step ------------------------------
+# ---- Mizerski 2020 sec. 11: energy change of one (sub-stepped) step ------------------------------
 
 def _seed11_energy_change(method, bound):
     body = rotode.RigidBody(THANDLE)
@@ -161,9 +162,9 @@ def _seed11_energy_change(method, bound):
 
 
 def test_seed11_energy_change_euclidean_bound():
-    """Seed 002 sec. 11: dt L up to 50 in the z = 0 plane, energy change <= 0.3 %.
+    """Mizerski 2020 sec. 11: dt L up to 50 in the z = 0 plane, energy change <= 0.3 %.
 
-    With the seed's form of the bound (dt |L| <= C lambda_min, doc eq. (14)), the default.
+    With Mizerski's form of the bound (dt |L| <= C lambda_min, doc eq. (14)), the default.
     """
     rel, stats = _seed11_energy_change("implicit_midpoint", "euclidean")
     assert rel <= 3e-3
@@ -181,7 +182,7 @@ def test_seed11_energy_change_inertia_bound():
     rel_e, stats_e = _seed11_energy_change("implicit_midpoint", "euclidean")
     assert rel <= 5e-3
     assert stats["n_substeps"] < stats_e["n_substeps"]
-    # trapezoid: similar size; object trapezoid: round-off (seed: "dramatically smaller")
+    # trapezoid: similar size; object trapezoid: round-off (Mizerski 2020: "dramatically smaller")
     assert _seed11_energy_change("trapezoid", "inertia")[0] <= 3e-3
     assert _seed11_energy_change("object_trapezoid", "inertia")[0] < 1e-12
 
@@ -312,7 +313,7 @@ def test_newton_iterations_and_fixed_point():
     assert len(tn["iterates"]) <= 3
     assert len(tf["iterates"]) > len(tn["iterates"])
     assert np.abs(tn["iterates"][-1] - tf["iterates"][-1]).max() < 1e-15
-    # a step far outside the bound: the fixed point diverges or stalls (seed 002 sec. 8)
+    # a step far outside the bound: the fixed point diverges or stalls (Mizerski 2020 sec. 8)
     tf = implicit.newton_trace(THANDLE, [20.0, 20.0, 0.0], 1.0, solver="fixed-point",
                                max_iter=50)
     assert tf["status"] != 0

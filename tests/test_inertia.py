@@ -214,7 +214,7 @@ def test_solid_matches_monte_carlo_of_density(name):
 
 
 def test_monte_carlo_tolerance_detects_a_wrong_coefficient():
-    # the statistical test has power: a cone with the seed table's coefficients perturbed by
+    # the statistical test has power: a cone with Mandre's (2008) table coefficients perturbed by
     # 5 % (well below a typical textbook slip such as 3/20 -> 1/10) is rejected
     rng = np.random.default_rng(RNG_SEED)
     p = monte_carlo("cone", rng)

@@ -1,4 +1,4 @@
-"""Native kinematic steppers (rotode.kinematic): orders, exactness, seed tables, batching, errors.
+"""Native kinematic steppers (rotode.kinematic): orders, exactness, Rucker tables, batching, errors.
 
 References are independent of rotode: solve_ivp DOP853 (rtol 1e-13) on the plain-NumPy
 quaternion kinematics of tests/reference.py, and closed forms for constant rates.
@@ -70,7 +70,7 @@ def test_convergence_order(method, ns, order, frame, ref10):
     assert min(errs) > 1e-12, errs  # above the round-off floor: the slope is measurable
     p = np.polyfit(np.log(10.0 / np.asarray(ns)), np.log(errs), 1)[0]
     if method in ("rk3", "ab3"):
-        # third order; on this problem they behave like order 4 (seed 004 Fig. 3)
+        # third order; on this problem they behave like order 4 (Rucker 2018 Fig. 3)
         assert p >= order - 0.2, (p, errs)
     else:
         assert abs(p - order) <= 0.2, (p, errs)
@@ -145,7 +145,7 @@ def test_lie_group_norm_1e5_steps_varying_rate(method):
     assert abs(np.linalg.norm(y[0, 0]) - 1.0) < 1e-11
 
 
-# ---- seed 004 table ------------------------------------------------------------------------
+# ---- Rucker 2018 table ------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
 def ref100():
@@ -153,7 +153,7 @@ def ref100():
 
 
 def test_seed004_table(ref100):
-    """dt = 0.1, T = 100 s (seed 004 Figs. 2-3): rk4 < rk3 < ab3, about 10x apart; both
+    """dt = 0.1, T = 100 s (Rucker 2018 Figs. 2-3): rk4 < rk3 < ab3, about 10x apart; both
     exponential updates less accurate than rk3."""
     e = {m: angle(final(m, 1000, T=100.0)[0], ref100) for m in
          ("rk4", "rk3", "ab3", "lie_euler", "exp2")}
@@ -164,7 +164,7 @@ def test_seed004_table(ref100):
 
 
 def test_nonunit_equals_normalized_rotation(ref100):
-    """Seed 004 sec. III-A: with c = 0, RK on non-unit q and step-wise normalised RK give the
+    """Rucker 2018 sec. III-A: with c = 0, RK on non-unit q and step-wise normalised RK give the
     same rotations (to round-off) although the norm drifts."""
     a, _ = final("rk4", 500, T=100.0)
     b, _ = final("rk4", 500, T=100.0, normalize=True)
@@ -233,7 +233,7 @@ def test_magnus_ca_with_source_rate_is_ca_model():
 
 @pytest.mark.parametrize("deg", [10.0, 45.0, 90.0])
 def test_approx_exp_within_one_percent(deg):
-    """Seed 000: the trig-free exponential is within 1 % of the exact update up to 90 deg."""
+    """[NIRD]: the trig-free exponential is within 1 % of the exact update up to 90 deg."""
     th = np.radians(deg)
     w = np.array([[1.0, 2.0, -2.0]]) / 3.0 * th  # |w| = th rad/s, one step of 1 s
     opts = {"alpha": np.zeros((1, 3))}

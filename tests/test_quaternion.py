@@ -147,7 +147,7 @@ def test_log_special_cases():
 
 
 def test_exp_approx_is_unit_and_within_one_percent_to_90_degrees():
-    # seed 000: x = Omega/2, a rotation of up to 90 degrees per step is |x| <= pi/4
+    # [NIRD]: x = Omega/2, a rotation of up to 90 degrees per step is |x| <= pi/4
     u = np.array([1.0, -2.0, 2.0]) / 3.0
     for angle in np.linspace(0, PI / 2, 91):
         x = 0.5 * angle * u

@@ -1,4 +1,4 @@
-"""Right-hand sides: equal to plain NumPy, exact Jacobians, strides, invariants, seed 004."""
+"""Right-hand sides: equal to plain NumPy, exact Jacobians, strides, invariants, Rucker 2018."""
 import numpy as np
 import pytest
 import reference as ref
@@ -209,7 +209,7 @@ def test_lsoda_accepts_jac():
     assert s.success
 
 
-# ---- seed 004 benchmark ------------------------------------------------------------------
+# ---- Rucker 2018 benchmark ------------------------------------------------------------------
 
 def _reference_rotation_at_100():
     """Independent reference: rotation-matrix ODE R' = R [w]x in plain NumPy, DOP853 1e-13,
@@ -254,7 +254,7 @@ def test_nonunit_equals_stepwise_normalised_rk4(dt):
     q_norm, _ = rk4(f, y0, dt, n, normalise=True)
     err = (as_rotation(q_free).inv() * as_rotation(q_norm)).magnitude()
     assert np.degrees(err) <= 1e-10
-    if dt == 1.0:   # seed 004 sec. III-A: the norm drifts by about a third at t = 100
+    if dt == 1.0:   # Rucker 2018 sec. III-A: the norm drifts by about a third at t = 100
         assert 0.2 < abs(norms[-1] - 1) < 0.5
 
 

@@ -1,4 +1,4 @@
-"""The studies reproduce the seeds' qualitative claims (on reduced sizes)."""
+"""The studies reproduce the published qualitative claims (on reduced sizes)."""
 import numpy as np
 import pytest
 
@@ -11,7 +11,7 @@ def lagrange_top():
 
 
 def test_lagrange_top_quaternions_beat_matrices_beat_euler_angles(lagrange_top):
-    """Seed 004 fig. 8: quaternions most accurate, Euler angles worst (their singularity)."""
+    """Rucker 2018 fig. 8: quaternions most accurate, Euler angles worst (their singularity)."""
     d = lagrange_top["drift-vs-step"]
     i = list(d["step [s]"]).index(0.1)
     quat = d["nonunit-quaternion error [deg]"][i]
@@ -20,7 +20,7 @@ def test_lagrange_top_quaternions_beat_matrices_beat_euler_angles(lagrange_top):
 
 
 def test_lagrange_top_nonunit_matches_normalised(lagrange_top):
-    """Seed 004 sec. III-A/IV: non-unit and step-wise normalised quaternions agree closely."""
+    """Rucker 2018 sec. III-A/IV: non-unit and step-wise normalised quaternions agree closely."""
     d = lagrange_top["drift-vs-step"]
     for key in ("error [deg]", "energy drift [%]", "z-momentum drift [%]"):
         a = d[f"nonunit-quaternion {key}"]
@@ -39,7 +39,7 @@ def test_lagrange_top_rk4_order_and_invariants_follow_the_error(lagrange_top):
 
 
 def test_lagrange_top_euler_angles_error_jumps_near_the_singularity(lagrange_top):
-    """Seed 004 fig. 7: the Euler-angle error undergoes a sharp increase."""
+    """Rucker 2018 fig. 7: the Euler-angle error undergoes a sharp increase."""
     s = lagrange_top["error-vs-time"]
     later = s["time [s]"] >= 5.0
     jumps = {k: np.diff(np.log10(s[k][later])).max() for k in studies.TOP_FORMULATIONS}
@@ -65,7 +65,7 @@ def rucker():
 
 
 def test_rucker_rk4_rk3_ab3_each_about_ten_times_apart(rucker):
-    """Seed 004 sec. III-C: at dt = 0.1, RK4 ~10x better than RK3 ~10x better than AB3."""
+    """Rucker 2018 sec. III-C: at dt = 0.1, RK4 ~10x better than RK3 ~10x better than AB3."""
     d = rucker["error-vs-step"]
     i = list(d["step [s]"]).index(0.1)
     rk4, rk3, ab3 = d["rk4"][i], d["rk3"][i], d["ab3"][i]
@@ -80,13 +80,13 @@ def test_rucker_exponential_updates_orders_and_exp2_crossover(rucker):
     for m, order in (("lie_euler", 1), ("exp2", 2)):
         slope = np.polyfit(np.log(h[fine]), np.log(d[m][fine]), 1)[0]
         assert abs(slope - order) < 0.25
-    # seed: exp. update 2 is worse than update 1 for steps above 0.1 s
+    # Rucker 2018: exp. update 2 is worse than update 1 for steps above 0.1 s
     i = list(h).index(0.2)
     assert d["exp2"][i] > d["lie_euler"][i]
 
 
 def test_rucker_norm_control_limits_the_drift(rucker):
-    """Seed 004 figs. 4-5: c = 0.1 (1 - q.q) keeps the norm drift smaller at every step size."""
+    """Rucker 2018 figs. 4-5: c = 0.1 (1 - q.q) keeps the norm drift smaller at every step size."""
     d = rucker["norm-drift-vs-step"]
     for m in ("rk3", "rk4", "ab3"):
         assert np.all(d[f"{m} c=0.1"] < d[f"{m} c=0"])
@@ -96,7 +96,7 @@ def test_rucker_norm_control_limits_the_drift(rucker):
 
 
 def test_energy_map_stays_below_the_seeds_bound():
-    """Seed 002 sec. 11: one step with Kantorovich sub-steps changes E by at most 0.3 %."""
+    """Mizerski 2020 sec. 11: one step with Kantorovich sub-steps changes E by at most 0.3 %."""
     d = studies.energy_map(quick=True)["relative-energy-change"]
     assert d["implicit_midpoint"].max() <= 3e-3
     assert d["trapezoid"].max() <= 3e-3

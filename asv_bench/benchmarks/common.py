@@ -1,8 +1,8 @@
 """Seeded problem set-up shared by every benchmark.
 
 The problems and NumPy baselines are rotode.studies' (one definition for the demo, the studies
-and these benchmarks): seed 004 eq. 29, w(t) = A sin(B t + phase_i) in the body frame; the
-T-handle of seed 002 sec. 11; the Lagrange top of seed 004 sec. IV.
+and these benchmarks): Rucker 2018 eq. 29, w(t) = A sin(B t + phase_i) in the body frame; the
+T-handle of Mizerski 2020 sec. 11; the Lagrange top of Rucker 2018 sec. IV.
 """
 import numpy as np
 
@@ -45,7 +45,7 @@ _CACHE = {}
 
 
 def seed004_reference():
-    """Unit quaternion at t = 100 of the seed 004 benchmark (DOP853, rtol 1e-13, NumPy rhs)."""
+    """Unit quaternion at t = 100 of the Rucker 2018 benchmark (DOP853, rtol 1e-13, NumPy rhs)."""
     if "seed004" not in _CACHE:
         from scipy.integrate import solve_ivp
 

@@ -76,7 +76,7 @@ class RhsCallNumpyBaseline:
 
 
 class SolveIvpSeed004:
-    """solve_ivp end to end on the seed 004 benchmark, rotode rhs vs NumPy rhs, rtol 1e-10."""
+    """solve_ivp end to end on the Rucker 2018 benchmark, rotode rhs vs NumPy rhs, rtol 1e-10."""
 
     params = (["DOP853", "LSODA", "Radau"], ["rotode", "numpy"])
     param_names = ["method", "rhs"]

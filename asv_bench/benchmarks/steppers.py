@@ -30,7 +30,7 @@ def _seed004_reference_at(t):
 
 
 class KinematicSingleBody:
-    """Seed 004 benchmark over 10 s at dt = 0.01 (1000 steps), one body, only the end kept."""
+    """Rucker 2018 benchmark over 10 s at dt = 0.01 (1000 steps), one body, only the end kept."""
 
     params = KINEMATIC
     param_names = ["method"]
