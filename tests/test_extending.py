@@ -1,4 +1,5 @@
 """A downstream Cython module cimports rotode's kernels and dual numbers and calls them nogil."""
+import importlib
 import math as m
 import os
 import subprocess
@@ -59,40 +60,36 @@ SETUP = textwrap.dedent('''
 ''')
 
 
+def build_and_import(directory, files, args, module):
+    """Write ``files`` into ``directory``, run ``python setup.py *args`` there against the rotode
+    this test imports (installed, or a source folder built in place), and yield ``module``."""
+    for name, text in files.items():
+        (directory / name).write_text(text)
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(rotode.get_include()))
+    res = subprocess.run([sys.executable, "setup.py", *args], cwd=directory,
+                         capture_output=True, text=True, env=env)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    sys.path.insert(0, str(directory))
+    try:
+        yield importlib.import_module(module)
+    finally:
+        sys.path.remove(str(directory))
+
+
 @pytest.fixture(scope="module")
 def downstream(tmp_path_factory):
-    d = tmp_path_factory.mktemp("downstream")
-    (d / "downstream_kernels.pyx").write_text(DOWNSTREAM)
-    (d / "setup.py").write_text(SETUP)
-    res = subprocess.run([sys.executable, "setup.py", rotode.get_include()], cwd=d,
-                         capture_output=True, text=True)
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    sys.path.insert(0, str(d))
-    try:
-        import downstream_kernels as mod
-        yield mod
-    finally:
-        sys.path.remove(str(d))
+    files = {"downstream_kernels.pyx": DOWNSTREAM, "setup.py": SETUP}
+    yield from build_and_import(tmp_path_factory.mktemp("downstream"), files,
+                                [rotode.get_include()], "downstream_kernels")
 
 
 @pytest.fixture(scope="module")
 def readme_module(tmp_path_factory):
     """The README's cimport example (mymod.pyx + setup.py), built exactly as written."""
     pyx, setup = downstream_example()
-    d = tmp_path_factory.mktemp("readme_downstream")
-    (d / "mymod.pyx").write_text(pyx)
-    (d / "setup.py").write_text(setup)
-    # the rotode this test imports (installed, or a source folder built in place)
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(rotode.get_include()))
-    res = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=d,
-                         capture_output=True, text=True, env=env)
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    sys.path.insert(0, str(d))
-    try:
-        import mymod
-        yield mymod
-    finally:
-        sys.path.remove(str(d))
+    yield from build_and_import(tmp_path_factory.mktemp("readme_downstream"),
+                                {"mymod.pyx": pyx, "setup.py": setup},
+                                ["build_ext", "--inplace"], "mymod")
 
 
 def test_readme_cimport_example(readme_module, rng):
