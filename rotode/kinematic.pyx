@@ -21,7 +21,7 @@ from fractions import Fraction
 import numpy as np
 
 from rotode.omega import AngularVelocity as _PyAngularVelocity
-from rotode._validation import as_step_grid, as_workers
+from rotode._validation import as_positive_scalar, as_step_grid, as_workers
 
 from cython.parallel cimport prange
 from libc.math cimport NAN, floor
@@ -451,10 +451,8 @@ def run(method, model, y0, t, save, options, workers=1):
     d.gain = 0.0
     d.normalize = False
     if not lie:
-        g = options.pop("norm_gain", 0.0)
-        if isinstance(g, (bool, np.bool_)) or not np.isscalar(g) or not np.isfinite(g):
-            raise ValueError(f"option `norm_gain` must be a finite real number, got {g!r}")
-        d.gain = float(g)
+        # the same check (and message) as QuaternionKinematics(norm_gain=...)
+        d.gain = as_positive_scalar(options.pop("norm_gain", 0.0), "norm_gain", allow_zero=True)
         d.normalize = _pop_bool(options, "normalize", False)
     d.terms = 2
     d.substep = False

@@ -212,9 +212,14 @@ cdef inline void quat_exp_approx(const real* x, real* out) noexcept nogil:
     ([NIRD] "Evaluating the Exponential Map"); always a unit quaternion (OUT: out[4]).
     """
     cdef real x2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2]
-    cdef real a = 1.0 - 0.5 * x2
-    cdef real b = 1.0 - x2 / 6.0
-    cdef real n = 1.0 / real_sqrt(a * a + b * b * x2)
+    cdef real a, b, n
+    if x2 > 1e100:  # b^2 x2 ~ x2^3/36 would overflow (|x| > 1e51): a and b scaled by 1/x2
+        a = 1.0 / x2 - 0.5
+        b = 1.0 / x2 - 1.0 / 6.0
+    else:
+        a = 1.0 - 0.5 * x2
+        b = 1.0 - x2 / 6.0
+    n = 1.0 / real_sqrt(a * a + b * b * x2)
     out[0] = a * n
     out[1] = b * n * x[0]
     out[2] = b * n * x[1]

@@ -244,6 +244,9 @@ def exp_approx(x):
     ``|x| <= pi/4``.
     """
     x = as_float_array(x, "x", (3,))
+    with np.errstate(over="ignore"):
+        if not np.isfinite(np.einsum("...i,...i->...", x, x)).all():   # |x|^2 overflows
+            _reject_exp_argument(x)
     return apply_unary(quat_exp_approx[double], x, 1, (4,))
 
 

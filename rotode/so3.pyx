@@ -276,7 +276,7 @@ def coefficients(angle):
         for i in range(x.shape[0]):
             so3_coefficients(x[i], &o[0, i], &o[1, i], &o[2, i])
             o[3, i] = so3_dexp_inv_coefficient(x[i])
-    out[3][a >= TWO_PI] = np.nan
+    out[3] = np.where(a >= TWO_PI, np.nan, out[3])   # (0-d input: out[3] is a scalar)
     return out[0], out[1], out[2], out[3]
 
 

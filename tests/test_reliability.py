@@ -1,0 +1,48 @@
+"""Regression tests for the defects of the reliability issue (numbers are the issue's items).
+Each failed on the commit before its fix."""
+import numpy as np
+import pytest
+
+import rotode
+from rotode import quaternion as Q
+from rotode import so3
+
+
+def test_11_exp_approx_of_huge_vectors_is_a_unit_quaternion():
+    for scale in [1e50, 1e52, 1e100, 1e150]:
+        x = np.array([scale, -2 * scale, 0.5 * scale])
+        q = Q.exp_approx(x)
+        assert np.linalg.norm(q) == pytest.approx(1.0, abs=1e-15)
+        # the limit of the formula: the vector part points along -x
+        np.testing.assert_allclose(q[1:], -x / np.linalg.norm(x), atol=1e-12)
+    # no change below the rescaling threshold (|x|^2 <= 1e100)
+    x = np.array([0.3, -0.2, 0.1])
+    n2 = x @ x
+    a, b = 1 - n2 / 2, 1 - n2 / 6
+    expected = np.concatenate([[a], b * x]) / np.sqrt(a * a + b * b * n2)
+    np.testing.assert_allclose(Q.exp_approx(x), expected, rtol=0, atol=1e-16)
+    with pytest.raises(ValueError, match="1.34e154"):
+        Q.exp_approx([1e160, 0.0, 0.0])
+
+
+def test_21_coefficients_accept_scalars_like_ufuncs():
+    s1, s2, s3, c = so3.coefficients(0.5)
+    assert np.ndim(s1) == 0
+    assert s1 == pytest.approx(np.sin(0.5) / 0.5, rel=1e-15)
+    assert s2 == pytest.approx((1 - np.cos(0.5)) / 0.25, rel=1e-14)
+    arr = so3.coefficients(np.array([0.5]))
+    assert [float(x) for x in (s1, s2, s3, c)] == [float(x[0]) for x in arr]
+    assert np.isnan(so3.coefficients(7.0)[3])
+    with pytest.raises(ValueError, match="`angle` must be >= 0"):
+        so3.coefficients(-1.0)
+
+
+@pytest.mark.parametrize("gain, error", [(-5.0, ValueError), (np.nan, ValueError),
+                                         ("0.1", TypeError), (True, TypeError)])
+def test_27_norm_gain_validated_alike_everywhere(gain, error):
+    w = rotode.omega.Constant([0.0, 0.0, 1.0])
+    with pytest.raises(error, match="`norm_gain`") as by_rhs:
+        rotode.QuaternionKinematics(w, norm_gain=gain)
+    with pytest.raises(error, match="`norm_gain`") as by_integrate:
+        rotode.integrate(w, (0, 1), [1.0, 0, 0, 0], method="rk4", dt=0.1, norm_gain=gain)
+    assert str(by_rhs.value) == str(by_integrate.value)
