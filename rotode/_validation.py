@@ -5,6 +5,8 @@ Nothing below the Python facade raises; these helpers turn bad input into a ``Ty
 """
 
 import numbers
+import os
+import warnings
 
 import numpy as np
 
@@ -179,10 +181,30 @@ def as_step_grid(t, save):
     return t, save
 
 
+def available_cores():
+    """The number of cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def as_workers(workers):
-    """A thread count: an integer >= 1."""
+    """A thread count: an integer >= 1, or -1 for every available core (as in SciPy).
+
+    More threads than available cores would only add overhead (results never depend on the
+    thread count), and thousands of them can exhaust memory: such a request is clamped to the
+    number of cores, with a warning.
+    """
     if isinstance(workers, (bool, np.bool_)) or not isinstance(workers, numbers.Integral):
         raise TypeError(f"`workers` must be an integer, got {type(workers).__name__}")
+    workers, cores = int(workers), available_cores()
+    if workers == -1:
+        return cores
     if workers < 1:
-        raise ValueError(f"`workers` must be >= 1, got {workers}")
-    return int(workers)
+        raise ValueError(f"`workers` must be >= 1, or -1 for every core, got {workers}")
+    if workers > cores:
+        warnings.warn(f"`workers`={workers} is more than the {cores} available cores; "
+                      f"using {cores}", RuntimeWarning, stacklevel=3)
+        return cores
+    return workers

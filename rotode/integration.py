@@ -221,14 +221,8 @@ def _time_grid(t_span, dt, t_eval, save_every):
 
 
 def _as_workers(workers):
-    """``workers`` of `integrate`: None -> 1, -1 -> every core, else an integer >= 1."""
-    if workers is None:
-        return 1
-    if not isinstance(workers, (bool, np.bool_)) and workers == -1:
-        import os
-
-        return os.cpu_count() or 1
-    return as_workers(workers)
+    """``workers`` of `integrate`: None -> 1, else as `as_workers` (-1: every core)."""
+    return 1 if workers is None else as_workers(workers)
 
 
 def integrate(model, t_span, y0, method="rk4", dt=None, *, frame=None, t_eval=None,

@@ -46,3 +46,23 @@ def test_27_norm_gain_validated_alike_everywhere(gain, error):
     with pytest.raises(error, match="`norm_gain`") as by_integrate:
         rotode.integrate(w, (0, 1), [1.0, 0, 0, 0], method="rk4", dt=0.1, norm_gain=gain)
     assert str(by_rhs.value) == str(by_integrate.value)
+
+
+def test_02_workers_validated_and_clamped():
+    from rotode._validation import available_cores
+
+    w = rotode.omega.Constant([0.0, 0.0, 1.0])
+
+    def run(workers):
+        return rotode.integrate(w, (0, 1), np.tile([1.0, 0, 0, 0], (8, 1)), method="magnus4",
+                                dt=0.1, workers=workers).q
+
+    reference = run(1)
+    with pytest.warns(RuntimeWarning, match=r"`workers`=1000 is more than the \d+ available"):
+        np.testing.assert_array_equal(run(1000), reference)
+    np.testing.assert_array_equal(run(-1), reference)          # every core, as in SciPy
+    for bad, error in [(0, ValueError), (-2, ValueError), (1.5, TypeError),
+                       ("2", TypeError), (True, TypeError)]:
+        with pytest.raises(error, match="`workers`"):
+            run(bad)
+    assert available_cores() >= 1
