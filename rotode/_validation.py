@@ -84,7 +84,10 @@ def as_positive_scalar(x, name, *, allow_zero=False):
     """A finite real scalar > 0 (or >= 0 with ``allow_zero``), as float."""
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
         raise TypeError(f"`{name}` must be a real number, got {type(x).__name__}")
-    x = float(x)
+    try:
+        x = float(x)
+    except OverflowError:      # an integer beyond the float range
+        x = float("inf")
     if not np.isfinite(x) or x < 0 or (x == 0 and not allow_zero):
         bound = ">= 0" if allow_zero else "> 0"
         raise ValueError(f"`{name}` must be finite and {bound}, got {x!r}")

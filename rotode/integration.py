@@ -156,6 +156,8 @@ def _time_grid(t_span, dt, t_eval, save_every):
     """Grid (n+1,) and the indices to save; see `integrate` for the rules."""
     try:
         t0, tf = (float(x) for x in t_span)
+    except OverflowError:      # an integer beyond the float range
+        raise ValueError(f"`t_span` must be finite, got {t_span!r}") from None
     except (TypeError, ValueError):
         raise ValueError(f"`t_span` must be a pair (t0, tf) of real numbers, got {t_span!r}") \
             from None

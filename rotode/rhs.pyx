@@ -144,11 +144,8 @@ cdef class RightHandSide:
         raise RuntimeError(f"{type(self).__name__}: evaluation failed with status {status}")
 
     def _coerce(self, y):
-        try:
-            arr = np.asarray(y, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"`y` must be a real numeric array, got {type(y).__name__}") \
-                from None
+        # complex, boolean and text input is refused, never cast (no silent loss of parts)
+        arr = as_float_array(y, "y", (), finite=False)
         if arr.ndim not in (1, 2) or arr.shape[0] != self.n:
             raise ValueError(f"`y` must have shape ({self.n},) or ({self.n}, k), "
                              f"got {arr.shape}")

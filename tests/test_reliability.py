@@ -66,3 +66,23 @@ def test_02_workers_validated_and_clamped():
         with pytest.raises(error, match="`workers`"):
             run(bad)
     assert available_cores() >= 1
+
+
+def test_13_complex_state_is_refused_by_every_right_hand_side():
+    w = rotode.omega.Constant([0.0, 0.0, 1.0])
+    for rhs, n in [(rotode.QuaternionKinematics(w), 4), (rotode.RigidBody([1.0, 2.0, 3.0]), 7),
+                   (rotode.ExpCoordKinematics(w), 3)]:
+        y = np.zeros(n, dtype=complex)
+        y[0] = 1.0
+        with pytest.raises(TypeError, match="`y` must be a real numeric array"):
+            rhs(0.0, y)
+        with pytest.raises(TypeError, match="`y` must be a real numeric array"):
+            rhs.jac(0.0, y)
+
+
+def test_26_overflowing_numbers_name_their_argument():
+    w = rotode.omega.Constant([0.0, 0.0, 1.0])
+    with pytest.raises(ValueError, match="`t_span` must be finite"):
+        rotode.integrate(w, (0, 10**400), [1.0, 0, 0, 0], method="rk4", dt=0.1)
+    with pytest.raises(ValueError, match="`dt` must be finite"):
+        rotode.integrate(w, (0, 1), [1.0, 0, 0, 0], method="rk4", dt=10**400)
