@@ -95,6 +95,19 @@ cdef object _array(object x, str name):
     return np.ascontiguousarray(arr, dtype=np.float64)
 
 
+def _check_overlap(out, q, rates, names):
+    """``out`` may be ``q`` itself (each row is read before it is written) but may not overlap
+    it otherwise, nor overlap a rate array: such writes would change inputs not yet read."""
+    if np.may_share_memory(out, q) and np.shares_memory(out, q) and not (
+            out.__array_interface__["data"][0] == q.__array_interface__["data"][0]
+            and out.strides == q.strides):
+        raise ValueError("`out` overlaps `q` without being the same array: pass out=q (in "
+                         "place) or memory apart from `q`")
+    for w, name in zip(rates, names):
+        if np.may_share_memory(out, w) and np.shares_memory(out, w):
+            raise ValueError(f"`out` overlaps `{name}`: the step would overwrite its input")
+
+
 cdef object _step(int kind, object q, tuple rates, tuple names, double dt, object out,
                   str frame, str exp, int terms, double gain):
     cdef int fr = _frame(frame)
@@ -129,6 +142,8 @@ cdef object _step(int kind, object q, tuple rates, tuple names, double dt, objec
               and out.flags.writeable and out.shape == q.shape):
         raise ValueError(f"`out` must be a writeable C-contiguous float64 array of shape "
                          f"{q.shape}")
+    else:
+        _check_overlap(out, q, keep, names)
     if n == 0:
         return out
     cdef const double[::1] qf = q.reshape(-1)

@@ -86,3 +86,23 @@ def test_26_overflowing_numbers_name_their_argument():
         rotode.integrate(w, (0, 10**400), [1.0, 0, 0, 0], method="rk4", dt=0.1)
     with pytest.raises(ValueError, match="`dt` must be finite"):
         rotode.integrate(w, (0, 1), [1.0, 0, 0, 0], method="rk4", dt=10**400)
+
+
+def test_19_out_may_be_q_but_not_overlap_inputs_otherwise():
+    from rotode import steps
+
+    rng = np.random.default_rng(19)
+    q = rng.normal(size=(5, 4))
+    w = rng.normal(size=(5, 3))
+    expected = steps.lie_euler(q, w, 0.1)
+    inplace = q.copy()
+    steps.lie_euler(inplace, w, 0.1, out=inplace)              # documented: in place
+    np.testing.assert_array_equal(inplace, expected)
+    buf = np.vstack([q, np.zeros((1, 4))])
+    with pytest.raises(ValueError, match="`out` overlaps `q`"):
+        steps.lie_euler(buf[:5], w, 0.1, out=buf[1:])          # shifted by a row
+    packed = np.zeros(5 * 4 + 3 * 5)
+    wv = packed[20:].reshape(5, 3)
+    wv[:] = w
+    with pytest.raises(ValueError, match="`out` overlaps `w`"):
+        steps.lie_euler(q, wv, 0.1, out=packed[15:35].reshape(5, 4))
