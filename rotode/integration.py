@@ -202,17 +202,19 @@ def _time_grid(t_span, dt, t_eval, save_every):
     s_grid = direction * (grid - t0)
     s_eval = direction * (te - t0)
     pos = np.searchsorted(s_grid, s_eval)
-    tol = 1e-9 * dt
+    # a uniform grid point within tol of a requested time moves onto it (no sliver step);
+    # t0 and tf never move: a time near them but not on them gets a step of its own
+    tol = 1e-9 * min(dt, length)
+    last = s_grid.size - 1
     snapped = np.full(te.size, -1, dtype=np.intp)
     for j in range(te.size):
-        i = pos[j]
-        if i < s_grid.size and abs(s_grid[i] - s_eval[j]) <= tol:
-            snapped[j] = i
-        elif i > 0 and abs(s_grid[i - 1] - s_eval[j]) <= tol:
-            snapped[j] = i - 1
-    # Snap near-coincident grid points onto the requested times (never t0: it is the start).
+        for i in (pos[j], pos[j] - 1):
+            if 0 <= i <= last and (s_grid[i] == s_eval[j]
+                                   or (0 < i < last and abs(s_grid[i] - s_eval[j]) <= tol)):
+                snapped[j] = i
+                break
     keep = snapped >= 0
-    grid[snapped[keep & (snapped > 0)]] = te[keep & (snapped > 0)]
+    grid[snapped[keep]] = te[keep]
     extra = te[~keep]
     if extra.size:
         grid = np.concatenate([grid, extra])

@@ -36,7 +36,6 @@ cdef class Samples(AngularVelocity):
     cdef readonly str kind
     cdef const double[::1] _t
     cdef const double[:, :, ::1] _coef   # (m - 1, 4, 3): cubic in (t - t_i), highest power first
-    cdef int _hint                       # last interval found (solvers call nearly in order)
     cdef int locate(self, double t) noexcept nogil
     cdef int _outside(self, double t) noexcept nogil
 

@@ -203,24 +203,29 @@ cdef class Samples(AngularVelocity):
             if m < 4:
                 raise ValueError(f"`kind='cubic'` needs at least 4 samples, got {m}")
             coef[...] = np.moveaxis(CubicSpline(t, w, bc_type="not-a-knot").c, 0, 1)
+        # private read-only copies: changing the caller's arrays later changes nothing here
+        t, w = t.copy(), w.copy()
+        t.flags.writeable = w.flags.writeable = coef.flags.writeable = False
         self.t = t
         self.w = w
         self.kind = kind
         self._t = t
         self._coef = coef
-        self._hint = 0
+
+    def __reduce__(self):
+        return Samples, (self.t, self.w, self.kind)
 
     cdef int locate(self, double t) noexcept nogil:
-        """Index i of the interval [t_i, t_i+1] holding t (-1 outside the samples)."""
+        """Index i of the interval [t_i, t_i+1) holding t (-1 outside the samples).
+
+        A pure function of t (no search hint kept between calls, so results never depend on
+        call history or threads): at a sample time t_k the interval to its right is used
+        (the last sample belongs to the last interval), so the derivative of ``kind="linear"``
+        there is the right-hand slope."""
         cdef const double[::1] ts = self._t
-        cdef int n = ts.shape[0], lo, hi, mid, i = self._hint
+        cdef int n = ts.shape[0], lo, hi, mid
         if not (ts[0] <= t <= ts[n - 1]):
             return -1
-        if ts[i] <= t <= ts[i + 1]:
-            return i
-        if i + 2 < n and ts[i + 1] <= t <= ts[i + 2]:
-            self._hint = i + 1
-            return i + 1
         lo = 0
         hi = n - 1
         while hi - lo > 1:        # invariant ts[lo] <= t <= ts[hi]
@@ -229,7 +234,6 @@ cdef class Samples(AngularVelocity):
                 lo = mid
             else:
                 hi = mid
-        self._hint = lo
         return lo
 
     cdef int _outside(self, double t) noexcept nogil:

@@ -4,8 +4,10 @@
   into a ``scipy.spatial.transform.Rotation``.
 - `solve_expcoord` integrates an exponential-coordinate right-hand side over arbitrarily many
   revolutions by re-anchoring the chart whenever |v| reaches pi (the chart itself is singular
-  at |v| = 2 pi, Mizerski 2020 sec. 1 and notes/exponential-coordinates.md).
+  at |v| = 2 pi, Mizerski 2020 sec. 1 and docs/references.md).
 """
+import copy
+
 import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.optimize import OptimizeResult
@@ -119,6 +121,9 @@ def solve_expcoord(rhs, t_span, y0, **options):
     if t_eval is not None:
         t_eval = as_float_array(t_eval, "t_eval")
     direction = 1.0 if tf >= t0 else -1.0
+    # re-anchoring changes the chart's base: do it on a private copy, so that the caller's
+    # right-hand side (which other threads may be using) never changes
+    rhs = copy.copy(rhs)
     frame = rhs.frame
     base0 = rhs.base
 
@@ -132,39 +137,36 @@ def solve_expcoord(rhs, t_span, y0, **options):
     t = t0
     base = base0
     status, message = 0, ""
-    try:
-        while True:
-            rhs.base = base
-            seg_eval = None
-            if t_eval is not None:
-                keep = (direction * (t_eval - t) >= 0) & (direction * (tf - t_eval) >= 0)
-                if ts:  # the restart point itself was already reported
-                    keep &= t_eval != t
-                seg_eval = t_eval[keep]
-            sol = solve_ivp(rhs, (t, tf), y, events=chart_limit, t_eval=seg_eval, **options)
-            nfev += sol.nfev
-            njev += sol.njev
-            nlu += sol.nlu
-            seg_t, seg_y = sol.t, sol.y
-            if ts and t_eval is None and seg_t.size and seg_t[0] == t:
-                seg_t, seg_y = seg_t[1:], seg_y[:, 1:]
-            ts.append(seg_t)
-            ys.append(seg_y)
-            bases.append(np.tile(base, (seg_t.size, 1)))
-            status, message = sol.status, sol.message
-            if sol.status != 1:
-                break
-            t = float(sol.t_events[0][0])
-            y_event = sol.y_events[0][0]
-            base = _compose(base, y_event[:3], frame)[0]
-            y = y_event.copy()
-            y[:3] = 0.0
-            n_reanchor += 1
-            if t == tf:
-                status, message = 0, "The solver successfully reached the end of the interval."
-                break
-    finally:
-        rhs.base = base0
+    while True:
+        rhs.base = base
+        seg_eval = None
+        if t_eval is not None:
+            keep = (direction * (t_eval - t) >= 0) & (direction * (tf - t_eval) >= 0)
+            if ts:  # the restart point itself was already reported
+                keep &= t_eval != t
+            seg_eval = t_eval[keep]
+        sol = solve_ivp(rhs, (t, tf), y, events=chart_limit, t_eval=seg_eval, **options)
+        nfev += sol.nfev
+        njev += sol.njev
+        nlu += sol.nlu
+        seg_t, seg_y = np.asarray(sol.t, float), np.asarray(sol.y, float).reshape(rhs.n, -1)
+        if ts and t_eval is None and seg_t.size and seg_t[0] == t:
+            seg_t, seg_y = seg_t[1:], seg_y[:, 1:]
+        ts.append(seg_t)
+        ys.append(seg_y)
+        bases.append(np.tile(base, (seg_t.size, 1)))
+        status, message = sol.status, sol.message
+        if sol.status != 1:
+            break
+        t = float(sol.t_events[0][0])
+        y_event = sol.y_events[0][0]
+        base = _compose(base, y_event[:3], frame)[0]
+        y = y_event.copy()
+        y[:3] = 0.0
+        n_reanchor += 1
+        if t == tf:
+            status, message = 0, "The solver successfully reached the end of the interval."
+            break
     T = np.concatenate(ts)
     Y = np.concatenate(ys, axis=1)
     B = np.concatenate(bases, axis=0)

@@ -106,3 +106,68 @@ def test_19_out_may_be_q_but_not_overlap_inputs_otherwise():
     wv[:] = w
     with pytest.raises(ValueError, match="`out` overlaps `w`"):
         steps.lie_euler(q, wv, 0.1, out=packed[15:35].reshape(5, 4))
+
+
+@pytest.mark.parametrize("t_eval", [[1e-12, 0.5], [0.5, 1.0 - 1e-12], [1e-300, 0.25, 1.0],
+                                    [0.1 + 1e-12, 0.3]])
+def test_10_t_eval_is_landed_on_exactly(t_eval):
+    w = rotode.omega.Constant([0.0, 0.0, 1.0])
+    res = rotode.integrate(w, (0, 1), [1.0, 0, 0, 0], method="magnus4", dt=0.1, t_eval=t_eval)
+    np.testing.assert_array_equal(res.t, t_eval)
+    angle = np.asarray(t_eval)        # constant rate 1 rad/s about z: exact at any time
+    np.testing.assert_allclose(res.q[:, 0], np.cos(angle / 2), atol=1e-15)
+    np.testing.assert_allclose(res.q[:, 3], np.sin(angle / 2), atol=1e-15)
+
+
+def test_18_huge_step_with_t_eval():
+    w = rotode.omega.Constant([0.0, 0.0, 1.0])
+    res = rotode.integrate(w, (0, 1), [1.0, 0, 0, 0], method="magnus4", dt=1e300,
+                           t_eval=[0.5, 1.0])
+    np.testing.assert_array_equal(res.t, [0.5, 1.0])
+    np.testing.assert_allclose(res.q[:, 3], np.sin([0.25, 0.5]), atol=1e-15)
+
+
+def test_09_solve_expcoord_leaves_the_rhs_unchanged():
+    w = rotode.omega.Constant([0.0, 0.0, 2.0])
+    rhs = rotode.ExpCoordKinematics(w)
+    before = rhs.base.copy()
+    sol = rotode.solve_expcoord(rhs, (0, 10), [0.0, 0, 0], rtol=1e-10, atol=1e-12)
+    assert sol.n_reanchor > 0                       # the chart was re-anchored ...
+    np.testing.assert_array_equal(rhs.base, before)  # ... on a private copy
+
+
+def test_22_solve_expcoord_takes_t_eval_as_a_list():
+    w = rotode.omega.Constant([0.0, 0.0, 2.0])
+    sol = rotode.solve_expcoord(rotode.ExpCoordKinematics(w), (0, 10), [0.0, 0, 0],
+                                t_eval=[1, 2, 3, 9.5], rtol=1e-11, atol=1e-12)
+    np.testing.assert_array_equal(sol.t, [1, 2, 3, 9.5])
+    half = np.array([1, 2, 3, 9.5])                 # rate 2 rad/s about z: half angle = t
+    exact = np.stack([np.cos(half), 0 * half, 0 * half, np.sin(half)], axis=1)
+    np.testing.assert_allclose(np.abs(np.sum(sol.quaternion * exact, axis=1)), 1.0, atol=1e-9)
+
+
+def test_08_14_25_samples_pure_private_and_picklable():
+    import pickle
+
+    t = np.array([0.0, 1.0, 2.0, 3.0])
+    w = np.array([[0, 0, 1.0], [0, 0, 3.0], [0, 0, 2.0], [0, 0, 5.0]])
+    src = rotode.omega.Samples(t, w)
+    # 8: the rate at a sample time is the right-hand slope, whatever was evaluated before
+    rhs = rotode.QuaternionKinematics(src, frame="body")
+    fresh = rotode.omega.Samples(t, w)
+    for k, right_slope in [(1, -1.0), (2, 3.0)]:
+        np.testing.assert_array_equal(src.derivative(t[k]), [0.0, 0.0, right_slope])
+        rhs(2.9, np.array([1.0, 0, 0, 0]))              # leave any search state near the end
+        got = rotode.integrate(src, (t[k], t[k] + 0.1), [1.0, 0, 0, 0], method="exp2",
+                               dt=0.1).q[-1]
+        again = rotode.integrate(fresh, (t[k], t[k] + 0.1), [1.0, 0, 0, 0], method="exp2",
+                                 dt=0.1).q[-1]
+        np.testing.assert_array_equal(got, again)
+    # 14: later changes to the caller's arrays change nothing
+    before = src(1.5).copy()
+    t[1], w[1] = 1.9, 100.0
+    np.testing.assert_array_equal(src(1.5), before)
+    # 25: pickles (to a process pool or a dask worker) with the same values
+    back = pickle.loads(pickle.dumps(src))
+    np.testing.assert_array_equal(back(1.5), before)
+    assert back.kind == src.kind
