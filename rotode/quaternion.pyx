@@ -279,9 +279,17 @@ def to_matrix_jacobian(q):
         ``to_matrix(q)``, bit for bit (the dual value parts).
     J : ndarray, shape (..., 3, 3, 4)
         ``J[..., i, j, k] = d R_ij / d q_k`` from one forward-mode evaluation of the same
-        kernel ([DTH]).  ``J q = 0``: ``R`` does not depend on the scale of ``q``.
+        kernel ([DUAL]).  ``J q = 0``: ``R`` does not depend on the scale of ``q``.
+
+    Notes
+    -----
+    The derivative of ``2/|q|^2`` involves ``|q|^4``, which overflows or underflows long before
+    ``|q|^2`` does; each ``q`` is therefore differentiated at ``q / 2^e`` with ``|q / 2^e|`` in
+    [0.5, 1) (an exact scaling, so ``R`` keeps its bits) and ``J`` is scaled back by ``2^-e``.
     """
     q = _quaternions(q, "q")
+    _, exponent = np.frexp(np.sqrt(np.einsum("...i,...i->...", q, q)))
+    q = np.ldexp(q, -exponent[..., None])          # exact: |q| in [0.5, 1)
     cdef const double[:, ::1] qin = q.reshape(-1, 4)
     batch = batch_of(q, 1)
     R = np.empty(batch + (3, 3))
@@ -290,4 +298,4 @@ def to_matrix_jacobian(q):
     cdef double[:, ::1] Jv = J.reshape(-1, 36)
     with nogil:
         jacobian_unary(quat_to_matrix[dual], qin, Rv, Jv)
-    return R, J
+    return R, np.ldexp(J, -exponent[..., None, None, None])

@@ -171,3 +171,19 @@ def test_08_14_25_samples_pure_private_and_picklable():
     back = pickle.loads(pickle.dumps(src))
     np.testing.assert_array_equal(back(1.5), before)
     assert back.kind == src.kind
+
+
+@pytest.mark.parametrize("scale", [1e-140, 1e-100, 1.0, 1e100, 1e150])
+def test_12_to_matrix_jacobian_at_extreme_norms(scale):
+    q = np.array([0.4, -0.3, 0.8, 0.2]) * scale
+    R, J = Q.to_matrix_jacobian(q)
+    np.testing.assert_array_equal(R, Q.to_matrix(q))
+    R1, J1 = Q.to_matrix_jacobian(q / scale)
+    # R(c q) = R(q), so dR/dq at c q is (dR/dq at q) / c
+    np.testing.assert_allclose(J * scale, J1, rtol=1e-14, atol=1e-15)
+    h = 1e-6 * scale                                    # central differences, same scale
+    for k in range(4):
+        e = np.zeros(4)
+        e[k] = h
+        fd = (Q.to_matrix(q + e) - Q.to_matrix(q - e)) / (2 * h)
+        np.testing.assert_allclose(J[..., k] * scale, fd * scale, atol=1e-8)
