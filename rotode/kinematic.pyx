@@ -539,7 +539,8 @@ def run(method, model, y0, t, save, options, workers=1):
             _raise_source(d.src)
         if status[b] == ST_BOUND:
             raise ValueError(
-                f"magnus_ca: the rotation over the step from t = {fail_t[b]!r} (body {b}) is "
+                f"magnus_ca: the rotation over the step from t = {float(fail_t[b])!r} "
+                f"(body {b}) is "
                 f"{fail_angle[b]:.6g} rad, at or above the convergence bound pi/sqrt(2) = "
                 f"2.2214 rad of the Magnus series ([NIRD]); use smaller steps or "
                 f"substep=True")

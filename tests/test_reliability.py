@@ -187,3 +187,17 @@ def test_12_to_matrix_jacobian_at_extreme_norms(scale):
         e[k] = h
         fd = (Q.to_matrix(q + e) - Q.to_matrix(q - e)) / (2 * h)
         np.testing.assert_allclose(J[..., k] * scale, fd * scale, atol=1e-8)
+
+
+@pytest.mark.parametrize("method", ["rk4", "magnus4", "lie_euler", "cg3", "exp2"])
+def test_06_non_finite_kinematic_state_fails_the_run(method):
+    # (magnus_ca refuses such a step before taking it, with a ValueError: tests/test_kinematic)
+    huge = rotode.omega.Constant([0.0, 0.0, 1e308])       # w dt overflows in the step
+    calm = np.array([1.0, 0, 0, 0])
+    res = rotode.integrate(huge, (0, 1), np.stack([calm, calm]), method=method, dt=0.1)
+    assert res.status == 2 and not res.success
+    assert "body 0 is not finite" in res.message and "t = 0.1" in res.message
+    assert np.isnan(res.q[:, 1:]).all() and np.isfinite(res.q[:, 0]).all()
+    ok = rotode.integrate(rotode.omega.Constant([0.0, 0.0, 1.0]), (0, 1), calm, method=method,
+                          dt=0.1)
+    assert ok.status == 0 and ok.success
