@@ -149,15 +149,15 @@ cdef bint read_single(object x, int ndim, Py_ssize_t n, double* out) noexcept:
     cdef cnp.npy_intp* dims = cnp.PyArray_DIMS(a)
     cdef cnp.npy_intp* strides = cnp.PyArray_STRIDES(a)
     cdef char* data = cnp.PyArray_BYTES(a)
-    cdef Py_ssize_t i, j, rows = n if ndim == 2 else 1, cols = n
-    if dims[0] != (n if ndim == 1 else rows) or (ndim == 2 and dims[1] != cols):
+    if dims[0] != n or (ndim == 2 and dims[1] != n):
         return False
+    cdef Py_ssize_t i, j, rows = n if ndim == 2 else 1
     cdef Py_ssize_t row_stride = strides[0] if ndim == 2 else 0
     cdef Py_ssize_t col_stride = strides[ndim - 1]
     for i in range(rows):
-        for j in range(cols):
-            out[i * cols + j] = (<double*>(data + i * row_stride + j * col_stride))[0]
-            if not isfinite(out[i * cols + j]):
+        for j in range(n):
+            out[i * n + j] = (<double*>(data + i * row_stride + j * col_stride))[0]
+            if not isfinite(out[i * n + j]):
                 return False
     return True
 
