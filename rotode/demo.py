@@ -75,10 +75,6 @@ def _progress(text):
     print(f"  ... {text}", file=sys.stderr, flush=True)
 
 
-def _family(families, method):
-    return next(f for f, members in families.items() if method in members)
-
-
 def kinematics_case(dt=0.05, t_end=100.0):
     """Every kinematic method on Rucker's benchmark at one step size, plus solve_ivp."""
     t_out = np.linspace(0.0, t_end, 201)
