@@ -4,19 +4,11 @@ The runner of docs/stepper-contract.md for `rotode.RigidBody` models (one shared
 of N bodies with their own inertia and torque).  State ``y = [q (4), w_body (3)]`` (with
 ``force=``: ``[q, w, x (3), v (3)]``).  See docs/methods-rigid-body.md for the equations.
 
-========== ===== ============================================================================
-method     order scheme
-========== ===== ============================================================================
-lie_euler  1     q1 = q0 exp(h w0/2), w1 = w0 + h w'(t0, q0, w0)
-cg1        1     Crouch-Grossman, 1 stage (the same arithmetic as lie_euler)
-exp2       2     exponential midpoint (CG = RKMK at order 2): a21 = 1/2, b = (0, 1)
-cg2        2     Crouch-Grossman Heun: a21 = 1, b = (1/2, 1/2)
-cg3        3     Crouch-Grossman 1993 3-stage method (Owren & Marthinsen 1999 Table 1)
-rk3        3     Kutta's RK3 on the non-unit quaternion rigid body (Rucker 2018 sec. III)
-rk4        4     classical RK4, idem
-ab3        3     variable-step Adams-Bashforth 3, first two steps by rk3
-rkn4       4     Runge-Kutta-Nystrom on q'' (Mandre 2008 sec. 6), + translation (sec. 5)
-========== ===== ============================================================================
+The methods, their orders and their tableaux (exact rationals) are the registry's
+(`rotode.methods`, docs/methods.md); this module implements the rigid-body kernels
+``lie_euler``, ``cg`` (any explicit Crouch-Grossman tableau of at most 3 stages), ``rk3``,
+``rk4``, ``ab3`` and ``rkn4`` as the `Stepper` that the one time-loop driver
+(rotode/_driver.pyx) runs.
 
 Options (``options`` dict of `run`)
 -----------------------------------
@@ -45,47 +37,27 @@ qdot0 : array_like, shape (N, 4) or (4,)
     q' that is a rate (w = 2 vec(conj(q) q')/|q|^2); a run continued from the final
     ``stats["qdot"]`` of another is the same as one run over both grids, bit for bit.
 """
-from fractions import Fraction
-
 import numpy as np
 
+from rotode import methods as _methods
+from rotode._driver import outcome
 from rotode._validation import (as_callable_vector, as_float_array, as_positive_scalar,
                                 as_step_grid, as_workers)
 from rotode.rhs import rigid_body_list
 
 from cpython.ref cimport PyObject
-from cython.parallel cimport prange
 from libc.math cimport sqrt, NAN
 from libc.stdlib cimport malloc, free
-from rotode._loops cimport thread_count
+from rotode._driver cimport Stepper, drive, STATUS_OK, STATUS_SOURCE_ERROR, WORK_DOUBLES
 from rotode.quaternion cimport quat_rotate
 from rotode.rhs cimport RigidBody
 
-__all__ = ["METHODS", "TABLEAUX", "ORDERS", "run"]
+__all__ = ["METHODS", "KERNELS", "run"]
 
-METHODS = ("lie_euler", "exp2", "cg1", "cg2", "cg3", "rk3", "rk4", "ab3", "rkn4")
-
-#: Theoretical orders of the methods.
-ORDERS = {"lie_euler": 1, "exp2": 2, "cg1": 1, "cg2": 2, "cg3": 3, "rk3": 3, "rk4": 4,
-          "ab3": 3, "rkn4": 4}
-
-_F = Fraction
-#: Butcher tableaux as exact fractions: ``a`` (rows of the strictly lower triangle), ``b``, ``c``.
-#: The Crouch-Grossman kernels read their doubles from here; rk3/rk4 are hand-written kernels
-#: whose tableaux are listed for reference.
-TABLEAUX = {
-    "cg1": {"a": ((),), "b": (_F(1),), "c": (_F(0),)},
-    "exp2": {"a": ((), (_F(1, 2),)), "b": (_F(0), _F(1)), "c": (_F(0), _F(1, 2))},
-    "cg2": {"a": ((), (_F(1),)), "b": (_F(1, 2), _F(1, 2)), "c": (_F(0), _F(1))},
-    "cg3": {"a": ((), (_F(3, 4),), (_F(119, 216), _F(17, 108))),
-            "b": (_F(13, 51), _F(-2, 3), _F(24, 17)),
-            "c": (_F(0), _F(3, 4), _F(17, 24))},
-    "rk3": {"a": ((), (_F(1, 2),), (_F(-1), _F(2))),
-            "b": (_F(1, 6), _F(2, 3), _F(1, 6)), "c": (_F(0), _F(1, 2), _F(1))},
-    "rk4": {"a": ((), (_F(1, 2),), (_F(0), _F(1, 2)), (_F(0), _F(0), _F(1))),
-            "b": (_F(1, 6), _F(1, 3), _F(1, 3), _F(1, 6)),
-            "c": (_F(0), _F(1, 2), _F(1, 2), _F(1))},
-}
+#: The rigid-body methods this runner steps (from the registry, rotode.methods).
+METHODS = _methods.names("rigid body", "lie_euler") + _methods.names("rigid body", "cg") + \
+    tuple(n for n in _methods.names("rigid body") if _methods.get(n).kernels["rigid body"] in
+          ("rk3", "rk4", "ab3", "rkn4"))
 
 cdef enum:
     M_LIE_EULER = 0
@@ -95,13 +67,9 @@ cdef enum:
     M_AB3 = 4
     M_RKN4 = 5
 
-cdef enum:
-    BODY_OK = 0
-    BODY_NONFINITE = 2
-
-_METHOD_ID = {"lie_euler": M_LIE_EULER, "exp2": M_CG, "cg1": M_CG, "cg2": M_CG, "cg3": M_CG,
-              "rk3": M_RK3, "rk4": M_RK4, "ab3": M_AB3, "rkn4": M_RKN4}
-_LIE = ("lie_euler", "exp2", "cg1", "cg2", "cg3")
+#: Kernel names of the registry -> their codes here.
+KERNELS = {"lie_euler": M_LIE_EULER, "cg": M_CG, "rk3": M_RK3, "rk4": M_RK4, "ab3": M_AB3,
+           "rkn4": M_RKN4}
 
 
 cdef struct RunCfg:
@@ -114,6 +82,27 @@ cdef struct RunCfg:
     Py_ssize_t nres
     double direction
     int k              # columns of y0 / y_out: 7 or 13
+    int nz             # internal state size
+    const BodyCtx* bodies   # one per body, or one shared (shared)
+    bint shared
+    const ForceCtx* force
+    const double* qdot0     # (N, 4) initial q' (rkn4) or NULL
+    double* qdot            # (N, 4) final q' (rkn4) (OUT)
+    long* nfev              # (N,) torque evaluations (OUT)
+    long* nfev_force        # (N,) force evaluations (OUT)
+
+
+cdef struct DynWork:
+    BodyCtx b
+    ForceCtx f
+    double fh[3][7]    # ab3 history of right-hand sides
+    double hh[2]       # ab3: the two previous step sizes
+    double L[3]        # restore_momentum: world angular momentum
+    Py_ssize_t r       # torque resets passed
+    Py_ssize_t nab     # ab3 steps taken
+
+if sizeof(DynWork) > WORK_DOUBLES * sizeof(double):
+    raise ImportError("rotode.dynamic: the per-body scratch exceeds the driver's WORK_DOUBLES")
 
 
 # ---- force source -------------------------------------------------------------------------
@@ -200,146 +189,139 @@ cdef inline void _store(const RunCfg* cfg, const double* z, double* yo,
             yo[7 + i] = z[8 + i]
 
 
-cdef int _run_body(const RunCfg* cfg, const BodyCtx* tmpl, const ForceCtx* ftmpl,
-                   const double* t, Py_ssize_t n, const Py_ssize_t* save, Py_ssize_t m,
-                   const double* y0, const double* qdot0, double* yout, double* wout,
-                   double* qdot, long* nfev, long* nfev_force) noexcept nogil:
-    """Advance one body over the grid; returns its status.
+cdef int _begin(const void* c, Py_ssize_t i, const double* y0, double* z,
+                void* work) noexcept nogil:
+    cdef const RunCfg* cfg = <const RunCfg*>c
+    cdef DynWork* d = <DynWork*>work
+    cdef double v[3]
+    cdef int k
+    d.b = cfg.bodies[0 if cfg.shared else i]
+    d.f = cfg.force[0]
+    d.b.nfev = 0
+    d.b.nh = 0
+    d.f.nfev = 0
+    d.r = 0
+    d.nab = 0
+    for k in range(3):
+        d.L[k] = 0.0
+    d.hh[0] = 0.0
+    d.hh[1] = 0.0
+    for k in range(4):
+        z[k] = y0[k]
+    if cfg.method == M_RKN4 and cfg.qdot0 != NULL:
+        for k in range(4):
+            z[4 + k] = cfg.qdot0[4 * i + k]
+    else:
+        _set_w(cfg, z, &y0[4])
+    if cfg.k == 13:
+        for k in range(6):
+            z[8 + k] = y0[7 + k]
+    if cfg.restore:
+        mat3_vec(d.b.I, &y0[4], v)
+        quat_rotate(y0, v, d.L)                   # L = R(q0) I w0 (any |q0|)
+    return STATUS_OK
 
-    rkn4: ``qdot0`` (NULL: 1/2 q0 w0) is the initial q' and ``qdot`` (if not NULL) receives
-    the final one (NaN after a failure).  OUT: yout[m*k], wout[m*3], qdot[4], nfev.
-    """
-    cdef BodyCtx b = tmpl[0]
-    cdef ForceCtx f = ftmpl[0]
-    cdef double z[14]
+
+cdef int _step(const void* c, Py_ssize_t i, double t0, double t1, double* z,
+               void* work) noexcept nogil:
+    """One main step t0 -> t1 (``torque_substeps`` method steps) (IN/OUT: z)."""
+    cdef const RunCfg* cfg = <const RunCfg*>c
+    cdef DynWork* d = <DynWork*>work
+    cdef BodyCtx* b = &d.b
     cdef double znew[14]
-    cdef double fh[3][7]
-    cdef double hh[2]
     cdef double beta[3]
-    cdef double L[3]
     cdef double q[4]
     cdef double w[3]
     cdef double v[3]
     cdef double tau[3]
     cdef double hs, ts, s
-    cdef Py_ssize_t i, j = 0, r = 0, nab = 0, slot
-    cdef int sub, c, st = STEP_OK, nz
+    cdef Py_ssize_t slot
+    cdef int sub, k, st = STATUS_OK
     cdef bint rkn = cfg.method == M_RKN4
-    nz = 14 if cfg.k == 13 else (8 if rkn else 7)
-    b.nfev = 0
-    b.nh = 0
-    f.nfev = 0
-    L[0] = 0.0
-    L[1] = 0.0
-    L[2] = 0.0
-    hh[0] = 0.0
-    hh[1] = 0.0
-    # initial state
-    for c in range(4):
-        z[c] = y0[c]
-    if rkn and qdot0 != NULL:
-        for c in range(4):
-            z[4 + c] = qdot0[c]
-    else:
-        _set_w(cfg, z, &y0[4])
-    if cfg.k == 13:
-        for c in range(6):
-            z[8 + c] = y0[7 + c]
-    if cfg.restore:
-        mat3_vec(b.I, &y0[4], v)
-        quat_rotate(y0, v, L)                   # L = R(q0) I w0 (any |q0|)
-    if m > 0 and save[0] == 0:
-        _store(cfg, z, yout, wout)
-        j = 1
-    for i in range(n):
-        if b.hold:
-            # Mandre 2008 sec. 7.3: one evaluation per main step, pushed into the history
-            while r < cfg.nres and cfg.direction * (t[i] - cfg.resets[r]) >= 0.0:
-                b.nh = 0
-                r += 1
+    if b.hold:
+        # Mandre 2008 sec. 7.3: one evaluation per main step, pushed into the history
+        while d.r < cfg.nres and cfg.direction * (t0 - cfg.resets[d.r]) >= 0.0:
+            b.nh = 0
+            d.r += 1
+        _get_qw(cfg, z, q, w)
+        st = body_torque_eval(b, t0, q, w, tau)
+        if st != STATUS_OK:
+            return st
+        for k in range(2, 0, -1):
+            b.ht[k] = b.ht[k - 1]
+            b.hv[3 * k] = b.hv[3 * k - 3]
+            b.hv[3 * k + 1] = b.hv[3 * k - 2]
+            b.hv[3 * k + 2] = b.hv[3 * k - 1]
+        b.ht[0] = t0
+        b.hv[0] = tau[0]
+        b.hv[1] = tau[1]
+        b.hv[2] = tau[2]
+        if b.nh < b.npoints:
+            b.nh += 1
+    hs = (t1 - t0) / cfg.substeps
+    for sub in range(cfg.substeps):
+        ts = t0 + sub * hs
+        if cfg.method == M_LIE_EULER:
+            st = lie_euler_step(b, ts, hs, z, znew)
+        elif cfg.method == M_CG:
+            st = cg_step(&cfg.tab, b, ts, hs, z, znew)
+        elif cfg.method == M_RK4:
+            st = rk4_step(b, ts, hs, z, znew)
+        elif cfg.method == M_RK3:
+            st = body_rhs(b, ts, z, d.fh[0])
+            if st == STATUS_OK:
+                st = rk3_step(b, ts, hs, z, d.fh[0], znew)
+        elif cfg.method == M_AB3:
+            slot = d.nab % 3
+            st = body_rhs(b, ts, z, d.fh[slot])
+            if st == STATUS_OK:
+                if d.nab < 2:
+                    st = rk3_step(b, ts, hs, z, d.fh[slot], znew)
+                else:
+                    ab3_weights(hs, d.hh[0], d.hh[1], beta)
+                    ab3_step(beta, z, d.fh[slot], d.fh[(d.nab + 2) % 3],
+                             d.fh[(d.nab + 1) % 3], znew)
+            d.hh[1] = d.hh[0]
+            d.hh[0] = hs
+            d.nab += 1
+        else:
+            st = rkn4_step(b, &d.f, ts, hs, z, znew)
+        if st != STATUS_OK:
+            return st
+        for k in range(cfg.nz):
+            z[k] = znew[k]
+        if cfg.normalize:
             _get_qw(cfg, z, q, w)
-            st = body_torque_eval(&b, t[i], q, w, tau)
-            if st != STEP_OK:
-                break
-            for c in range(2, 0, -1):
-                b.ht[c] = b.ht[c - 1]
-                b.hv[3 * c] = b.hv[3 * c - 3]
-                b.hv[3 * c + 1] = b.hv[3 * c - 2]
-                b.hv[3 * c + 2] = b.hv[3 * c - 1]
-            b.ht[0] = t[i]
-            b.hv[0] = tau[0]
-            b.hv[1] = tau[1]
-            b.hv[2] = tau[2]
-            if b.nh < b.npoints:
-                b.nh += 1
-        hs = (t[i + 1] - t[i]) / cfg.substeps
-        for sub in range(cfg.substeps):
-            ts = t[i] + sub * hs
-            if cfg.method == M_LIE_EULER:
-                st = lie_euler_step(&b, ts, hs, z, znew)
-            elif cfg.method == M_CG:
-                st = cg_step(&cfg.tab, &b, ts, hs, z, znew)
-            elif cfg.method == M_RK4:
-                st = rk4_step(&b, ts, hs, z, znew)
-            elif cfg.method == M_RK3:
-                st = body_rhs(&b, ts, z, fh[0])
-                if st == STEP_OK:
-                    st = rk3_step(&b, ts, hs, z, fh[0], znew)
-            elif cfg.method == M_AB3:
-                slot = nab % 3
-                st = body_rhs(&b, ts, z, fh[slot])
-                if st == STEP_OK:
-                    if nab < 2:
-                        st = rk3_step(&b, ts, hs, z, fh[slot], znew)
-                    else:
-                        ab3_weights(hs, hh[0], hh[1], beta)
-                        ab3_step(beta, z, fh[slot], fh[(nab + 2) % 3], fh[(nab + 1) % 3],
-                                 znew)
-                hh[1] = hh[0]
-                hh[0] = hs
-                nab += 1
-            else:
-                st = rkn4_step(&b, &f, ts, hs, z, znew)
-            if st != STEP_OK:
-                break
-            for c in range(nz):
-                z[c] = znew[c]
-            if cfg.normalize:
-                _get_qw(cfg, z, q, w)
-                s = 1.0 / sqrt(quat_norm2(z))
-                for c in range(4):
-                    z[c] = z[c] * s
-                if rkn:
-                    _set_w(cfg, z, w)
-            if cfg.restore:
-                # Mandre 2008 sec. 7.2: w = I^-1 (conj(q) L q) = I^-1 R(q)^T L
-                quat_conj(z, q)
-                quat_rotate(q, L, v)
-                mat3_vec(b.Iinv, v, w)
+            s = 1.0 / sqrt(quat_norm2(z))
+            for k in range(4):
+                z[k] = z[k] * s
+            if rkn:
                 _set_w(cfg, z, w)
-        if st != STEP_OK:
-            break
-        for c in range(nz):
-            if not (z[c] - z[c] == 0.0):     # NaN or inf
-                st = BODY_NONFINITE
-        if st != STEP_OK:
-            break
-        if j < m and save[j] == i + 1:
-            _store(cfg, z, &yout[j * cfg.k], &wout[3 * j])
-            j += 1
-    # states from the failure on are NaN
-    while j < m:
-        for c in range(cfg.k):
-            yout[j * cfg.k + c] = NAN
-        for c in range(3):
-            wout[3 * j + c] = NAN
-        j += 1
-    if rkn and qdot != NULL:
-        for c in range(4):
-            qdot[c] = z[4 + c] if st == STEP_OK else NAN
-    nfev[0] = b.nfev
-    nfev_force[0] = f.nfev
-    return st
+        if cfg.restore:
+            # Mandre 2008 sec. 7.2: w = I^-1 (conj(q) L q) = I^-1 R(q)^T L
+            quat_conj(z, q)
+            quat_rotate(q, d.L, v)
+            mat3_vec(b.Iinv, v, w)
+            _set_w(cfg, z, w)
+    return STATUS_OK
+
+
+cdef int _store_row(const void* c, Py_ssize_t i, double t, const double* z, double* y,
+                    double* w, void* work) noexcept nogil:
+    _store(<const RunCfg*>c, z, y, w)
+    return STATUS_OK
+
+
+cdef void _end(const void* c, Py_ssize_t i, int status, const double* z,
+               void* work) noexcept nogil:
+    cdef const RunCfg* cfg = <const RunCfg*>c
+    cdef DynWork* d = <DynWork*>work
+    cdef int k
+    if cfg.method == M_RKN4:
+        for k in range(4):
+            cfg.qdot[4 * i + k] = z[4 + k] if status == STATUS_OK else NAN
+    cfg.nfev[i] = d.b.nfev
+    cfg.nfev_force[i] = d.f.nfev
 
 
 # ---- facade -------------------------------------------------------------------------------
@@ -418,8 +400,10 @@ def run(method, model, y0, t, save, options=None, workers=1):
     Equations, tableaux and references: docs/methods-rigid-body.md.  Errors raised by torque or
     force callables are re-raised unchanged.
     """
-    if method not in METHODS:
-        raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
+    spec = _methods.get(method, "rigid body")
+    kernel = spec.kernel("rigid body")
+    if kernel not in KERNELS:
+        raise ValueError(f"method {method!r} is stepped by rotode.implicit, not rotode.dynamic")
     opts = dict(options or {})
     normalize = _bool_option(opts.pop("normalize", False), "normalize")
     restore = _bool_option(opts.pop("restore_momentum", False), "restore_momentum")
@@ -432,9 +416,9 @@ def run(method, model, y0, t, save, options=None, workers=1):
     qdot0 = opts.pop("qdot0", None)
     if opts:
         raise TypeError(f"unknown option(s) for method {method!r}: {sorted(opts)}")
-    if qdot0 is not None and method != "rkn4":
+    if qdot0 is not None and kernel != "rkn4":
         raise TypeError(f"option `qdot0` is only accepted by 'rkn4', not {method!r}")
-    if normalize and method in _LIE:
+    if normalize and kernel in ("lie_euler", "cg"):
         raise TypeError(f"option `normalize` is not accepted by the Lie-group method "
                         f"{method!r} (it keeps |q| = 1 by construction)")
     hold = substeps is not None
@@ -455,7 +439,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     else:
         resets_arr = as_float_array(resets, "torque_resets").reshape(-1)
     if force is not None or mass is not None:
-        if method != "rkn4":
+        if kernel != "rkn4":
             raise TypeError(f"options `force` and `mass` are only accepted by 'rkn4', "
                             f"not {method!r}")
         if force is None:
@@ -489,7 +473,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
         if restore and mdl.torque is not None:
             raise ValueError("option `restore_momentum` (Mandre 2008 sec. 7.2) needs torque-free "
                              f"bodies; model {i} has torque {mdl.torque!r}")
-        if method == "rkn4" and not mdl.gyroscopic:
+        if kernel == "rkn4" and not mdl.gyroscopic:
             raise ValueError("'rkn4' integrates the second-order equation with the gyroscopic "
                              "term; `gyroscopic=False` is not supported")
     direction = 1.0 if t.shape[0] < 2 or t[1] > t[0] else -1.0
@@ -497,31 +481,29 @@ def run(method, model, y0, t, save, options=None, workers=1):
 
     cdef RunCfg cfg
     cdef int i_, j_
-    cfg.method = _METHOD_ID[method]
+    cfg.method = KERNELS[kernel]
     cfg.substeps = substeps
     cfg.normalize = normalize
     cfg.restore = restore
     cfg.nres = resets_arr.shape[0]
     cfg.direction = direction
     cfg.k = k
+    cfg.nz = 14 if k == 13 else (8 if kernel == "rkn4" else 7)
     cfg.tab.s = 0
-    if method in TABLEAUX and cfg.method == M_CG:
-        tab = TABLEAUX[method]
-        cfg.tab.s = len(tab["b"])
+    if kernel == "cg":
+        a, b, c = spec.tableau.doubles
+        cfg.tab.s = len(b)
         for i_ in range(9):
             cfg.tab.a[i_] = 0.0
         for i_ in range(cfg.tab.s):
-            cfg.tab.b[i_] = float(tab["b"][i_])
-            cfg.tab.c[i_] = float(tab["c"][i_])
+            cfg.tab.b[i_] = b[i_]
+            cfg.tab.c[i_] = c[i_]
             for j_ in range(i_):
-                cfg.tab.a[3 * i_ + j_] = float(tab["a"][i_][j_])
+                cfg.tab.a[3 * i_ + j_] = a[i_][j_]
     cdef const double[::1] resv = resets_arr
     cfg.resets = &resv[0] if cfg.nres else NULL
 
-    cdef Py_ssize_t nmod = len(models), b_, n = t.shape[0] - 1, m = save.shape[0]
-    cdef BodyCtx* ctx = <BodyCtx*>malloc(nmod * sizeof(BodyCtx))
-    if ctx == NULL:
-        raise MemoryError()
+    cdef Py_ssize_t nmod = len(models), b_
     cdef ForceCtx fctx
     fctx.source = NULL
     fctx.constant = False
@@ -536,56 +518,50 @@ def run(method, model, y0, t, save, options=None, workers=1):
     fctx.inv_mass = 1.0 / mass if fsrc is not None else 0.0
     fctx.nfev = 0
 
+    m = save.shape[0]
+    n = t.shape[0] - 1
     y_out = np.empty((N, m, k))
     w_out = np.empty((N, m, 3))
     nfev = np.zeros(N, dtype=np.int64)
     nfevf = np.zeros(N, dtype=np.int64)
     status = np.zeros(N, dtype=np.intc)
+    failed = np.zeros(N, dtype=np.intp)
     qdot = np.empty((N, 4))
     cdef double[:, ::1] qdv = qdot
-    cdef const double[:, ::1] qd0v = qdot0 if qdot0 is not None else np.empty((0, 4))
-    cdef bint has_qdot0 = qdot0 is not None
-    cdef const double[:, ::1] y0v = y0
-    cdef const double[::1] tv = t
-    cdef const Py_ssize_t[::1] sv = save
-    cdef double[:, :, ::1] yv = y_out
-    cdef double[:, :, ::1] wv = w_out
+    cdef const double[:, ::1] qd0v = qdot0 if qdot0 is not None else np.empty((1, 4))
     cdef long[::1] nv = nfev
     cdef long[::1] nfv = nfevf
-    cdef int[::1] stv = status
-    cdef const Py_ssize_t* savep = &sv[0] if m else NULL
-    cdef bint shared = nmod == 1
-    cdef int nthreads = thread_count(workers)
-    cdef Py_ssize_t nb = N
+    cfg.force = &fctx
+    cfg.shared = nmod == 1
+    cfg.qdot0 = &qd0v[0, 0] if qdot0 is not None else NULL
+    cfg.qdot = &qdv[0, 0] if N else NULL
+    cfg.nfev = &nv[0] if N else NULL
+    cfg.nfev_force = &nfv[0] if N else NULL
+    cdef Stepper sp
+    sp.cfg = &cfg
+    sp.begin = _begin
+    sp.step = _step
+    sp.store = _store_row
+    sp.end = _end
+    sp.k0 = k
+    sp.k = k
+    sp.nz = cfg.nz
+    sp.to_end = True
+    cdef BodyCtx* ctx = <BodyCtx*>malloc(nmod * sizeof(BodyCtx))
+    if ctx == NULL:
+        raise MemoryError()
     try:
         for b_ in range(nmod):
             _fill_body(&ctx[b_], models[b_], hold, npoints, start == "evaluate")
-        if nb:
-            for b_ in prange(nb, nogil=True, schedule="static", num_threads=nthreads):
-                stv[b_] = _run_body(&cfg, &ctx[0 if shared else b_], &fctx, &tv[0], n, savep,
-                                    m, &y0v[b_, 0], &qd0v[b_, 0] if has_qdot0 else NULL,
-                                    &yv[b_, 0, 0] if m else NULL, &wv[b_, 0, 0] if m else NULL,
-                                    &qdv[b_, 0], &nv[b_], &nfv[b_])
+        cfg.bodies = ctx
+        drive(&sp, t, save, y0, y_out, w_out, status, failed, workers)
     finally:
         free(ctx)
-
+    code, message = outcome(status, failed, t, [mdl.torque for mdl in models] + [fsrc])
     stats = {"n_steps": int(n * substeps), "n_main_steps": int(n),
-             "nfev": int(nfev.max()) if N else 0, "status": 0, "message": "success"}
+             "nfev": int(nfev.max()) if N else 0, "status": code, "message": message}
     if fsrc is not None:
         stats["nfev_force"] = int(nfevf.max()) if N else 0
-    if method == "rkn4":
+    if kernel == "rkn4":
         stats["qdot"] = qdot
-    if np.any(status == STEP_SOURCE_ERROR):
-        sources = [mdl.torque for mdl in models] + [fsrc]
-        for src in sources:
-            if src is not None and src.error is not None:
-                err, src.error = src.error, None
-                raise err
-        raise RuntimeError(f"rotode.dynamic.run({method!r}): a torque or force source failed "
-                           "without an error")
-    if np.any(status != 0):
-        bad = int(np.argmax(status != 0))
-        stats["status"] = int(status[bad])
-        stats["message"] = (f"the state of body {bad} became non-finite (NaN or inf); its "
-                            "states from then on are NaN (step too large?)")
     return y_out, w_out, stats

@@ -1,4 +1,4 @@
-"""Implicit free-rigid-body integrators in exponential coordinates (issue 5).
+"""Implicit free-rigid-body integrators in exponential coordinates.
 
 Mizerski 2020 (Mizerski, "motion of spinning bodies") secs. 7-10 and docs/implicit-midpoint.md.
 Each step solves for the rotation vector v of the step, O_{n+1} = O_n R(v), with Newton's
@@ -16,17 +16,21 @@ Methods (the residual F(v) = 0 each step, l = h L_b, A = I^-1):
 ``object_trapezoid``   v = 1/2 (A l + A R(-v) l)       (body rates)      Mizerski 2020 sec. 7
 ==================== ================================================ =====================
 
-`run` follows docs/stepper-contract.md; `newton_trace` exposes one solve with its Kantorovich
+`run` follows docs/stepper-contract.md (its time loop is the one driver of rotode/_driver.pyx;
+the methods and their residual variants are the registry's, `rotode.methods`); `newton_trace`
+exposes one solve with its Kantorovich
 constants for tests and for the convergence maps.
 """
 import numpy as np
 
-from cpython.ref cimport PyObject
-from cython.parallel cimport prange
-from libc.stdlib cimport malloc, free
-from libc.math cimport sqrt, isfinite, NAN
+from rotode import methods as _methods
+from rotode._driver import outcome
 
-from rotode._loops cimport thread_count
+from cpython.ref cimport PyObject
+from libc.stdlib cimport malloc, free
+from libc.math cimport sqrt, isfinite
+
+from rotode._driver cimport Stepper, drive, STATUS_OK
 from rotode.dual cimport dual, seed_duals
 from rotode.rhs cimport RigidBody
 from rotode.torque cimport Torque, Gravity, Constant
@@ -35,21 +39,26 @@ from rotode.rhs import rigid_body_list
 
 __all__ = ["METHODS", "run", "newton_trace", "max_step", "residual_jacobian"]
 
-METHODS = ("implicit_midpoint", "trapezoid", "object_trapezoid")
+#: The methods this runner steps (from the registry, rotode.methods).
+METHODS = _methods.names("rigid body", "implicit")
 SOLVERS = ("newton", "fixed-point")
 BOUNDS = ("inertia", "euclidean")
-_METHOD_CODE = {"implicit_midpoint": IMP_MIDPOINT, "trapezoid": IMP_TRAPEZOID,
-                "object_trapezoid": IMP_OBJECT_TRAPEZOID}
+#: The registry's residual variants -> their codes here.
+VARIANTS = {"midpoint": IMP_MIDPOINT, "trapezoid": IMP_TRAPEZOID,
+            "object_trapezoid": IMP_OBJECT_TRAPEZOID}
 
 DEFAULT_TOL = 1e-15
 DEFAULT_MAX_ITER = {"newton": 20, "fixed-point": 500}
 DEFAULT_MAX_SUBSTEPS = 1_000_000
 
-_MESSAGES = {
-    IMP_NOT_CONVERGED: "the implicit solve did not converge in `max_iter` iterations",
-    IMP_NONFINITE: "a non-finite iterate, state or Jacobian appeared",
-    IMP_TOO_MANY_SUBSTEPS: "the Kantorovich bound asks for more than `max_substeps` sub-steps",
-}
+
+
+def _variant(method):
+    """The residual code of an implicit registry method (ValueError for other names)."""
+    spec = _methods.get(method, "rigid body")
+    if spec.kernel("rigid body") != "implicit":
+        raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
+    return VARIANTS[spec.variant]
 
 
 # ---- steps (layer 2) -----------------------------------------------------------------------
@@ -117,39 +126,43 @@ cdef void _store(const ImplicitBody* b, const double* q, const double* L, double
         y[4 + i] = w[i]
 
 
-cdef void _run_body(const ImplicitOptions* o, const ImplicitBody* b, PyObject* torque,
-                    bint w_dependent, const double* y0, const double* t, Py_ssize_t n,
-                    const Py_ssize_t* save, Py_ssize_t m, double* y_out, double* w_out,
-                    ImplicitCounters* c, long* nfev, int* status,
-                    Py_ssize_t* failed_at) noexcept nogil:
-    """The whole time loop of one body (the body loop is outermost: bit-identical batches)."""
-    cdef double q[4]
-    cdef double L[3]
-    cdef double s
-    cdef Py_ssize_t i, j = 0, k
-    cdef int st = IMP_OK
-    s = 1.0 / sqrt(y0[0] * y0[0] + y0[1] * y0[1] + y0[2] * y0[2] + y0[3] * y0[3])
+cdef struct ImpCfg:
+    ImplicitOptions o
+    const ImplicitBody* bodies     # one per body
+    PyObject** torques             # borrowed Torque per body, NULL: torque-free
+    const bint* w_dependent
+    ImplicitCounters* counters     # (N,) (OUT)
+    long* nfev                     # (N,) (OUT)
+
+
+cdef int _begin(const void* c, Py_ssize_t i, const double* y0, double* z,
+                void* work) noexcept nogil:
+    """z = [q / |q|, L_b = I w0]."""
+    cdef const ImpCfg* g = <const ImpCfg*>c
+    cdef double s = 1.0 / sqrt(y0[0] * y0[0] + y0[1] * y0[1] + y0[2] * y0[2] + y0[3] * y0[3])
+    cdef int k
     for k in range(4):
-        q[k] = y0[k] * s
-    imp_mat_vec(b.I, &y0[4], L)
-    if j < m and save[j] == 0:
-        _store(b, q, L, &y_out[7 * j], &w_out[3 * j])
-        j += 1
-    for i in range(n):
-        st = implicit_step(o, b, torque, w_dependent, t[i], t[i + 1], q, L, c, nfev)
-        if st != IMP_OK:
-            failed_at[0] = i
-            break
-        if j < m and save[j] == i + 1:
-            _store(b, q, L, &y_out[7 * j], &w_out[3 * j])
-            j += 1
-    status[0] = st
-    while j < m:                      # after a failure: NaN, never silently wrong numbers
-        for k in range(7):
-            y_out[7 * j + k] = NAN
-        for k in range(3):
-            w_out[3 * j + k] = NAN
-        j += 1
+        z[k] = y0[k] * s
+    imp_mat_vec(g.bodies[i].I, &y0[4], &z[4])
+    g.counters[i].substeps = 0
+    g.counters[i].iterations = 0
+    g.counters[i].max_iterations = 0
+    g.counters[i].residual = 0.0
+    g.nfev[i] = 0
+    return STATUS_OK
+
+
+cdef int _step(const void* c, Py_ssize_t i, double t0, double t1, double* z,
+               void* work) noexcept nogil:
+    cdef const ImpCfg* g = <const ImpCfg*>c
+    return implicit_step(&g.o, &g.bodies[i], g.torques[i], g.w_dependent[i], t0, t1, z, &z[4],
+                         &g.counters[i], &g.nfev[i])
+
+
+cdef int _store_row(const void* c, Py_ssize_t i, double t, const double* z, double* y,
+                    double* w, void* work) noexcept nogil:
+    _store(&(<const ImpCfg*>c).bodies[i], z, &z[4], y, w)
+    return STATUS_OK
 
 
 # ---- facade (layer 4) ----------------------------------------------------------------------
@@ -231,8 +244,9 @@ def run(method, model, y0, t, save, options=None, workers=1):
     ----------
     Mizerski 2020 secs. 7-10; docs/implicit-midpoint.md; docs/stepper-contract.md.
     """
-    if method not in METHODS:
-        raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
+    spec = _methods.get(method, "rigid body")
+    if spec.kernel("rigid body") != "implicit":
+        raise ValueError(f"method {method!r} is stepped by rotode.dynamic, not rotode.implicit")
     solver, tol, max_iter, max_substeps, bound = _options(options)
     Y = as_float_array(y0, "y0", (7,))
     if Y.ndim != 2:
@@ -255,22 +269,24 @@ def run(method, model, y0, t, save, options=None, workers=1):
     statuses = np.zeros(N, dtype=np.intc)
     failed = np.full(N, -1, dtype=np.intp)
     nfev = np.zeros(N, dtype=np.int_)
-    cdef double[:, ::1] Yv = Y
-    cdef const double[::1] Tv = T
-    cdef const Py_ssize_t[::1] Sv = S
-    cdef double[:, :, ::1] yo = y_out
-    cdef double[:, :, ::1] wo = w_out
-    cdef int[::1] stv = statuses
-    cdef Py_ssize_t[::1] fv = failed
     cdef long[::1] nf = nfev
-    cdef ImplicitOptions o
-    o.method = _METHOD_CODE[method]
-    o.solver = SOLVER_NEWTON if solver == "newton" else SOLVER_FIXED_POINT
-    o.tol = tol
-    o.max_iter = max_iter
-    o.max_substeps = max_substeps
-    o.bound = bound
-    cdef int nthreads = thread_count(workers)
+    cdef ImpCfg g
+    g.o.method = VARIANTS[spec.variant]
+    g.o.solver = SOLVER_NEWTON if solver == "newton" else SOLVER_FIXED_POINT
+    g.o.tol = tol
+    g.o.max_iter = max_iter
+    g.o.max_substeps = max_substeps
+    g.o.bound = bound
+    cdef Stepper sp
+    sp.cfg = &g
+    sp.begin = _begin
+    sp.step = _step
+    sp.store = _store_row
+    sp.end = NULL
+    sp.k0 = 7
+    sp.k = 7
+    sp.nz = 7
+    sp.to_end = True
     cdef ImplicitBody* bd = <ImplicitBody*>malloc(max(N, 1) * sizeof(ImplicitBody))
     cdef ImplicitCounters* cn = <ImplicitCounters*>malloc(max(N, 1) * sizeof(ImplicitCounters))
     cdef PyObject** tq = <PyObject**>malloc(max(N, 1) * sizeof(PyObject*))
@@ -290,21 +306,18 @@ def run(method, model, y0, t, save, options=None, workers=1):
                 bd[i] = bd[i - 1]
             else:
                 _fill_body(body, &bd[i])
-            cn[i].substeps = 0
-            cn[i].iterations = 0
-            cn[i].max_iterations = 0
-            cn[i].residual = 0.0
             if body.torque is None:
                 tq[i] = NULL
                 wdep[i] = False
             else:
                 tq[i] = <PyObject*>body.torque
                 wdep[i] = not isinstance(body.torque, (Gravity, Constant))
-        with nogil:
-            for i in prange(N, num_threads=nthreads, schedule="static"):
-                _run_body(&o, &bd[i], tq[i], wdep[i], &Yv[i, 0], &Tv[0], n, &Sv[0] if m else NULL,
-                          m, &yo[i, 0, 0] if m else NULL, &wo[i, 0, 0] if m else NULL, &cn[i],
-                          &nf[i], &stv[i], &fv[i])
+        g.bodies = bd
+        g.torques = tq
+        g.w_dependent = wdep
+        g.counters = cn
+        g.nfev = &nf[0] if N else NULL
+        drive(&sp, T, S, Y, y_out, w_out, statuses, failed, workers)
         subs = np.array([cn[i].substeps for i in range(N)], dtype=np.int64)
         iters = np.array([cn[i].iterations for i in range(N)], dtype=np.int64)
         itmax = max([cn[i].max_iterations for i in range(N)], default=0)
@@ -314,6 +327,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
         free(cn)
         free(tq)
         free(wdep)
+    code, message = outcome(statuses, failed, T, [(<RigidBody>b).torque for b in bodies])
     stats = {
         "n_steps": int(n),
         "nfev": int(nfev.max()) if N else 0,
@@ -321,18 +335,9 @@ def run(method, model, y0, t, save, options=None, workers=1):
         "newton_iter_mean": float(iters.sum() / subs.sum()) if N and subs.sum() else 0.0,
         "newton_iter_max": int(itmax),
         "residual_max": float(resmax),
-        "status": 0,
-        "message": "success",
+        "status": code,
+        "message": message,
     }
-    bad = np.flatnonzero(statuses)
-    if bad.size:
-        k = int(bad[0])
-        st = int(statuses[k])
-        if st == IMP_SOURCE_ERROR:
-            (<RigidBody>bodies[k]).torque._check(-1)   # re-raises the stored Python error
-        stats["status"] = st
-        stats["message"] = (f"body {k}, step {int(failed[k])} (t = {T[failed[k]]!r}): "
-                            f"{_MESSAGES.get(st, 'failure')}; states from there are NaN")
     return y_out, w_out, stats
 
 
@@ -371,12 +376,11 @@ def max_step(inertia, L_b, method="implicit_midpoint", bound="euclidean"):
     bound : {"inertia", "euclidean"}
         Which closed-form bound (doc eqs. (13), (14)); the trapezoid always uses "euclidean".
     """
-    if method not in METHODS:
-        raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
+    code = _variant(method)
     *_, bd = _options({"bound": bound})
     cdef ImplicitBody b = _body_from_inertia(inertia)
     cdef double[::1] L = _vec3(L_b, "L_b")
-    return float(kantorovich_max_step(_METHOD_CODE[method], bd, &b, &L[0]))
+    return float(kantorovich_max_step(code, bd, &b, &L[0]))
 
 
 def newton_trace(inertia, L_b, dt, method="implicit_midpoint", solver="newton", tol=DEFAULT_TOL,
@@ -404,15 +408,14 @@ def newton_trace(inertia, L_b, dt, method="implicit_midpoint", solver="newton", 
     ``radius`` ((1 - sqrt(1 - 2h)) / K when h <= 1/2, else nan), ``norm`` ("inertia":
     |x| = sqrt(x.I x), or "euclidean" for the trapezoid) and ``max_step`` (doc eq. (15)).
     """
-    if method not in METHODS:
-        raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
+    code = _variant(method)
     solver, tol, mi, _, bd = _options({"solver": solver, "tol": tol, "bound": bound,
                                        **({"max_iter": max_iter} if max_iter is not None else {})})
     dt = _nonzero_dt(dt)
     cdef ImplicitBody b = _body_from_inertia(inertia)
     cdef double[::1] L = _vec3(L_b, "L_b")
     cdef ImplicitOptions o
-    o.method = _METHOD_CODE[method]
+    o.method = code
     o.solver = SOLVER_NEWTON if solver == "newton" else SOLVER_FIXED_POINT
     o.tol = tol
     o.max_iter = mi
@@ -440,8 +443,6 @@ def residual_jacobian(inertia, l_vec, v, method="implicit_midpoint"):
 
     For tests of doc eqs. (5), (8), (9).  Returns (F, J_analytic, J_dual), J of shape (3, 3).
     """
-    if method not in METHODS:
-        raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
     cdef RigidBody rb = RigidBody(inertia)
     cdef double[::1] lv = _vec3(l_vec, "l_vec")
     cdef double[::1] vv = _vec3(v, "v")
@@ -453,7 +454,7 @@ def residual_jacobian(inertia, l_vec, v, method="implicit_midpoint"):
     cdef double[:, ::1] Jdv = Jd
     cdef dual vd[3]
     cdef dual Fd[3]
-    cdef int i, j, code = _METHOD_CODE[method]
+    cdef int i, j, code = _variant(method)
     implicit_residual_jacobian(code, rb._Iinv, &lv[0], &vv[0], &Fv[0], &Jv[0, 0])
     seed_duals(&vv[0], 3, 0, vd)
     implicit_residual(code, rb._Iinv, &lv[0], vd, Fd)

@@ -224,29 +224,6 @@ def _time_grid(t_span, dt, t_eval, save_every):
     return np.ascontiguousarray(grid), save
 
 
-def _flag_non_finite(t_out, y_out, w_out, stats):
-    """One status contract for every runner: a run whose saved state is not finite fails.
-
-    ``status`` becomes 2 (as the rigid-body runners report it), ``message`` names the first
-    body and the output time at which its state was no longer finite, and every body's states
-    from its first non-finite output on are NaN. A runner that already reported a failure
-    keeps its own status and message.
-    """
-    finite = np.isfinite(y_out).all(axis=2) & np.isfinite(w_out).all(axis=2)   # (N, m)
-    if finite.all() or stats.get("status", 0) != 0:
-        return
-    m = finite.shape[1]
-    first = np.where(finite.all(axis=1), m, np.argmin(finite, axis=1))       # per body
-    later = np.arange(m)[None, :] >= first[:, None]
-    y_out[later] = np.nan
-    w_out[later] = np.nan
-    body = int(np.argmin(first))
-    stats["status"] = 2
-    stats["message"] = (f"the state of body {body} is not finite (NaN or inf) at t = "
-                        f"{float(t_out[first[body]])!r} (an overflow: rates or steps too large?); "
-                        "its states from there on are NaN")
-
-
 def _as_workers(workers):
     """``workers`` of `integrate`: None -> 1, else as `as_workers` (-1: every core)."""
     return 1 if workers is None else as_workers(workers)
@@ -355,7 +332,6 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, frame=None, t_eval=No
     grid, save = _time_grid(t_span, dt, t_eval, save_every)
     y_out, w_out, stats = runner.run(name, runner_model, Y0, grid, save, options,
                                      _as_workers(workers))
-    _flag_non_finite(grid[save], y_out, w_out, stats)
     if single:
         y_out, w_out = y_out[0], w_out[0]
         if "qdot" in stats:  # rkn4's final q'

@@ -22,7 +22,7 @@ q' = 1/2 w q).  ``NODES`` gives the fractions of the step at which ``magnus2``/`
 """
 import numpy as np
 
-from rotode.kinematic import CG_TABLEAUS
+from rotode import methods as _methods
 
 from libc.math cimport isfinite
 from rotode.kinematic cimport (apply_rotvec, lie_euler_rotvec, exp2_rotvec, magnus_ca_rotvec,
@@ -33,27 +33,25 @@ from rotode.rhs cimport FRAME_BODY, FRAME_WORLD
 __all__ = ["lie_euler", "exp2", "magnus_ca", "magnus2", "magnus4", "magnus6", "magnus8",
            "cg2", "cg3", "rk3", "rk4", "NODES"]
 
-# Crouch-Grossman weights b and nodes c from the exact tableaus of rotode.kinematic
+
+def _nodes(name):
+    """Distinct fractions of the step at which a method evaluates w (from the registry)."""
+    spec = _methods.get(name, "kinematics")
+    return spec.nodes or tuple(dict.fromkeys(spec.tableau.doubles[2]))
+
+
+#: Fractions of the step at which the multi-node steps expect their rates.
+NODES = {name: _nodes(name) for name in __all__
+         if name in _methods.names("kinematics") and name not in ("lie_euler", "exp2",
+                                                                  "magnus_ca")}
+
+# Crouch-Grossman weights b (doubles of the registry's exact tableaux)
 cdef double CG2_B[2]
 cdef double CG3_B[3]
-for _i, _b in enumerate(CG_TABLEAUS["cg2"][1]):
-    CG2_B[_i] = float(_b)
-for _i, _b in enumerate(CG_TABLEAUS["cg3"][1]):
-    CG3_B[_i] = float(_b)
-
-NODES = {
-    "magnus2": (0.5,),
-    "magnus4": (0.5 - 3 ** 0.5 / 6, 0.5 + 3 ** 0.5 / 6),
-    "magnus6": (0.5 - 15 ** 0.5 / 10, 0.5, 0.5 + 15 ** 0.5 / 10),
-    "cg2": tuple(float(c) for c in CG_TABLEAUS["cg2"][2]),
-    "cg3": tuple(float(c) for c in CG_TABLEAUS["cg3"][2]),
-    "magnus8": (0.5 - ((3 + 2 * 1.2 ** 0.5) / 7) ** 0.5 / 2,
-                0.5 - ((3 - 2 * 1.2 ** 0.5) / 7) ** 0.5 / 2,
-                0.5 + ((3 - 2 * 1.2 ** 0.5) / 7) ** 0.5 / 2,
-                0.5 + ((3 + 2 * 1.2 ** 0.5) / 7) ** 0.5 / 2),
-    "rk3": (0.0, 0.5, 1.0),
-    "rk4": (0.0, 0.5, 1.0),
-}
+for _i, _b in enumerate(_methods.get("cg2").tableau.doubles[1]):
+    CG2_B[_i] = _b
+for _i, _b in enumerate(_methods.get("cg3").tableau.doubles[1]):
+    CG3_B[_i] = _b
 
 cdef enum:
     K_LIE = 0

@@ -4,6 +4,7 @@ References are independent of the code under test: a tight DOP853 run on the rig
 equations written below in NumPy, closed forms (rotation about a principal axis, projectile,
 damped oscillator) and exact-fraction order conditions.
 """
+import dataclasses
 from fractions import Fraction
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import rotode
-from rotode import dynamic, torque
+from rotode import dynamic, methods, torque
 
 # Lagrange top of Rucker 2018 sec. IV: I = diag(1, 1, 0.5), m = g = h = 1, w(0) = [1.5, 0, 1].
 TOP_I = np.array([1.0, 1.0, 0.5])
@@ -94,7 +95,7 @@ LADDERS = {1: [64, 128, 256, 512], 2: [32, 64, 128, 256], 3: [16, 32, 64, 128],
 
 
 def measured_order(method, model, y0, yref, T, grid=None, options=None):
-    order = dynamic.ORDERS[method]
+    order = methods.get(method).order
     ns = LADDERS[order]
     errs = []
     for n in ns:
@@ -119,20 +120,20 @@ def free_reference():
 @pytest.mark.parametrize("method", dynamic.METHODS)
 def test_order_lagrange_top(method, top_reference):
     p, errs = measured_order(method, top(), TOP_Y0, top_reference, 1.0)
-    assert abs(p - dynamic.ORDERS[method]) < 0.2, (p, errs)
+    assert abs(p - methods.get(method).order) < 0.2, (p, errs)
 
 
 @pytest.mark.parametrize("method", dynamic.METHODS)
 def test_order_torque_free(method, free_reference):
     p, errs = measured_order(method, free(), FREE_Y0, free_reference, 1.0)
-    assert abs(p - dynamic.ORDERS[method]) < 0.2, (p, errs)
+    assert abs(p - methods.get(method).order) < 0.2, (p, errs)
 
 
 @pytest.mark.parametrize("method", ["rk3", "rk4", "ab3", "rkn4"])
 def test_order_with_normalize(method, top_reference):
     p, errs = measured_order(method, top(), TOP_Y0, top_reference, 1.0,
                              options={"normalize": True})
-    assert abs(p - dynamic.ORDERS[method]) < 0.2, (p, errs)
+    assert abs(p - methods.get(method).order) < 0.2, (p, errs)
 
 
 @pytest.mark.parametrize("method", ["ab3", "cg3", "rk4"])
@@ -140,7 +141,7 @@ def test_order_nonuniform_grid(method, top_reference):
     # smooth non-uniform grid: step ratios up to ~1.9, every step a different length
     p, errs = measured_order(method, top(), TOP_Y0, top_reference, 1.0,
                              grid=lambda u: u + 0.12 * np.sin(2 * np.pi * u))
-    assert abs(p - dynamic.ORDERS[method]) < 0.2, (p, errs)
+    assert abs(p - methods.get(method).order) < 0.2, (p, errs)
 
 
 def test_ab3_irregular_grid_accuracy(top_reference):
@@ -162,6 +163,12 @@ def test_cg1_is_lie_euler():
 
 
 # ---- Crouch-Grossman coefficients --------------------------------------------------------
+
+def tableau(method):
+    """The registry's exact tableau of `method` as a dict a, b, c."""
+    t = methods.get(method).tableau
+    return {"a": t.a, "b": t.b, "c": t.c}
+
 
 def order_conditions(tab):
     """Residuals of the CG order conditions up to order 3 (Owren & Marthinsen 1999)."""
@@ -185,22 +192,22 @@ def order_conditions(tab):
 
 @pytest.mark.parametrize("method", ["cg1", "exp2", "cg2", "cg3"])
 def test_cg_order_conditions_exact(method):
-    tab = dynamic.TABLEAUX[method]
+    tab = tableau(method)
     assert all(isinstance(x, Fraction) for x in tab["b"] + tab["c"])
     res = order_conditions(tab)
-    for p in range(1, dynamic.ORDERS[method] + 1):
+    for p in range(1, methods.get(method).order + 1):
         assert all(r == 0 for r in res[p]), (p, res[p])
-    if dynamic.ORDERS[method] < 3:
-        assert any(r != 0 for r in res[dynamic.ORDERS[method] + 1])
+    if methods.get(method).order < 3:
+        assert any(r != 0 for r in res[methods.get(method).order + 1])
 
 
 def test_classical_rk3_fails_cg_condition_and_drops_to_order_2(monkeypatch, free_reference):
     """Kutta's RK3 meets the 4 classical conditions but not the extra CG one: run as a CG
     method it is only second order, which the CG3 coefficients restore."""
-    rk3 = dynamic.TABLEAUX["rk3"]
-    res = order_conditions(rk3)
+    res = order_conditions(tableau("rk3"))
     assert res[3][0] == 0 and res[3][1] == 0 and res[3][2] != 0
-    monkeypatch.setitem(dynamic.TABLEAUX, "cg3", rk3)
+    monkeypatch.setitem(methods.REGISTRY, "cg3", dataclasses.replace(
+        methods.get("cg3"), tableau=methods.get("rk3").tableau))
     ns = [32, 64, 128, 256]
     errs = [state_error(final("cg3", free(), FREE_Y0, np.linspace(0, 1, n + 1)),
                         free_reference) for n in ns]
@@ -303,7 +310,7 @@ def test_restore_momentum_keeps_order(method, free_reference):
     (the error constant is not necessarily smaller: the orientation error now enters w)."""
     p, errs = measured_order(method, free(), FREE_Y0, free_reference, 1.0,
                              options={"restore_momentum": True})
-    assert abs(p - dynamic.ORDERS[method]) < 0.2, (p, errs)
+    assert abs(p - methods.get(method).order) < 0.2, (p, errs)
 
 
 # ---- Mandre 2008 sec. 7.3: torque known at main steps only -----------------------------------

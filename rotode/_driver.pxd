@@ -1,0 +1,66 @@
+# The one time-loop driver of rotode's fixed-grid methods (docs/architecture.md).
+#
+# A runner (kinematic.pyx, dynamic.pyx, implicit.pyx) describes its method by a `Stepper`: four
+# `noexcept nogil` callbacks on a per-body internal state z and a per-body scratch `work`
+# (WORK_DOUBLES doubles on the driver's stack, cast by the runner to its own struct), plus the
+# runner's read-only configuration `cfg`.  `drive` owns everything else, once for every method:
+# the loop over bodies (outermost, OpenMP over bodies, so batches are bit-identical to single
+# runs whatever the thread count), the loop over grid steps, the output at `save` slots, the
+# non-finite check after every step, NaN from a failure on, interrupt polling (Ctrl-C within
+# ~50 ms on the calling thread), the stop of every body after a Python error, and the status
+# codes below (`status_message` turns them into the result's message).
+
+cdef enum:
+    STATUS_OK = 0
+    STATUS_NONFINITE = 2             # the state became NaN or inf (reported, states NaN after)
+    STATUS_SOURCE_ERROR = -1         # a Python error is stored in a source (re-raised)
+    STATUS_UNAVAILABLE = -2          # a source cannot provide a value (e.g. no w')
+    STATUS_INTERRUPTED = -3          # stopped: Ctrl-C, or another body's Python error
+    STATUS_NOT_CONVERGED = -4        # an implicit solve did not converge in `max_iter`
+    STATUS_NONFINITE_ITERATE = -5    # an implicit solve met a non-finite iterate or Jacobian
+    STATUS_TOO_MANY_SUBSTEPS = -6    # a step needs more sub-steps than allowed
+    STATUS_ROTATION_BOUND = -7       # magnus_ca: rotation per step beyond pi/sqrt(2)
+
+cdef enum:
+    WORK_DOUBLES = 192               # per-body scratch handed to the callbacks
+    STATE_MAX = 16                   # largest internal state z
+
+# z <- initial state of body i from its row y0 (OUT: z, work)
+ctypedef int (*begin_fn)(const void* cfg, Py_ssize_t i, const double* y0, double* z,
+                         void* work) noexcept nogil
+# advance body i from t0 to t1 (IN/OUT: z, work)
+ctypedef int (*step_fn)(const void* cfg, Py_ssize_t i, double t0, double t1, double* z,
+                        void* work) noexcept nogil
+# output row y (k values) and body angular velocity w (3) at time t (OUT: y, w)
+ctypedef int (*store_fn)(const void* cfg, Py_ssize_t i, double t, const double* z, double* y,
+                         double* w, void* work) noexcept nogil
+# after the last step (status: the body's status); counters, final states (may be NULL)
+ctypedef void (*end_fn)(const void* cfg, Py_ssize_t i, int status, const double* z,
+                        void* work) noexcept nogil
+
+
+cdef struct Stepper:
+    const void* cfg
+    begin_fn begin
+    step_fn step
+    store_fn store
+    end_fn end
+    int k0               # columns of y0
+    int k                # columns of y_out
+    int nz               # leading entries of z checked for finiteness after every step
+    bint to_end          # True: step to the grid's end even after the last saved slot
+
+
+cdef struct Grid:
+    const double* t      # n + 1 times
+    Py_ssize_t n
+    const Py_ssize_t* save   # m strictly increasing indices into t
+    Py_ssize_t m
+
+
+# Run `s` over the grid t (n + 1,) with output slots `save` (m,) for the bodies of y0
+# (N, k0); fills y_out (N, m, k), w_out (N, m, 3), status (N,) int32 and failed (N,) intp
+# (index of the failing step, -1).  Raises the KeyboardInterrupt (or other exception of a
+# signal handler) caught while polling.
+cdef int drive(const Stepper* s, object t, object save, object y0, object y_out, object w_out,
+               object status, object failed, int workers) except -1

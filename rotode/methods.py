@@ -1,0 +1,238 @@
+"""The registry of rotode's methods: every fixed-step method as data.
+
+One `Method` record per method holds its name, family, order, the models it integrates (with
+the compiled step kernel that does it), its tableau as exact rationals, its Gauss nodes, its
+``scipy.integrate.OdeSolver`` class and its published reference.  `rotode.integrate`, the runners
+(`rotode.kinematic`, `rotode.dynamic`, `rotode.implicit`), `rotode.steps`, the solver classes
+of `rotode.solvers`, the table of docs/methods.md and the tests all read this registry; nothing
+else lists methods.  Adding a method whose kernel exists is one entry here and one line in the
+docs (``python -m rotode.methods`` prints the table that docs/methods.md must contain).
+
+>>> from rotode import methods
+>>> methods.get("cg3").order, methods.names("kinematics")[:3]
+(3, ('lie_euler', 'exp2', 'magnus_ca'))
+
+Kernels (the compiled step each runner selects by name, docs/architecture.md):
+
+=========================== =================================================================
+kinematics: ``cg``           product of exponentials ``exp(h b_i w(t0 + c_i h))`` (needs ``b``,
+                             ``c``; ``w`` is a known function of time, so ``a`` is not used)
+kinematics: ``exp2``         Rucker 2018 eq. 28 (uses ``w`` and ``w'``)
+kinematics: ``magnus_ca``    Magnus series for constant angular acceleration ([NIRD])
+kinematics: ``magnus``       Gauss-Legendre Magnus method with ``len(nodes)`` nodes (1 to 4)
+kinematics: ``rk3``/``rk4``  Runge-Kutta on the non-unit quaternion (Rucker 2018 sec. III)
+kinematics: ``ab3``          variable-step Adams-Bashforth 3, RK4 start
+rigid body: ``lie_euler``    ``q1 = q0 exp(h w0/2)``, ``w1 = w0 + h w'``
+rigid body: ``cg``           Crouch-Grossman with the full tableau ``a``, ``b``, ``c``
+rigid body: ``rk3``/``rk4``/``ab3``/``rkn4``   vector-space methods (Rucker 2018, Mandre 2008)
+rigid body: ``implicit``     Mizerski 2020 secs. 7-10 (``variant`` names the residual)
+=========================== =================================================================
+"""
+import dataclasses
+from fractions import Fraction as _F
+
+__all__ = ["Method", "Tableau", "MODELS", "REGISTRY", "get", "names", "markdown_table"]
+
+#: The model kinds a method can integrate.
+MODELS = ("kinematics", "rigid body")
+
+
+@dataclasses.dataclass(frozen=True)
+class Tableau:
+    """Butcher tableau as exact rationals: ``a`` (rows of the strictly lower triangle), ``b``,
+    ``c``.  `doubles` gives the float64 values every kernel uses (converted once, correctly
+    rounded)."""
+
+    a: tuple
+    b: tuple
+    c: tuple
+
+    def __post_init__(self):
+        s = len(self.b)
+        if len(self.c) != s or len(self.a) != s or any(len(r) != i for i, r in enumerate(self.a)):
+            raise ValueError("a tableau needs s rows of a (row i with i entries), s b and s c")
+        if s > 4:
+            raise ValueError("the compiled Crouch-Grossman kernels take at most 4 stages")
+        object.__setattr__(self, "doubles", (
+            tuple(tuple(float(x) for x in row) for row in self.a),
+            tuple(float(x) for x in self.b), tuple(float(x) for x in self.c)))
+
+    @property
+    def stages(self):
+        return len(self.b)
+
+
+@dataclasses.dataclass(frozen=True)
+class Method:
+    """One method of the registry.
+
+    Attributes
+    ----------
+    name : str
+        What `rotode.integrate` takes as ``method=``.
+    title : str
+        One line for docs and docstrings.
+    family : str
+        "Lie-Euler", "exponential", "Magnus", "Crouch-Grossman", "Runge-Kutta", "multistep",
+        "Nystrom" or "implicit".
+    order : int
+        Global order of convergence (the accuracy the tests measure as a slope).
+    kernels : dict
+        Model kind -> name of the compiled kernel that steps it (module docstring).
+    tableau : Tableau or None
+        For the ``cg`` kernels (and, for reference, the RK tableaux).
+    nodes : tuple of float or None
+        Gauss-Legendre nodes of the ``magnus`` kernel, as fractions of the step.
+    variant : str or None
+        The ``implicit`` kernel's residual.
+    solver : str or None
+        Name of its ``OdeSolver`` class in `rotode.solvers` (None: `rotode.integrate` only).
+    reference : str
+        The published source (docs/references.md).
+    """
+
+    name: str
+    title: str
+    family: str
+    order: int
+    kernels: dict
+    reference: str
+    tableau: Tableau = None
+    nodes: tuple = None
+    variant: str = None
+    solver: str = None
+
+    @property
+    def models(self):
+        """The model kinds this method integrates."""
+        return tuple(m for m in MODELS if m in self.kernels)
+
+    def kernel(self, model):
+        """The kernel name for `model` (ValueError when the method does not integrate it)."""
+        try:
+            return self.kernels[model]
+        except KeyError:
+            raise ValueError(f"method {self.name!r} does not integrate {model}; it integrates "
+                             f"{' and '.join(self.models)}") from None
+
+
+def _tab(a, b, c):
+    return Tableau(tuple(tuple(_F(x) for x in row) for row in a), tuple(_F(x) for x in b),
+                   tuple(_F(x) for x in c))
+
+
+_KIN, _RB = "kinematics", "rigid body"
+_CG1 = _tab(((),), (1,), (0,))
+_RUCKER = "Rucker 2018, sec. III"
+_CG = "Crouch & Grossman 1993; Owren & Marthinsen 1999, Table 1"
+_GAUSS = "Iserles & Norsett 1999; Blanes, Casas & Ros 2000"
+
+_ENTRIES = (
+    Method("lie_euler", "Lie-Euler exponential update", "Lie-Euler", 1,
+           {_KIN: "cg", _RB: "lie_euler"}, "Rucker 2018, eq. 24", tableau=_CG1,
+           solver="LieEuler"),
+    Method("exp2", "Second-order exponential update (rigid body: exponential midpoint)",
+           "exponential", 2, {_KIN: "exp2", _RB: "cg"}, "Rucker 2018, eq. 28",
+           tableau=_tab(((), ("1/2",)), (0, 1), (0, "1/2")), solver="Exp2"),
+    Method("magnus_ca", "Magnus expansion for constant angular acceleration over the step",
+           "Magnus", 2, {_KIN: "magnus_ca"}, "[NIRD]", solver="MagnusCA"),
+    Method("magnus2", "Midpoint Magnus method", "Magnus", 2, {_KIN: "magnus"}, _GAUSS,
+           nodes=(0.5,), solver="Magnus2"),
+    Method("magnus4", "Fourth-order Magnus method (two Gauss nodes)", "Magnus", 4,
+           {_KIN: "magnus"}, _GAUSS, nodes=(0.21132486540518713, 0.78867513459481287),
+           solver="Magnus4"),
+    Method("magnus6", "Sixth-order Magnus method (three Gauss nodes)", "Magnus", 6,
+           {_KIN: "magnus"}, _GAUSS,
+           nodes=(0.11270166537925831, 0.5, 0.88729833462074169), solver="Magnus6"),
+    Method("magnus8", "Eighth-order Magnus method (four Gauss nodes)", "Magnus", 8,
+           {_KIN: "magnus"}, _GAUSS,
+           nodes=(0.069431844202973713, 0.33000947820757187, 0.66999052179242813,
+                  0.93056815579702629), solver="Magnus8"),
+    Method("cg1", "Crouch-Grossman method of order 1", "Crouch-Grossman", 1,
+           {_KIN: "cg", _RB: "cg"}, _CG, tableau=_CG1, solver="CG1"),
+    Method("cg2", "Crouch-Grossman method of order 2 (Heun's tableau)", "Crouch-Grossman", 2,
+           {_KIN: "cg", _RB: "cg"}, _CG, tableau=_tab(((), (1,)), ("1/2", "1/2"), (0, 1)),
+           solver="CG2"),
+    Method("cg3", "Crouch-Grossman method of order 3", "Crouch-Grossman", 3,
+           {_KIN: "cg", _RB: "cg"}, _CG,
+           tableau=_tab(((), ("3/4",), ("119/216", "17/108")), ("13/51", "-2/3", "24/17"),
+                        (0, "3/4", "17/24")), solver="CG3"),
+    Method("rk3", "Kutta's third-order Runge-Kutta on non-unit quaternions", "Runge-Kutta", 3,
+           {_KIN: "rk3", _RB: "rk3"}, _RUCKER,
+           tableau=_tab(((), ("1/2",), (-1, 2)), ("1/6", "2/3", "1/6"), (0, "1/2", 1)),
+           solver="RK3"),
+    Method("rk4", "Classical Runge-Kutta on non-unit quaternions", "Runge-Kutta", 4,
+           {_KIN: "rk4", _RB: "rk4"}, _RUCKER,
+           tableau=_tab(((), ("1/2",), (0, "1/2"), (0, 0, 1)), ("1/6", "1/3", "1/3", "1/6"),
+                        (0, "1/2", "1/2", 1)), solver="RK4"),
+    Method("ab3", "Variable-step Adams-Bashforth 3 on non-unit quaternions", "multistep", 3,
+           {_KIN: "ab3", _RB: "ab3"}, _RUCKER),
+    Method("rkn4", "Runge-Kutta-Nystrom on the second-order quaternion equation", "Nystrom", 4,
+           {_RB: "rkn4"}, "Mandre 2008, secs. 5-6", solver="RKN4"),
+    Method("implicit_midpoint", "Implicit midpoint rule for the rigid body", "implicit", 2,
+           {_RB: "implicit"}, "Mizerski 2020, secs. 7-10", variant="midpoint",
+           solver="ImplicitMidpoint"),
+    Method("trapezoid", "World-frame trapezoidal rule for the rigid body", "implicit", 2,
+           {_RB: "implicit"}, "Mizerski 2020, secs. 7-10", variant="trapezoid",
+           solver="Trapezoid"),
+    Method("object_trapezoid", "Body-frame trapezoidal rule for the rigid body", "implicit", 2,
+           {_RB: "implicit"}, "Mizerski 2020, secs. 7-10", variant="object_trapezoid",
+           solver="ObjectTrapezoid"),
+)
+
+#: name -> Method, in the order of the docs table.
+REGISTRY = {m.name: m for m in _ENTRIES}
+
+
+def get(name, model=None):
+    """The `Method` called `name` (checked to integrate `model` when given).
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, listing the known ones (for `model` when given), or a method that
+        does not integrate `model`.
+    """
+    if model is not None and model not in MODELS:
+        raise ValueError(f"`kind` must be one of {MODELS}, got {model!r}")
+    try:
+        method = REGISTRY[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"`method` must be one of {names(model)}, got {name!r}") from None
+    if model is not None:
+        method.kernel(model)
+    return method
+
+
+def names(model=None, kernel=None):
+    """Names of the methods (that integrate `model`, with `kernel` for it), registry order."""
+    if model is not None and model not in MODELS:
+        raise ValueError(f"`kind` must be one of {MODELS}, got {model!r}")
+    return tuple(m.name for m in REGISTRY.values()
+                 if (model is None or model in m.kernels)
+                 and (kernel is None or m.kernels.get(model) == kernel))
+
+
+def by_solver(class_name):
+    """The `Method` whose ``OdeSolver`` class is called `class_name`."""
+    for m in REGISTRY.values():
+        if m.solver == class_name:
+            return m
+    raise LookupError(f"no registry method has the solver class {class_name!r}")
+
+
+def markdown_table():
+    """The table of docs/methods.md, from the registry."""
+    rows = ["| method | family | order | kinematics | rigid body | `solve_ivp` class | "
+            "reference |", "|---|---|---|---|---|---|---|"]
+    for m in REGISTRY.values():
+        kin = f"`{m.kernels[_KIN]}`" if _KIN in m.kernels else ""
+        rb = f"`{m.kernels[_RB]}`" if _RB in m.kernels else ""
+        cls = f"`rotode.{m.solver}`" if m.solver else ""
+        rows.append(f"| `{m.name}` | {m.family} | {m.order} | {kin} | {rb} | {cls} | "
+                    f"{m.reference} |")
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown_table(), end="")
