@@ -12,15 +12,13 @@ Reports
     time per step (mj_step from Python, and `mujoco.rollout` when available, which excludes the
     Python loop).
 """
-import os
 import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from rotode import implicit  # noqa: E402
-from rotode.rhs import RigidBody  # noqa: E402
-from rotode.studies import best_time  # noqa: E402
+from rotode import implicit
+from rotode.rhs import RigidBody
+from rotode.studies import best_time
 
 INERTIA = np.array([2.5, 1.4, 1.3])
 W0 = np.array([0.01, 5.0, 0.01])

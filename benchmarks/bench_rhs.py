@@ -8,27 +8,17 @@ Prints the time per call and the ratio NumPy / rotode for
 The NumPy versions are written the way a careful NumPy user would (no np.cross for 3-vectors,
 explicit component arithmetic), so the ratios are not inflated by slow helpers.
 """
-import os
-import sys
 import timeit
 
 import numpy as np
 from scipy.integrate import solve_ivp
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "asv_bench"))
-from benchmarks.common import (  # noqa: E402  (asv_bench/benchmarks/common.py)
-    PHASE,
-    T_HANDLE,
-    A,
-    B,
-    numpy_quaternion_kinematics,
-    numpy_rigid_body,
-)
-
-import rotode.omega as omega  # noqa: E402
-from rotode.rhs import QuaternionKinematics, RigidBody  # noqa: E402
+import rotode.omega as omega
+from rotode.rhs import QuaternionKinematics, RigidBody
+from rotode.studies import SEED004_A as A
+from rotode.studies import SEED004_B as B
+from rotode.studies import SEED004_PHASE as PHASE
+from rotode.studies import T_HANDLE, numpy_quaternion_kinematics, numpy_rigid_body
 
 INERTIA = T_HANDLE
 

@@ -12,7 +12,9 @@ from rotode._loops cimport thread_count
 
 cdef extern from *:
     """
-    static inline int rotode_load_flag(const int* p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+    static inline int rotode_load_flag(const int* p) {
+        return __atomic_load_n(p, __ATOMIC_RELAXED);
+    }
     static inline void rotode_set_flag(int* p) { __atomic_store_n(p, 1, __ATOMIC_RELAXED); }
     """
     int rotode_load_flag(const int* p) noexcept nogil

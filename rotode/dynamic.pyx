@@ -48,7 +48,7 @@ from rotode.rhs import rigid_body_list
 from cpython.ref cimport PyObject
 from libc.math cimport sqrt, NAN
 from libc.stdlib cimport malloc, free
-from rotode._driver cimport Stepper, drive, STATUS_OK, STATUS_SOURCE_ERROR, WORK_DOUBLES
+from rotode._driver cimport Stepper, drive, STATUS_OK, WORK_DOUBLES
 from rotode.quaternion cimport quat_rotate
 from rotode.rhs cimport RigidBody
 

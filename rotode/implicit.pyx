@@ -52,7 +52,6 @@ DEFAULT_MAX_ITER = {"newton": 20, "fixed-point": 500}
 DEFAULT_MAX_SUBSTEPS = 1_000_000
 
 
-
 def _variant(method):
     """The residual code of an implicit registry method (ValueError for other names)."""
     spec = _methods.get(method, "rigid body")

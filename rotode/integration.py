@@ -10,7 +10,7 @@ import numbers
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from rotode import dynamic, implicit, kinematic
+from rotode import dynamic, implicit, kinematic, methods
 from rotode._validation import (
     as_float_array,
     as_positive_scalar,
@@ -23,18 +23,21 @@ from rotode.rhs import QuaternionKinematics, RigidBody
 __all__ = ["integrate", "IntegrationResult", "METHODS", "methods_for"]
 
 
-_RUNNERS = {"kinematics": (kinematic,), "rigid body": (dynamic, implicit)}
+def runner_for(method, kind):
+    """The compiled runner module that steps registry `method` for a model `kind`."""
+    kernel = method.kernel(kind)
+    if kind == "kinematics":
+        return kinematic
+    return implicit if kernel == "implicit" else dynamic
 
 
 def methods_for(kind):
     """Method names available for a model kind ("kinematics" or "rigid body"), sorted."""
-    if kind not in _RUNNERS:
-        raise ValueError(f"`kind` must be one of {tuple(_RUNNERS)}, got {kind!r}")
-    return tuple(sorted({name for module in _RUNNERS[kind] for name in module.METHODS}))
+    return tuple(sorted(methods.names(kind)))
 
 
 #: Every method name `integrate` knows.
-METHODS = tuple(sorted(set(methods_for("kinematics")) | set(methods_for("rigid body"))))
+METHODS = tuple(sorted(methods.REGISTRY))
 
 
 class IntegrationResult:
@@ -254,11 +257,9 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, frame=None, t_eval=No
     y0 : array_like, shape (k,) or (N, k)
         Initial state(s); quaternions scalar first, any nonzero length.
     method : str
-        Kinematics: ``lie_euler``, ``exp2``, ``magnus_ca``, ``magnus2``, ``magnus4``,
-        ``magnus6``, ``magnus8``, ``cg1``, ``cg2``, ``cg3``, ``rk3``, ``rk4``, ``ab3``.
-        Rigid body: ``lie_euler``, ``exp2``, ``cg1``, ``cg2``, ``cg3``, ``rk3``, ``rk4``,
-        ``ab3``, ``rkn4``, ``implicit_midpoint``, ``trapezoid``, ``object_trapezoid``.
-        See ``docs/`` for the equations and references of each family.
+        A method of the registry for the model's kind: ``rotode.methods.names("kinematics")``
+        or ``rotode.methods.names("rigid body")`` (table in docs/methods.md; the equations
+        and references of each family in ``docs/``).
     dt : float
         Step size (> 0).  Steps are uniform from ``t0``; the step that crosses ``tf`` or an
         output time is shortened to land on it.
@@ -297,18 +298,13 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, frame=None, t_eval=No
     kind, runner_model, implied = _classify(model, frame)
     for key, value in implied.items():
         options.setdefault(key, value)
-    runner = None
-    for module in _RUNNERS[kind]:
-        if name in module.METHODS:
-            runner = module
-            break
-    if runner is None:
+    spec = methods.REGISTRY.get(name) if isinstance(name, str) else None
+    if spec is None or kind not in spec.kernels:
         other = "rigid body" if kind == "kinematics" else "kinematics"
-        hint = ""
-        if name in methods_for(other):
-            hint = f" ({name!r} is a {other} method)"
+        hint = f" ({name!r} is a {other} method)" if spec is not None else ""
         raise ValueError(f"unknown method {method!r} for {kind}{hint}; choose one of "
                          f"{methods_for(kind)}")
+    runner = runner_for(spec, kind)
     if dt is None:
         raise TypeError("`dt` is required: the native methods take fixed steps")
     widths = _state_width(kind, options)

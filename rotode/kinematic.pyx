@@ -21,9 +21,11 @@ from rotode._validation import as_positive_scalar, as_step_grid, as_workers
 
 from cpython.ref cimport PyObject
 from libc.math cimport floor
-from rotode._driver cimport (Stepper, Grid, drive, STATUS_OK, STATUS_SOURCE_ERROR,
-                             STATUS_UNAVAILABLE, STATUS_ROTATION_BOUND,
-                             STATUS_TOO_MANY_SUBSTEPS, WORK_DOUBLES)
+from rotode._driver cimport (Stepper, drive, STATUS_OK, STATUS_UNAVAILABLE,
+                             STATUS_ROTATION_BOUND, STATUS_TOO_MANY_SUBSTEPS, WORK_DOUBLES)
+
+if sizeof(KinWork) > WORK_DOUBLES * sizeof(double):
+    raise ImportError("rotode.kinematic: the per-body scratch exceeds the driver's WORK_DOUBLES")
 from rotode.omega cimport AngularVelocity
 from rotode.quaternion cimport quat_rotate, quat_conj
 from rotode.rhs cimport FRAME_BODY, FRAME_WORLD, quaternion_kinematics_rhs

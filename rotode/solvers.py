@@ -22,7 +22,7 @@ Steps are fixed: ``rtol``/``atol`` do not apply.  Dense output (``t_eval`` betwe
 import numpy as np
 from scipy.integrate import DenseOutput, OdeSolver
 
-from rotode import integration, quaternion
+from rotode import integration, methods, quaternion
 from rotode.omega import Callable
 from rotode.rhs import QuaternionKinematics, RigidBody
 
@@ -69,10 +69,23 @@ class _RateFromKinematics:
         return 2.0 * u[1:]
 
 
-class _NativeSolver(OdeSolver):
-    """Fixed-step solver running one native step of ``rotode.integrate``'s method at a time."""
+class NativeSolver(OdeSolver):
+    """Fixed-step solver running one native step of ``rotode.integrate``'s method at a time.
+
+    Each subclass is one registry method (`rotode.methods`, found by the class name): its
+    ``order`` and the common parameter section of its docstring come from the registry entry.
+    """
 
     _method = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        spec = methods.by_solver(cls.__name__)
+        cls._method = spec.name
+        cls.order = spec.order
+        only = "" if len(spec.models) > 1 else f"; {spec.models[0]} only"
+        cls.__doc__ = (cls.__doc__ or spec.title).rstrip() + _TEMPLATE.format(
+            method=spec.name, reference=spec.reference, extra=only)
 
     def __init__(self, fun, t0, y0, t_bound, step=None, dt=None, vectorized=False,
                  frame=None, **options):
@@ -97,10 +110,7 @@ class _NativeSolver(OdeSolver):
         kind, runner_model, implied = integration._classify(model, frame)
         for key, value in implied.items():
             options.setdefault(key, value)
-        self._runner = next((m for m in integration._RUNNERS[kind] if self._method in m.METHODS),
-                            None)
-        if self._runner is None:
-            raise ValueError(f"method {self._method!r} does not integrate {kind}")
+        self._runner = integration.runner_for(methods.get(self._method), kind)
         self._model = runner_model
         self._options = options
         self._grid, _ = integration._time_grid((t0, t_bound), step, None, None)
@@ -137,14 +147,10 @@ class _NativeSolver(OdeSolver):
         return _HermiteOutput(self._t_old_step, self.t, self._y_old, self.y, f_old, f)
 
 
-def _solver(name, method, order, doc):
-    cls = type(name, (_NativeSolver,), {"_method": method, "order": order, "__doc__": doc,
-                                        "__module__": __name__})
-    return cls
+_TEMPLATE = """
 
-
-_TEMPLATE = """{title} as a ``solve_ivp`` method (fixed step; see `rotode.integrate`, method
-``"{method}"``{extra}).
+As a ``solve_ivp`` method: fixed steps, the same compiled step as `rotode.integrate` with
+``method="{method}"`` ({reference}{extra}).
 
 Parameters
 ----------
@@ -161,34 +167,66 @@ frame : {{"body", "world"}}, optional
 """
 
 
-def _doc(title, method, extra=""):
-    return _TEMPLATE.format(title=title, method=method, extra=extra)
+class LieEuler(NativeSolver):
+    """Lie-Euler exponential update."""
 
 
-LieEuler = _solver("LieEuler", "lie_euler", 1, _doc("Lie-Euler exponential update",
-                                                    "lie_euler"))
-Exp2 = _solver("Exp2", "exp2", 2, _doc("Second-order exponential update", "exp2"))
-MagnusCA = _solver("MagnusCA", "magnus_ca", 2, _doc(
-    "Magnus expansion for constant angular acceleration over the step", "magnus_ca",
-    "; the acceleration is the source's rate at the step start"))
-Magnus2 = _solver("Magnus2", "magnus2", 2, _doc("Midpoint Magnus method", "magnus2"))
-Magnus4 = _solver("Magnus4", "magnus4", 4, _doc("Fourth-order Magnus method (two Gauss nodes)",
-                                                "magnus4"))
-Magnus6 = _solver("Magnus6", "magnus6", 6, _doc("Sixth-order Magnus method (three Gauss nodes)",
-                                                "magnus6"))
-Magnus8 = _solver("Magnus8", "magnus8", 8, _doc("Eighth-order Magnus method (four Gauss nodes)",
-                                                "magnus8"))
-CG1 = _solver("CG1", "cg1", 1, _doc("Crouch-Grossman method of order 1", "cg1"))
-CG2 = _solver("CG2", "cg2", 2, _doc("Crouch-Grossman method of order 2", "cg2"))
-CG3 = _solver("CG3", "cg3", 3, _doc("Crouch-Grossman method of order 3", "cg3"))
-RK3 = _solver("RK3", "rk3", 3, _doc("Third-order Runge-Kutta on non-unit quaternions", "rk3"))
-RK4 = _solver("RK4", "rk4", 4, _doc("Classical Runge-Kutta on non-unit quaternions", "rk4"))
-RKN4 = _solver("RKN4", "rkn4", 4, _doc(
-    "Runge-Kutta-Nystrom on the second-order quaternion equation", "rkn4", "; rigid body only"))
-ImplicitMidpoint = _solver("ImplicitMidpoint", "implicit_midpoint", 2, _doc(
-    "Implicit midpoint rule for the free rigid body", "implicit_midpoint",
-    "; rigid body only"))
-Trapezoid = _solver("Trapezoid", "trapezoid", 2, _doc(
-    "World-frame trapezoidal rule for the rigid body", "trapezoid", "; rigid body only"))
-ObjectTrapezoid = _solver("ObjectTrapezoid", "object_trapezoid", 2, _doc(
-    "Body-frame trapezoidal rule for the rigid body", "object_trapezoid", "; rigid body only"))
+class Exp2(NativeSolver):
+    """Second-order exponential update (the rigid body: exponential midpoint)."""
+
+
+class MagnusCA(NativeSolver):
+    """Magnus expansion for constant angular acceleration over the step; the acceleration is
+    the source's rate at the step start."""
+
+
+class Magnus2(NativeSolver):
+    """Midpoint Magnus method."""
+
+
+class Magnus4(NativeSolver):
+    """Fourth-order Magnus method (two Gauss nodes)."""
+
+
+class Magnus6(NativeSolver):
+    """Sixth-order Magnus method (three Gauss nodes)."""
+
+
+class Magnus8(NativeSolver):
+    """Eighth-order Magnus method (four Gauss nodes)."""
+
+
+class CG1(NativeSolver):
+    """Crouch-Grossman method of order 1."""
+
+
+class CG2(NativeSolver):
+    """Crouch-Grossman method of order 2 (Heun's tableau)."""
+
+
+class CG3(NativeSolver):
+    """Crouch-Grossman method of order 3."""
+
+
+class RK3(NativeSolver):
+    """Third-order Runge-Kutta on non-unit quaternions."""
+
+
+class RK4(NativeSolver):
+    """Classical Runge-Kutta on non-unit quaternions."""
+
+
+class RKN4(NativeSolver):
+    """Runge-Kutta-Nystrom on the second-order quaternion equation."""
+
+
+class ImplicitMidpoint(NativeSolver):
+    """Implicit midpoint rule for the free rigid body."""
+
+
+class Trapezoid(NativeSolver):
+    """World-frame trapezoidal rule for the rigid body."""
+
+
+class ObjectTrapezoid(NativeSolver):
+    """Body-frame trapezoidal rule for the rigid body."""

@@ -1,17 +1,17 @@
 """Native steppers (rotode.integrate): cost per step, batched throughput, and the accuracy each
 run buys (angular error against an independent reference, invariant drift, evaluations)."""
+import inspect
+
 import numpy as np
 
 import rotode
-from rotode import steps
+from rotode import methods, steps
 from rotode.exact import free_rigid_body
 
 from .common import T_HANDLE, T_HANDLE_W0, angle_error_deg, seed004_omega
 
-KINEMATIC = ["lie_euler", "exp2", "magnus_ca", "magnus2", "magnus4", "magnus6", "magnus8",
-             "cg1", "cg2", "cg3", "rk3", "rk4", "ab3"]
-RIGID = ["lie_euler", "exp2", "cg1", "cg2", "cg3", "rk3", "rk4", "ab3", "rkn4",
-         "implicit_midpoint", "trapezoid", "object_trapezoid"]
+KINEMATIC = list(methods.names("kinematics"))
+RIGID = list(methods.names("rigid body"))
 T_KIN = 10.0
 _REF = {}
 
@@ -89,19 +89,15 @@ def _nodes(n, k, rng):
     return [rng.normal(size=(n, 3)) for _ in range(k)]
 
 
-STEP_CALLS = {
-    "lie_euler": lambda q, r, dt: steps.lie_euler(q, r[0], dt, out=q),
-    "exp2": lambda q, r, dt: steps.exp2(q, r[0], r[1], dt, out=q),
-    "magnus_ca": lambda q, r, dt: steps.magnus_ca(q, r[0], r[1], dt, out=q),
-    "magnus2": lambda q, r, dt: steps.magnus2(q, r[0], dt, out=q),
-    "magnus4": lambda q, r, dt: steps.magnus4(q, r[0], r[1], dt, out=q),
-    "magnus6": lambda q, r, dt: steps.magnus6(q, r[0], r[1], r[2], dt, out=q),
-    "magnus8": lambda q, r, dt: steps.magnus8(q, r[0], r[1], r[2], r[3], dt, out=q),
-    "cg2": lambda q, r, dt: steps.cg2(q, r[0], r[1], dt, out=q),
-    "cg3": lambda q, r, dt: steps.cg3(q, r[0], r[1], r[2], dt, out=q),
-    "rk3": lambda q, r, dt: steps.rk3(q, r[0], r[1], r[2], dt, out=q),
-    "rk4": lambda q, r, dt: steps.rk4(q, r[0], r[1], r[2], dt, out=q),
-}
+def _step_call(name):
+    """One single-step call of rotode.steps, in place, with as many rates as it takes."""
+    step = getattr(steps, name)
+    n_rates = sum(p.kind is p.POSITIONAL_OR_KEYWORD
+                  for p in inspect.signature(step).parameters.values()) - 3   # q, dt, out
+    return lambda q, r, dt: step(q, *r[:n_rates], dt, out=q)
+
+
+STEP_CALLS = {name: _step_call(name) for name in steps.__all__ if name != "NODES"}
 
 
 class SingleStepInPlace:
@@ -153,7 +149,9 @@ class RigidBodySingle:
 class RigidBodyBatch:
     """N = 1e4 T-handles with random rates, 100 steps, 1 and 2 workers."""
 
-    params = (["rk4", "cg3", "implicit_midpoint"], [1, 2])
+    # one method of each rigid-body kernel family: classical RK, Crouch-Grossman, implicit
+    params = ([methods.names("rigid body", "rk4")[0], methods.names("rigid body", "cg")[-1],
+               methods.names("rigid body", "implicit")[0]], [1, 2])
     param_names = ["method", "workers"]
     timeout = 120
 
