@@ -42,7 +42,7 @@ def build_parser():
 def main(argv=None):
     args = build_parser().parse_args(argv)
     if args.command == "demo":
-        from rotode.demo import demo as run_demo
+        from rotode.studies.demo import demo as run_demo
 
         return run_demo(out_dir=args.out, plots=not args.no_plot) or 0
     from rotode.studies import STUDIES, run_study

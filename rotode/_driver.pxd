@@ -51,6 +51,23 @@ cdef struct Stepper:
     bint to_end          # True: step to the grid's end even after the last saved slot
 
 
+cdef inline Stepper make_stepper(const void* cfg, begin_fn begin, step_fn step,
+                                 store_fn store, end_fn end, int k0, int k, int nz,
+                                 bint to_end) noexcept:
+    """A `Stepper` from its parts (`end` may be NULL)."""
+    cdef Stepper s
+    s.cfg = cfg
+    s.begin = begin
+    s.step = step
+    s.store = store
+    s.end = end
+    s.k0 = k0
+    s.k = k
+    s.nz = nz
+    s.to_end = to_end
+    return s
+
+
 cdef struct Grid:
     const double* t      # n + 1 times
     Py_ssize_t n

@@ -25,7 +25,90 @@ __all__ = [
     "format_shape",
     "as_step_grid",
     "as_workers",
+    "as_frame",
+    "FRAMES",
+    "as_inertia",
 ]
+
+#: Relative tolerance of the inertia checks (symmetry, positive definiteness, triangle
+#: inequality), as a fraction of the tensor's largest entry or moment: far above the round-off
+#: of a tensor assembled from a few parts (~1e-15), far below any physical asymmetry.
+INERTIA_RTOL = 1e-10
+
+
+def as_symmetric(i, name):
+    """``(i + i^T)/2`` of float64 (..., 3, 3) tensors that are symmetric to `INERTIA_RTOL`
+    relative to their largest entry; ValueError naming `name` otherwise."""
+    if not i.size:
+        return i
+    scale = np.abs(i).max(axis=(-2, -1))
+    asym = np.abs(i - np.swapaxes(i, -1, -2)).max(axis=(-2, -1))
+    bad = asym > INERTIA_RTOL * scale
+    if np.any(bad):
+        raise ValueError(f"`{name}` must be symmetric; max |I - I^T| = {np.max(asym[bad]):.3g} "
+                         f"relative to max |I| = {np.max(scale[bad]):.3g}")
+    return 0.5 * (i + np.swapaxes(i, -1, -2))
+
+
+def as_inertia(inertia, name="inertia", *, moments=True, triangle=True):
+    """Physically valid inertia tensors as float64 ``(..., 3, 3)``, exactly symmetrised.
+
+    The one inertia check of every entry point (`rotode.RigidBody`, `rotode.exact`,
+    `rotode.inertia.validate_inertia`, the moving frames).  A valid tensor is symmetric (to
+    `INERTIA_RTOL` relative to its largest entry), positive definite, and its principal moments
+    ``I1 <= I2 <= I3`` satisfy the triangle inequality ``I1 + I2 >= I3`` (to `INERTIA_RTOL`
+    relative; equality is a flat lamina), which every mass distribution meets because
+    ``I_xx + I_yy - I_zz = 2 int z^2 dm >= 0`` in the principal frame (Mandre 2008 secs. 3,
+    7.1).  With ``moments=True`` a shape (3,) is taken as the principal moments
+    (a diagonal tensor).  ``triangle=False`` skips the triangle inequality, for closed forms
+    that hold for any positive moments (`rotode.exact`).
+
+    Raises
+    ------
+    ValueError
+        Naming the argument and the failed condition.
+    """
+    arr = as_float_array(inertia, name, (), finite=False)
+    if moments and arr.shape == (3,):
+        arr = as_float_array(arr, name, (3,), batch=False)
+        if not np.all(arr > 0):
+            raise ValueError(f"`{name}` principal moments must be positive, got {arr.tolist()} "
+                             "(each must be > 0)")
+        i = np.diag(arr)
+    else:
+        if arr.ndim < 2 or arr.shape[-2:] != (3, 3):
+            shapes = "(3,) (principal moments) or (3, 3)" if moments else "(..., 3, 3)"
+            raise ValueError(f"`{name}` must have shape {shapes}, got {arr.shape}")
+        i = as_float_array(arr, name, (3, 3))
+    if not i.size:
+        return i
+    i = as_symmetric(i, name)
+    eig = np.linalg.eigvalsh(i)
+    top = np.abs(eig).max(axis=-1)
+    not_pd = ~(eig[..., 0] > INERTIA_RTOL * top)
+    if np.any(not_pd):
+        raise ValueError(f"`{name}` must be positive definite; smallest principal moment "
+                         f"{np.min(eig[..., 0][not_pd]):.6g} (principal moments "
+                         f"{eig[not_pd][0].tolist()})")
+    excess = eig[..., 2] - eig[..., 0] - eig[..., 1]
+    bad = (excess > INERTIA_RTOL * eig[..., 2]) & triangle
+    if np.any(bad):
+        m = eig[bad][0]
+        raise ValueError(f"`{name}` violates the triangle inequality I1 + I2 >= I3 of its "
+                         f"principal moments: {m[0]:.6g} + {m[1]:.6g} < {m[2]:.6g} (no mass "
+                         "distribution has them)")
+    return i
+
+#: Frame names, in the order of the FRAME_BODY = 0, FRAME_WORLD = 1 codes of
+#: rotode/equations.pxd.
+FRAMES = ("body", "world")
+
+
+def as_frame(frame, name="frame"):
+    """The code of a frame name (0 "body", 1 "world"); ValueError naming `name` otherwise."""
+    if isinstance(frame, str) and frame in FRAMES:
+        return FRAMES.index(frame)
+    raise ValueError(f"`{name}` must be 'body' or 'world', got {frame!r}")
 
 
 def format_shape(trailing):

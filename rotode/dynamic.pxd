@@ -12,7 +12,7 @@
 # z = [q (4), q' (4)] (+ [x (3), v (3)] with a force), Mandre 2008 sec. 6.
 from cpython.ref cimport PyObject
 from rotode.quaternion cimport quat_mul, quat_mul_vec, quat_conj, quat_norm2, quat_exp_pure
-from rotode.rhs cimport rigid_body_rhs, euler_rhs, quaternion_second_order_rhs, mat3_vec
+from rotode.equations cimport rigid_body_rhs, euler_rhs, quaternion_second_order_rhs, mat3_vec
 from rotode.torque cimport Torque
 
 cdef enum:

@@ -3,7 +3,7 @@ from typing import Any
 
 from typing_extensions import disjoint_base
 
-__all__ = ['METHODS', 'TABLEAUX', 'ORDERS', 'run']
+__all__ = ['METHODS', 'KERNELS', 'run']
 
 @disjoint_base
 class ForceSource:
@@ -12,6 +12,5 @@ class ForceSource:
     def error(self) -> Any: ...
 
 METHODS: tuple[Any, ...]
-ORDERS: dict[Any, Any]
-TABLEAUX: dict[Any, Any]
+KERNELS: dict[Any, Any]
 def run(method, model, y0, t, save, options=..., workers=...) -> Any: ...

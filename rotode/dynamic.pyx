@@ -48,7 +48,7 @@ from rotode.rhs import rigid_body_list
 from cpython.ref cimport PyObject
 from libc.math cimport sqrt, NAN
 from libc.stdlib cimport malloc, free
-from rotode._driver cimport Stepper, drive, STATUS_OK, WORK_DOUBLES
+from rotode._driver cimport Stepper, drive, make_stepper, STATUS_OK, WORK_DOUBLES
 from rotode.quaternion cimport quat_rotate
 from rotode.rhs cimport RigidBody
 
@@ -135,7 +135,7 @@ cdef class ForceSource:
                 F[0] = r[0]
                 F[1] = r[1]
                 F[2] = r[2]
-            except Exception as exc:
+            except BaseException as exc:   # Ctrl-C in user code too
                 self.error = exc
                 return STEP_SOURCE_ERROR
         return STEP_OK
@@ -537,16 +537,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     cfg.qdot = &qdv[0, 0] if N else NULL
     cfg.nfev = &nv[0] if N else NULL
     cfg.nfev_force = &nfv[0] if N else NULL
-    cdef Stepper sp
-    sp.cfg = &cfg
-    sp.begin = _begin
-    sp.step = _step
-    sp.store = _store_row
-    sp.end = _end
-    sp.k0 = k
-    sp.k = k
-    sp.nz = cfg.nz
-    sp.to_end = True
+    cdef Stepper sp = make_stepper(&cfg, _begin, _step, _store_row, _end, k, k, cfg.nz, True)
     cdef BodyCtx* ctx = <BodyCtx*>malloc(nmod * sizeof(BodyCtx))
     if ctx == NULL:
         raise MemoryError()

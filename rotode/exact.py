@@ -43,7 +43,7 @@ import numpy as np
 from scipy.special import elliprf
 
 from rotode import quaternion as _quat
-from rotode._validation import as_float_array, check_nonzero_quaternions
+from rotode._validation import as_float_array, as_inertia, check_nonzero_quaternions
 
 __all__ = ["ellipf", "ellipk", "free_rigid_body", "jacobi_sn_cn_dn"]
 
@@ -247,25 +247,17 @@ _EQUAL_MOMENTS_RTOL = 16 * _EPS
 
 
 def _check_inertia(inertia):
-    """Principal moments and principal axes (columns, det +1) of a diagonal or SPD inertia."""
+    """Principal moments and principal axes (columns, det +1) of an inertia checked by
+    `rotode._validation.as_inertia` (3 moments or a symmetric positive definite 3x3; the closed
+    form holds for any positive moments, so the triangle inequality is not required)."""
     arr = np.asarray(inertia) if not isinstance(inertia, np.ndarray) else inertia
-    if np.shape(arr) not in ((3,), (3, 3)):
-        raise ValueError(
-            f"`inertia` must have shape (3,) (principal moments) or (3, 3), got {np.shape(arr)}"
-        )
-    arr = as_float_array(arr, "inertia", np.shape(arr), batch=False)
     if arr.shape == (3,):
-        if not np.all(arr > 0):
-            raise ValueError(f"`inertia` principal moments must be positive, got {arr}")
-        return arr.copy(), np.eye(3)
-    scale = np.abs(arr).max()
-    if np.abs(arr - arr.T).max() > 1e-12 * scale:
-        raise ValueError("`inertia` must be a symmetric (3, 3) matrix")
-    moments, axes = np.linalg.eigh(0.5 * (arr + arr.T))
-    if not moments[0] > 1e-14 * moments[2]:
+        i = as_inertia(arr, triangle=False)
+        return np.diag(i).copy(), np.eye(3)
+    if arr.shape != (3, 3):
         raise ValueError(
-            f"`inertia` must be positive definite, got eigenvalues {moments}"
-        )
+            f"`inertia` must have shape (3,) (principal moments) or (3, 3), got {arr.shape}")
+    moments, axes = np.linalg.eigh(as_inertia(arr, triangle=False))
     if np.linalg.det(axes) < 0:
         axes[:, 2] *= -1
     return moments, axes

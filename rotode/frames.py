@@ -40,8 +40,6 @@ from rotode._validation import (
     check_nonzero_quaternions,
 )
 
-# NumPy stand-ins for two quaternion helpers that fail in the current skeleton (see there).
-
 __all__ = [
     "Transform",
     "DynamicTransform",

@@ -15,6 +15,7 @@
 from rotode.dual cimport *
 from rotode.so3 cimport so3_exp, so3_exp_and_dexp
 from rotode.quaternion cimport quat_mul, quat_exp_pure
+from rotode.equations cimport mat3_vec
 from libc.math cimport INFINITY
 
 cdef extern from "<math.h>" nogil:
@@ -68,13 +69,6 @@ cdef struct ImplicitCounters:
 
 
 # ---- small linear algebra ------------------------------------------------------------------
-
-cdef inline void imp_mat_vec(const double* M, const real* x, real* out) noexcept nogil:
-    """out = M x, M a row-major 3x3 double matrix (OUT: out[3])."""
-    out[0] = M[0] * x[0] + M[1] * x[1] + M[2] * x[2]
-    out[1] = M[3] * x[0] + M[4] * x[1] + M[5] * x[2]
-    out[2] = M[6] * x[0] + M[7] * x[1] + M[8] * x[2]
-
 
 cdef inline void imp_mat_t_vec(const real* M, const real* x, real* out) noexcept nogil:
     """out = M^T x, M row-major 3x3 (OUT: out[3])."""
@@ -153,13 +147,13 @@ cdef inline void implicit_residual(int method, const double* Iinv, const double*
             u[i] = -0.5 * v[i]
         so3_exp(u, R)
         imp_rmat_vec(R, lr, m)                 # m = R(-v/2) l
-        imp_mat_vec(Iinv, m, g)
+        mat3_vec(Iinv, m, g)
         for i in range(3):
             F[i] = v[i] - g[i]
         return
     so3_exp(v, R)
     imp_mat_t_vec(R, lr, m)                    # m = R(-v) l = R(v)^T l
-    imp_mat_vec(Iinv, m, g)                    # A R(-v) l
+    mat3_vec(Iinv, m, g)                    # A R(-v) l
     if method == IMP_TRAPEZOID:
         imp_rmat_vec(R, g, a)                  # R(v) A R(-v) l
         for i in range(3):
@@ -196,7 +190,7 @@ cdef inline void implicit_residual_jacobian(int method, const double* Iinv, cons
             u[i] = -0.5 * v[i]
         so3_exp_and_dexp(u, R, T)              # R(-v/2), T(-v/2)
         imp_rmat_vec(R, l, m)
-        imp_mat_vec(Iinv, m, g)
+        mat3_vec(Iinv, m, g)
         for i in range(3):
             F[i] = v[i] - g[i]
         imp_cross_mat(m, T, C)                 # [m]x T(-v/2)
@@ -212,8 +206,8 @@ cdef inline void implicit_residual_jacobian(int method, const double* Iinv, cons
         for j in range(3):
             Tt[3 * i + j] = T[3 * j + i]       # T(-v)
     imp_mat_t_vec(R, l, m)                     # m = R(-v) l
-    imp_mat_vec(Iinv, m, g)                    # A m
-    imp_mat_vec(Iinv, l, a)                    # A l
+    mat3_vec(Iinv, m, g)                    # A m
+    mat3_vec(Iinv, l, a)                    # A l
     imp_cross_mat(m, Tt, C)                    # [m]x T(-v)
     imp_mat_mul(Iinv, C, D)                    # A [m]x T(-v)
     if method == IMP_OBJECT_TRAPEZOID:
@@ -260,7 +254,7 @@ cdef inline double kantorovich_h(int method, int bound, const ImplicitBody* b, c
     cdef double n = imp_norm(l)
     cdef double a[3]
     cdef double c, d, x, beta
-    imp_mat_vec(b.Iinv, l, a)
+    mat3_vec(b.Iinv, l, a)
     c = 0.375 if method == IMP_MIDPOINT else (0.75 if method == IMP_OBJECT_TRAPEZOID else 2.5)
     if bound == BOUND_INERTIA and method != IMP_TRAPEZOID:
         K[0] = c * n / (b.lam * sqrt(b.lam))
@@ -298,7 +292,7 @@ cdef inline double kantorovich_max_step(int method, int bound, const ImplicitBod
         return INFINITY
     c = 0.375 if method == IMP_MIDPOINT else (0.75 if method == IMP_OBJECT_TRAPEZOID else 2.5)
     d = 1.0 if method == IMP_TRAPEZOID else 0.5
-    imp_mat_vec(b.Iinv, L, a)
+    mat3_vec(b.Iinv, L, a)
     return 0.7071067811865476 / (sqrt(c * x * imp_norm(a)) + d * x * 0.7071067811865476)
 
 

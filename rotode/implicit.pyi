@@ -5,6 +5,7 @@ __all__ = ['METHODS', 'run', 'newton_trace', 'max_step', 'residual_jacobian']
 METHODS: tuple[Any, ...]
 SOLVERS: tuple[Any, ...]
 BOUNDS: tuple[Any, ...]
+VARIANTS: dict[Any, Any]
 DEFAULT_TOL: float
 DEFAULT_MAX_ITER: dict[Any, Any]
 DEFAULT_MAX_SUBSTEPS: int

@@ -30,7 +30,7 @@ from cpython.ref cimport PyObject
 from libc.stdlib cimport malloc, free
 from libc.math cimport sqrt, isfinite
 
-from rotode._driver cimport Stepper, drive, STATUS_OK
+from rotode._driver cimport Stepper, drive, make_stepper, STATUS_OK
 from rotode.dual cimport dual, seed_duals
 from rotode.rhs cimport RigidBody
 from rotode.torque cimport Torque, Gravity, Constant
@@ -73,7 +73,7 @@ cdef int _kick(PyObject* torque, bint w_dependent, const ImplicitBody* b, double
     cdef double tau[3]
     cdef double Lm[3]
     cdef int i, status
-    imp_mat_vec(b.Iinv, L, w)
+    mat3_vec(b.Iinv, L, w)
     status = (<Torque>torque).evaluate(t, q, w, tau)
     nfev[0] += 1
     if status != 0:
@@ -81,7 +81,7 @@ cdef int _kick(PyObject* torque, bint w_dependent, const ImplicitBody* b, double
     if w_dependent:
         for i in range(3):
             Lm[i] = L[i] + 0.5 * h * tau[i]
-        imp_mat_vec(b.Iinv, Lm, w)
+        mat3_vec(b.Iinv, Lm, w)
         status = (<Torque>torque).evaluate(t, q, w, tau)
         nfev[0] += 1
         if status != 0:
@@ -120,7 +120,7 @@ cdef void _store(const ImplicitBody* b, const double* q, const double* L, double
     cdef int i
     for i in range(4):
         y[i] = q[i]
-    imp_mat_vec(b.Iinv, L, w)
+    mat3_vec(b.Iinv, L, w)
     for i in range(3):
         y[4 + i] = w[i]
 
@@ -142,7 +142,7 @@ cdef int _begin(const void* c, Py_ssize_t i, const double* y0, double* z,
     cdef int k
     for k in range(4):
         z[k] = y0[k] * s
-    imp_mat_vec(g.bodies[i].I, &y0[4], &z[4])
+    mat3_vec(g.bodies[i].I, &y0[4], &z[4])
     g.counters[i].substeps = 0
     g.counters[i].iterations = 0
     g.counters[i].max_iterations = 0
@@ -276,16 +276,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     g.o.max_iter = max_iter
     g.o.max_substeps = max_substeps
     g.o.bound = bound
-    cdef Stepper sp
-    sp.cfg = &g
-    sp.begin = _begin
-    sp.step = _step
-    sp.store = _store_row
-    sp.end = NULL
-    sp.k0 = 7
-    sp.k = 7
-    sp.nz = 7
-    sp.to_end = True
+    cdef Stepper sp = make_stepper(&g, _begin, _step, _store_row, NULL, 7, 7, 7, True)
     cdef ImplicitBody* bd = <ImplicitBody*>malloc(max(N, 1) * sizeof(ImplicitBody))
     cdef ImplicitCounters* cn = <ImplicitCounters*>malloc(max(N, 1) * sizeof(ImplicitCounters))
     cdef PyObject** tq = <PyObject**>malloc(max(N, 1) * sizeof(PyObject*))

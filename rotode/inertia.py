@@ -27,7 +27,9 @@ import numpy as np
 from rotode import quaternion as _quat
 from rotode._validation import (
     as_float_array,
+    as_inertia,
     as_positive_array,
+    as_symmetric,
     check_nonzero_quaternions,
     check_rotation_matrices,
 )
@@ -51,10 +53,6 @@ __all__ = [
     "BodyState",
     "validate_inertia",
 ]
-
-# Relative tolerance of the symmetry and triangle-inequality checks: far above the round-off
-# of a tensor assembled from a few parts (~1e-15) and far below any physical asymmetry.
-_RTOL = 1e-10
 
 
 # --------------------------------------------------------------------------------------------
@@ -91,10 +89,6 @@ def _rotation_matrices(rotation, name):
         q = check_nonzero_quaternions(as_float_array(arr, name, (4,)), name)
         return _quat.to_matrix(q)
     return check_rotation_matrices(as_float_array(arr, name, (3, 3)), name)
-
-
-def _sym(x):
-    return 0.5 * (x + np.swapaxes(x, -1, -2))
 
 
 # --------------------------------------------------------------------------------------------
@@ -435,15 +429,6 @@ def compound(masses, inertias, positions=None, rotations=None):
 # validation and principal axes
 # --------------------------------------------------------------------------------------------
 
-def _check_symmetric(i, name):
-    scale = np.abs(i).max(axis=(-2, -1)) if i.size else np.zeros(i.shape[:-2])
-    asym = np.abs(i - np.swapaxes(i, -1, -2)).max(axis=(-2, -1)) if i.size else scale
-    bad = asym > _RTOL * scale
-    if np.any(bad):
-        raise ValueError(f"`{name}` must be symmetric; max |I - I^T| = {np.max(asym[bad]):.3g} "
-                         f"relative to max |I| = {np.max(scale[bad]):.3g}")
-
-
 def validate_inertia(inertia, name="inertia"):
     """Check that tensors are physically valid inertia tensors and return them.
 
@@ -470,25 +455,7 @@ def validate_inertia(inertia, name="inertia"):
         Naming the argument and the failed condition (shape, finiteness, symmetry, positive
         definiteness, triangle inequality).
     """
-    i = as_float_array(inertia, name, (3, 3))
-    _check_symmetric(i, name)
-    i = _sym(i)
-    if not i.size:
-        return i
-    moments = np.linalg.eigvalsh(i)
-    scale = np.abs(moments).max(axis=-1)
-    not_pd = ~(moments[..., 0] > _RTOL * scale)
-    if np.any(not_pd):
-        raise ValueError(f"`{name}` must be positive definite; smallest principal moment "
-                         f"{np.min(moments[..., 0][not_pd]):.6g} (principal moments "
-                         f"{moments[not_pd][0].tolist()})")
-    excess = moments[..., 2] - moments[..., 0] - moments[..., 1]
-    bad = excess > _RTOL * moments[..., 2]
-    if np.any(bad):
-        m = moments[bad][0]
-        raise ValueError(f"`{name}` violates the triangle inequality I1 + I2 >= I3 of its "
-                         f"principal moments: {m[0]:.6g} + {m[1]:.6g} < {m[2]:.6g}")
-    return i
+    return as_inertia(inertia, name, moments=False)
 
 
 def principal_axes(inertia):
@@ -527,9 +494,8 @@ def principal_axes(inertia):
     >>> bool(np.isclose(np.linalg.det(B), 1.0))
     True
     """
-    i = as_float_array(inertia, "inertia", (3, 3))
-    _check_symmetric(i, "inertia")
-    moments, B = np.linalg.eigh(_sym(i))
+    i = as_symmetric(as_float_array(inertia, "inertia", (3, 3)), "inertia")
+    moments, B = np.linalg.eigh(i)
     diag = np.diagonal(B, axis1=-2, axis2=-1)
     B = B * np.where(diag < 0, -1.0, 1.0)[..., None, :]
     det = np.linalg.det(B) if B.size else np.ones(B.shape[:-2])

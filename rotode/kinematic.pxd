@@ -11,7 +11,7 @@
 # with an even number of w factors change sign (docs/methods-kinematic.md).
 from libc.math cimport sqrt, fabs
 from rotode.quaternion cimport quat_mul, quat_exp_pure, quat_exp_approx, quat_norm2
-from rotode.rhs cimport FRAME_BODY, FRAME_WORLD, quaternion_kinematics_rhs
+from rotode.equations cimport FRAME_BODY, FRAME_WORLD, quaternion_kinematics_rhs
 
 # [NIRD]: the Magnus series converges while the rotation per step is below pi/sqrt(2).
 cdef inline double magnus_bound() noexcept nogil:

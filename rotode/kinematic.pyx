@@ -17,18 +17,18 @@ import numpy as np
 from rotode import methods as _methods
 from rotode._driver import outcome
 from rotode.omega import AngularVelocity as _PyAngularVelocity
-from rotode._validation import as_positive_scalar, as_step_grid, as_workers
+from rotode._validation import as_frame, as_positive_scalar, as_step_grid, as_workers
 
 from cpython.ref cimport PyObject
 from libc.math cimport floor
-from rotode._driver cimport (Stepper, drive, STATUS_OK, STATUS_UNAVAILABLE,
+from rotode._driver cimport (Stepper, drive, make_stepper, STATUS_OK, STATUS_UNAVAILABLE,
                              STATUS_ROTATION_BOUND, STATUS_TOO_MANY_SUBSTEPS, WORK_DOUBLES)
 
 if sizeof(KinWork) > WORK_DOUBLES * sizeof(double):
     raise ImportError("rotode.kinematic: the per-body scratch exceeds the driver's WORK_DOUBLES")
 from rotode.omega cimport AngularVelocity
 from rotode.quaternion cimport quat_rotate, quat_conj
-from rotode.rhs cimport FRAME_BODY, FRAME_WORLD, quaternion_kinematics_rhs
+from rotode.equations cimport FRAME_WORLD, quaternion_kinematics_rhs
 
 __all__ = ["METHODS", "KERNELS", "run"]
 
@@ -327,14 +327,6 @@ def _pop_bool(options, name, default):
     return bool(v)
 
 
-def _frame_code(frame):
-    if frame == "body":
-        return FRAME_BODY
-    if frame == "world":
-        return FRAME_WORLD
-    raise ValueError(f"option `frame` must be 'body' or 'world', got {frame!r}")
-
-
 def _as_rows(x, name, n):
     """A float64 C-contiguous finite array of shape (n, 3)."""
     arr = np.asarray(x)
@@ -391,7 +383,7 @@ def run(method, model, y0, t, save, options, workers=1):
     cdef KinCfg g
     cdef int st
     g.kernel = KERNELS[kernel]
-    g.frame = _frame_code(options.pop("frame", "body"))
+    g.frame = as_frame(options.pop("frame", "body"))
     lie = kernel not in ("rk3", "rk4", "ab3")
     g.approx = False
     if lie:
@@ -484,16 +476,7 @@ def run(method, model, y0, t, save, options, workers=1):
     g.nrate = &nrv[0] if N else NULL
     g.nsub = &nsv[0] if N else NULL
     g.fail_angle = &fav[0] if N else NULL
-    cdef Stepper sp
-    sp.cfg = &g
-    sp.begin = _begin
-    sp.step = _step
-    sp.store = _store
-    sp.end = _end
-    sp.k0 = 4
-    sp.k = 4
-    sp.nz = 4
-    sp.to_end = False
+    cdef Stepper sp = make_stepper(&g, _begin, _step, _store, _end, 4, 4, 4, False)
     drive(&sp, t, save, y0, yout, wout, status, failed, workers)
     code, message = outcome(status, failed, t, (src,))
     stats = {"n_steps": int(t.shape[0] - 1), "nfev": int(nfev.max()) if N else 0,

@@ -6,7 +6,7 @@ the compiled step kernel that does it), its tableau as exact rationals, its Gaus
 (`rotode.kinematic`, `rotode.dynamic`, `rotode.implicit`), `rotode.steps`, the solver classes
 of `rotode.solvers`, the table of docs/methods.md and the tests all read this registry; nothing
 else lists methods.  Adding a method whose kernel exists is one entry here and one line in the
-docs (``python -m rotode.methods`` prints the table that docs/methods.md must contain).
+docs (`markdown_table` gives the table that docs/methods.md must contain).
 
 >>> from rotode import methods
 >>> methods.get("cg3").order, methods.names("kinematics")[:3]
@@ -97,10 +97,10 @@ class Method:
     order: int
     kernels: dict
     reference: str
-    tableau: Tableau = None
-    nodes: tuple = None
-    variant: str = None
-    solver: str = None
+    tableau: Tableau | None = None
+    nodes: tuple | None = None
+    variant: str | None = None
+    solver: str | None = None
 
     @property
     def models(self):
@@ -136,6 +136,8 @@ _ENTRIES = (
            tableau=_tab(((), ("1/2",)), (0, 1), (0, "1/2")), solver="Exp2"),
     Method("magnus_ca", "Magnus expansion for constant angular acceleration over the step",
            "Magnus", 2, {_KIN: "magnus_ca"}, "[NIRD]", solver="MagnusCA"),
+    # Gauss nodes as the kernels have always used them (magnus4: 0.5 - sqrt(3)/6 in double, one
+    # ulp from the correctly rounded root; tests/test_methods.py)
     Method("magnus2", "Midpoint Magnus method", "Magnus", 2, {_KIN: "magnus"}, _GAUSS,
            nodes=(0.5,), solver="Magnus2"),
     Method("magnus4", "Fourth-order Magnus method (two Gauss nodes)", "Magnus", 4,
@@ -204,13 +206,15 @@ def get(name, model=None):
     return method
 
 
-def names(model=None, kernel=None):
-    """Names of the methods (that integrate `model`, with `kernel` for it), registry order."""
+def names(model=None, kernel=None, family=None):
+    """Names of the methods (that integrate `model`, with `kernel` for it, of `family`), in
+    registry order (within a family: increasing order)."""
     if model is not None and model not in MODELS:
         raise ValueError(f"`kind` must be one of {MODELS}, got {model!r}")
     return tuple(m.name for m in REGISTRY.values()
                  if (model is None or model in m.kernels)
-                 and (kernel is None or m.kernels.get(model) == kernel))
+                 and (kernel is None or m.kernels.get(model) == kernel)
+                 and (family is None or m.family == family))
 
 
 def by_solver(class_name):
@@ -232,7 +236,3 @@ def markdown_table():
         rows.append(f"| `{m.name}` | {m.family} | {m.order} | {kin} | {rb} | {cls} | "
                     f"{m.reference} |")
     return "\n".join(rows) + "\n"
-
-
-if __name__ == "__main__":
-    print(markdown_table(), end="")

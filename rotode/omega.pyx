@@ -289,7 +289,7 @@ cdef class Callable(AngularVelocity):
                 w[0] = r[0]
                 w[1] = r[1]
                 w[2] = r[2]
-            except Exception as exc:
+            except BaseException as exc:   # Ctrl-C in user code too
                 self.error = exc
                 return SOURCE_ERROR
         return SOURCE_OK

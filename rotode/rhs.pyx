@@ -26,7 +26,8 @@ same shape.  The hot path does no validation beyond the shape when ``y`` is a fl
 """
 import numpy as np
 
-from rotode._validation import as_float_array, as_positive_scalar, check_nonzero_quaternions
+from rotode._validation import (as_float_array, as_frame, as_inertia, as_positive_scalar,
+                                check_nonzero_quaternions)
 from rotode.omega import as_source
 from rotode.torque import as_torque
 
@@ -50,35 +51,18 @@ cnp.import_array()
 
 # ---- validation (facade helpers) ----------------------------------------------------------
 
-def check_inertia(inertia, rtol=1e-12):
-    """Validate an inertia: 3 principal moments or a symmetric positive definite 3x3.
+def check_inertia(inertia):
+    """Validate an inertia: 3 principal moments or a symmetric 3x3 (`_validation.as_inertia`).
 
-    Returns ``(I, I_inv)`` as (3, 3) arrays.  Raises ValueError for a wrong shape, an
-    asymmetric or non-positive-definite matrix, and principal moments that violate the triangle
-    inequalities ``I_i <= I_j + I_k`` that every physical mass distribution satisfies.
+    Returns ``(I, I_inv)`` as (3, 3) arrays.
     """
-    Im = as_float_array(inertia, "inertia")
-    if Im.shape == (3,):
-        if not np.all(Im > 0):
-            raise ValueError(f"`inertia` principal moments must be > 0, got {Im.tolist()}")
-        Iinv = np.diag(1.0 / Im)
-        Im = np.diag(Im)
-    elif Im.shape == (3, 3):
-        scale = np.max(np.abs(Im))
-        if np.max(np.abs(Im - Im.T)) > rtol * scale:
-            raise ValueError("`inertia` must be a symmetric 3x3 matrix")
-        Im = 0.5 * (Im + Im.T)
-        Iinv = None
-    else:
+    Im = as_inertia(inertia)
+    if Im.shape != (3, 3):
         raise ValueError(f"`inertia` must have shape (3,) (principal moments) or (3, 3), "
-                         f"got {Im.shape}")
-    eig = np.linalg.eigvalsh(Im)
-    if not eig[0] > 0:
-        raise ValueError(f"`inertia` must be positive definite, eigenvalues {eig.tolist()}")
-    if eig[2] > (eig[0] + eig[1]) * (1 + rtol):
-        raise ValueError(f"`inertia` principal moments {eig.tolist()} violate the triangle "
-                         f"inequality I3 <= I1 + I2 (no mass distribution has them)")
-    if Iinv is None:
+                         f"got {np.shape(inertia)}")
+    if np.count_nonzero(Im - np.diag(np.diag(Im))) == 0:
+        Iinv = np.diag(1.0 / np.diag(Im))
+    else:
         Iinv = np.linalg.inv(Im)
         Iinv = 0.5 * (Iinv + Iinv.T)
     return Im, Iinv
@@ -103,11 +87,7 @@ def rigid_body_list(model, n):
 
 
 def _frame(frame):
-    if frame == "body":
-        return FRAME_BODY
-    if frame == "world":
-        return FRAME_WORLD
-    raise ValueError(f"`frame` must be 'body' or 'world', got {frame!r}")
+    return as_frame(frame)
 
 
 def _unit_quaternion(q, name):

@@ -2,7 +2,6 @@
 from typing import Any
 
 __all__ = ['lie_euler', 'exp2', 'magnus_ca', 'magnus2', 'magnus4', 'magnus6', 'magnus8', 'cg2', 'cg3', 'rk3', 'rk4', 'NODES']
-CG_TABLEAUS: dict[Any, Any]
 NODES: dict[Any, Any]
 def lie_euler(q, w, dt, out=..., *, frame=..., exp=...) -> Any: ...
 def exp2(q, w, dw, dt, out=..., *, frame=..., exp=...) -> Any: ...

@@ -23,12 +23,12 @@ q' = 1/2 w q).  ``NODES`` gives the fractions of the step at which ``magnus2``/`
 import numpy as np
 
 from rotode import methods as _methods
+from rotode._validation import as_frame
 
 from libc.math cimport isfinite
 from rotode.kinematic cimport (apply_rotvec, lie_euler_rotvec, exp2_rotvec, magnus_ca_rotvec,
                                magnus_ca_angle, magnus_bound, magnus4_rotvec, magnus6_rotvec,
                                magnus8_rotvec, rk3_step, rk4_step)
-from rotode.rhs cimport FRAME_BODY, FRAME_WORLD
 
 __all__ = ["lie_euler", "exp2", "magnus_ca", "magnus2", "magnus4", "magnus6", "magnus8",
            "cg2", "cg3", "rk3", "rk4", "NODES"]
@@ -68,11 +68,7 @@ cdef enum:
 
 
 cdef int _frame(str frame) except -1:
-    if frame == "body":
-        return FRAME_BODY
-    if frame == "world":
-        return FRAME_WORLD
-    raise ValueError(f"`frame` must be 'body' or 'world', got {frame!r}")
+    return as_frame(frame)
 
 
 cdef bint _approx(str exp) except -1:

@@ -23,7 +23,7 @@ noexcept nogil``, and ``evaluate_dual`` for exact Jacobians.
 """
 import numpy as np
 
-from rotode._validation import as_callable_vector, as_float_array, as_positive_scalar
+from rotode._validation import as_callable_vector, as_float_array, as_frame, as_positive_scalar
 
 from libc.math cimport fabs, sqrt
 from rotode.dual cimport *
@@ -140,8 +140,7 @@ cdef class Constant(Torque):
 
     def __init__(self, tau, frame="body"):
         tau = as_float_array(tau, "tau", (3,), batch=False)
-        if frame not in ("body", "world"):
-            raise ValueError(f"`frame` must be 'body' or 'world', got {frame!r}")
+        as_frame(frame)
         self.frame = frame
         self._world = frame == "world"
         for i in range(3):
@@ -259,7 +258,7 @@ cdef class Callable(Torque):
                 tau[0] = r[0]
                 tau[1] = r[1]
                 tau[2] = r[2]
-            except Exception as exc:
+            except BaseException as exc:   # Ctrl-C in user code too
                 self.error = exc
                 return TORQUE_ERROR
         return TORQUE_OK

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from rotode import demo
+from rotode.studies import demo
 
 
 @pytest.fixture(scope="module")

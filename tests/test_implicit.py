@@ -495,7 +495,7 @@ def test_bad_input():
 # ---- the demo helper -----------------------------------------------------------------------
 
 def test_thandle_comparison():
-    from rotode._thandle import explicit_euler, thandle_comparison
+    from rotode.studies.thandle import explicit_euler, thandle_comparison
     r = thandle_comparison(t_end=40.0)
     assert r["intermediate_axis"] == 1 and r["t"].shape == (2401,)
     ee, im, ex = r["explicit_euler"], r["implicit_midpoint"], r["exact"]

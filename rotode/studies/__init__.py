@@ -30,7 +30,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 import rotode
-from rotode import omega, torque
+from rotode import methods, omega, torque
 
 __all__ = ["STUDIES", "run_study", "write_csv", "angle_error_deg", "best_time",
            "numpy_quaternion_kinematics", "numpy_rigid_body", "seed004_omega"]
@@ -420,9 +420,11 @@ def _plot_energy_map(data, out_dir, plt):
 
 # ---- work-precision ----------------------------------------------------------------------------
 
-KINEMATIC_WP = ("lie_euler", "exp2", "magnus2", "magnus4", "magnus6", "magnus8", "cg2", "cg3",
+# Crouch-Grossman methods from the registry, by order (the first is lie_euler's arithmetic)
+_CG = methods.names(family="Crouch-Grossman")
+KINEMATIC_WP = ("lie_euler", "exp2", *methods.names("kinematics", "magnus"), *_CG[1:],
                 "rk3", "rk4", "ab3")
-RIGID_WP = ("lie_euler", "exp2", "cg3", "rk4", "rkn4", "implicit_midpoint", "trapezoid")
+RIGID_WP = ("lie_euler", "exp2", _CG[-1], "rk4", "rkn4", "implicit_midpoint", "trapezoid")
 
 
 def best_time(run, repeat=3):

@@ -23,6 +23,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 import rotode
+from rotode import methods as _methods
 from rotode.studies import (
     T_HANDLE,
     _pyplot,
@@ -36,14 +37,15 @@ from rotode.studies import (
 
 REPEAT = 3
 WIDTH = 100
+_CG = _methods.names(family="Crouch-Grossman")     # from the registry, by increasing order
 KINEMATIC_FAMILIES = {
     "exponential updates": ("lie_euler", "exp2", "magnus_ca"),
-    "Magnus (Gauss nodes)": ("magnus2", "magnus4", "magnus6", "magnus8"),
-    "Crouch-Grossman": ("cg1", "cg2", "cg3"),
+    "Magnus (Gauss nodes)": _methods.names("kinematics", "magnus"),
+    "Crouch-Grossman": _CG,
     "RK on non-unit q": ("rk3", "rk4", "ab3"),
 }
 RIGID_FAMILIES = {
-    "Lie group": ("lie_euler", "exp2", "cg3"),
+    "Lie group": ("lie_euler", "exp2", _CG[-1]),
     "RK on q": ("rk4", "rkn4"),
     "implicit": ("implicit_midpoint", "trapezoid", "object_trapezoid"),
 }
@@ -133,8 +135,8 @@ def kinematics_case(dt=0.05, t_end=100.0):
 
 def rigid_body_case(dt=1 / 60, t_end=100.0):
     """Rigid-body methods on the T-handle at a game frame rate, against the exact solution."""
-    from rotode._thandle import explicit_euler, flip_times
     from rotode.exact import free_rigid_body
+    from rotode.studies.thandle import explicit_euler, flip_times
 
     body = rotode.RigidBody(T_HANDLE)
     y0 = np.concatenate([[1.0, 0.0, 0.0, 0.0], THANDLE_W0])
