@@ -10,6 +10,8 @@
 # ~50 ms on the calling thread), the stop of every body after a Python error, and the status
 # codes below (`status_message` turns them into the result's message).
 
+from rotode.erk cimport ERK, erk_rhs
+
 cdef enum:
     STATUS_OK = 0
     STATUS_NONFINITE = 2             # the state became NaN or inf (reported, states NaN after)
@@ -20,9 +22,11 @@ cdef enum:
     STATUS_NONFINITE_ITERATE = -5    # an implicit solve met a non-finite iterate or Jacobian
     STATUS_TOO_MANY_SUBSTEPS = -6    # a step needs more sub-steps than allowed
     STATUS_ROTATION_BOUND = -7       # magnus_ca: rotation per step beyond pi/sqrt(2)
+    STATUS_STEP_TOO_SMALL = -8       # adaptive: the step fell below 10 ulp of t
+    STATUS_MAX_STEPS = -9            # adaptive: `max_steps` accepted steps without reaching tf
 
 cdef enum:
-    WORK_DOUBLES = 192               # per-body scratch handed to the callbacks
+    WORK_DOUBLES = 256               # per-body scratch handed to the callbacks
     STATE_MAX = 16                   # largest internal state z
 
 # z <- initial state of body i from its row y0 (OUT: z, work)
@@ -31,6 +35,11 @@ ctypedef int (*begin_fn)(const void* cfg, Py_ssize_t i, const double* y0, double
 # advance body i from t0 to t1 (IN/OUT: z, work)
 ctypedef int (*step_fn)(const void* cfg, Py_ssize_t i, double t0, double t1, double* z,
                         void* work) noexcept nogil
+# steps j0 -> j1 of the grid t (IN/OUT: z, work; OUT: j = where it stopped); a runner writes
+# it as one call of `advance_steps` with its own step_fn, which the C compiler inlines
+ctypedef int (*advance_fn)(const void* cfg, Py_ssize_t i, const double* t, Py_ssize_t j0,
+                           Py_ssize_t j1, double* z, void* work,
+                           Py_ssize_t* j) noexcept nogil
 # output row y (k values) and body angular velocity w (3) at time t (OUT: y, w)
 ctypedef int (*store_fn)(const void* cfg, Py_ssize_t i, double t, const double* z, double* y,
                          double* w, void* work) noexcept nogil
@@ -39,32 +48,71 @@ ctypedef void (*end_fn)(const void* cfg, Py_ssize_t i, int status, const double*
                         void* work) noexcept nogil
 
 
+cdef struct Control:
+    # step-size control of the adaptive methods (Hairer, Norsett & Wanner 1993 sec. II.4)
+    double rtol
+    const double* atol       # nz values
+    double first_step        # 0: chosen by the driver
+    double max_step          # inf: none
+    Py_ssize_t max_steps     # accepted steps per body before STATUS_MAX_STEPS
+
+
 cdef struct Stepper:
     const void* cfg
     begin_fn begin
-    step_fn step
+    advance_fn advance
     store_fn store
     end_fn end
     int k0               # columns of y0
     int k                # columns of y_out
     int nz               # leading entries of z checked for finiteness after every step
     bint to_end          # True: step to the grid's end even after the last saved slot
+    # An explicit Runge-Kutta pair (rotode/erk.pxd) instead of `step`: the driver steps
+    # z' = deriv(t, z) (the first nz entries of z) itself; with `control` the steps are
+    # chosen by the error estimate and the grid holds only the output times.
+    const ERK* erk
+    erk_rhs deriv
+    const Control* control
 
 
-cdef inline Stepper make_stepper(const void* cfg, begin_fn begin, step_fn step,
+cdef inline int advance_steps(step_fn step, int nz, const void* cfg, Py_ssize_t i,
+                              const double* t, Py_ssize_t j0, Py_ssize_t j1, double* z,
+                              void* work, Py_ssize_t* j) noexcept nogil:
+    """Steps j0 -> j1 of body i with `step`, stopping at the first failed step (OUT: z; j = j1,
+    or the index of the step that failed).  A non-finite state is found at the end of the
+    chunk (NaN and inf propagate through the steps; checking each step would cost ~10 % of a
+    cheap step), reported as STATUS_NONFINITE with j = j1."""
+    cdef Py_ssize_t jj
+    cdef int st, c
+    for jj in range(j0, j1):
+        st = step(cfg, i, t[jj], t[jj + 1], z, work)
+        if st != STATUS_OK:
+            j[0] = jj
+            return st
+    j[0] = j1
+    for c in range(nz):
+        if not (z[c] - z[c] == 0.0):              # NaN or inf
+            return STATUS_NONFINITE
+    return STATUS_OK
+
+
+cdef inline Stepper make_stepper(const void* cfg, begin_fn begin, advance_fn advance,
                                  store_fn store, end_fn end, int k0, int k, int nz,
                                  bint to_end) noexcept:
     """A `Stepper` from its parts (`end` may be NULL)."""
     cdef Stepper s
     s.cfg = cfg
     s.begin = begin
-    s.step = step
+    s.advance = advance
     s.store = store
     s.end = end
     s.k0 = k0
     s.k = k
     s.nz = nz
     s.to_end = to_end
+    s.erk = NULL
+    s.deriv = NULL
+    s.control = NULL
     return s
 
 
@@ -77,7 +125,19 @@ cdef struct Grid:
 
 # Run `s` over the grid t (n + 1,) with output slots `save` (m,) for the bodies of y0
 # (N, k0); fills y_out (N, m, k), w_out (N, m, 3), status (N,) int32 and failed (N,) intp
-# (index of the failing step, -1).  Raises the KeyboardInterrupt (or other exception of a
+# (index of the failing step, -1), and when given counts (N, 2) int64 (accepted and rejected
+# steps) and fail_t (N,) (time of a failure).  Raises the KeyboardInterrupt (or other exception of a
 # signal handler) caught while polling.
 cdef int drive(const Stepper* s, object t, object save, object y0, object y_out, object w_out,
-               object status, object failed, int workers) except -1
+               object status, object failed, int workers, object counts=*,
+               object fail_t=*) except -1
+
+
+cdef class Engine:
+    # The explicit Runge-Kutta pair of a registry method (doubles) and, for an adaptive run,
+    # its step-size control; `attach` makes a Stepper use them with the runner's f(t, z).
+    cdef ERK erk
+    cdef Control control
+    cdef readonly bint adaptive
+    cdef object _atol
+    cdef void attach(self, Stepper* s, erk_rhs deriv) noexcept

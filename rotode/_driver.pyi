@@ -1,6 +1,15 @@
 """Type stubs of the compiled module rotode._driver (checked by mypy.stubtest in CI)."""
 from typing import Any
 
-__all__ = ['STATUS', 'outcome']
+from typing_extensions import disjoint_base
+
+__all__ = ['STATUS', 'Engine', 'outcome']
+
+@disjoint_base
+class Engine:
+    def __init__(self, spec, control, n) -> None: ...
+    @property
+    def adaptive(self) -> Any: ...
+
 STATUS: dict[Any, Any]
-def outcome(status, failed, t, sources=..., reasons=...) -> Any: ...
+def outcome(status, failed, t, sources=..., reasons=..., fail_t=..., last=...) -> Any: ...

@@ -4,11 +4,15 @@
 `outcome` turns the per-body status codes into the ``status``/``message`` every runner reports
 (re-raising a Python error stored in a source).  docs/architecture.md draws the layers.
 """
+import numpy as np
+
 from cpython.exc cimport PyErr_CheckSignals
 from cython.parallel cimport prange, threadid
-from libc.math cimport NAN
+from libc.math cimport NAN, INFINITY, fabs, fmin, fmax, pow, nextafter
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 from rotode._loops cimport thread_count
+from rotode.erk cimport (ERK, ERK_MAX_STAGES, ERK_MAX_N, erk_step, erk_error_norm,
+                         erk_initial_step, erk_dense_prepare, erk_dense)
 
 cdef extern from *:
     """
@@ -20,7 +24,7 @@ cdef extern from *:
     int rotode_load_flag(const int* p) noexcept nogil
     void rotode_set_flag(int* p) noexcept nogil
 
-__all__ = ["STATUS", "outcome"]
+__all__ = ["STATUS", "Engine", "outcome"]
 
 #: Public names of the status codes (docs/architecture.md, "status contract").
 STATUS = {
@@ -28,6 +32,7 @@ STATUS = {
     "unavailable": STATUS_UNAVAILABLE, "interrupted": STATUS_INTERRUPTED,
     "not_converged": STATUS_NOT_CONVERGED, "nonfinite_iterate": STATUS_NONFINITE_ITERATE,
     "too_many_substeps": STATUS_TOO_MANY_SUBSTEPS, "rotation_bound": STATUS_ROTATION_BOUND,
+    "step_too_small": STATUS_STEP_TOO_SMALL, "max_steps": STATUS_MAX_STEPS,
 }
 
 _REASONS = {
@@ -38,18 +43,34 @@ _REASONS = {
     STATUS_NONFINITE_ITERATE: "a non-finite iterate, state or Jacobian appeared",
     STATUS_TOO_MANY_SUBSTEPS: "the step needs more sub-steps than `max_substeps`",
     STATUS_ROTATION_BOUND: "the rotation over the step reached the bound of the method",
+    STATUS_STEP_TOO_SMALL: "the required step size fell below the spacing of floats near t",
+    STATUS_MAX_STEPS: "`max_steps` steps were taken before reaching the end",
 }
+
+# Step-size controller of SciPy's explicit Runge-Kutta methods (Hairer, Norsett & Wanner 1993,
+# sec. II.4): safety factor and limits of one step's change.
+cdef double SAFETY = 0.9
+cdef double MIN_FACTOR = 0.2
+cdef double MAX_FACTOR = 10.0
 
 cdef double POLL_SECONDS = 0.05      # signal checks at most this often (calling thread only)
 
 
 cdef struct Poll:
-    int stop             # set: every body stops at its next step (STATUS_INTERRUPTED)
-    int stride           # steps between clock reads (adapts to the step cost)
-    int countdown
-    double last_clock    # last clock read
-    double last_check    # last signal check
+    # shared by the threads of a run, written only to stop it (its own cache lines)
+    char pad0[64]
+    int stop             # set: every body stops at its next tick (STATUS_INTERRUPTED)
+    char pad1[60]
     void* errors         # borrowed list receiving the exception of a signal handler
+
+
+cdef struct Clock:
+    # one per thread (64 bytes, no false sharing): when to look at the clock and the stop flag
+    int stride           # steps between ticks (adapts so that ticks are ~1-10 ms apart)
+    int countdown
+    double last_clock    # time of the last tick
+    double last_check    # time of the last signal check (calling thread)
+    char pad[40]
 
 
 cdef inline double _now() noexcept nogil:
@@ -68,24 +89,21 @@ cdef void _check_signals(Poll* p) noexcept nogil:
             rotode_set_flag(&p.stop)
 
 
-cdef inline void _poll(Poll* p) noexcept nogil:
-    """Called every step on the calling thread: a clock read every `stride` steps (the stride
-    doubles while steps are cheap, halves while they are slow), signals every POLL_SECONDS."""
-    cdef double now, gap
-    p.countdown -= 1
-    if p.countdown > 0:
-        return
-    now = _now()
-    gap = now - p.last_clock
-    p.last_clock = now
-    if gap < 1e-3 and p.stride < 65536:
-        p.stride *= 2
-    elif gap > 1e-2 and p.stride > 1:
-        p.stride //= 2
-    p.countdown = p.stride
-    if now - p.last_check >= POLL_SECONDS:
-        p.last_check = now
+cdef bint _tick(Clock* clk, Poll* p, bint poller) noexcept nogil:
+    """Every `stride` steps of a thread: read the clock (the stride doubles while ticks come
+    faster than 1 ms, halves when slower than 10 ms), check signals every POLL_SECONDS on the
+    calling thread, and say whether the run must stop."""
+    cdef double now = _now(), gap = now - clk.last_clock
+    clk.last_clock = now
+    if gap < 1e-3 and clk.stride < 65536:
+        clk.stride *= 2
+    elif gap > 1e-2 and clk.stride > 1:
+        clk.stride //= 2
+    clk.countdown = clk.stride
+    if poller and now - clk.last_check >= POLL_SECONDS:
+        clk.last_check = now
         _check_signals(p)
+    return rotode_load_flag(&p.stop)
 
 
 cdef inline int _check_row(const double* y, int k, const double* w) noexcept nogil:
@@ -101,51 +119,82 @@ cdef inline int _check_row(const double* y, int k, const double* w) noexcept nog
 
 
 cdef int _body(const Stepper* s, const Grid* g, Py_ssize_t i, const double* y0, double* yo,
-               double* wo, int* status, Py_ssize_t* failed, Poll* p,
-               bint poller) noexcept nogil:
-    """The whole time loop of body i (OUT: yo[m*k], wo[m*3], status[0], failed[0])."""
+               double* wo, int* status, Py_ssize_t* failed, long long* last, Poll* p,
+               Clock* clk, bint poller) noexcept nogil:
+    """The whole time loop of body i (OUT: yo[m*k], wo[m*3], status[0]; failed[0] and
+    last[0]: the grid indices between which a failure happened)."""
     cdef double work[WORK_DOUBLES]
     cdef double z[STATE_MAX]
-    cdef Py_ssize_t j, slot = 0, fail = -1
+    cdef double K[ERK_MAX_STAGES * ERK_MAX_N]
+    cdef double znew[ERK_MAX_N]
+    cdef bint have_f = False
+    cdef Py_ssize_t j = 0, jend, jr, slot = 0, fail = -1
     cdef int st, c
-    st = s.begin(s.cfg, i, y0, z, <void*>work)
+    cdef bint began = not rotode_load_flag(&p.stop)
+    st = s.begin(s.cfg, i, y0, z, <void*>work) if began else STATUS_INTERRUPTED
     if st == STATUS_OK and g.m > 0 and g.save[0] == 0:
         st = s.store(s.cfg, i, g.t[0], z, yo, wo, <void*>work)
         if st == STATUS_OK:
             slot = 1
+    last[0] = g.n
     if st != STATUS_OK:
         fail = 0
-    else:
-        for j in range(g.n):
-            if slot >= g.m and not s.to_end:
-                break
-            if rotode_load_flag(&p.stop):
-                st = STATUS_INTERRUPTED
-            else:
-                if poller:
-                    _poll(p)
-                st = s.step(s.cfg, i, g.t[j], g.t[j + 1], z, <void*>work)
-                if st == STATUS_OK:
-                    for c in range(s.nz):
-                        if not (z[c] - z[c] == 0.0):      # NaN or inf
-                            st = STATUS_NONFINITE
-            if st == STATUS_OK and slot < g.m and g.save[slot] == j + 1:
-                st = s.store(s.cfg, i, g.t[j + 1], z, &yo[slot * s.k], &wo[3 * slot],
-                             <void*>work)
-                if st == STATUS_OK:
-                    st = _check_row(&yo[slot * s.k], s.k, &wo[3 * slot])
-                if st == STATUS_OK:
-                    slot += 1
+        last[0] = 0
+    # chunks of steps up to the next output slot or the next tick, each advanced by the
+    # runner's own loop (its step inlined there)
+    while st == STATUS_OK and j < g.n:
+        if slot >= g.m and not s.to_end:
+            break
+        jend = g.save[slot] if slot < g.m else g.n
+        if jend - j > clk.countdown:
+            jend = j + clk.countdown
+        if s.erk == NULL:
+            st = s.advance(s.cfg, i, g.t, j, jend, z, <void*>work, &jr)
+        else:
+            jr = j
+            while jr < jend:
+                st = _erk_fixed(s, i, g.t[jr], g.t[jr + 1], z, K, znew, &have_f, work)
+                for c in range(s.nz):
+                    if st == STATUS_OK and not (z[c] - z[c] == 0.0):
+                        st = STATUS_NONFINITE
+                if st == STATUS_NONFINITE:    # found at its step: name that step alone
+                    clk.countdown -= <int>(jr - j)
+                    j = jr
+                    jr += 1
+                if st != STATUS_OK:
+                    break
+                jr += 1
+        clk.countdown -= <int>(jr - j)
+        if st == STATUS_NONFINITE:    # somewhere in steps j .. jr - 1: name the range
+            fail = j
+            last[0] = jr
+            break
+        j = jr
+        if st != STATUS_OK:
+            fail = j
+            last[0] = j + 1
+            break
+        if (clk.countdown <= 0 and _tick(clk, p, poller)) or rotode_load_flag(&p.stop):
+            st = STATUS_INTERRUPTED
+            fail = j
+            last[0] = j
+            break
+        if slot < g.m and g.save[slot] == j:
+            st = s.store(s.cfg, i, g.t[j], z, &yo[slot * s.k], &wo[3 * slot], <void*>work)
+            if st == STATUS_OK:
+                st = _check_row(&yo[slot * s.k], s.k, &wo[3 * slot])
             if st != STATUS_OK:
-                fail = j
+                fail = j - 1
+                last[0] = j
                 break
+            slot += 1
     while slot < g.m:                  # after a failure: NaN, never silently wrong numbers
         for c in range(s.k):
             yo[slot * s.k + c] = NAN
         for c in range(3):
             wo[3 * slot + c] = NAN
         slot += 1
-    if s.end != NULL:
+    if s.end != NULL and began:
         s.end(s.cfg, i, st, z, <void*>work)
     if st == STATUS_SOURCE_ERROR:     # a Python error: the caller raises it, stop the others
         rotode_set_flag(&p.stop)
@@ -154,8 +203,164 @@ cdef int _body(const Stepper* s, const Grid* g, Py_ssize_t i, const double* y0, 
     return st
 
 
+cdef inline void _one(const Stepper* s, const Grid* g, Py_ssize_t i, const double* y0,
+                      double* yo, double* wo, int* status, Py_ssize_t* failed, double* fail_t,
+                      long long* counts, Poll* p, Clock* clk, bint poller,
+                      bint adaptive) noexcept nogil:
+    if adaptive:
+        _body_adaptive(s, g, i, y0, yo, wo, status, failed, fail_t, counts, p, clk, poller)
+    else:
+        _body(s, g, i, y0, yo, wo, status, failed, counts, p, clk, poller)
+        fail_t[0] = g.t[failed[0]] if failed[0] >= 0 else g.t[0]
+
+
+cdef int _erk_fixed(const Stepper* s, Py_ssize_t i, double t0, double t1, double* z,
+                    double* K, double* znew, bint* have_f, double* work) noexcept nogil:
+    """One fixed step of an explicit Runge-Kutta pair; its FSAL stage is kept for the next."""
+    cdef const ERK* T = s.erk
+    cdef int st, k
+    if not have_f[0]:
+        st = s.deriv(s.cfg, i, t0, z, K, <void*>work)
+        if st != STATUS_OK:
+            return st
+    st = erk_step(T, s.deriv, s.cfg, i, <void*>work, s.nz, t0, t1 - t0, z, K, znew)
+    if st == STATUS_OK:
+        st = s.deriv(s.cfg, i, t1, znew, K, <void*>work)      # f(t1, y1): the next K[0]
+    have_f[0] = st == STATUS_OK
+    for k in range(s.nz):
+        z[k] = znew[k]
+    return st
+
+
+cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const double* y0,
+                        double* yo, double* wo, int* status, Py_ssize_t* failed,
+                        double* fail_t, long long* counts, Poll* p, Clock* clk,
+                        bint poller) noexcept nogil:
+    """Body i with error-controlled steps; the grid holds the output times only."""
+    cdef const ERK* T = s.erk
+    cdef const Control* C = s.control
+    cdef double work[WORK_DOUBLES]
+    cdef double z[STATE_MAX]
+    cdef double znew[ERK_MAX_N]
+    cdef double zd[STATE_MAX]
+    cdef double K[ERK_MAX_STAGES * ERK_MAX_N]
+    cdef double F[7 * ERK_MAX_N]
+    cdef double t = g.t[0], tf = g.t[g.n], direction, h, h_abs, t_new, err, factor, tt
+    cdef double min_step
+    cdef Py_ssize_t slot = 0, accepted = 0, rejected = 0
+    cdef int st, c, n = s.nz
+    cdef bint ok, prepared
+    direction = 1.0 if tf > t else -1.0
+    cdef bint began = not rotode_load_flag(&p.stop)
+    st = s.begin(s.cfg, i, y0, z, <void*>work) if began else STATUS_INTERRUPTED
+    if st == STATUS_OK and g.m > 0 and g.save[0] == 0:
+        st = s.store(s.cfg, i, t, z, yo, wo, <void*>work)
+        if st == STATUS_OK:
+            st = _check_row(yo, s.k, wo)
+        if st == STATUS_OK:
+            slot = 1
+    if st == STATUS_OK:
+        st = s.deriv(s.cfg, i, t, z, K, <void*>work)
+    if st == STATUS_OK:
+        if C.first_step > 0.0:
+            h_abs = fmin(C.first_step, fabs(tf - t))
+        else:
+            st = erk_initial_step(T, s.deriv, s.cfg, i, <void*>work, n, t, z, K, direction,
+                                  fabs(tf - t), C.rtol, C.atol, C.max_step, &h_abs)
+    while st == STATUS_OK and direction * (tf - t) > 0.0:
+        clk.countdown -= 1
+        if clk.countdown <= 0 and _tick(clk, p, poller):
+            st = STATUS_INTERRUPTED
+            break
+        if accepted >= C.max_steps:
+            st = STATUS_MAX_STEPS
+            break
+        min_step = 10.0 * fabs(nextafter(t, direction * INFINITY) - t)
+        if h_abs > C.max_step:
+            h_abs = C.max_step
+        elif h_abs < min_step:
+            h_abs = min_step
+        ok = False
+        while True:
+            if h_abs < min_step:
+                st = STATUS_STEP_TOO_SMALL
+                break
+            t_new = t + h_abs * direction
+            if direction * (t_new - tf) > 0.0:
+                t_new = tf
+            h = t_new - t
+            h_abs = fabs(h)
+            st = erk_step(T, s.deriv, s.cfg, i, <void*>work, n, t, h, z, K, znew)
+            if st == STATUS_OK:
+                st = s.deriv(s.cfg, i, t_new, znew, &K[T.s * n], <void*>work)
+            if st != STATUS_OK:
+                break
+            err = erk_error_norm(T, n, h, K, z, znew, C.rtol, C.atol)
+            if err < 1.0:
+                factor = MAX_FACTOR if err == 0.0 else fmin(MAX_FACTOR,
+                                                            SAFETY * pow(err, T.exponent))
+                if ok:                    # (ok marks a rejection before this acceptance)
+                    factor = fmin(1.0, factor)
+                h_abs = h_abs * factor
+                break
+            h_abs = h_abs * fmax(MIN_FACTOR, SAFETY * pow(err, T.exponent))
+            ok = True
+            rejected += 1
+        if st != STATUS_OK:
+            break
+        for c in range(n):
+            if not (znew[c] - znew[c] == 0.0):
+                st = STATUS_NONFINITE
+        if st != STATUS_OK:
+            break
+        prepared = False
+        while slot < g.m and direction * (g.t[g.save[slot]] - t_new) <= 0.0:
+            tt = g.t[g.save[slot]]
+            if tt == t_new:
+                for c in range(n):
+                    zd[c] = znew[c]
+            else:
+                if not prepared:
+                    st = erk_dense_prepare(T, s.deriv, s.cfg, i, <void*>work, n, t, h, z, znew,
+                                           K, F)
+                    if st != STATUS_OK:
+                        break
+                    prepared = True
+                erk_dense(T, n, (tt - t) / h, z, F, zd)
+            st = s.store(s.cfg, i, tt, zd, &yo[slot * s.k], &wo[3 * slot], <void*>work)
+            if st == STATUS_OK:
+                st = _check_row(&yo[slot * s.k], s.k, &wo[3 * slot])
+            if st != STATUS_OK:
+                break
+            slot += 1
+        if st != STATUS_OK:
+            break
+        for c in range(n):
+            z[c] = znew[c]
+            K[c] = K[T.s * n + c]                # FSAL: f(t_new, y_new) starts the next step
+        t = t_new
+        accepted += 1
+    while slot < g.m:
+        for c in range(s.k):
+            yo[slot * s.k + c] = NAN
+        for c in range(3):
+            wo[3 * slot + c] = NAN
+        slot += 1
+    if s.end != NULL and began:
+        s.end(s.cfg, i, st, z, <void*>work)
+    if st == STATUS_SOURCE_ERROR:
+        rotode_set_flag(&p.stop)
+    status[0] = st
+    failed[0] = accepted if st != STATUS_OK else -1
+    fail_t[0] = t
+    counts[0] = accepted
+    counts[1] = rejected
+    return st
+
+
 cdef int drive(const Stepper* s, object t, object save, object y0, object y_out, object w_out,
-               object status, object failed, int workers) except -1:
+               object status, object failed, int workers, object counts=None,
+               object fail_t=None) except -1:
     cdef const double[::1] tv = t
     cdef const Py_ssize_t[::1] sv = save
     cdef const double[:, ::1] yv = y0
@@ -164,11 +369,22 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
     cdef int[::1] stv = status
     cdef Py_ssize_t[::1] fv = failed
     cdef Py_ssize_t nbodies = yv.shape[0], i
+    if counts is None:
+        counts = np.zeros((nbodies, 2), dtype=np.int64)
+    if fail_t is None:
+        fail_t = np.zeros(nbodies)
+    cdef long long[:, ::1] cv = counts
+    cdef double[::1] ftv = fail_t
+    cdef bint adaptive = s.control != NULL
     cdef Grid g
     cdef list errors = []
     cdef Poll p
+    cdef Clock clocks[64]
+    cdef int tid
     cdef int nthreads = thread_count(workers)
-    if s.nz > STATE_MAX or yv.shape[1] != s.k0 or yo.shape[2] != s.k:
+    if (s.nz > STATE_MAX or yv.shape[1] != s.k0 or yo.shape[2] != s.k
+            or (s.erk != NULL and (s.nz > ERK_MAX_N or s.deriv == NULL))
+            or (adaptive and s.erk == NULL)):
         raise ValueError("the stepper does not match its arrays")
     if nbodies == 0:
         return 0
@@ -180,33 +396,115 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
     cdef double* yop = &yo[0, 0, 0] if g.m else NULL
     cdef double* wop = &wo[0, 0, 0] if g.m else NULL
     p.stop = 0
-    p.stride = 1
-    p.countdown = 1
-    p.last_clock = _now()
-    p.last_check = p.last_clock
     p.errors = <void*>errors
+    nthreads = min(nthreads, 64)
+    for tid in range(64):
+        clocks[tid].stride = 1
+        clocks[tid].countdown = 1
+        clocks[tid].last_clock = _now() if tid < nthreads else 0.0
+        clocks[tid].last_check = clocks[tid].last_clock
     if nthreads == 1 or nbodies < 2:
         with nogil:
             for i in range(nbodies):
-                _body(s, &g, i, &yv[i, 0], yop + i * ky, wop + i * kw, &stv[i], &fv[i], &p,
-                      True)
+                _one(s, &g, i, &yv[i, 0], yop + i * ky, wop + i * kw, &stv[i], &fv[i], &ftv[i],
+                     &cv[i, 0], &p, &clocks[0], True, adaptive)
     else:
         for i in prange(nbodies, nogil=True, num_threads=nthreads, schedule="static"):
-            _body(s, &g, i, &yv[i, 0], yop + i * ky, wop + i * kw, &stv[i], &fv[i], &p,
-                  threadid() == 0)
+            tid = threadid()
+            _one(s, &g, i, &yv[i, 0], yop + i * ky, wop + i * kw, &stv[i], &fv[i], &ftv[i],
+                 &cv[i, 0], &p, &clocks[tid], tid == 0, adaptive)
     if errors:
         raise errors[0]
     return 0
 
 
-def outcome(status, failed, t, sources=(), reasons=None):
+cdef class Engine:
+    """A registry method's embedded pair for the driver, with its step-size control.
+
+    Parameters
+    ----------
+    spec : rotode.methods.Method
+        A method with an ``erk`` kernel (tableau and `Embedded` data).
+    control : tuple or None
+        ``(rtol, atol, first_step, max_step, max_steps)`` as checked by
+        `rotode._validation.as_control` (``atol`` an array of ``n`` values), or None for fixed
+        steps on the grid.
+    n : int
+        State size (the atol values and the RMS norm).
+    """
+
+    def __init__(self, spec, control, int n):
+        cdef ERK* T = &self.erk
+        cdef int r, j
+        a, b, c = spec.tableau.doubles
+        emb = spec.embedded.doubles
+        kind = spec.embedded.kind
+        s = len(b)
+        extra = emb["extra_a"]
+        if s + 1 + len(extra) > ERK_MAX_STAGES or n > ERK_MAX_N:
+            raise ValueError(f"method {spec.name!r} exceeds the compiled pair's sizes")
+        for r in range(ERK_MAX_STAGES * ERK_MAX_STAGES):
+            T.a[r] = 0.0
+        for r in range(ERK_MAX_STAGES):
+            T.b[r] = 0.0
+            T.c[r] = 0.0
+            T.e[r] = 0.0
+            T.e3[r] = 0.0
+        for r in range(4 * ERK_MAX_STAGES):
+            T.dense[r] = 0.0
+        T.kind = 0 if kind == "dopri5" else 1
+        T.s = s
+        T.s_dense = s + 1 + len(extra)
+        T.exponent = -1.0 / (spec.embedded.error_order + 1)
+        for r in range(s):
+            T.b[r] = b[r]
+            T.c[r] = c[r]
+            for j in range(r):
+                T.a[r * ERK_MAX_STAGES + j] = a[r][j]
+        T.c[s] = 1.0
+        for r in range(len(extra)):
+            T.c[s + 1 + r] = emb["extra_c"][r]
+            for j in range(len(extra[r])):
+                T.a[(s + 1 + r) * ERK_MAX_STAGES + j] = extra[r][j]
+        for j in range(len(emb["e"])):
+            T.e[j] = emb["e"][j]
+        if emb["e3"] is not None:
+            for j in range(len(emb["e3"])):
+                T.e3[j] = emb["e3"][j]
+        dense = emb["dense"]
+        for r in range(len(dense)):
+            for j in range(len(dense[r])):
+                if kind == "dopri5":
+                    T.dense[r * 4 + j] = dense[r][j]            # P[stage][power]
+                else:
+                    T.dense[r * ERK_MAX_STAGES + j] = dense[r][j]   # D[row][stage]
+        self.adaptive = control is not None
+        cdef const double[::1] av
+        if self.adaptive:
+            rtol, atol, first_step, max_step, max_steps = control
+            self._atol = np.ascontiguousarray(np.broadcast_to(atol, (n,)), dtype=np.float64)
+            av = self._atol
+            self.control.rtol = rtol
+            self.control.atol = &av[0]
+            self.control.first_step = first_step
+            self.control.max_step = max_step
+            self.control.max_steps = max_steps
+
+    cdef void attach(self, Stepper* s, erk_rhs deriv) noexcept:
+        s.erk = &self.erk
+        s.deriv = deriv
+        s.control = &self.control if self.adaptive else NULL
+
+
+def outcome(status, failed, t, sources=(), reasons=None, fail_t=None, last=None):
     """``(status, message)`` of a run from its per-body codes (the status contract).
 
     A body whose source stored a Python error (``STATUS_SOURCE_ERROR``) makes this raise that
     error unchanged; otherwise the first failed body names the step, its time and the reason
-    (`reasons` overrides the default texts per code), and the result reports its code.
+    (`reasons` overrides the default texts per code), and the result reports its code.  With
+    `fail_t` (adaptive runs) every failure is reported as status -1, as `solve_ivp` does;
+    `last` (fixed grids: ``counts[:, 0]`` of `drive`) bounds the steps where it happened.
     """
-    import numpy as np
     status = np.asarray(status)
     bad = np.flatnonzero(status != STATUS_OK)
     if bad.size == 0:
@@ -222,6 +520,13 @@ def outcome(status, failed, t, sources=(), reasons=None):
     code = int(status[k])
     j = int(failed[k])
     reason = (reasons or {}).get(code) or _REASONS.get(code, f"failure (code {code})")
-    span = (f"t = {float(t[j])!r} to {float(t[j + 1])!r}" if j + 1 < len(t)
-            else f"t = {float(t[j])!r}")
-    return code, f"body {k}, step {j} ({span}): {reason}; its states from there on are NaN"
+    if fail_t is not None:                    # adaptive: the step that failed started at t
+        where = f"step {j} (t = {float(fail_t[k])!r})"
+        code = -1
+    else:                                     # fixed grid: steps j .. end - 1
+        end = max(j + 1, min(int(last[k]), len(t) - 1)) if last is not None else j + 1
+        end = min(end, len(t) - 1)
+        steps = f"step {j}" if end <= j + 1 else f"steps {j} to {end - 1}"
+        where = (f"{steps} (t = {float(t[j])!r} to {float(t[end])!r})" if end > j
+                 else f"step {j} (t = {float(t[j])!r})")
+    return code, f"body {k}, {where}: {reason}; its states from there on are NaN"

@@ -28,7 +28,51 @@ __all__ = [
     "as_frame",
     "FRAMES",
     "as_inertia",
+    "as_control",
 ]
+
+#: Default cap on the accepted steps of one body in an error-controlled run.
+DEFAULT_MAX_STEPS = 10_000_000
+_EPS = np.finfo(float).eps
+
+
+def as_control(rtol, atol, first_step, max_step, max_steps, n, length):
+    """``(rtol, atol (n,), first_step, max_step, max_steps)`` of an error-controlled run.
+
+    As SciPy's ``solve_ivp``: ``rtol`` > 0 (below 100 eps it is raised to 100 eps with a
+    warning), ``atol`` >= 0 a scalar or ``n`` values, ``first_step`` > 0 and within the span
+    (None: chosen from the problem), ``max_step`` > 0 (None: no limit); ``max_steps`` caps the
+    accepted steps per body (None: `DEFAULT_MAX_STEPS`).
+    """
+    rtol = 1e-3 if rtol is None else as_positive_scalar(rtol, "rtol")
+    if rtol < 100 * _EPS:
+        warnings.warn(f"`rtol` is too low, setting it to {100 * _EPS}", stacklevel=3)
+        rtol = 100 * _EPS
+    atol = 1e-6 if atol is None else atol
+    a = as_float_array(atol, "atol")
+    if a.shape not in ((), (n,)):
+        raise ValueError(f"`atol` must be a scalar or have shape ({n},), got {a.shape}")
+    if np.any(a < 0):
+        raise ValueError(f"`atol` must be >= 0, got {atol!r}")
+    a = np.ascontiguousarray(np.broadcast_to(a, (n,)), dtype=np.float64)
+    if first_step is None:
+        first = 0.0
+    else:
+        first = as_positive_scalar(first_step, "first_step")
+        if first > length:
+            raise ValueError(f"`first_step`={first!r} exceeds the span {length!r}")
+    top = np.inf
+    if max_step is not None and not (isinstance(max_step, numbers.Real)
+                                     and float(max_step) == np.inf):
+        top = as_positive_scalar(max_step, "max_step")
+    if max_steps is None:
+        cap = DEFAULT_MAX_STEPS
+    elif isinstance(max_steps, (bool, np.bool_)) or not isinstance(max_steps, numbers.Integral) \
+            or max_steps < 1:
+        raise ValueError(f"`max_steps` must be an integer >= 1, got {max_steps!r}")
+    else:
+        cap = int(max_steps)
+    return rtol, a, first, top, cap
 
 #: Relative tolerance of the inertia checks (symmetry, positive definiteness, triangle
 #: inequality), as a fraction of the tensor's largest entry or moment: far above the round-off

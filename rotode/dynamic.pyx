@@ -40,7 +40,7 @@ qdot0 : array_like, shape (N, 4) or (4,)
 import numpy as np
 
 from rotode import methods as _methods
-from rotode._driver import outcome
+from rotode._driver import Engine, outcome
 from rotode._validation import (as_callable_vector, as_float_array, as_positive_scalar,
                                 as_step_grid, as_workers)
 from rotode.rhs import rigid_body_list
@@ -48,16 +48,16 @@ from rotode.rhs import rigid_body_list
 from cpython.ref cimport PyObject
 from libc.math cimport sqrt, NAN
 from libc.stdlib cimport malloc, free
-from rotode._driver cimport Stepper, drive, make_stepper, STATUS_OK, WORK_DOUBLES
+from rotode._driver cimport (Engine, Stepper, advance_steps, drive, make_stepper, STATUS_OK,
+                             WORK_DOUBLES)
 from rotode.quaternion cimport quat_rotate
 from rotode.rhs cimport RigidBody
 
 __all__ = ["METHODS", "KERNELS", "run"]
 
 #: The rigid-body methods this runner steps (from the registry, rotode.methods).
-METHODS = _methods.names("rigid body", "lie_euler") + _methods.names("rigid body", "cg") + \
-    tuple(n for n in _methods.names("rigid body") if _methods.get(n).kernels["rigid body"] in
-          ("rk3", "rk4", "ab3", "rkn4"))
+METHODS = tuple(n for n in _methods.names("rigid body")
+                if _methods.get(n).kernels["rigid body"] != "implicit")
 
 cdef enum:
     M_LIE_EULER = 0
@@ -66,10 +66,11 @@ cdef enum:
     M_RK4 = 3
     M_AB3 = 4
     M_RKN4 = 5
+    M_ERK = 6     # embedded pairs (rotode/erk.pxd), stepped by the driver on [q, w]' = f
 
 #: Kernel names of the registry -> their codes here.
 KERNELS = {"lie_euler": M_LIE_EULER, "cg": M_CG, "rk3": M_RK3, "rk4": M_RK4, "ab3": M_AB3,
-           "rkn4": M_RKN4}
+           "rkn4": M_RKN4, "erk": M_ERK}
 
 
 cdef struct RunCfg:
@@ -306,6 +307,17 @@ cdef int _step(const void* c, Py_ssize_t i, double t0, double t1, double* z,
     return STATUS_OK
 
 
+cdef int _advance(const void* c, Py_ssize_t i, const double* t, Py_ssize_t j0,
+                  Py_ssize_t j1, double* z, void* work, Py_ssize_t* j) noexcept nogil:
+    return advance_steps(_step, (<const RunCfg*>c).nz, c, i, t, j0, j1, z, work, j)
+
+
+cdef int _deriv(const void* c, Py_ssize_t i, double t, const double* z, double* dz,
+                void* work) noexcept nogil:
+    """[q, w]' of the non-unit quaternion rigid body (Rucker 2018 eqs. 22-23, Euler) (OUT)."""
+    return body_rhs(&(<DynWork*>work).b, t, z, dz)
+
+
 cdef int _store_row(const void* c, Py_ssize_t i, double t, const double* z, double* y,
                     double* w, void* work) noexcept nogil:
     _store(<const RunCfg*>c, z, y, w)
@@ -414,8 +426,15 @@ def run(method, model, y0, t, save, options=None, workers=1):
     force = opts.pop("force", None)
     mass = opts.pop("mass", None)
     qdot0 = opts.pop("qdot0", None)
+    control = opts.pop("control", None)
     if opts:
         raise TypeError(f"unknown option(s) for method {method!r}: {sorted(opts)}")
+    if control is not None and kernel != "erk":
+        raise ValueError(f"method {method!r} has no error estimate (no `rtol`/`atol`)")
+    if kernel == "erk" and (normalize or restore or substeps is not None):
+        raise TypeError(f"options `normalize`, `restore_momentum` and `torque_substeps` are not "
+                        f"accepted by {method!r} (the driver steps its embedded pair on "
+                        "[q, w])")
     if qdot0 is not None and kernel != "rkn4":
         raise TypeError(f"option `qdot0` is only accepted by 'rkn4', not {method!r}")
     if normalize and kernel in ("lie_euler", "cg"):
@@ -537,7 +556,13 @@ def run(method, model, y0, t, save, options=None, workers=1):
     cfg.qdot = &qdv[0, 0] if N else NULL
     cfg.nfev = &nv[0] if N else NULL
     cfg.nfev_force = &nfv[0] if N else NULL
-    cdef Stepper sp = make_stepper(&cfg, _begin, _step, _store_row, _end, k, k, cfg.nz, True)
+    cdef Stepper sp = make_stepper(&cfg, _begin, _advance, _store_row, _end, k, k, cfg.nz, True)
+    engine = Engine(spec, control, 7) if kernel == "erk" else None
+    if engine is not None:
+        (<Engine>engine).attach(&sp, _deriv)
+    counts = np.zeros((N, 2), dtype=np.int64)
+    fail_t = np.zeros(N)
+    adaptive = control is not None
     cdef BodyCtx* ctx = <BodyCtx*>malloc(nmod * sizeof(BodyCtx))
     if ctx == NULL:
         raise MemoryError()
@@ -545,12 +570,17 @@ def run(method, model, y0, t, save, options=None, workers=1):
         for b_ in range(nmod):
             _fill_body(&ctx[b_], models[b_], hold, npoints, start == "evaluate")
         cfg.bodies = ctx
-        drive(&sp, t, save, y0, y_out, w_out, status, failed, workers)
+        drive(&sp, t, save, y0, y_out, w_out, status, failed, workers, counts, fail_t)
     finally:
         free(ctx)
-    code, message = outcome(status, failed, t, [mdl.torque for mdl in models] + [fsrc])
+    code, message = outcome(status, failed, t, [mdl.torque for mdl in models] + [fsrc],
+                            fail_t=fail_t if adaptive else None,
+                            last=None if adaptive else counts[:, 0])
     stats = {"n_steps": int(n * substeps), "n_main_steps": int(n),
              "nfev": int(nfev.max()) if N else 0, "status": code, "message": message}
+    if adaptive:
+        stats["n_steps"] = stats["n_main_steps"] = int(counts[:, 0].max()) if N else 0
+        stats["n_rejected"] = int(counts[:, 1].max()) if N else 0
     if fsrc is not None:
         stats["nfev_force"] = int(nfevf.max()) if N else 0
     if kernel == "rkn4":

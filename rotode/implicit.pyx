@@ -30,7 +30,7 @@ from cpython.ref cimport PyObject
 from libc.stdlib cimport malloc, free
 from libc.math cimport sqrt, isfinite
 
-from rotode._driver cimport Stepper, drive, make_stepper, STATUS_OK
+from rotode._driver cimport Stepper, advance_steps, drive, make_stepper, STATUS_OK
 from rotode.dual cimport dual, seed_duals
 from rotode.rhs cimport RigidBody
 from rotode.torque cimport Torque, Gravity, Constant
@@ -158,6 +158,11 @@ cdef int _step(const void* c, Py_ssize_t i, double t0, double t1, double* z,
                          &g.counters[i], &g.nfev[i])
 
 
+cdef int _advance(const void* c, Py_ssize_t i, const double* t, Py_ssize_t j0,
+                  Py_ssize_t j1, double* z, void* work, Py_ssize_t* j) noexcept nogil:
+    return advance_steps(_step, 7, c, i, t, j0, j1, z, work, j)
+
+
 cdef int _store_row(const void* c, Py_ssize_t i, double t, const double* z, double* y,
                     double* w, void* work) noexcept nogil:
     _store(&(<const ImpCfg*>c).bodies[i], z, &z[4], y, w)
@@ -276,7 +281,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     g.o.max_iter = max_iter
     g.o.max_substeps = max_substeps
     g.o.bound = bound
-    cdef Stepper sp = make_stepper(&g, _begin, _step, _store_row, NULL, 7, 7, 7, True)
+    cdef Stepper sp = make_stepper(&g, _begin, _advance, _store_row, NULL, 7, 7, 7, True)
     cdef ImplicitBody* bd = <ImplicitBody*>malloc(max(N, 1) * sizeof(ImplicitBody))
     cdef ImplicitCounters* cn = <ImplicitCounters*>malloc(max(N, 1) * sizeof(ImplicitCounters))
     cdef PyObject** tq = <PyObject**>malloc(max(N, 1) * sizeof(PyObject*))
@@ -307,7 +312,8 @@ def run(method, model, y0, t, save, options=None, workers=1):
         g.w_dependent = wdep
         g.counters = cn
         g.nfev = &nf[0] if N else NULL
-        drive(&sp, T, S, Y, y_out, w_out, statuses, failed, workers)
+        counts = np.zeros((N, 2), dtype=np.int64)
+        drive(&sp, T, S, Y, y_out, w_out, statuses, failed, workers, counts)
         subs = np.array([cn[i].substeps for i in range(N)], dtype=np.int64)
         iters = np.array([cn[i].iterations for i in range(N)], dtype=np.int64)
         itmax = max([cn[i].max_iterations for i in range(N)], default=0)
@@ -317,7 +323,8 @@ def run(method, model, y0, t, save, options=None, workers=1):
         free(cn)
         free(tq)
         free(wdep)
-    code, message = outcome(statuses, failed, T, [(<RigidBody>b).torque for b in bodies])
+    code, message = outcome(statuses, failed, T, [(<RigidBody>b).torque for b in bodies],
+                            last=counts[:, 0])
     stats = {
         "n_steps": int(n),
         "nfev": int(nfev.max()) if N else 0,

@@ -12,6 +12,7 @@ from scipy.spatial.transform import Rotation
 
 from rotode import dynamic, implicit, kinematic, methods
 from rotode._validation import (
+    as_control,
     as_float_array,
     as_positive_scalar,
     as_workers,
@@ -155,8 +156,8 @@ def _state_width(kind, options):
     return (7, 13) if options.get("force") is not None else (7,)
 
 
-def _time_grid(t_span, dt, t_eval, save_every):
-    """Grid (n+1,) and the indices to save; see `integrate` for the rules."""
+def _span(t_span):
+    """(t0, tf) as finite distinct floats."""
     try:
         t0, tf = (float(x) for x in t_span)
     except OverflowError:      # an integer beyond the float range
@@ -168,6 +169,43 @@ def _time_grid(t_span, dt, t_eval, save_every):
         raise ValueError(f"`t_span` must be finite, got {(t0, tf)!r}")
     if t0 == tf:
         raise ValueError("`t_span` must have t0 != tf")
+    return t0, tf
+
+
+def _eval_times(t_eval, t0, tf):
+    """`t_eval` as a checked float64 array (monotonic in the direction of t_span, inside)."""
+    direction = 1.0 if tf > t0 else -1.0
+    te = as_float_array(t_eval, "t_eval")
+    if te.ndim != 1 or te.size == 0:
+        raise ValueError(f"`t_eval` must be a non-empty 1-D array, got shape {te.shape}")
+    steps = np.diff(te) * direction
+    if np.any(steps <= 0):
+        raise ValueError("`t_eval` must be strictly monotonic in the direction of `t_span`")
+    lo, hi = min(t0, tf), max(t0, tf)
+    if te.min() < lo or te.max() > hi:
+        raise ValueError(f"`t_eval` must lie within `t_span` {(t0, tf)!r}")
+    return te
+
+
+def _output_grid(t_span, t_eval, save_every):
+    """Error-controlled runs: the output times (t0, t_eval..., tf) and the indices to save
+    (``t_eval``, or t0 and tf without it)."""
+    t0, tf = _span(t_span)
+    if save_every is not None:
+        raise ValueError("`save_every` counts fixed steps: with error control give `t_eval`")
+    if t_eval is None:
+        return np.array([t0, tf]), np.array([0, 1], dtype=np.intp)
+    te = _eval_times(t_eval, t0, tf)
+    inner = te[(te != t0) & (te != tf)]
+    grid = np.ascontiguousarray(np.concatenate([[t0], inner, [tf]]))
+    direction = 1.0 if tf > t0 else -1.0
+    save = np.searchsorted(direction * (grid - t0), direction * (te - t0)).astype(np.intp)
+    return grid, save
+
+
+def _time_grid(t_span, dt, t_eval, save_every):
+    """Grid (n+1,) and the indices to save; see `integrate` for the rules."""
+    t0, tf = _span(t_span)
     dt = as_positive_scalar(dt, "dt")
     direction = 1.0 if tf > t0 else -1.0
     length = abs(tf - t0)
@@ -192,15 +230,7 @@ def _time_grid(t_span, dt, t_eval, save_every):
         return grid, save
     if save_every is not None:
         raise ValueError("give either `t_eval` or `save_every`, not both")
-    te = as_float_array(t_eval, "t_eval")
-    if te.ndim != 1 or te.size == 0:
-        raise ValueError(f"`t_eval` must be a non-empty 1-D array, got shape {te.shape}")
-    steps = np.diff(te) * direction
-    if np.any(steps <= 0):
-        raise ValueError("`t_eval` must be strictly monotonic in the direction of `t_span`")
-    lo, hi = min(t0, tf), max(t0, tf)
-    if te.min() < lo or te.max() > hi:
-        raise ValueError(f"`t_eval` must lie within `t_span` {(t0, tf)!r}")
+    te = _eval_times(t_eval, t0, tf)
     # Work on s = direction * (t - t0) >= 0, increasing.
     s_grid = direction * (grid - t0)
     s_eval = direction * (te - t0)
@@ -232,7 +262,8 @@ def _as_workers(workers):
     return 1 if workers is None else as_workers(workers)
 
 
-def integrate(model, t_span, y0, method="rk4", dt=None, *, frame=None, t_eval=None,
+def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
+              first_step=None, max_step=None, max_steps=None, frame=None, t_eval=None,
               save_every=None, workers=1, **options):
     """Integrate orientation kinematics or rigid-body dynamics with a native fixed-step method.
 
@@ -305,8 +336,24 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, frame=None, t_eval=No
         raise ValueError(f"unknown method {method!r} for {kind}{hint}; choose one of "
                          f"{methods_for(kind)}")
     runner = runner_for(spec, kind)
-    if dt is None:
-        raise TypeError("`dt` is required: the native methods take fixed steps")
+    if "control" in options:
+        raise TypeError("unknown option `control` (use rtol, atol, first_step, max_step, "
+                        "max_steps)")
+    control = (rtol, atol, first_step, max_step, max_steps)
+    adaptive = dt is None and spec.adaptive
+    if dt is not None and (rtol is not None or atol is not None):
+        raise ValueError("give `dt` (fixed steps) or `rtol`/`atol` (error control), not both: "
+                         f"drop `dt` to let {name!r} choose its steps")
+    if dt is not None and any(c is not None for c in control[2:]):
+        raise ValueError("`first_step`, `max_step` and `max_steps` apply to error-controlled "
+                         "runs: drop `dt`")
+    if not spec.adaptive and any(c is not None for c in control):
+        raise ValueError(f"method {name!r} has no error estimate, so `rtol`/`atol` do not "
+                         f"apply: give `dt`, or use one of "
+                         f"{tuple(m for m in methods.names(kind) if methods.get(m).adaptive)}")
+    if dt is None and not adaptive:
+        raise TypeError(f"`dt` is required: {name!r} takes fixed steps (the error-controlled "
+                        f"methods take `rtol`/`atol` instead)")
     widths = _state_width(kind, options)
     y0 = as_float_array(y0, "y0")
     if y0.ndim not in (1, 2) or y0.shape[y0.ndim - 1] not in widths:
@@ -325,7 +372,11 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, frame=None, t_eval=No
     if isinstance(runner_model, list) and len(runner_model) != n_bodies:
         raise ValueError(f"`model` lists {len(runner_model)} rigid bodies but `y0` holds "
                          f"{n_bodies} states")
-    grid, save = _time_grid(t_span, dt, t_eval, save_every)
+    if adaptive:
+        grid, save = _output_grid(t_span, t_eval, save_every)
+        options["control"] = as_control(*control, Y0.shape[1], abs(grid[-1] - grid[0]))
+    else:
+        grid, save = _time_grid(t_span, dt, t_eval, save_every)
     y_out, w_out, stats = runner.run(name, runner_model, Y0, grid, save, options,
                                      _as_workers(workers))
     if single:

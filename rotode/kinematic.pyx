@@ -15,14 +15,15 @@ docs/methods-kinematic.md).
 import numpy as np
 
 from rotode import methods as _methods
-from rotode._driver import outcome
+from rotode._driver import Engine, outcome
 from rotode.omega import AngularVelocity as _PyAngularVelocity
 from rotode._validation import as_frame, as_positive_scalar, as_step_grid, as_workers
 
 from cpython.ref cimport PyObject
 from libc.math cimport floor
-from rotode._driver cimport (Stepper, drive, make_stepper, STATUS_OK, STATUS_UNAVAILABLE,
-                             STATUS_ROTATION_BOUND, STATUS_TOO_MANY_SUBSTEPS, WORK_DOUBLES)
+from rotode._driver cimport (Engine, Stepper, advance_steps, drive, make_stepper, STATUS_OK,
+                             STATUS_UNAVAILABLE, STATUS_ROTATION_BOUND,
+                             STATUS_TOO_MANY_SUBSTEPS, WORK_DOUBLES)
 
 if sizeof(KinWork) > WORK_DOUBLES * sizeof(double):
     raise ImportError("rotode.kinematic: the per-body scratch exceeds the driver's WORK_DOUBLES")
@@ -36,7 +37,8 @@ __all__ = ["METHODS", "KERNELS", "run"]
 METHODS = _methods.names("kinematics")
 
 #: Kernel names of the registry -> their codes here.
-KERNELS = {"cg": 0, "exp2": 1, "magnus_ca": 2, "magnus": 3, "rk3": 4, "rk4": 5, "ab3": 6}
+KERNELS = {"cg": 0, "exp2": 1, "magnus_ca": 2, "magnus": 3, "rk3": 4, "rk4": 5, "ab3": 6,
+           "erk": 7}
 
 cdef enum:
     K_CG = 0
@@ -46,6 +48,7 @@ cdef enum:
     K_RK3 = 4
     K_RK4 = 5
     K_AB3 = 6
+    K_ERK = 7     # embedded pairs (rotode/erk.pxd), stepped by the driver on q' = f(t, q)
 
 cdef enum:
     RATE_ZERO = 0     # constant per-body rates: w' = 0
@@ -163,8 +166,8 @@ cdef int _begin(const void* cfg, Py_ssize_t i, const double* y0, double* q,
     return STATUS_OK
 
 
-cdef int _magnus_ca(const KinCfg* g, Py_ssize_t i, KinWork* k, double t0, double h,
-                    double* q) noexcept nogil:
+cdef inline int _magnus_ca(const KinCfg* g, Py_ssize_t i, KinWork* k, double t0, double h,
+                           double* q) noexcept nogil:
     cdef double w1[3]
     cdef double w2[3]
     cdef double dw[3]
@@ -195,8 +198,8 @@ cdef int _magnus_ca(const KinCfg* g, Py_ssize_t i, KinWork* k, double t0, double
     return STATUS_OK
 
 
-cdef int _step(const void* cfg, Py_ssize_t i, double t0, double t1, double* q,
-               void* work) noexcept nogil:
+cdef inline int _step(const void* cfg, Py_ssize_t i, double t0, double t1, double* q,
+                      void* work) noexcept nogil:
     cdef const KinCfg* g = <const KinCfg*>cfg
     cdef KinWork* k = <KinWork*>work
     cdef double ws[4][3]
@@ -204,6 +207,7 @@ cdef int _step(const void* cfg, Py_ssize_t i, double t0, double t1, double* q,
     cdef double om[3]
     cdef double cab[3]
     cdef double h = t1 - t0
+    cdef double* wp
     cdef int st = STATUS_OK, c, s
     if not k.have0 and g.needs_w0:
         st = _omega(g, i, k, t0, k.w0)
@@ -212,15 +216,17 @@ cdef int _step(const void* cfg, Py_ssize_t i, double t0, double t1, double* q,
         k.have0 = True
     if g.kernel == K_CG:
         # product of exponentials exp(h b_s w(t0 + c_s h)) (Crouch & Grossman 1993)
+        # (w depends on t only: every stage's w first, then the product of exponentials)
         for s in range(g.stages):
-            if g.c[s] == 0.0:
-                for c in range(3):
-                    ws[s][c] = k.w0[c]
-            else:
+            if g.c[s] != 0.0:
                 st = _omega(g, i, k, t0 + g.c[s] * h, ws[s])
                 if st != STATUS_OK:
                     return st
-            lie_euler_rotvec(ws[s], g.b[s] * h, om)
+        for s in range(g.stages):
+            wp = k.w0                 # c_s = 0: w(t0)
+            if g.c[s] != 0.0:
+                wp = ws[s]
+            lie_euler_rotvec(wp, g.b[s] * h, om)
             apply_rotvec(q, om, g.frame, g.approx, q)
         k.have0 = g.carry             # c_s = 1: w at the step end is the next step's w0
         if g.carry:
@@ -282,9 +288,35 @@ cdef int _step(const void* cfg, Py_ssize_t i, double t0, double t1, double* q,
             normalize4(q)
         for c in range(3):
             k.w0[c] = ws[2][c]
-    k.tp2 = k.tp1
-    k.tp1 = t0
-    k.j += 1
+    if g.kernel == K_AB3:             # the multistep history: the two previous step starts
+        k.tp2 = k.tp1
+        k.tp1 = t0
+        k.j += 1
+    return st
+
+
+cdef int _advance(const void* cfg, Py_ssize_t i, const double* t, Py_ssize_t j0,
+                  Py_ssize_t j1, double* z, void* work, Py_ssize_t* j) noexcept nogil:
+    # q and the scratch as locals over the chunk: the compiler keeps them in registers
+    cdef KinWork k = (<KinWork*>work)[0]
+    cdef double q[4]
+    cdef int c, st
+    for c in range(4):
+        q[c] = z[c]
+    st = advance_steps(_step, 4, cfg, i, t, j0, j1, q, &k, j)
+    for c in range(4):
+        z[c] = q[c]
+    (<KinWork*>work)[0] = k
+    return st
+
+
+cdef int _deriv(const void* cfg, Py_ssize_t i, double t, const double* q, double* dq,
+                void* work) noexcept nogil:
+    """q' = 1/2 q w(t) (body) or 1/2 w(t) q (world), + the norm term (OUT: dq[4])."""
+    cdef const KinCfg* g = <const KinCfg*>cfg
+    cdef double w[3]
+    cdef int st = _omega(g, i, <KinWork*>work, t, w)
+    quaternion_kinematics_rhs(q, w, g.frame, g.gain, dq)
     return st
 
 
@@ -295,7 +327,7 @@ cdef int _store(const void* cfg, Py_ssize_t i, double t, const double* q, double
     cdef KinWork* k = <KinWork*>work
     cdef double qc[4]
     cdef int c, st
-    if not k.have0:
+    if not k.have0 or g.kernel == K_ERK:
         st = _omega(g, i, k, t, k.w0)
         if st != STATUS_OK:
             return st
@@ -384,7 +416,7 @@ def run(method, model, y0, t, save, options, workers=1):
     cdef int st
     g.kernel = KERNELS[kernel]
     g.frame = as_frame(options.pop("frame", "body"))
-    lie = kernel not in ("rk3", "rk4", "ab3")
+    lie = kernel not in ("rk3", "rk4", "ab3", "erk")
     g.approx = False
     if lie:
         e = options.pop("exp", "exact")
@@ -397,6 +429,12 @@ def run(method, model, y0, t, save, options, workers=1):
         # the same check (and message) as QuaternionKinematics(norm_gain=...)
         g.gain = as_positive_scalar(options.pop("norm_gain", 0.0), "norm_gain", allow_zero=True)
         g.normalize = _pop_bool(options, "normalize", False)
+        if g.normalize and kernel == "erk":
+            raise TypeError(f"option `normalize` is not accepted by {method!r} (it would break "
+                            "its error estimate and dense output): use `norm_gain`")
+    control = options.pop("control", None)
+    if control is not None and kernel != "erk":
+        raise ValueError(f"method {method!r} has no error estimate (no `rtol`/`atol`)")
     g.terms = 2
     g.substep = False
     alpha = None
@@ -476,12 +514,22 @@ def run(method, model, y0, t, save, options, workers=1):
     g.nrate = &nrv[0] if N else NULL
     g.nsub = &nsv[0] if N else NULL
     g.fail_angle = &fav[0] if N else NULL
-    cdef Stepper sp = make_stepper(&g, _begin, _step, _store, _end, 4, 4, 4, False)
-    drive(&sp, t, save, y0, yout, wout, status, failed, workers)
-    code, message = outcome(status, failed, t, (src,))
-    stats = {"n_steps": int(t.shape[0] - 1), "nfev": int(nfev.max()) if N else 0,
+    cdef Stepper sp = make_stepper(&g, _begin, _advance, _store, _end, 4, 4, 4, False)
+    engine = Engine(spec, control, 4) if kernel == "erk" else None
+    if engine is not None:
+        (<Engine>engine).attach(&sp, _deriv)
+    counts = np.zeros((N, 2), dtype=np.int64)
+    fail_t = np.zeros(N)
+    drive(&sp, t, save, y0, yout, wout, status, failed, workers, counts, fail_t)
+    adaptive = control is not None
+    code, message = outcome(status, failed, t, (src,), fail_t=fail_t if adaptive else None,
+                            last=None if adaptive else counts[:, 0])
+    stats = {"n_steps": int(counts[:, 0].max()) if adaptive and N else int(t.shape[0] - 1),
+             "nfev": int(nfev.max()) if N else 0,
              "nrate": int(nrate.max()) if N else 0, "n_substeps": int(nsub.max()) if N else 0,
              "status": code, "message": message}
+    if adaptive:
+        stats["n_rejected"] = int(counts[:, 1].max()) if N else 0
     if code in (STATUS_ROTATION_BOUND, STATUS_TOO_MANY_SUBSTEPS):
         b = int(np.flatnonzero(status)[0])
         tb = float(t[failed[b]])

@@ -31,7 +31,10 @@ rigid body: ``implicit``     Mizerski 2020 secs. 7-10 (``variant`` names the res
 import dataclasses
 from fractions import Fraction as _F
 
-__all__ = ["Method", "Tableau", "MODELS", "REGISTRY", "get", "names", "markdown_table"]
+from rotode import _pairs
+
+__all__ = ["Method", "Tableau", "Embedded", "MODELS", "REGISTRY", "get", "names",
+           "markdown_table"]
 
 #: The model kinds a method can integrate.
 MODELS = ("kinematics", "rigid body")
@@ -51,8 +54,6 @@ class Tableau:
         s = len(self.b)
         if len(self.c) != s or len(self.a) != s or any(len(r) != i for i, r in enumerate(self.a)):
             raise ValueError("a tableau needs s rows of a (row i with i entries), s b and s c")
-        if s > 4:
-            raise ValueError("the compiled Crouch-Grossman kernels take at most 4 stages")
         object.__setattr__(self, "doubles", (
             tuple(tuple(float(x) for x in row) for row in self.a),
             tuple(float(x) for x in self.b), tuple(float(x) for x in self.c)))
@@ -60,6 +61,35 @@ class Tableau:
     @property
     def stages(self):
         return len(self.b)
+
+
+@dataclasses.dataclass(frozen=True)
+class Embedded:
+    """Error estimate and dense output of an embedded explicit Runge-Kutta pair (exact).
+
+    ``e`` are the error weights over the stages and the FSAL stage ``f(t + h, y_new)``
+    (``h sum e_j K_j`` estimates the local error); DOP853 adds ``e3`` (its order-3 estimate,
+    combined with ``e`` as in Hairer's code).  ``dense`` is DOPRI5's ``P`` (stage x power) or
+    DOP853's ``D`` rows 3..6 with the extra stages ``extra_a``/``extra_c`` (``kind`` says
+    which formula).  ``error_order`` sets the controller's exponent ``-1/(error_order + 1)``.
+    """
+
+    kind: str
+    error_order: int
+    e: tuple
+    dense: tuple
+    e3: tuple | None = None
+    extra_a: tuple = ()
+    extra_c: tuple = ()
+
+    def __post_init__(self):
+        def dbl(x):
+            return tuple(dbl(v) for v in x) if isinstance(x, tuple) else float(x)
+
+        object.__setattr__(self, "doubles", {
+            "e": dbl(self.e), "e3": dbl(self.e3) if self.e3 else None,
+            "dense": dbl(self.dense), "extra_a": dbl(self.extra_a),
+            "extra_c": dbl(self.extra_c)})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,7 +110,9 @@ class Method:
     kernels : dict
         Model kind -> name of the compiled kernel that steps it (module docstring).
     tableau : Tableau or None
-        For the ``cg`` kernels (and, for reference, the RK tableaux).
+        For the ``cg`` and ``erk`` kernels (and, for reference, the RK tableaux).
+    embedded : Embedded or None
+        Error estimate and dense output: the method takes ``rtol``/``atol``.
     nodes : tuple of float or None
         Gauss-Legendre nodes of the ``magnus`` kernel, as fractions of the step.
     variant : str or None
@@ -101,6 +133,12 @@ class Method:
     nodes: tuple | None = None
     variant: str | None = None
     solver: str | None = None
+    embedded: Embedded | None = None
+
+    @property
+    def adaptive(self):
+        """True when the method has an error estimate (takes ``rtol``/``atol``)."""
+        return self.embedded is not None
 
     @property
     def models(self):
@@ -119,6 +157,31 @@ class Method:
 def _tab(a, b, c):
     return Tableau(tuple(tuple(_F(x) for x in row) for row in a), tuple(_F(x) for x in b),
                    tuple(_F(x) for x in c))
+
+
+def _dopri5():
+    P = _pairs
+    return _tab(P.DOPRI5_A, P.DOPRI5_B, P.DOPRI5_C), Embedded(
+        "dopri5", 4, tuple(_F(x) for x in P.DOPRI5_E),
+        tuple(tuple(_F(x) for x in row) for row in P.DOPRI5_P))
+
+
+def _dop853():
+    P = _pairs
+    s, S = P.DOP853_STAGES, P.DOP853_STAGES_DENSE
+
+    def a(i, j):
+        return _F(P.DOP853_A.get((i, j), "0"))
+
+    b = tuple(a(s, j) for j in range(s))                  # row 12 is the FSAL row: b
+    e3 = tuple(b[j] - _F(P.DOP853_BHAT3.get(j, "0")) if j < s else _F(0) for j in range(s + 1))
+    e5 = tuple(_F(P.DOP853_E5.get(j, "0")) for j in range(s + 1))
+    d = tuple(tuple(_F(P.DOP853_D.get((r, j), "0")) for j in range(S)) for r in range(4))
+    tab = Tableau(tuple(tuple(a(i, j) for j in range(i)) for i in range(s)), b,
+                  tuple(_F(c) for c in P.DOP853_C[:s]))
+    return tab, Embedded("dop853", 7, e5, d, e3,
+                         tuple(tuple(a(i, j) for j in range(i)) for i in range(s + 1, S)),
+                         tuple(_F(c) for c in P.DOP853_C[s + 1:S]))
 
 
 _KIN, _RB = "kinematics", "rigid body"
@@ -167,6 +230,12 @@ _ENTRIES = (
            {_KIN: "rk4", _RB: "rk4"}, _RUCKER,
            tableau=_tab(((), ("1/2",), (0, "1/2"), (0, 0, 1)), ("1/6", "1/3", "1/3", "1/6"),
                         (0, "1/2", "1/2", 1)), solver="RK4"),
+    Method("dopri5", "Dormand-Prince 5(4) with error control and dense output", "Runge-Kutta",
+           5, {_KIN: "erk", _RB: "erk"}, "Dormand & Prince 1980; Hairer, Norsett & Wanner "
+           "1993, sec. II.5", tableau=_dopri5()[0], embedded=_dopri5()[1]),
+    Method("dop853", "Dormand-Prince 8(5,3) with error control and dense output",
+           "Runge-Kutta", 8, {_KIN: "erk", _RB: "erk"}, "Hairer, Norsett & Wanner 1993, "
+           "sec. II.10 (DOP853)", tableau=_dop853()[0], embedded=_dop853()[1]),
     Method("ab3", "Variable-step Adams-Bashforth 3 on non-unit quaternions", "multistep", 3,
            {_KIN: "ab3", _RB: "ab3"}, _RUCKER),
     Method("rkn4", "Runge-Kutta-Nystrom on the second-order quaternion equation", "Nystrom", 4,

@@ -1,13 +1,9 @@
-import os
-import sys
-
 import numpy as np
 import pytest
 from hypothesis import settings
 
-# tests/reference.py holds the independent NumPy implementations the tests compare against
-sys.path.insert(0, os.path.dirname(__file__))
-
+# tests/reference.py (the independent NumPy implementations the tests compare against) is
+# importable through `pythonpath = ["tests"]` in pyproject.toml.
 settings.register_profile("ci", max_examples=60, deadline=None)
 settings.register_profile("dev", max_examples=25, deadline=None)
 settings.load_profile("ci")

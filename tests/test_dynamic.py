@@ -92,6 +92,9 @@ def slope(hs, errs):
 
 LADDERS = {1: [64, 128, 256, 512], 2: [32, 64, 128, 256], 3: [16, 32, 64, 128],
            4: [16, 32, 64, 128]}
+# the embedded pairs (orders 5 and 8) reach round-off on these 1 s problems within a few
+# steps: their orders are measured on longer runs in tests/test_adaptive.py
+LOW_ORDER = [m for m in dynamic.METHODS if methods.get(m).order in LADDERS]
 
 
 def measured_order(method, model, y0, yref, T, grid=None, options=None):
@@ -117,13 +120,13 @@ def free_reference():
 
 # ---- convergence orders -----------------------------------------------------------------
 
-@pytest.mark.parametrize("method", dynamic.METHODS)
+@pytest.mark.parametrize("method", LOW_ORDER)
 def test_order_lagrange_top(method, top_reference):
     p, errs = measured_order(method, top(), TOP_Y0, top_reference, 1.0)
     assert abs(p - methods.get(method).order) < 0.2, (p, errs)
 
 
-@pytest.mark.parametrize("method", dynamic.METHODS)
+@pytest.mark.parametrize("method", LOW_ORDER)
 def test_order_torque_free(method, free_reference):
     p, errs = measured_order(method, free(), FREE_Y0, free_reference, 1.0)
     assert abs(p - methods.get(method).order) < 0.2, (p, errs)

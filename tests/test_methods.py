@@ -56,9 +56,11 @@ def test_tableaux_are_exact_and_consistent():
             continue
         t = m.tableau
         assert all(isinstance(x, Fraction) for x in t.b + t.c)
+        # exact, except DOP853's coefficients, published as 30-digit decimals
+        tol = Fraction(1, 10**25) if m.name == "dop853" else 0
         for i, row in enumerate(t.a):                     # row sums equal the nodes
-            assert sum(row, Fraction(0)) == t.c[i]
-        assert sum(t.b, Fraction(0)) == 1                 # order 1
+            assert abs(sum(row, Fraction(0)) - t.c[i]) <= tol
+        assert abs(sum(t.b, Fraction(0)) - 1) <= tol      # order 1
         a, b, c = t.doubles                               # correctly rounded doubles
         assert b == tuple(float(x) for x in t.b) and c == tuple(float(x) for x in t.c)
 
@@ -95,6 +97,29 @@ def test_solver_classes_are_the_registry_entries():
 def test_docs_table_is_the_registry():
     text = (DOCS / "methods.md").read_text()
     assert methods.markdown_table() in text, "regenerate it with methods.markdown_table()"
+
+
+@pytest.mark.parametrize("name", ["dopri5", "dop853"])
+def test_embedded_pairs_meet_their_order_conditions(name):
+    """Order conditions of the pairs up to order 4 (bushy and tall trees), and the error
+    weights annihilate the constants: sum e_j = 0 (both solutions are consistent)."""
+    m = methods.get(name)
+    t, emb = m.tableau, m.embedded
+    s = t.stages
+    A = [[t.a[i][j] if j < i else Fraction(0) for j in range(s)] for i in range(s)]
+    b, c = t.b, t.c
+    tol = Fraction(1, 10**24) if name == "dop853" else 0
+
+    def close(x, y):
+        return abs(x - y) <= tol
+
+    assert close(sum(b[i] * c[i] for i in range(s)), Fraction(1, 2))
+    assert close(sum(b[i] * c[i] ** 2 for i in range(s)), Fraction(1, 3))
+    assert close(sum(b[i] * A[i][j] * c[j] for i in range(s) for j in range(s)), Fraction(1, 6))
+    assert close(sum(b[i] * c[i] ** 3 for i in range(s)), Fraction(1, 4))
+    assert close(sum(emb.e, Fraction(0)), 0)
+    if emb.e3 is not None:
+        assert close(sum(emb.e3, Fraction(0)), 0)
 
 
 def _cg_ralston():

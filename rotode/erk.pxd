@@ -1,0 +1,184 @@
+# Embedded explicit Runge-Kutta pairs (layer 2 kernels): one step, its error norm, the initial
+# step and the dense output, for any state of n <= ERK_MAX_N values and any right-hand side
+# given as a `noexcept nogil` callback.  The coefficients are the registry's (rotode.methods:
+# DOPRI5, DOP853), converted once to doubles in an `ERK` struct.  The formulas follow Hairer,
+# Norsett & Wanner, "Solving Ordinary Differential Equations I" (2nd ed., 1993): sec. II.4 (error
+# norm, initial step), II.5 (DOPRI5), II.6 (dense output), II.10 (DOP853 and its 8(5,3) error
+# estimator), as SciPy's `integrate._ivp.rk` implements them, so steps agree with solve_ivp's.
+# Allocation-free; the caller owns K (ERK_MAX_STAGES rows of n) and F (7 rows of n).
+from libc.math cimport sqrt, fabs, fmax, fmin, pow, INFINITY
+
+cdef enum:
+    ERK_MAX_STAGES = 16      # stages of the step, the FSAL stage and the dense-output stages
+    ERK_MAX_N = 8            # largest state
+    ERK_DOPRI5 = 0
+    ERK_DOP853 = 1
+
+# f(t, y) of one body (OUT: dy[n]); 0 ok, else a status that stops the integration
+ctypedef int (*erk_rhs)(const void* cfg, Py_ssize_t i, double t, const double* y, double* dy,
+                        void* work) noexcept nogil
+
+
+cdef struct ERK:
+    int kind                 # ERK_DOPRI5 or ERK_DOP853 (error norm and dense-output formula)
+    int s                    # stages of a step; K[s] is the FSAL stage f(t + h, y_new)
+    int s_dense              # DOP853: 16 (stages s+1.. for the dense output)
+    double exponent          # step controller: -1 / (error order + 1)
+    double a[ERK_MAX_STAGES * ERK_MAX_STAGES]     # a[i * ERK_MAX_STAGES + j], j < i
+    double b[ERK_MAX_STAGES]
+    double c[ERK_MAX_STAGES]
+    double e[ERK_MAX_STAGES]      # error weights over K[0..s]
+    double e3[ERK_MAX_STAGES]     # DOP853's order-3 estimate
+    double dense[4 * ERK_MAX_STAGES]   # DOPRI5: P[j * 4 + p]; DOP853: D[r * 16 + j]
+
+
+cdef inline int erk_step(const ERK* T, erk_rhs f, const void* cfg, Py_ssize_t i, void* work,
+                         int n, double t, double h, const double* y, double* K,
+                         double* ynew) noexcept nogil:
+    """Stages 1..s-1 and y_new = y + h sum b_j K_j, given K[0] = f(t, y) (OUT: K, ynew)."""
+    cdef double ys[ERK_MAX_N]
+    cdef double acc
+    cdef int st, r, j, k
+    for r in range(1, T.s):
+        for k in range(n):
+            acc = 0.0
+            for j in range(r):
+                acc = acc + T.a[r * ERK_MAX_STAGES + j] * K[j * n + k]
+            ys[k] = y[k] + h * acc
+        st = f(cfg, i, t + T.c[r] * h, ys, &K[r * n], work)
+        if st != 0:
+            return st
+    for k in range(n):
+        acc = 0.0
+        for j in range(T.s):
+            acc = acc + T.b[j] * K[j * n + k]
+        ynew[k] = y[k] + h * acc
+    return 0
+
+
+cdef inline double erk_error_norm(const ERK* T, int n, double h, const double* K,
+                                  const double* y, const double* ynew, double rtol,
+                                  const double* atol) noexcept nogil:
+    """The scaled RMS norm of the local error estimate (< 1: accept), K[0..s] filled."""
+    cdef double scale, e5, e3, n5 = 0.0, n3 = 0.0
+    cdef int j, k
+    for k in range(n):
+        scale = atol[k] + fmax(fabs(y[k]), fabs(ynew[k])) * rtol
+        e5 = 0.0
+        e3 = 0.0
+        for j in range(T.s + 1):
+            e5 = e5 + T.e[j] * K[j * n + k]
+            e3 = e3 + T.e3[j] * K[j * n + k]
+        e5 = e5 / scale
+        e3 = e3 / scale
+        n5 = n5 + e5 * e5
+        n3 = n3 + e3 * e3
+    if T.kind == ERK_DOPRI5:
+        return fabs(h) * sqrt(n5 / n)
+    if n5 == 0.0 and n3 == 0.0:
+        return 0.0
+    return fabs(h) * n5 / sqrt((n5 + 0.01 * n3) * n)
+
+
+cdef inline double erk_rms(int n, const double* x, const double* scale) noexcept nogil:
+    cdef double acc = 0.0
+    cdef int k
+    for k in range(n):
+        acc = acc + (x[k] / scale[k]) * (x[k] / scale[k])
+    return sqrt(acc / n)
+
+
+cdef inline int erk_initial_step(const ERK* T, erk_rhs f, const void* cfg, Py_ssize_t i,
+                                 void* work, int n, double t0, const double* y0,
+                                 const double* f0, double direction, double length,
+                                 double rtol, const double* atol, double max_step,
+                                 double* h) noexcept nogil:
+    """Hairer, Norsett & Wanner 1993 sec. II.4 (SciPy's select_initial_step) (OUT: h)."""
+    cdef double scale[ERK_MAX_N]
+    cdef double y1[ERK_MAX_N]
+    cdef double f1[ERK_MAX_N]
+    cdef double diff[ERK_MAX_N]
+    cdef double d0, d1, d2, h0, h1
+    cdef int k, st
+    for k in range(n):
+        scale[k] = atol[k] + fabs(y0[k]) * rtol
+    d0 = erk_rms(n, y0, scale)
+    d1 = erk_rms(n, f0, scale)
+    if d0 < 1e-5 or d1 < 1e-5:
+        h0 = 1e-6
+    else:
+        h0 = 0.01 * d0 / d1
+    h0 = fmin(h0, length)
+    for k in range(n):
+        y1[k] = y0[k] + h0 * direction * f0[k]
+    st = f(cfg, i, t0 + h0 * direction, y1, f1, work)
+    if st != 0:
+        return st
+    for k in range(n):
+        diff[k] = f1[k] - f0[k]
+    d2 = erk_rms(n, diff, scale) / h0
+    if d1 <= 1e-15 and d2 <= 1e-15:
+        h1 = fmax(1e-6, h0 * 1e-3)
+    else:
+        h1 = pow(0.01 / fmax(d1, d2), -T.exponent)
+    h[0] = fmin(fmin(100.0 * h0, h1), fmin(length, max_step))
+    return 0
+
+
+cdef inline int erk_dense_prepare(const ERK* T, erk_rhs f, const void* cfg, Py_ssize_t i,
+                                  void* work, int n, double t, double h, const double* y,
+                                  const double* ynew, double* K, double* F) noexcept nogil:
+    """Coefficients of the step's interpolant (DOP853: its three extra stages) (OUT: K, F)."""
+    cdef double ys[ERK_MAX_N]
+    cdef double acc, dy
+    cdef int st, r, j, k
+    if T.kind == ERK_DOPRI5:
+        for r in range(4):
+            for k in range(n):
+                acc = 0.0
+                for j in range(T.s + 1):
+                    acc = acc + T.dense[j * 4 + r] * K[j * n + k]
+                F[r * n + k] = h * acc
+        return 0
+    for r in range(T.s + 1, T.s_dense):
+        for k in range(n):
+            acc = 0.0
+            for j in range(r):
+                acc = acc + T.a[r * ERK_MAX_STAGES + j] * K[j * n + k]
+            ys[k] = y[k] + h * acc
+        st = f(cfg, i, t + T.c[r] * h, ys, &K[r * n], work)
+        if st != 0:
+            return st
+    for k in range(n):
+        dy = ynew[k] - y[k]
+        F[k] = dy
+        F[n + k] = h * K[k] - dy
+        F[2 * n + k] = 2.0 * dy - h * (K[T.s * n + k] + K[k])
+        for r in range(4):
+            acc = 0.0
+            for j in range(T.s_dense):
+                acc = acc + T.dense[r * ERK_MAX_STAGES + j] * K[j * n + k]
+            F[(3 + r) * n + k] = h * acc
+    return 0
+
+
+cdef inline void erk_dense(const ERK* T, int n, double x, const double* y, const double* F,
+                           double* out) noexcept nogil:
+    """The interpolant at t + x h, 0 <= x <= 1 (OUT: out[n])."""
+    cdef double acc, p
+    cdef int r, k
+    if T.kind == ERK_DOPRI5:
+        for k in range(n):
+            acc = 0.0
+            p = 1.0
+            for r in range(4):
+                p = p * x
+                acc = acc + F[r * n + k] * p
+            out[k] = y[k] + acc
+        return
+    for k in range(n):
+        acc = 0.0
+        for r in range(7):
+            acc = acc + F[(6 - r) * n + k]
+            acc = acc * (x if r % 2 == 0 else 1.0 - x)
+        out[k] = y[k] + acc
