@@ -29,7 +29,27 @@ __all__ = [
     "FRAMES",
     "as_inertia",
     "as_control",
+    "as_bool_option",
+    "as_int_option",
 ]
+
+
+def as_bool_option(value, name):
+    """A method option that must be True or False (TypeError naming it otherwise)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"option `{name}` must be a bool (True or False), got {value!r}")
+    return bool(value)
+
+
+def as_int_option(value, name, low, high=None):
+    """An integer method option in [low, high] (TypeError or ValueError naming it)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"option `{name}` must be an int, got {type(value).__name__}")
+    value = int(value)
+    if value < low or (high is not None and value > high):
+        rng = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ValueError(f"option `{name}` must be {rng}, got {value}")
+    return value
 
 #: Default cap on the accepted steps of one body in an error-controlled run.
 DEFAULT_MAX_STEPS = 10_000_000

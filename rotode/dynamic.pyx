@@ -41,8 +41,8 @@ import numpy as np
 
 from rotode import methods as _methods
 from rotode._driver import Engine, outcome
-from rotode._validation import (as_callable_vector, as_float_array, as_positive_scalar,
-                                as_step_grid, as_workers)
+from rotode._validation import (as_bool_option, as_callable_vector, as_float_array,
+                                as_int_option, as_positive_scalar, as_step_grid, as_workers)
 from rotode.rhs import rigid_body_list
 
 from cpython.ref cimport PyObject
@@ -360,22 +360,6 @@ cdef void _fill_body(BodyCtx* b, RigidBody body, bint hold, int npoints, bint ev
         b.hv[i] = 0.0
 
 
-def _bool_option(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"option `{name}` must be a bool, got {type(value).__name__}")
-    return bool(value)
-
-
-def _int_option(value, name, low, high=None):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"option `{name}` must be an int, got {type(value).__name__}")
-    value = int(value)
-    if value < low or (high is not None and value > high):
-        rng = f">= {low}" if high is None else f"in [{low}, {high}]"
-        raise ValueError(f"option `{name}` must be {rng}, got {value}")
-    return value
-
-
 def run(method, model, y0, t, save, options=None, workers=1):
     """Advance N rigid bodies over the grid ``t``, keeping the states at ``t[save]``.
 
@@ -417,8 +401,8 @@ def run(method, model, y0, t, save, options=None, workers=1):
     if kernel not in KERNELS:
         raise ValueError(f"method {method!r} is stepped by rotode.implicit, not rotode.dynamic")
     opts = dict(options or {})
-    normalize = _bool_option(opts.pop("normalize", False), "normalize")
-    restore = _bool_option(opts.pop("restore_momentum", False), "restore_momentum")
+    normalize = as_bool_option(opts.pop("normalize", False), "normalize")
+    restore = as_bool_option(opts.pop("restore_momentum", False), "restore_momentum")
     substeps = opts.pop("torque_substeps", None)
     npoints = opts.pop("torque_points", None)
     resets = opts.pop("torque_resets", None)
@@ -442,8 +426,8 @@ def run(method, model, y0, t, save, options=None, workers=1):
                         f"{method!r} (it keeps |q| = 1 by construction)")
     hold = substeps is not None
     if hold:
-        substeps = _int_option(substeps, "torque_substeps", 1)
-        npoints = _int_option(3 if npoints is None else npoints, "torque_points", 1, 3)
+        substeps = as_int_option(substeps, "torque_substeps", 1)
+        npoints = as_int_option(3 if npoints is None else npoints, "torque_points", 1, 3)
         start = "hold" if start is None else start
         if start not in ("hold", "evaluate"):
             raise ValueError(f"option `torque_start` must be 'hold' or 'evaluate', got {start!r}")

@@ -17,7 +17,8 @@ import numpy as np
 from rotode import methods as _methods
 from rotode._driver import Engine, outcome
 from rotode.omega import AngularVelocity as _PyAngularVelocity
-from rotode._validation import as_frame, as_positive_scalar, as_step_grid, as_workers
+from rotode._validation import (as_bool_option, as_frame, as_positive_scalar, as_step_grid,
+                                as_workers)
 
 from cpython.ref cimport PyObject
 from libc.math cimport floor
@@ -352,13 +353,6 @@ cdef void _end(const void* cfg, Py_ssize_t i, int status, const double* q,
     g.nsub[i] = k.nsub
 
 
-def _pop_bool(options, name, default):
-    v = options.pop(name, default)
-    if not isinstance(v, (bool, np.bool_)):
-        raise TypeError(f"option `{name}` must be True or False, got {v!r}")
-    return bool(v)
-
-
 def _as_rows(x, name, n):
     """A float64 C-contiguous finite array of shape (n, 3)."""
     arr = np.asarray(x)
@@ -428,7 +422,7 @@ def run(method, model, y0, t, save, options, workers=1):
     if not lie:
         # the same check (and message) as QuaternionKinematics(norm_gain=...)
         g.gain = as_positive_scalar(options.pop("norm_gain", 0.0), "norm_gain", allow_zero=True)
-        g.normalize = _pop_bool(options, "normalize", False)
+        g.normalize = as_bool_option(options.pop("normalize", False), "normalize")
         if g.normalize and kernel == "erk":
             raise TypeError(f"option `normalize` is not accepted by {method!r} (it would break "
                             "its error estimate and dense output): use `norm_gain`")
@@ -443,7 +437,7 @@ def run(method, model, y0, t, save, options, workers=1):
         if terms not in (1, 2, 3, 4) or isinstance(terms, bool):
             raise ValueError(f"option `terms` must be 1, 2, 3 or 4, got {terms!r}")
         g.terms = int(terms)
-        g.substep = _pop_bool(options, "substep", False)
+        g.substep = as_bool_option(options.pop("substep", False), "substep")
         alpha = options.pop("alpha", None)
     if options:
         raise TypeError(f"unknown option(s) for kinematic method {method!r}: "

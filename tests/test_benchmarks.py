@@ -51,7 +51,7 @@ def test_every_right_hand_side_is_benchmarked():
 
 
 def test_every_integration_method_is_benchmarked(steppers):
-    benchmarked = set(steppers.KINEMATIC) | set(steppers.RIGID)
+    benchmarked = set(steppers.KINEMATIC) | set(steppers.RIGID) | set(steppers.ADAPTIVE)
     missing = [m for m in rotode.integration.METHODS if m not in benchmarked]
     assert not missing, f"no asv benchmark for the methods {missing}"
 
