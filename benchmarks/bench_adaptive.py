@@ -77,13 +77,14 @@ def numpy_top(t, y):
 
 
 def numba_rhs():
-    """The three right-hand sides compiled by numba, in CyRK's ``diffeq(dy, t, y)`` form."""
+    """The three right-hand sides compiled by numba, in CyRK's ``diffeq(t, y) -> dy`` form."""
     from numba import njit
     A, B, P = SEED004_A, SEED004_B, SEED004_PHASE.copy()
     Itop, Ith = TOP_INERTIA.copy(), T_HANDLE.copy()
 
     @njit(cache=True)
-    def kin(dy, t, q):
+    def kin(t, q):
+        dy = np.empty(4)
         w0 = A * np.sin(B * t + P[0])
         w1 = A * np.sin(B * t + P[1])
         w2 = A * np.sin(B * t + P[2])
@@ -91,6 +92,7 @@ def numba_rhs():
         dy[1] = 0.5 * (q[0] * w0 + q[2] * w2 - q[3] * w1)
         dy[2] = 0.5 * (q[0] * w1 - q[1] * w2 + q[3] * w0)
         dy[3] = 0.5 * (q[0] * w2 + q[1] * w1 - q[2] * w0)
+        return dy
 
     @njit(cache=True)
     def body(dy, y, inertia, t0, t1, t2):
@@ -105,15 +107,19 @@ def numba_rhs():
         dy[6] = (t2 - (w0 * i1 - w1 * i0)) / inertia[2]
 
     @njit(cache=True)
-    def top(dy, t, y):
+    def top(t, y):
+        dy = np.empty(7)
         s = 2.0 / (y[0] * y[0] + y[1] * y[1] + y[2] * y[2] + y[3] * y[3])
         d0 = -s * (y[1] * y[3] - y[0] * y[2])
         d1 = -s * (y[2] * y[3] + y[0] * y[1])
         body(dy, y, Itop, -d1, d0, 0.0)
+        return dy
 
     @njit(cache=True)
-    def thandle(dy, t, y):
+    def thandle(t, y):
+        dy = np.empty(7)
         body(dy, y, Ith, 0.0, 0.0, 0.0)
+        return dy
 
     return {"kinematics": kin, "top": top, "T-handle": thandle}
 
@@ -162,7 +168,7 @@ def measure(case, nb, repeat):
         from CyRK import nbsolve_ivp
         for rtol in RTOLS:
             cyrk = partial(nbsolve_ivp, nb, (0.0, T), case["y0"], rtol=rtol, atol=rtol * 1e-3,
-                           rk_method=2)
+                           rk_method=2, warnings=False)
             cyrk()                                          # compile for this signature
             sec, res = best(cyrk, repeat)
             if res.success:
@@ -193,17 +199,21 @@ def main(quick=False):
         print(f"\n{name}: fastest setting reaching each final-time accuracy (T = {T:g} s)")
         print(f"  {'target':>8}  {'rotode':>34}  {'CyRK DOP853':>24}  {'SciPy DOP853':>22}  "
               f"{'vs CyRK':>8}  {'vs SciPy':>8}")
+        print("  (rotode: " + ", ".join(sorted({r[0].split()[-1] for r in rows
+                                                if r[0].startswith("rotode")})) + ")")
         for target in TARGETS:
             r = fastest(rows, "rotode", target)
+            label = "" if r is None else r[0].split()[-1] + ", "
             c = fastest(rows, "CyRK", target)
             s = fastest(rows, "SciPy", target)
 
             def cell(x):
-                return "-" if x is None else f"{x[2] * 1e3:7.3f} ms ({x[0].split()[-1]}, {x[1]})"
+                return "-" if x is None else f"{x[2] * 1e3:7.3f} ms ({x[1]})"
 
             vs_c = "-" if r is None or c is None else f"{c[2] / r[2]:.2f}x"
             vs_s = "-" if r is None or s is None else f"{s[2] / r[2]:.0f}x"
-            print(f"  {target:8.0e}  {cell(r):>34}  {cell(c):>24}  {cell(s):>22}  "
+            mine = cell(r).replace("(", "(" + label)
+            print(f"  {target:8.0e}  {mine:>34}  {cell(c):>24}  {cell(s):>22}  "
                   f"{vs_c:>8}  {vs_s:>8}")
 
 

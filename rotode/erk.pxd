@@ -32,20 +32,29 @@ cdef struct ERK:
     double dense[4 * ERK_MAX_STAGES]   # DOPRI5: P[j * 4 + p]; DOP853: D[r * 16 + j]
 
 
+cdef inline int erk_stage(const ERK* T, erk_rhs f, const void* cfg, Py_ssize_t i,
+                          void* work, int n, double t, double h, const double* y, double* K,
+                          int r) noexcept nogil:
+    """Stage r: K_r = f(t + c_r h, y + h sum_{j<r} a_rj K_j) (OUT: K[r])."""
+    cdef double ys[ERK_MAX_N]
+    cdef double acc
+    cdef int j, k
+    for k in range(n):
+        acc = 0.0
+        for j in range(r):
+            acc = acc + T.a[r * ERK_MAX_STAGES + j] * K[j * n + k]
+        ys[k] = y[k] + h * acc
+    return f(cfg, i, t + T.c[r] * h, ys, &K[r * n], work)
+
+
 cdef inline int erk_step(const ERK* T, erk_rhs f, const void* cfg, Py_ssize_t i, void* work,
                          int n, double t, double h, const double* y, double* K,
                          double* ynew) noexcept nogil:
     """Stages 1..s-1 and y_new = y + h sum b_j K_j, given K[0] = f(t, y) (OUT: K, ynew)."""
-    cdef double ys[ERK_MAX_N]
     cdef double acc
     cdef int st, r, j, k
     for r in range(1, T.s):
-        for k in range(n):
-            acc = 0.0
-            for j in range(r):
-                acc = acc + T.a[r * ERK_MAX_STAGES + j] * K[j * n + k]
-            ys[k] = y[k] + h * acc
-        st = f(cfg, i, t + T.c[r] * h, ys, &K[r * n], work)
+        st = erk_stage(T, f, cfg, i, work, n, t, h, y, K, r)
         if st != 0:
             return st
     for k in range(n):
@@ -129,7 +138,6 @@ cdef inline int erk_dense_prepare(const ERK* T, erk_rhs f, const void* cfg, Py_s
                                   void* work, int n, double t, double h, const double* y,
                                   const double* ynew, double* K, double* F) noexcept nogil:
     """Coefficients of the step's interpolant (DOP853: its three extra stages) (OUT: K, F)."""
-    cdef double ys[ERK_MAX_N]
     cdef double acc, dy
     cdef int st, r, j, k
     if T.kind == ERK_DOPRI5:
@@ -141,12 +149,7 @@ cdef inline int erk_dense_prepare(const ERK* T, erk_rhs f, const void* cfg, Py_s
                 F[r * n + k] = h * acc
         return 0
     for r in range(T.s + 1, T.s_dense):
-        for k in range(n):
-            acc = 0.0
-            for j in range(r):
-                acc = acc + T.a[r * ERK_MAX_STAGES + j] * K[j * n + k]
-            ys[k] = y[k] + h * acc
-        st = f(cfg, i, t + T.c[r] * h, ys, &K[r * n], work)
+        st = erk_stage(T, f, cfg, i, work, n, t, h, y, K, r)
         if st != 0:
             return st
     for k in range(n):
