@@ -67,6 +67,9 @@ cdef struct Stepper:
     int k                # columns of y_out
     int nz               # leading entries of z checked for finiteness after every step
     bint to_end          # True: step to the grid's end even after the last saved slot
+    # True: a row at t0 is y0 itself (k0 == k, w = y0[4:7]) as in solve_ivp, not the state
+    # read back (a normalised q, or w = I^-1 (I w0), would differ in the last bits)
+    bint y0_row
     # An explicit Runge-Kutta pair (rotode/erk.pxd) instead of `step`: the driver steps
     # z' = deriv(t, z) (the first nz entries of z) itself; with `control` the steps are
     # chosen by the error estimate and the grid holds only the output times.
@@ -110,6 +113,7 @@ cdef inline Stepper make_stepper(const void* cfg, begin_fn begin, advance_fn adv
     s.k = k
     s.nz = nz
     s.to_end = to_end
+    s.y0_row = False
     s.erk = NULL
     s.deriv = NULL
     s.control = NULL

@@ -118,6 +118,20 @@ cdef inline int _check_row(const double* y, int k, const double* w) noexcept nog
     return STATUS_OK
 
 
+cdef inline int _store_first(const Stepper* s, Py_ssize_t i, double t, const double* y0,
+                             const double* z, double* yo, double* wo,
+                             double* work) noexcept nogil:
+    """The row at t0: the stored state, or y0 itself when the stepper says so (y0_row)."""
+    cdef int st = s.store(s.cfg, i, t, z, yo, wo, <void*>work)
+    cdef int c
+    if st == STATUS_OK and s.y0_row:
+        for c in range(s.k):
+            yo[c] = y0[c]
+        for c in range(3):
+            wo[c] = y0[4 + c]
+    return st
+
+
 cdef int _body(const Stepper* s, const Grid* g, Py_ssize_t i, const double* y0, double* yo,
                double* wo, int* status, Py_ssize_t* failed, long long* last, Poll* p,
                Clock* clk, bint poller) noexcept nogil:
@@ -133,7 +147,7 @@ cdef int _body(const Stepper* s, const Grid* g, Py_ssize_t i, const double* y0, 
     cdef bint began = not rotode_load_flag(&p.stop)
     st = s.begin(s.cfg, i, y0, z, <void*>work) if began else STATUS_INTERRUPTED
     if st == STATUS_OK and g.m > 0 and g.save[0] == 0:
-        st = s.store(s.cfg, i, g.t[0], z, yo, wo, <void*>work)
+        st = _store_first(s, i, g.t[0], y0, z, yo, wo, work)
         if st == STATUS_OK:
             slot = 1
     last[0] = g.n
@@ -254,7 +268,7 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
     cdef bint began = not rotode_load_flag(&p.stop)
     st = s.begin(s.cfg, i, y0, z, <void*>work) if began else STATUS_INTERRUPTED
     if st == STATUS_OK and g.m > 0 and g.save[0] == 0:
-        st = s.store(s.cfg, i, t, z, yo, wo, <void*>work)
+        st = _store_first(s, i, t, y0, z, yo, wo, work)
         if st == STATUS_OK:
             st = _check_row(yo, s.k, wo)
         if st == STATUS_OK:

@@ -541,6 +541,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     cfg.nfev = &nv[0] if N else NULL
     cfg.nfev_force = &nfv[0] if N else NULL
     cdef Stepper sp = make_stepper(&cfg, _begin, _advance, _store_row, _end, k, k, cfg.nz, True)
+    sp.y0_row = True
     engine = Engine(spec, control, 7) if kernel == "erk" else None
     if engine is not None:
         (<Engine>engine).attach(&sp, _deriv)

@@ -28,7 +28,7 @@ from rotode._driver import outcome
 
 from cpython.ref cimport PyObject
 from libc.stdlib cimport malloc, free
-from libc.math cimport sqrt, isfinite
+from libc.math cimport sqrt, isfinite, NAN
 
 from rotode._driver cimport Stepper, advance_steps, drive, make_stepper, STATUS_OK
 from rotode.dual cimport dual, seed_duals
@@ -132,17 +132,25 @@ cdef struct ImpCfg:
     const bint* w_dependent
     ImplicitCounters* counters     # (N,) (OUT)
     long* nfev                     # (N,) (OUT)
+    const double* L0               # (N, 3) body angular momenta to continue from, or NULL
+    double* L                      # (N, 3) final body angular momenta (OUT)
 
 
 cdef int _begin(const void* c, Py_ssize_t i, const double* y0, double* z,
                 void* work) noexcept nogil:
-    """z = [q / |q|, L_b = I w0]."""
+    """z = [q / |q|, L_b = I w0], or, continuing a run (L0), [q, L0] as they are."""
     cdef const ImpCfg* g = <const ImpCfg*>c
     cdef double s = 1.0 / sqrt(y0[0] * y0[0] + y0[1] * y0[1] + y0[2] * y0[2] + y0[3] * y0[3])
     cdef int k
+    if g.L0 != NULL:
+        s = 1.0
     for k in range(4):
         z[k] = y0[k] * s
-    mat3_vec(g.bodies[i].I, &y0[4], &z[4])
+    if g.L0 != NULL:
+        for k in range(3):
+            z[4 + k] = g.L0[3 * i + k]
+    else:
+        mat3_vec(g.bodies[i].I, &y0[4], &z[4])
     g.counters[i].substeps = 0
     g.counters[i].iterations = 0
     g.counters[i].max_iterations = 0
@@ -161,6 +169,15 @@ cdef int _step(const void* c, Py_ssize_t i, double t0, double t1, double* z,
 cdef int _advance(const void* c, Py_ssize_t i, const double* t, Py_ssize_t j0,
                   Py_ssize_t j1, double* z, void* work, Py_ssize_t* j) noexcept nogil:
     return advance_steps(_step, 7, c, i, t, j0, j1, z, work, j)
+
+
+cdef void _end(const void* c, Py_ssize_t i, int status, const double* z,
+               void* work) noexcept nogil:
+    """The final body angular momentum, carried by `rotode.solvers` from step to step."""
+    cdef const ImpCfg* g = <const ImpCfg*>c
+    cdef int k
+    for k in range(3):
+        g.L[3 * i + k] = z[4 + k] if status == STATUS_OK else NAN
 
 
 cdef int _store_row(const void* c, Py_ssize_t i, double t, const double* z, double* y,
@@ -229,7 +246,10 @@ def run(method, model, y0, t, save, options=None, workers=1):
         (20 Newton, 500 fixed point), ``max_substeps`` (per step, default 1e6), ``bound``
         ("euclidean", default: Mizerski's form dt |L| <= C lambda_min, doc eq. (14), which keeps
         Mizerski 2020 sec. 11's one-step energy change <= 0.3 %; "inertia": the sharper Kantorovich
-        bound in the norm sqrt(x.I x), doc eq. (13), ~1.6x longer sub-steps, <= 0.5 %).
+        bound in the norm sqrt(x.I x), doc eq. (13), ~1.6x longer sub-steps, <= 0.5 %);
+        ``L0`` ((3,) or (N, 3)): continue a run from the body angular momenta ``stats["L"]`` of
+        the run before (q is then taken as it is), so that a run split into pieces (the
+        ``solve_ivp`` classes step one step at a time) gives the numbers of one run bit for bit.
     workers : int
         Threads over bodies; results do not depend on it (bit for bit).
 
@@ -242,7 +262,8 @@ def run(method, model, y0, t, save, options=None, workers=1):
         ``n_steps``, ``nfev`` (torque evaluations, largest per body), ``n_substeps`` (largest
         per body), ``newton_iter_mean`` and ``newton_iter_max`` (iterations per solve, also for
         the fixed point), ``residual_max`` (largest final |F(v)|), ``status`` (0 ok) and
-        ``message``; after a failure the states of that body are NaN from the failing step on.
+        ``message``; ``L`` (N, 3), the final body angular momenta (NaN after a failure); after
+        a failure the states of that body are NaN from the failing step on.
 
     References
     ----------
@@ -251,10 +272,18 @@ def run(method, model, y0, t, save, options=None, workers=1):
     spec = _methods.get(method, "rigid body")
     if spec.kernel("rigid body") != "implicit":
         raise ValueError(f"method {method!r} is stepped by rotode.dynamic, not rotode.implicit")
+    options = dict(options or {})
+    L0 = options.pop("L0", None)
     solver, tol, max_iter, max_substeps, bound = _options(options)
     Y = as_float_array(y0, "y0", (7,))
     if Y.ndim != 2:
         raise ValueError(f"`y0` must have shape (N, 7), got {Y.shape}")
+    if L0 is not None:
+        L0 = as_float_array(L0, "L0", (3,))
+        if L0.shape not in ((3,), (Y.shape[0], 3)):
+            raise ValueError(f"option `L0` must have shape (3,) or (N, 3) = ({Y.shape[0]}, 3), "
+                             f"got {L0.shape}")
+        L0 = np.ascontiguousarray(np.broadcast_to(L0, (Y.shape[0], 3)))
     T, S = as_step_grid(t, save)
     workers = as_workers(workers)
     cdef Py_ssize_t N = Y.shape[0], n = T.shape[0] - 1, m = S.shape[0], i
@@ -274,14 +303,20 @@ def run(method, model, y0, t, save, options=None, workers=1):
     failed = np.full(N, -1, dtype=np.intp)
     nfev = np.zeros(N, dtype=np.int_)
     cdef long[::1] nf = nfev
+    L_out = np.empty((N, 3))
+    cdef double[:, ::1] Lv = L_out
+    cdef const double[:, ::1] L0v = L0 if L0 is not None else np.empty((1, 3))
     cdef ImpCfg g
+    g.L0 = &L0v[0, 0] if L0 is not None else NULL
+    g.L = &Lv[0, 0] if N else NULL
     g.o.method = VARIANTS[spec.variant]
     g.o.solver = SOLVER_NEWTON if solver == "newton" else SOLVER_FIXED_POINT
     g.o.tol = tol
     g.o.max_iter = max_iter
     g.o.max_substeps = max_substeps
     g.o.bound = bound
-    cdef Stepper sp = make_stepper(&g, _begin, _advance, _store_row, NULL, 7, 7, 7, True)
+    cdef Stepper sp = make_stepper(&g, _begin, _advance, _store_row, _end, 7, 7, 7, True)
+    sp.y0_row = True
     cdef ImplicitBody* bd = <ImplicitBody*>malloc(max(N, 1) * sizeof(ImplicitBody))
     cdef ImplicitCounters* cn = <ImplicitCounters*>malloc(max(N, 1) * sizeof(ImplicitCounters))
     cdef PyObject** tq = <PyObject**>malloc(max(N, 1) * sizeof(PyObject*))
@@ -334,6 +369,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
         "residual_max": float(resmax),
         "status": code,
         "message": message,
+        "L": L_out,
     }
     return y_out, w_out, stats
 

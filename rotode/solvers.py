@@ -39,7 +39,7 @@ class _HermiteOutput(DenseOutput):
     def __init__(self, t_old, t, y_old, y, f_old, f):
         super().__init__(t_old, t)
         self.h = t - t_old
-        self.y_old, self.dy = y_old, y - y_old
+        self.y_old, self.y = y_old, y
         self.f_old, self.f = f_old, f
 
     def _call_impl(self, t):
@@ -48,7 +48,9 @@ class _HermiteOutput(DenseOutput):
         h10 = s * (1.0 - s) ** 2
         h01 = s * s * (3.0 - 2.0 * s)
         h11 = s * s * (s - 1.0)
-        y = (np.multiply.outer(self.y_old, h00) + np.multiply.outer(self.y_old + self.dy, h01)
+        # the end points come out exactly (h00 = 0, h01 = 1 at s = 1), so that t_eval on the step
+        # grid gets integrate's bits
+        y = (np.multiply.outer(self.y_old, h00) + np.multiply.outer(self.y, h01)
              + self.h * (np.multiply.outer(self.f_old, h10) + np.multiply.outer(self.f, h11)))
         return y
 
@@ -117,7 +119,9 @@ class NativeSolver(OdeSolver):
         self._k = 0
         self._y_old = None
         self._t_old_step = None
-        self._qdot = None  # rkn4: the q' carried from the previous step
+        # internal state carried from step to step, so that the numbers are integrate's bit
+        # for bit: rkn4's q' and the implicit methods' body angular momentum
+        self._carry = {}
 
     def _step_impl(self):
         k = self._k
@@ -125,15 +129,15 @@ class NativeSolver(OdeSolver):
         if self._recover is not None:
             self._recover.q = self.y.copy()
         options = dict(self._options)
-        if self._qdot is not None:
-            options["qdot0"] = self._qdot
+        options.update(self._carry)
         y_out, _, stats = self._runner.run(self._method, self._model,
                                            np.ascontiguousarray(self.y[None, :]), grid,
                                            np.array([1], dtype=np.intp), options, 1)
         if stats.get("status", 0) != 0:
             return False, stats.get("message", "the step failed")
-        if "qdot" in stats:
-            self._qdot = stats["qdot"]
+        for key, option in (("qdot", "qdot0"), ("L", "L0")):
+            if key in stats:
+                self._carry[option] = stats[key]
         self._y_old, self._t_old_step = self.y, self.t
         self._k = k + 1
         self.t = float(grid[1])

@@ -202,3 +202,18 @@ def test_06_non_finite_kinematic_state_fails_the_run(method):
     ok = rotode.integrate(rotode.omega.Constant([0.0, 0.0, 1.0]), (0, 1), calm, method=method,
                           dt=0.1)
     assert ok.status == 0 and ok.success
+
+
+@pytest.mark.parametrize("method", rotode.methods.names("rigid body"))
+def test_17_first_row_is_y0_and_solver_classes_match_integrate(method):
+    # Every rigid-body method returns y0 itself at t0, as solve_ivp does (the implicit methods
+    # and rkn4 returned their internal state read back: a normalised q, I^-1 (I w0)); the
+    # solve_ivp classes then give integrate's numbers bit for bit (tests/test_integrate.py).
+    body = rotode.RigidBody([2.5, 1.4, 1.3], torque=rotode.torque.Gravity(1.0, 1.0, [0, 0, 0.2]))
+    y0 = np.array([2.0, 0.1, 0.0, 0.0, 0.01, 5.0, 0.01])
+    spec = rotode.methods.get(method)
+    step = {"rtol": 1e-6} if spec.embedded is not None else {"dt": 0.1}
+    res = rotode.integrate(body, (0, 1), y0, method=method, **step)
+    np.testing.assert_array_equal(res.y[0], y0)
+    np.testing.assert_array_equal(res.w[0], y0[4:])
+    assert np.isfinite(res.y).all() and res.success
