@@ -43,6 +43,11 @@ ctypedef int (*advance_fn)(const void* cfg, Py_ssize_t i, const double* t, Py_ss
 # output row y (k values) and body angular velocity w (3) at time t (OUT: y, w)
 ctypedef int (*store_fn)(const void* cfg, Py_ssize_t i, double t, const double* z, double* y,
                          double* w, void* work) noexcept nogil
+# after an accepted step of an embedded pair: move to new local coordinates (a Lie-group
+# method: q_n <- q_n exp(v/2), v <- 0) and express the FSAL stage K0 = f(t, z) in them
+# (IN/OUT: z, K0, work)
+ctypedef void (*accept_fn)(const void* cfg, Py_ssize_t i, double* z, double* K0,
+                           void* work) noexcept nogil
 # after the last step (status: the body's status); counters, final states (may be NULL)
 ctypedef void (*end_fn)(const void* cfg, Py_ssize_t i, int status, const double* z,
                         void* work) noexcept nogil
@@ -52,6 +57,7 @@ cdef struct Control:
     # step-size control of the adaptive methods (Hairer, Norsett & Wanner 1993 sec. II.4)
     double rtol
     const double* atol       # nz values
+    const double* ref        # nz values: the error scale's floor of |z| (erk_error_norm)
     double first_step        # 0: chosen by the driver
     double max_step          # inf: none
     Py_ssize_t max_steps     # accepted steps per body before STATUS_MAX_STEPS
@@ -76,6 +82,7 @@ cdef struct Stepper:
     const ERK* erk
     erk_rhs deriv
     const Control* control
+    accept_fn accept     # NULL, or the re-anchoring of a Lie-group pair after each step
 
 
 cdef inline int advance_steps(step_fn step, int nz, const void* cfg, Py_ssize_t i,
@@ -117,6 +124,7 @@ cdef inline Stepper make_stepper(const void* cfg, begin_fn begin, advance_fn adv
     s.erk = NULL
     s.deriv = NULL
     s.control = NULL
+    s.accept = NULL
     return s
 
 
@@ -144,4 +152,5 @@ cdef class Engine:
     cdef Control control
     cdef readonly bint adaptive
     cdef object _atol
+    cdef object _ref
     cdef void attach(self, Stepper* s, erk_rhs deriv) noexcept

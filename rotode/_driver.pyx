@@ -243,6 +243,8 @@ cdef int _erk_fixed(const Stepper* s, Py_ssize_t i, double t0, double t1, double
     have_f[0] = st == STATUS_OK
     for k in range(s.nz):
         z[k] = znew[k]
+    if have_f[0] and s.accept != NULL:
+        s.accept(s.cfg, i, z, K, <void*>work)
     return st
 
 
@@ -280,7 +282,7 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
             h_abs = fmin(C.first_step, fabs(tf - t))
         else:
             st = erk_initial_step(T, s.deriv, s.cfg, i, <void*>work, n, t, z, K, direction,
-                                  fabs(tf - t), C.rtol, C.atol, C.max_step, &h_abs)
+                                  fabs(tf - t), C.rtol, C.atol, C.ref, C.max_step, &h_abs)
     while st == STATUS_OK and direction * (tf - t) > 0.0:
         clk.countdown -= 1
         if clk.countdown <= 0 and _tick(clk, p, poller):
@@ -309,7 +311,7 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
                 st = s.deriv(s.cfg, i, t_new, znew, &K[T.s * n], <void*>work)
             if st != STATUS_OK:
                 break
-            err = erk_error_norm(T, n, h, K, z, znew, C.rtol, C.atol)
+            err = erk_error_norm(T, n, h, K, z, znew, C.rtol, C.atol, C.ref)
             if err < 1.0:
                 factor = MAX_FACTOR if err == 0.0 else fmin(MAX_FACTOR,
                                                             SAFETY * pow(err, T.exponent))
@@ -352,6 +354,8 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
         for c in range(n):
             z[c] = znew[c]
             K[c] = K[T.s * n + c]                # FSAL: f(t_new, y_new) starts the next step
+        if s.accept != NULL:
+            s.accept(s.cfg, i, z, K, <void*>work)
         t = t_new
         accepted += 1
     while slot < g.m:
@@ -445,9 +449,12 @@ cdef class Engine:
         steps on the grid.
     n : int
         State size (the atol values and the RMS norm).
+    ref : array_like, optional
+        ``n`` floors of the error scale's ``|z|`` (default 0: SciPy's scale); 1 for the
+        rotation-vector components of a Runge-Kutta-Munthe-Kaas state.
     """
 
-    def __init__(self, spec, control, int n):
+    def __init__(self, spec, control, int n, ref=None):
         cdef ERK* T = &self.erk
         cdef int r, j
         a, b, c = spec.tableau.doubles
@@ -500,6 +507,10 @@ cdef class Engine:
             av = self._atol
             self.control.rtol = rtol
             self.control.atol = &av[0]
+            self._ref = np.ascontiguousarray(np.broadcast_to(0.0 if ref is None else ref, (n,)),
+                                             dtype=np.float64)
+            av = self._ref
+            self.control.ref = &av[0]
             self.control.first_step = first_step
             self.control.max_step = max_step
             self.control.max_steps = max_steps

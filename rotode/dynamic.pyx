@@ -51,6 +51,8 @@ from libc.stdlib cimport malloc, free
 from rotode._driver cimport (Engine, Stepper, advance_steps, drive, make_stepper, STATUS_OK,
                              WORK_DOUBLES)
 from rotode.quaternion cimport quat_rotate
+from rotode.rkmk cimport rkmk_rate, rkmk_retract, rkmk_unit
+from rotode.equations cimport FRAME_BODY
 from rotode.rhs cimport RigidBody
 
 __all__ = ["METHODS", "KERNELS", "run"]
@@ -67,10 +69,11 @@ cdef enum:
     M_AB3 = 4
     M_RKN4 = 5
     M_ERK = 6     # embedded pairs (rotode/erk.pxd), stepped by the driver on [q, w]' = f
+    M_RKMK = 7    # the same pairs on [v, w] of a Munthe-Kaas step, q = qb exp(v/2)
 
 #: Kernel names of the registry -> their codes here.
 KERNELS = {"lie_euler": M_LIE_EULER, "cg": M_CG, "rk3": M_RK3, "rk4": M_RK4, "ab3": M_AB3,
-           "rkn4": M_RKN4, "erk": M_ERK}
+           "rkn4": M_RKN4, "erk": M_ERK, "rkmk": M_RKMK}
 
 
 cdef struct RunCfg:
@@ -101,6 +104,7 @@ cdef struct DynWork:
     double L[3]        # restore_momentum: world angular momentum
     Py_ssize_t r       # torque resets passed
     Py_ssize_t nab     # ab3 steps taken
+    double qb[4]       # rkmk: the orientation the step starts from
 
 if sizeof(DynWork) > WORK_DOUBLES * sizeof(double):
     raise ImportError("rotode.dynamic: the per-body scratch exceeds the driver's WORK_DOUBLES")
@@ -220,6 +224,13 @@ cdef int _begin(const void* c, Py_ssize_t i, const double* y0, double* z,
     if cfg.restore:
         mat3_vec(d.b.I, &y0[4], v)
         quat_rotate(y0, v, d.L)                   # L = R(q0) I w0 (any |q0|)
+    if cfg.method == M_RKMK:                      # z = [v, w], v = 0 from qb = q0/|q0|
+        for k in range(4):
+            d.qb[k] = y0[k]
+        rkmk_unit(d.qb)
+        for k in range(3):
+            z[k] = 0.0
+            z[3 + k] = y0[4 + k]
     return STATUS_OK
 
 
@@ -318,8 +329,44 @@ cdef int _deriv(const void* c, Py_ssize_t i, double t, const double* z, double* 
     return body_rhs(&(<DynWork*>work).b, t, z, dz)
 
 
+cdef int _deriv_rkmk(const void* c, Py_ssize_t i, double t, const double* z, double* dz,
+                     void* work) noexcept nogil:
+    """[v, w]' of a Runge-Kutta-Munthe-Kaas step from qb: v' = T(-v)^-1 w, w' from Euler's
+    equations at q = qb exp(v/2) (rotode/rkmk.pxd) (OUT: dz[6])."""
+    cdef DynWork* d = <DynWork*>work
+    cdef double q[4]
+    quat_times_exp(d.qb, z, 1.0, q)
+    rkmk_rate(z, &z[3], FRAME_BODY, dz)
+    return body_accel(&d.b, t, q, &z[3], &dz[3])
+
+
+cdef void _accept_rkmk(const void* c, Py_ssize_t i, double* z, double* K0,
+                       void* work) noexcept nogil:
+    """After a step: qb <- qb exp(v/2) (retracted to |qb| = 1 to round-off), v <- 0; the FSAL
+    stage's v' becomes w itself (T = 1 at v = 0), its w' is kept (q differs by ~1e-16 from
+    the one it was evaluated at; recomputing it would cost a torque evaluation per step)
+    (OUT: z, K0, work)."""
+    cdef DynWork* d = <DynWork*>work
+    cdef double q[4]
+    cdef int k
+    quat_times_exp(d.qb, z, 1.0, q)
+    rkmk_retract(q)
+    for k in range(4):
+        d.qb[k] = q[k]
+    for k in range(3):
+        z[k] = 0.0
+        K0[k] = z[3 + k]
+
+
 cdef int _store_row(const void* c, Py_ssize_t i, double t, const double* z, double* y,
                     double* w, void* work) noexcept nogil:
+    cdef int k
+    if (<const RunCfg*>c).method == M_RKMK:
+        quat_times_exp((<DynWork*>work).qb, z, 1.0, y)
+        for k in range(3):
+            y[4 + k] = z[3 + k]
+            w[k] = z[3 + k]
+        return STATUS_OK
     _store(<const RunCfg*>c, z, y, w)
     return STATUS_OK
 
@@ -413,9 +460,9 @@ def run(method, model, y0, t, save, options=None, workers=1):
     control = opts.pop("control", None)
     if opts:
         raise TypeError(f"unknown option(s) for method {method!r}: {sorted(opts)}")
-    if control is not None and kernel != "erk":
+    if control is not None and kernel not in ("erk", "rkmk"):
         raise ValueError(f"method {method!r} has no error estimate (no `rtol`/`atol`)")
-    if kernel == "erk" and (normalize or restore or substeps is not None):
+    if kernel in ("erk", "rkmk") and (normalize or restore or substeps is not None):
         raise TypeError(f"options `normalize`, `restore_momentum` and `torque_substeps` are not "
                         f"accepted by {method!r} (the driver steps its embedded pair on "
                         "[q, w])")
@@ -491,7 +538,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     cfg.nres = resets_arr.shape[0]
     cfg.direction = direction
     cfg.k = k
-    cfg.nz = 14 if k == 13 else (8 if kernel == "rkn4" else 7)
+    cfg.nz = 14 if k == 13 else (8 if kernel == "rkn4" else (6 if kernel == "rkmk" else 7))
     cfg.tab.s = 0
     if kernel == "cg":
         a, b, c = spec.tableau.doubles
@@ -542,9 +589,18 @@ def run(method, model, y0, t, save, options=None, workers=1):
     cfg.nfev_force = &nfv[0] if N else NULL
     cdef Stepper sp = make_stepper(&cfg, _begin, _advance, _store_row, _end, k, k, cfg.nz, True)
     sp.y0_row = True
-    engine = Engine(spec, control, 7) if kernel == "erk" else None
-    if engine is not None:
+    if kernel == "erk":
+        engine = Engine(spec, control, 7)
         (<Engine>engine).attach(&sp, _deriv)
+    elif kernel == "rkmk":
+        # v's error scaled as an error |dv|/2 of a unit q (rotode/kinematic.pyx, erk_error_norm)
+        if control is not None:
+            atol = control[1]
+            control = control[:1] + (np.concatenate([np.full(3, atol[:4].min()), atol[4:]]),) \
+                + control[2:]
+        engine = Engine(spec, control, 6, ref=[1.0, 1.0, 1.0, 0.0, 0.0, 0.0])
+        (<Engine>engine).attach(&sp, _deriv_rkmk)
+        sp.accept = _accept_rkmk
     counts = np.zeros((N, 2), dtype=np.int64)
     fail_t = np.zeros(N)
     adaptive = control is not None

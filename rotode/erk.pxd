@@ -67,12 +67,16 @@ cdef inline int erk_step(const ERK* T, erk_rhs f, const void* cfg, Py_ssize_t i,
 
 cdef inline double erk_error_norm(const ERK* T, int n, double h, const double* K,
                                   const double* y, const double* ynew, double rtol,
-                                  const double* atol) noexcept nogil:
-    """The scaled RMS norm of the local error estimate (< 1: accept), K[0..s] filled."""
+                                  const double* atol, const double* ref) noexcept nogil:
+    """The scaled RMS norm of the local error estimate (< 1: accept), K[0..s] filled.
+
+    Component k is scaled by atol_k + rtol max(|y_k|, |ynew_k|, ref_k): ref is 0 for a state
+    (SciPy's scale) and 1 for the rotation vector of a Runge-Kutta-Munthe-Kaas step, whose
+    size says nothing about the orientation's (an error dv is an error |dv|/2 in a unit q)."""
     cdef double scale, e5, e3, n5 = 0.0, n3 = 0.0
     cdef int j, k
     for k in range(n):
-        scale = atol[k] + fmax(fabs(y[k]), fabs(ynew[k])) * rtol
+        scale = atol[k] + fmax(fmax(fabs(y[k]), fabs(ynew[k])), ref[k]) * rtol
         e5 = 0.0
         e3 = 0.0
         for j in range(T.s + 1):
@@ -100,9 +104,10 @@ cdef inline double erk_rms(int n, const double* x, const double* scale) noexcept
 cdef inline int erk_initial_step(const ERK* T, erk_rhs f, const void* cfg, Py_ssize_t i,
                                  void* work, int n, double t0, const double* y0,
                                  const double* f0, double direction, double length,
-                                 double rtol, const double* atol, double max_step,
-                                 double* h) noexcept nogil:
-    """Hairer, Norsett & Wanner 1993 sec. II.4 (SciPy's select_initial_step) (OUT: h)."""
+                                 double rtol, const double* atol, const double* ref,
+                                 double max_step, double* h) noexcept nogil:
+    """Hairer, Norsett & Wanner 1993 sec. II.4 (SciPy's select_initial_step), with the
+    scale of `erk_error_norm` (OUT: h)."""
     cdef double scale[ERK_MAX_N]
     cdef double y1[ERK_MAX_N]
     cdef double f1[ERK_MAX_N]
@@ -110,7 +115,7 @@ cdef inline int erk_initial_step(const ERK* T, erk_rhs f, const void* cfg, Py_ss
     cdef double d0, d1, d2, h0, h1
     cdef int k, st
     for k in range(n):
-        scale[k] = atol[k] + fabs(y0[k]) * rtol
+        scale[k] = atol[k] + fmax(fabs(y0[k]), ref[k]) * rtol
     d0 = erk_rms(n, y0, scale)
     d1 = erk_rms(n, f0, scale)
     if d0 < 1e-5 or d1 < 1e-5:

@@ -10,7 +10,8 @@ run do identical arithmetic, whatever the number of workers.
 The methods and their data (Crouch-Grossman weights and nodes, Gauss nodes) come from the
 registry `rotode.methods`; this module implements its kinematic kernels ``cg``, ``exp2``,
 ``magnus_ca``, ``magnus``, ``rk3``, ``rk4`` and ``ab3`` (equations and references in
-docs/methods-kinematic.md).
+docs/methods-kinematic.md), and the embedded pairs the driver steps: ``erk`` on the quaternion
+and ``rkmk`` (Runge-Kutta-Munthe-Kaas, rotode/rkmk.pxd) on the rotation vector of each step.
 """
 import numpy as np
 
@@ -31,6 +32,7 @@ if sizeof(KinWork) > WORK_DOUBLES * sizeof(double):
 from rotode.omega cimport AngularVelocity
 from rotode.quaternion cimport quat_rotate, quat_conj
 from rotode.equations cimport FRAME_WORLD, quaternion_kinematics_rhs
+from rotode.rkmk cimport rkmk_rate, rkmk_angular_velocity, rkmk_retract, rkmk_unit
 
 __all__ = ["METHODS", "KERNELS", "run"]
 
@@ -39,7 +41,7 @@ METHODS = _methods.names("kinematics")
 
 #: Kernel names of the registry -> their codes here.
 KERNELS = {"cg": 0, "exp2": 1, "magnus_ca": 2, "magnus": 3, "rk3": 4, "rk4": 5, "ab3": 6,
-           "erk": 7}
+           "erk": 7, "rkmk": 8}
 
 cdef enum:
     K_CG = 0
@@ -50,6 +52,7 @@ cdef enum:
     K_RK4 = 5
     K_AB3 = 6
     K_ERK = 7     # embedded pairs (rotode/erk.pxd), stepped by the driver on q' = f(t, q)
+    K_RKMK = 8    # the same pairs on the step's rotation vector v (rotode/rkmk.pxd)
 
 cdef enum:
     RATE_ZERO = 0     # constant per-body rates: w' = 0
@@ -88,6 +91,7 @@ cdef struct KinWork:
     double f2[4]
     double tp1, tp2          # ab3: start times of the two previous steps
     Py_ssize_t nfev, nrate, nsub
+    double qb[4]             # rkmk: the orientation the step starts from (q = qb exp(v/2))
 
 
 cdef inline int _omega(const KinCfg* g, Py_ssize_t i, KinWork* k, double tt,
@@ -150,10 +154,12 @@ cdef inline void _carry_rate(const KinCfg* g, KinWork* k, const double* w1) noex
 
 cdef int _begin(const void* cfg, Py_ssize_t i, const double* y0, double* q,
                 void* work) noexcept nogil:
+    cdef const KinCfg* g = <const KinCfg*>cfg
     cdef KinWork* k = <KinWork*>work
     cdef int c
     for c in range(4):
         q[c] = y0[c]
+        k.qb[c] = y0[c]
         k.f0[c] = 0.0
         k.f1[c] = 0.0
         k.f2[c] = 0.0
@@ -164,6 +170,11 @@ cdef int _begin(const void* cfg, Py_ssize_t i, const double* y0, double* q,
     k.nfev = 0
     k.nrate = 0
     k.nsub = 0
+    if g.kernel == K_RKMK:            # z = v, the rotation vector from qb = q0/|q0|
+        rkmk_unit(k.qb)
+        q[0] = 0.0
+        q[1] = 0.0
+        q[2] = 0.0
     return STATUS_OK
 
 
@@ -321,18 +332,48 @@ cdef int _deriv(const void* cfg, Py_ssize_t i, double t, const double* q, double
     return st
 
 
-cdef int _store(const void* cfg, Py_ssize_t i, double t, const double* q, double* y,
+cdef int _deriv_rkmk(const void* cfg, Py_ssize_t i, double t, const double* v, double* dv,
+                     void* work) noexcept nogil:
+    """v' = T(-v)^-1 w(t) (body) or T(v)^-1 w(t) (world), rotode/rkmk.pxd (OUT: dv[3])."""
+    cdef const KinCfg* g = <const KinCfg*>cfg
+    cdef double w[3]
+    cdef int st = _omega(g, i, <KinWork*>work, t, w)
+    rkmk_rate(v, w, g.frame, dv)
+    return st
+
+
+cdef void _accept_rkmk(const void* cfg, Py_ssize_t i, double* v, double* K0,
+                       void* work) noexcept nogil:
+    """After a step: qb <- qb exp(v/2) (body) or exp(v/2) qb (world), v <- 0; the FSAL
+    stage T^-1(v) w(t) becomes w(t), the algebra rate at v = 0 (OUT: v, K0, work)."""
+    cdef const KinCfg* g = <const KinCfg*>cfg
+    cdef KinWork* k = <KinWork*>work
+    apply_rotvec(k.qb, v, g.frame, False, k.qb)
+    rkmk_retract(k.qb)
+    rkmk_angular_velocity(v, K0, g.frame, K0)
+    v[0] = 0.0
+    v[1] = 0.0
+    v[2] = 0.0
+
+
+cdef int _store(const void* cfg, Py_ssize_t i, double t, const double* z, double* y,
                 double* w, void* work) noexcept nogil:
     """q and the BODY angular velocity at t (OUT: y[4], w[3])."""
     cdef const KinCfg* g = <const KinCfg*>cfg
     cdef KinWork* k = <KinWork*>work
     cdef double qc[4]
+    cdef double q[4]
     cdef int c, st
-    if not k.have0 or g.kernel == K_ERK:
+    if not k.have0 or g.kernel == K_ERK or g.kernel == K_RKMK:
         st = _omega(g, i, k, t, k.w0)
         if st != STATUS_OK:
             return st
         k.have0 = True
+    if g.kernel == K_RKMK:
+        apply_rotvec(k.qb, z, g.frame, False, q)
+    else:
+        for c in range(4):
+            q[c] = z[c]
     for c in range(4):
         y[c] = q[c]
     if g.frame == FRAME_WORLD:
@@ -410,9 +451,9 @@ def run(method, model, y0, t, save, options, workers=1):
     cdef int st
     g.kernel = KERNELS[kernel]
     g.frame = as_frame(options.pop("frame", "body"))
-    lie = kernel not in ("rk3", "rk4", "ab3", "erk")
+    lie = kernel not in ("rk3", "rk4", "ab3", "erk")      # |q| kept by construction
     g.approx = False
-    if lie:
+    if lie and kernel != "rkmk":
         e = options.pop("exp", "exact")
         if e not in ("exact", "approx"):
             raise ValueError(f"option `exp` must be 'exact' or 'approx', got {e!r}")
@@ -427,7 +468,7 @@ def run(method, model, y0, t, save, options, workers=1):
             raise TypeError(f"option `normalize` is not accepted by {method!r} (it would break "
                             "its error estimate and dense output): use `norm_gain`")
     control = options.pop("control", None)
-    if control is not None and kernel != "erk":
+    if control is not None and kernel not in ("erk", "rkmk"):
         raise ValueError(f"method {method!r} has no error estimate (no `rtol`/`atol`)")
     g.terms = 2
     g.substep = False
@@ -509,9 +550,18 @@ def run(method, model, y0, t, save, options, workers=1):
     g.nsub = &nsv[0] if N else NULL
     g.fail_angle = &fav[0] if N else NULL
     cdef Stepper sp = make_stepper(&g, _begin, _advance, _store, _end, 4, 4, 4, False)
-    engine = Engine(spec, control, 4) if kernel == "erk" else None
-    if engine is not None:
+    if kernel == "erk":
+        engine = Engine(spec, control, 4)
         (<Engine>engine).attach(&sp, _deriv)
+    elif kernel == "rkmk":
+        # the error of v, a rotation vector, scaled as an error |dv|/2 of a unit q: atol of
+        # the quaternion's components, rtol relative to 1 (erk_error_norm)
+        if control is not None:
+            control = control[:1] + (np.full(3, control[1].min()),) + control[2:]
+        engine = Engine(spec, control, 3, ref=1.0)
+        (<Engine>engine).attach(&sp, _deriv_rkmk)
+        sp.nz = 3
+        sp.accept = _accept_rkmk
     counts = np.zeros((N, 2), dtype=np.int64)
     fail_t = np.zeros(N)
     drive(&sp, t, save, y0, yout, wout, status, failed, workers, counts, fail_t)

@@ -26,6 +26,9 @@ rigid body: ``lie_euler``    ``q1 = q0 exp(h w0/2)``, ``w1 = w0 + h w'``
 rigid body: ``cg``           Crouch-Grossman with the full tableau ``a``, ``b``, ``c``
 rigid body: ``rk3``/``rk4``/``ab3``/``rkn4``   vector-space methods (Rucker 2018, Mandre 2008)
 rigid body: ``implicit``     Mizerski 2020 secs. 7-10 (``variant`` names the residual)
+both: ``erk``                an embedded pair (``tableau`` + ``embedded``) on the state vector
+both: ``rkmk``               the same pair on the rotation vector of each step (Munthe-Kaas;
+                             rotode/rkmk.pxd), q = q_n exp(v/2)
 =========================== =================================================================
 """
 import dataclasses
@@ -103,8 +106,8 @@ class Method:
     title : str
         One line for docs and docstrings.
     family : str
-        "Lie-Euler", "exponential", "Magnus", "Crouch-Grossman", "Runge-Kutta", "multistep",
-        "Nystrom" or "implicit".
+        "Lie-Euler", "exponential", "Magnus", "Crouch-Grossman", "Runge-Kutta", "Munthe-Kaas",
+        "multistep", "Nystrom" or "implicit".
     order : int
         Global order of convergence (the accuracy the tests measure as a slope).
     kernels : dict
@@ -189,6 +192,7 @@ _CG1 = _tab(((),), (1,), (0,))
 _RUCKER = "Rucker 2018, sec. III"
 _CG = "Crouch & Grossman 1993; Owren & Marthinsen 1999, Table 1"
 _GAUSS = "Iserles & Norsett 1999; Blanes, Casas & Ros 2000"
+_RKMK = "Munthe-Kaas 1998, 1999; Hairer, Lubich & Wanner 2006, sec. IV.8.2"
 
 _ENTRIES = (
     Method("lie_euler", "Lie-Euler exponential update", "Lie-Euler", 1,
@@ -236,6 +240,11 @@ _ENTRIES = (
     Method("dop853", "Dormand-Prince 8(5,3) with error control and dense output",
            "Runge-Kutta", 8, {_KIN: "erk", _RB: "erk"}, "Hairer, Norsett & Wanner 1993, "
            "sec. II.10 (DOP853)", tableau=_dop853()[0], embedded=_dop853()[1]),
+    Method("rkmk5", "Runge-Kutta-Munthe-Kaas with the Dormand-Prince 5(4) pair", "Munthe-Kaas",
+           5, {_KIN: "rkmk", _RB: "rkmk"}, _RKMK, tableau=_dopri5()[0], embedded=_dopri5()[1]),
+    Method("rkmk8", "Runge-Kutta-Munthe-Kaas with the Dormand-Prince 8(5,3) pair",
+           "Munthe-Kaas", 8, {_KIN: "rkmk", _RB: "rkmk"}, _RKMK, tableau=_dop853()[0],
+           embedded=_dop853()[1]),
     Method("ab3", "Variable-step Adams-Bashforth 3 on non-unit quaternions", "multistep", 3,
            {_KIN: "ab3", _RB: "ab3"}, _RUCKER),
     Method("rkn4", "Runge-Kutta-Nystrom on the second-order quaternion equation", "Nystrom", 4,

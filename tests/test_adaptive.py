@@ -33,12 +33,13 @@ def kin_reference():
 
 
 def test_the_registry_marks_the_pairs_adaptive():
-    assert set(ADAPTIVE) == {"dopri5", "dop853"}
+    assert set(ADAPTIVE) == {"dopri5", "dop853", "rkmk5", "rkmk8"}
     for m in ADAPTIVE:
         assert set(methods.get(m).models) == {"kinematics", "rigid body"}
 
 
-@pytest.mark.parametrize("method, order", [("dopri5", 5), ("dop853", 8)])
+@pytest.mark.parametrize("method, order", [("dopri5", 5), ("dop853", 8), ("rkmk5", 5),
+                                           ("rkmk8", 8)])
 def test_fixed_steps_converge_at_the_order(method, order, kin_reference):
     """With ``dt=`` the pairs are fixed-step methods of their order (the rigid body, a
     nonlinear problem; on the linear kinematic equation DOPRI5 even shows order 6)."""
@@ -186,3 +187,65 @@ def test_the_norm_gain_applies_to_the_adaptive_kinematics():
     held = rotode.integrate(rotode.QuaternionKinematics(W, norm_gain=1.0), (0, 50),
                             [1, 0, 0, 0], method="dopri5", rtol=1e-5)
     assert abs(np.linalg.norm(held.q[-1]) - 1) < abs(np.linalg.norm(drift.q[-1]) - 1)
+
+
+# ---- Runge-Kutta-Munthe-Kaas (rotode/rkmk.pxd) ----------------------------------------------
+
+RKMK = ["rkmk5", "rkmk8"]
+
+
+@pytest.mark.parametrize("method", RKMK)
+def test_rkmk_keeps_the_quaternion_unit(method):
+    """|q| - 1 <= 1e-13 after 1e5 steps (each step multiplies by exp(v/2), a unit quaternion,
+    and retracts the product's rounding); the pairs on the non-unit quaternion drift by
+    orders of magnitude more over the same run."""
+    res = rotode.integrate(W, (0, 100), [1.0, 0, 0, 0], method=method, dt=1e-3)
+    assert res.stats["n_steps"] == 100_000
+    assert np.abs(np.linalg.norm(res.q, axis=-1) - 1).max() <= 1e-13
+    body = rotode.RigidBody([1, 1, 0.5], torque=rotode.torque.Gravity(1.0, 1.0, [0, 0, 1]))
+    res = rotode.integrate(body, (0, 100), [1.0, 0, 0, 0, 1.5, 0, 1], method=method, dt=1e-3)
+    assert np.abs(np.linalg.norm(res.q, axis=-1) - 1).max() <= 1e-13
+    adaptive = rotode.integrate(body, (0, 100), [1.0, 0, 0, 0, 1.5, 0, 1], method=method,
+                                rtol=1e-6, t_eval=np.linspace(0, 100, 201))
+    assert np.abs(np.linalg.norm(adaptive.q, axis=-1) - 1).max() <= 1e-14  # dense output too
+    drift = rotode.integrate(body, (0, 100), [1.0, 0, 0, 0, 1.5, 0, 1],
+                             method="dop853" if method == "rkmk8" else "dopri5", rtol=1e-6)
+    assert abs(np.linalg.norm(drift.q[-1]) - 1) > 1e-9
+
+
+@pytest.mark.parametrize("method, order", [("rkmk5", 5), ("rkmk8", 8)])
+@pytest.mark.parametrize("frame", ["body", "world"])
+def test_rkmk_order_in_both_frames(method, order, frame):
+    """The algebra equation v' = T(-v)^-1 w (body) / T(v)^-1 w (world) of either frame gives
+    the method's order on the benchmark (reference: magnus8 with tiny steps)."""
+    ref = rotode.integrate(W, (0, 10), [1, 0, 0, 0], method="magnus8", dt=1e-3,
+                           frame=frame).q[-1]
+    ns = [15, 20, 30] if order == 8 else [50, 100, 200]
+    errs = [angle(rotode.integrate(W, (0, 10), [1, 0, 0, 0], method=method, dt=10 / n,
+                                   frame=frame).q[-1], ref) for n in ns]
+    slope = -np.polyfit(np.log(ns), np.log(errs), 1)[0]
+    assert order - 0.4 < slope < order + 1.4, (slope, errs)
+
+
+@pytest.mark.parametrize("method", RKMK)
+def test_rkmk_reaches_the_lagrange_top_and_thandle_at_tight_tolerances(method):
+    """Against the exact T-handle: final angle error below 1e-9 rad at rtol 1e-12 (the
+    separatrix amplifies errors), and the Lagrange top agrees with DOP853 at rtol 1e-13."""
+    q_ex = thandle_exact(10.0)[0]
+    res = rotode.integrate(rotode.RigidBody(THANDLE), (0, 10), Y_TH, method=method,
+                           rtol=1e-12, atol=1e-14)
+    assert angle(res.q[-1], q_ex) < 1e-9 and res.stats["n_rejected"] <= 5
+    top = rotode.RigidBody([1, 1, 0.5], torque=rotode.torque.Gravity(1.0, 1.0, [0, 0, 1]))
+    y0 = [1.0, 0, 0, 0, 1.5, 0, 1]
+    ref = rotode.integrate(top, (0, 20), y0, method="dop853", rtol=1e-13, atol=1e-15)
+    res = rotode.integrate(top, (0, 20), y0, method=method, rtol=1e-10, atol=1e-12)
+    assert angle(res.q[-1], ref.q[-1]) < 1e-7
+    np.testing.assert_allclose(res.w[-1], ref.w[-1], atol=1e-7)
+
+
+def test_rkmk_takes_no_quaternion_norm_options():
+    with pytest.raises(TypeError, match="norm_gain"):
+        rotode.integrate(W, (0, 1), [1, 0, 0, 0], method="rkmk5", rtol=1e-6, norm_gain=1.0)
+    with pytest.raises(TypeError, match="normalize"):
+        rotode.integrate(rotode.RigidBody(THANDLE), (0, 1), Y_TH, method="rkmk8", rtol=1e-6,
+                         normalize=True)
