@@ -153,7 +153,7 @@ def measure(case, nb, repeat):
     """rows (tool, setting, seconds, error deg) for one case."""
     rows = []
     run = partial(rotode.integrate, case["model"], (0, T), case["y0"])
-    for method in ("dop853", "dopri5"):
+    for method in ("dop853", "dopri5", "rkmk8", "rkmk5"):
         for rtol in RTOLS:
             sec, res = best(partial(run, method=method, rtol=rtol, atol=rtol * 1e-3), repeat)
             if res.success:

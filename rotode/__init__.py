@@ -55,6 +55,7 @@ from rotode import (
 from rotode.frames import DynamicTransform, MovingFrameParticle, MovingFrameRigidBody, Transform
 from rotode.inertia import principal_axes, validate_inertia
 from rotode.integration import IntegrationResult, integrate
+from rotode.ivp import solve_ivp
 from rotode.rhs import (
     EulerAnglesXYZ,
     ExpCoordKinematics,
@@ -87,7 +88,7 @@ from rotode.solvers import (
 __version__ = "0.1.0"
 __all__ = [
     "quaternion", "so3", "inertia", "frames", "omega", "torque", "rhs", "exact",
-    "kinematic", "dynamic", "implicit", "steps", "integrate", "IntegrationResult",
+    "kinematic", "dynamic", "implicit", "steps", "integrate", "IntegrationResult", "solve_ivp",
     "LieEuler", "Exp2", "MagnusCA", "Magnus2", "Magnus4", "Magnus6", "Magnus8", "CG1", "CG2",
     "CG3", "RK3", "RK4", "RKN4", "ImplicitMidpoint", "Trapezoid", "ObjectTrapezoid",
     "QuaternionKinematics", "RigidBody", "ExpCoordKinematics", "ExpCoordRigidBody",

@@ -24,6 +24,7 @@ cdef enum:
     STATUS_ROTATION_BOUND = -7       # magnus_ca: rotation per step beyond pi/sqrt(2)
     STATUS_STEP_TOO_SMALL = -8       # adaptive: the step fell below 10 ulp of t
     STATUS_MAX_STEPS = -9            # adaptive: `max_steps` accepted steps without reaching tf
+    STATUS_TRACE_FULL = -10          # adaptive: the step trace is full (the caller enlarges it)
 
 cdef enum:
     WORK_DOUBLES = 256               # per-body scratch handed to the callbacks
@@ -128,6 +129,18 @@ cdef inline Stepper make_stepper(const void* cfg, begin_fn begin, advance_fn adv
     return s
 
 
+cdef struct Trace:
+    # every accepted step of one body's adaptive run (rotode.solve_ivp without t_eval, and
+    # its dense output): row 0 is t0, row j + 1 the end of step j
+    Py_ssize_t cap           # rows available in t, y, w; steps available in z, F
+    Py_ssize_t n             # rows written (OUT)
+    double* t                # (cap,)
+    double* y                # (cap, k) the stored rows
+    double* w                # (cap, 3)
+    double* z                # (cap, nz) the state at each step's start, or NULL (no F)
+    double* F                # (cap, 7 nz) each step's dense-output coefficients, or NULL
+
+
 cdef struct Grid:
     const double* t      # n + 1 times
     Py_ssize_t n
@@ -137,12 +150,15 @@ cdef struct Grid:
 
 # Run `s` over the grid t (n + 1,) with output slots `save` (m,) for the bodies of y0
 # (N, k0); fills y_out (N, m, k), w_out (N, m, 3), status (N,) int32 and failed (N,) intp
-# (index of the failing step, -1), and when given counts (N, 2) int64 (accepted and rejected
-# steps) and fail_t (N,) (time of a failure).  Raises the KeyboardInterrupt (or other exception of a
-# signal handler) caught while polling.
+# (index of the failing step, -1), and when given counts (N, 3) int64 (accepted and rejected
+# steps; right-hand-side evaluations of the embedded pair, counted as SciPy counts them) and
+# fail_t (N,) (time of a failure); `trace` (one body, adaptive): a dict of arrays "t", "y",
+# "w" and optionally "z", "F" (shapes of `Trace`) that receive every step, and whose "n" (an
+# int64 array of one) receives the rows written.  Raises the KeyboardInterrupt (or other
+# exception of a signal handler) caught while polling.
 cdef int drive(const Stepper* s, object t, object save, object y0, object y_out, object w_out,
                object status, object failed, int workers, object counts=*,
-               object fail_t=*) except -1
+               object fail_t=*, object trace=*) except -1
 
 
 cdef class Engine:

@@ -45,6 +45,7 @@ _REASONS = {
     STATUS_ROTATION_BOUND: "the rotation over the step reached the bound of the method",
     STATUS_STEP_TOO_SMALL: "the required step size fell below the spacing of floats near t",
     STATUS_MAX_STEPS: "`max_steps` steps were taken before reaching the end",
+    STATUS_TRACE_FULL: "the step trace is full",
 }
 
 # Step-size controller of SciPy's explicit Runge-Kutta methods (Hairer, Norsett & Wanner 1993,
@@ -220,9 +221,9 @@ cdef int _body(const Stepper* s, const Grid* g, Py_ssize_t i, const double* y0, 
 cdef inline void _one(const Stepper* s, const Grid* g, Py_ssize_t i, const double* y0,
                       double* yo, double* wo, int* status, Py_ssize_t* failed, double* fail_t,
                       long long* counts, Poll* p, Clock* clk, bint poller,
-                      bint adaptive) noexcept nogil:
+                      bint adaptive, Trace* tr) noexcept nogil:
     if adaptive:
-        _body_adaptive(s, g, i, y0, yo, wo, status, failed, fail_t, counts, p, clk, poller)
+        _body_adaptive(s, g, i, y0, yo, wo, status, failed, fail_t, counts, p, clk, poller, tr)
     else:
         _body(s, g, i, y0, yo, wo, status, failed, counts, p, clk, poller)
         fail_t[0] = g.t[failed[0]] if failed[0] >= 0 else g.t[0]
@@ -251,8 +252,9 @@ cdef int _erk_fixed(const Stepper* s, Py_ssize_t i, double t0, double t1, double
 cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const double* y0,
                         double* yo, double* wo, int* status, Py_ssize_t* failed,
                         double* fail_t, long long* counts, Poll* p, Clock* clk,
-                        bint poller) noexcept nogil:
-    """Body i with error-controlled steps; the grid holds the output times only."""
+                        bint poller, Trace* tr) noexcept nogil:
+    """Body i with error-controlled steps; the grid holds the output times only (OUT: counts
+    [accepted, rejected, evaluations]; tr, when not NULL, every step)."""
     cdef const ERK* T = s.erk
     cdef const Control* C = s.control
     cdef double work[WORK_DOUBLES]
@@ -264,9 +266,13 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
     cdef double t = g.t[0], tf = g.t[g.n], direction, h, h_abs, t_new, err, factor, tt
     cdef double min_step
     cdef Py_ssize_t slot = 0, accepted = 0, rejected = 0
+    cdef long long nfev = 0
     cdef int st, c, n = s.nz
+    cdef int extra = T.s_dense - T.s - 1 if T.s_dense > T.s else 0   # DOP853: 3 stages
     cdef bint ok, prepared
     direction = 1.0 if tf > t else -1.0
+    for c in range(7 * ERK_MAX_N):
+        F[c] = 0.0
     cdef bint began = not rotode_load_flag(&p.stop)
     st = s.begin(s.cfg, i, y0, z, <void*>work) if began else STATUS_INTERRUPTED
     if st == STATUS_OK and g.m > 0 and g.save[0] == 0:
@@ -275,12 +281,18 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
             st = _check_row(yo, s.k, wo)
         if st == STATUS_OK:
             slot = 1
+    if st == STATUS_OK and tr != NULL:
+        tr.n = 1
+        tr.t[0] = t
+        st = _store_first(s, i, t, y0, z, tr.y, tr.w, work)
     if st == STATUS_OK:
         st = s.deriv(s.cfg, i, t, z, K, <void*>work)
+        nfev += 1
     if st == STATUS_OK:
         if C.first_step > 0.0:
             h_abs = fmin(C.first_step, fabs(tf - t))
         else:
+            nfev += 1
             st = erk_initial_step(T, s.deriv, s.cfg, i, <void*>work, n, t, z, K, direction,
                                   fabs(tf - t), C.rtol, C.atol, C.ref, C.max_step, &h_abs)
     while st == STATUS_OK and direction * (tf - t) > 0.0:
@@ -306,6 +318,7 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
                 t_new = tf
             h = t_new - t
             h_abs = fabs(h)
+            nfev += T.s                            # stages 1..s-1 and the FSAL stage
             st = erk_step(T, s.deriv, s.cfg, i, <void*>work, n, t, h, z, K, znew)
             if st == STATUS_OK:
                 st = s.deriv(s.cfg, i, t_new, znew, &K[T.s * n], <void*>work)
@@ -337,6 +350,7 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
                     zd[c] = znew[c]
             else:
                 if not prepared:
+                    nfev += extra
                     st = erk_dense_prepare(T, s.deriv, s.cfg, i, <void*>work, n, t, h, z, znew,
                                            K, F)
                     if st != STATUS_OK:
@@ -351,6 +365,11 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
             slot += 1
         if st != STATUS_OK:
             break
+        if tr != NULL:
+            st = _trace_step(s, T, tr, i, t, h, t_new, z, znew, K, F, prepared, work)
+            nfev += extra if tr.F != NULL and not prepared else 0
+            if st != STATUS_OK:
+                break
         for c in range(n):
             z[c] = znew[c]
             K[c] = K[T.s * n + c]                # FSAL: f(t_new, y_new) starts the next step
@@ -373,12 +392,38 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
     fail_t[0] = t
     counts[0] = accepted
     counts[1] = rejected
+    counts[2] = nfev
+    return st
+
+
+cdef int _trace_step(const Stepper* s, const ERK* T, Trace* tr, Py_ssize_t i, double t,
+                     double h, double t_new, const double* z, const double* znew, double* K,
+                     double* F, bint prepared, double* work) noexcept nogil:
+    """Append the accepted step t -> t_new to `tr` (and its interpolant when tr.F)."""
+    cdef Py_ssize_t j = tr.n - 1               # the step's index
+    cdef int st, c, n = s.nz
+    if tr.n >= tr.cap:
+        return STATUS_TRACE_FULL
+    if tr.F != NULL:
+        if not prepared:
+            st = erk_dense_prepare(T, s.deriv, s.cfg, i, <void*>work, n, t, h, z, znew, K, F)
+            if st != STATUS_OK:
+                return st
+        for c in range(n):
+            tr.z[j * n + c] = z[c]
+        for c in range(7 * n):
+            tr.F[j * 7 * n + c] = F[c]
+    st = s.store(s.cfg, i, t_new, znew, &tr.y[tr.n * s.k], &tr.w[3 * tr.n], <void*>work)
+    if st == STATUS_OK:
+        st = _check_row(&tr.y[tr.n * s.k], s.k, &tr.w[3 * tr.n])
+    tr.t[tr.n] = t_new
+    tr.n += 1
     return st
 
 
 cdef int drive(const Stepper* s, object t, object save, object y0, object y_out, object w_out,
                object status, object failed, int workers, object counts=None,
-               object fail_t=None) except -1:
+               object fail_t=None, object trace=None) except -1:
     cdef const double[::1] tv = t
     cdef const Py_ssize_t[::1] sv = save
     cdef const double[:, ::1] yv = y0
@@ -388,7 +433,7 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
     cdef Py_ssize_t[::1] fv = failed
     cdef Py_ssize_t nbodies = yv.shape[0], i
     if counts is None:
-        counts = np.zeros((nbodies, 2), dtype=np.int64)
+        counts = np.zeros((nbodies, 3), dtype=np.int64)
     if fail_t is None:
         fail_t = np.zeros(nbodies)
     cdef long long[:, ::1] cv = counts
@@ -402,8 +447,38 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
     cdef int nthreads = thread_count(workers)
     if (s.nz > STATE_MAX or yv.shape[1] != s.k0 or yo.shape[2] != s.k
             or (s.erk != NULL and (s.nz > ERK_MAX_N or s.deriv == NULL))
-            or (adaptive and s.erk == NULL)):
+            or (adaptive and s.erk == NULL) or cv.shape[1] != 3
+            or (trace is not None and (not adaptive or nbodies != 1))):
         raise ValueError("the stepper does not match its arrays")
+    cdef Trace tr
+    cdef Trace* trp = NULL
+    cdef double[::1] tr_t
+    cdef double[:, ::1] tr_y, tr_w, tr_z, tr_F
+    cdef long long[::1] tr_n
+    if trace is not None:
+        tr_t = trace["t"]
+        tr_y = trace["y"]
+        tr_w = trace["w"]
+        tr_n = trace["n"]
+        tr.cap = tr_t.shape[0]
+        if tr.cap < 1 or tr_y.shape[0] != tr.cap or tr_y.shape[1] != s.k or \
+                tr_w.shape[0] != tr.cap or tr_w.shape[1] != 3:
+            raise ValueError("the trace does not match the stepper")
+        tr.t = &tr_t[0]
+        tr.y = &tr_y[0, 0]
+        tr.w = &tr_w[0, 0]
+        tr.z = NULL
+        tr.F = NULL
+        tr.n = 0
+        if trace.get("F") is not None:
+            tr_z = trace["z"]
+            tr_F = trace["F"]
+            if tr_z.shape[0] != tr.cap or tr_z.shape[1] != s.nz or tr_F.shape[0] != tr.cap \
+                    or tr_F.shape[1] != 7 * s.nz:
+                raise ValueError("the trace does not match the stepper")
+            tr.z = &tr_z[0, 0]
+            tr.F = &tr_F[0, 0]
+        trp = &tr
     if nbodies == 0:
         return 0
     g.t = &tv[0]
@@ -425,12 +500,14 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
         with nogil:
             for i in range(nbodies):
                 _one(s, &g, i, &yv[i, 0], yop + i * ky, wop + i * kw, &stv[i], &fv[i], &ftv[i],
-                     &cv[i, 0], &p, &clocks[0], True, adaptive)
+                     &cv[i, 0], &p, &clocks[0], True, adaptive, trp)
     else:
         for i in prange(nbodies, nogil=True, num_threads=nthreads, schedule="static"):
             tid = threadid()
             _one(s, &g, i, &yv[i, 0], yop + i * ky, wop + i * kw, &stv[i], &fv[i], &ftv[i],
-                 &cv[i, 0], &p, &clocks[tid], tid == 0, adaptive)
+                 &cv[i, 0], &p, &clocks[tid], tid == 0, adaptive, NULL)
+    if trp != NULL:
+        tr_n[0] = tr.n
     if errors:
         raise errors[0]
     return 0

@@ -423,7 +423,9 @@ def run(method, model, y0, t, save, options=None, workers=1):
     save : array_like of int, shape (m,)
         Strictly increasing indices into ``t`` of the states to return.
     options : dict, optional
-        Method options (see the module docstring); unknown keys raise TypeError.
+        Method options (see the module docstring); unknown keys raise TypeError.  The
+        error-controlled methods also take ``control`` (`rotode._validation.as_control`) and
+        ``trace`` (one body: the arrays that receive every step, `rotode._driver.drive`).
     workers : int, optional
         Threads over bodies; the results do not depend on it.
 
@@ -436,7 +438,9 @@ def run(method, model, y0, t, save, options=None, workers=1):
         ``n_steps`` (method steps per body, sub-steps included), ``n_main_steps``,
         ``nfev`` (torque evaluations per body), ``nfev_force`` (rkn4 with force), ``status``
         (0 ok, 2 the state became non-finite: those states are NaN), ``message``, and for
-        rkn4 ``qdot`` (N, 4), the final q' of each body (see the option ``qdot0``).
+        rkn4 ``qdot`` (N, 4), the final q' of each body (see the option ``qdot0``); with
+        error control ``n_rejected`` and ``nfev_pair`` (right-hand-side evaluations of the
+        pair, counted as SciPy counts them).
 
     Notes
     -----
@@ -458,6 +462,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     mass = opts.pop("mass", None)
     qdot0 = opts.pop("qdot0", None)
     control = opts.pop("control", None)
+    trace = opts.pop("trace", None)
     if opts:
         raise TypeError(f"unknown option(s) for method {method!r}: {sorted(opts)}")
     if control is not None and kernel not in ("erk", "rkmk"):
@@ -601,7 +606,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
         engine = Engine(spec, control, 6, ref=[1.0, 1.0, 1.0, 0.0, 0.0, 0.0])
         (<Engine>engine).attach(&sp, _deriv_rkmk)
         sp.accept = _accept_rkmk
-    counts = np.zeros((N, 2), dtype=np.int64)
+    counts = np.zeros((N, 3), dtype=np.int64)
     fail_t = np.zeros(N)
     adaptive = control is not None
     cdef BodyCtx* ctx = <BodyCtx*>malloc(nmod * sizeof(BodyCtx))
@@ -611,7 +616,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
         for b_ in range(nmod):
             _fill_body(&ctx[b_], models[b_], hold, npoints, start == "evaluate")
         cfg.bodies = ctx
-        drive(&sp, t, save, y0, y_out, w_out, status, failed, workers, counts, fail_t)
+        drive(&sp, t, save, y0, y_out, w_out, status, failed, workers, counts, fail_t, trace)
     finally:
         free(ctx)
     code, message = outcome(status, failed, t, [mdl.torque for mdl in models] + [fsrc],
@@ -622,6 +627,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     if adaptive:
         stats["n_steps"] = stats["n_main_steps"] = int(counts[:, 0].max()) if N else 0
         stats["n_rejected"] = int(counts[:, 1].max()) if N else 0
+        stats["nfev_pair"] = int(counts[:, 2].max()) if N else 0
     if fsrc is not None:
         stats["nfev_force"] = int(nfevf.max()) if N else 0
     if kernel == "rkn4":

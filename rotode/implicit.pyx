@@ -347,7 +347,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
         g.w_dependent = wdep
         g.counters = cn
         g.nfev = &nf[0] if N else NULL
-        counts = np.zeros((N, 2), dtype=np.int64)
+        counts = np.zeros((N, 3), dtype=np.int64)
         drive(&sp, T, S, Y, y_out, w_out, statuses, failed, workers, counts)
         subs = np.array([cn[i].substeps for i in range(N)], dtype=np.int64)
         iters = np.array([cn[i].iterations for i in range(N)], dtype=np.int64)

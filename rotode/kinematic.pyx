@@ -431,7 +431,8 @@ def run(method, model, y0, t, save, options, workers=1):
         model + alpha (t - t[0])), ``substep`` (default False: a step whose rotation reaches
         pi/sqrt(2) raises ValueError; True: it is split into equal sub-steps); for ``rk3``,
         ``rk4``, ``ab3``: ``norm_gain`` (default 0) and ``normalize`` (default False).
-        Unknown keys raise TypeError.
+        With error control ``control`` and ``trace`` (as for `rotode.dynamic.run`).  Unknown
+        keys raise TypeError.
     workers : int
         Threads over bodies; results do not depend on it.
 
@@ -468,6 +469,7 @@ def run(method, model, y0, t, save, options, workers=1):
             raise TypeError(f"option `normalize` is not accepted by {method!r} (it would break "
                             "its error estimate and dense output): use `norm_gain`")
     control = options.pop("control", None)
+    trace = options.pop("trace", None)
     if control is not None and kernel not in ("erk", "rkmk"):
         raise ValueError(f"method {method!r} has no error estimate (no `rtol`/`atol`)")
     g.terms = 2
@@ -562,9 +564,9 @@ def run(method, model, y0, t, save, options, workers=1):
         (<Engine>engine).attach(&sp, _deriv_rkmk)
         sp.nz = 3
         sp.accept = _accept_rkmk
-    counts = np.zeros((N, 2), dtype=np.int64)
+    counts = np.zeros((N, 3), dtype=np.int64)
     fail_t = np.zeros(N)
-    drive(&sp, t, save, y0, yout, wout, status, failed, workers, counts, fail_t)
+    drive(&sp, t, save, y0, yout, wout, status, failed, workers, counts, fail_t, trace)
     adaptive = control is not None
     code, message = outcome(status, failed, t, (src,), fail_t=fail_t if adaptive else None,
                             last=None if adaptive else counts[:, 0])
@@ -574,6 +576,7 @@ def run(method, model, y0, t, save, options, workers=1):
              "status": code, "message": message}
     if adaptive:
         stats["n_rejected"] = int(counts[:, 1].max()) if N else 0
+        stats["nfev_pair"] = int(counts[:, 2].max()) if N else 0
     if code in (STATUS_ROTATION_BOUND, STATUS_TOO_MANY_SUBSTEPS):
         b = int(np.flatnonzero(status)[0])
         tb = float(t[failed[b]])

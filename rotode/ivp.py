@@ -1,0 +1,200 @@
+"""``rotode.solve_ivp``: ``scipy.integrate.solve_ivp`` with rotode's compiled loop.
+
+Same signature and the same ``OdeResult`` as SciPy's function.  When ``fun`` is a rotode model
+(`rotode.QuaternionKinematics` or `rotode.RigidBody`) and ``method`` is "RK45" or "DOP853"
+(without ``events`` or ``args``), the whole integration runs in compiled code with the GIL
+released: the pairs, the step-size controller, the initial step, the error norms and the dense
+output are those of SciPy (Hairer, Norsett & Wanner, *Solving Ordinary Differential Equations I*,
+2nd ed. 1993, secs. II.4-II.10; rotode/erk.pxd), so the steps agree with SciPy's and the answers
+agree to the tolerance.  Anything else is handed to ``scipy.integrate.solve_ivp`` unchanged, so
+the answers are SciPy's.
+"""
+import warnings
+
+import numpy as np
+import scipy.integrate
+from scipy.integrate import DenseOutput, OdeSolution
+from scipy.optimize import OptimizeResult
+
+from rotode import integration, methods
+from rotode._validation import as_control, as_float_array, check_nonzero_quaternions
+from rotode.rhs import QuaternionKinematics, RigidBody
+
+__all__ = ["solve_ivp", "COMPILED_METHODS"]
+
+#: SciPy method names that run in rotode's compiled loop -> the registry methods that run them.
+COMPILED_METHODS = {"RK45": "dopri5", "DOP853": "dop853"}
+
+_SUCCESS = "The solver successfully reached the end of the integration interval."
+_TRACE_ROWS = 4096          # first size of the per-step record; x16 on each overflow
+
+
+class OdeResult(OptimizeResult):
+    """The result of `solve_ivp`: SciPy's fields (``t``, ``y``, ``sol``, ``t_events``,
+    ``y_events``, ``nfev``, ``njev``, ``nlu``, ``status``, ``message``, ``success``)."""
+
+
+class _StepInterpolant(DenseOutput):
+    """The continuous extension of one step of DOPRI5 (4th order) or DOP853 (7th order), as
+    SciPy's ``RkDenseOutput`` and ``Dop853DenseOutput`` evaluate them (Hairer, Norsett &
+    Wanner 1993, sec. II.6): ``F`` holds the compiled step's coefficients (rotode/erk.pxd
+    ``erk_dense_prepare``)."""
+
+    def __init__(self, t_old, t, y_old, F, kind):
+        super().__init__(t_old, t)
+        self.h = t - t_old
+        self.y_old = y_old
+        self.F = F
+        self.kind = kind
+
+    def _call_impl(self, t):
+        x = (np.asarray(t, dtype=float) - self.t_old) / self.h
+        if self.kind == "dopri5":
+            acc = np.zeros((self.F.shape[1],) + x.shape)
+            power = np.ones_like(x)
+            for r in range(4):
+                power = power * x
+                acc = acc + np.multiply.outer(self.F[r], power)
+            return (self.y_old if x.ndim == 0 else self.y_old[:, None]) + acc
+        acc = np.zeros((self.F.shape[1],) + x.shape)
+        for r, f in enumerate(self.F[::-1]):
+            acc = acc + (f if x.ndim == 0 else f[:, None])
+            acc = acc * (x if r % 2 == 0 else 1.0 - x)
+        return (self.y_old if x.ndim == 0 else self.y_old[:, None]) + acc
+
+
+class _Steps:
+    """The steps' interpolants as a sequence, each made when ``OdeSolution`` asks for it (a
+    run of 10^4 steps does not build 10^4 Python objects up front)."""
+
+    def __init__(self, t, z, F, kind):
+        self.t, self.z, self.F, self.kind = t, z, F, kind
+
+    def __len__(self):
+        return len(self.F)
+
+    def __getitem__(self, j):
+        if not -len(self) <= j < len(self):
+            raise IndexError(j)
+        j = j % len(self)
+        return _StepInterpolant(self.t[j], self.t[j + 1], self.z[j], self.F[j], self.kind)
+
+
+def _compiled(fun, method, events, args):
+    """The registry method that runs this call in compiled code, or None (SciPy runs it)."""
+    if events is not None or args is not None:
+        return None
+    if not isinstance(fun, (QuaternionKinematics, RigidBody)):
+        return None
+    if not isinstance(method, str):
+        return None
+    return COMPILED_METHODS.get(method)
+
+
+def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, events=None,
+              vectorized=False, args=None, **options):
+    """Solve an initial value problem as ``scipy.integrate.solve_ivp`` does, in compiled code
+    for rotode models.
+
+    Parameters
+    ----------
+    fun : callable
+        The right-hand side ``fun(t, y)``.  A `rotode.QuaternionKinematics` (state ``q``, 4) or
+        `rotode.RigidBody` (state ``[q, w_body]``, 7) with ``method`` "RK45" or "DOP853" runs
+        in rotode's compiled loop; anything else runs in SciPy.
+    t_span, y0, method, t_eval, dense_output, events, vectorized, args
+        As for ``scipy.integrate.solve_ivp``.  ``events`` and ``args`` hand the call to SciPy
+        (with rotode's compiled right-hand side inside SciPy's loop).
+    **options
+        ``rtol``, ``atol``, ``first_step``, ``max_step`` as in SciPy (compiled path); other
+        keys are passed to SciPy's solver, or, in the compiled path, ignored with SciPy's
+        warning "The following arguments have no effect for a chosen solver".
+
+    Returns
+    -------
+    OdeResult
+        ``t``, ``y`` (shape (n, n_points)), ``sol`` (an ``OdeSolution`` when
+        ``dense_output``), ``t_events``, ``y_events`` (None without events), ``nfev``
+        (right-hand-side evaluations, counted as SciPy counts them), ``njev``, ``nlu`` (0),
+        ``status`` (0, or -1 when a step failed), ``message``, ``success``.
+
+    Notes
+    -----
+    Without ``t_eval`` the result holds every accepted step, as SciPy's does; with it, the
+    states at ``t_eval`` come from each step's continuous extension, as in SciPy.  The compiled
+    path counts a right-hand-side evaluation as SciPy does (one for ``f(t0, y0)``, one for the
+    initial step unless ``first_step`` is given, ``s`` per attempted step, DOP853's three
+    extra stages per step whose dense output is used).  A failure (step size below the spacing
+    of floats, a non-finite state) gives ``status`` -1 and a message naming the time, and the
+    result ends at the last accepted step.
+
+    Examples
+    --------
+    >>> import numpy as np, rotode
+    >>> top = rotode.RigidBody([1, 1, 0.5], torque=rotode.torque.Gravity(1.0, 1.0, [0, 0, 1]))
+    >>> sol = rotode.solve_ivp(top, (0, 10), [1, 0, 0, 0, 1.5, 0, 1], method="DOP853",
+    ...                        rtol=1e-10, atol=1e-12, dense_output=True)
+    >>> sol.success, sol.y.shape[0], sol.sol(2.5).shape
+    (True, 7, (7,))
+    """
+    name = _compiled(fun, method, events, args)
+    if name is None:
+        return scipy.integrate.solve_ivp(fun, t_span, y0, method=method, t_eval=t_eval,
+                                         dense_output=dense_output, events=events,
+                                         vectorized=vectorized, args=args, **options)
+    control = {key: options.pop(key, None) for key in ("rtol", "atol", "first_step",
+                                                       "max_step")}
+    if options:
+        warnings.warn("The following arguments have no effect for a chosen solver: "
+                      f"{', '.join(f'`{x}`' for x in options)}.", stacklevel=2)
+    kind, model, implied = integration._classify(fun, None)
+    spec = methods.get(name, kind)
+    width = 4 if kind == "kinematics" else 7
+    y = as_float_array(y0, "y0")
+    if y.shape != (width,):
+        raise ValueError(f"`y0` of a {type(fun).__name__} must have shape ({width},), got "
+                         f"{y.shape}")
+    check_nonzero_quaternions(y[None, :4], "y0 (quaternion part)")
+    t0, tf = integration._span(t_span)
+    grid, save = integration._output_grid((t0, tf), t_eval, None)
+    if t_eval is None:
+        save = np.zeros(0, dtype=np.intp)
+    ctl = as_control(control["rtol"], control["atol"], control["first_step"],
+                     control["max_step"], None, width, abs(tf - t0))
+    runner = integration.runner_for(spec, kind)
+    Y0 = np.ascontiguousarray(y[None, :])
+    record = t_eval is None or dense_output
+    rows = _TRACE_ROWS
+    while True:
+        opts = dict(implied, control=ctl)
+        trace = None
+        if record:
+            trace = {"t": np.empty(rows), "y": np.empty((rows, width)),
+                     "w": np.empty((rows, 3)), "n": np.zeros(1, dtype=np.int64)}
+            if dense_output:
+                trace["z"] = np.empty((rows, width))
+                trace["F"] = np.empty((rows, 7 * width))
+            opts["trace"] = trace
+        y_out, _, stats = runner.run(name, model, Y0, grid, save, opts, 1)
+        if not (record and stats["status"] != 0 and trace["n"][0] >= rows):
+            break
+        rows *= 16                  # the trace was full: run again with room (same steps)
+    status = int(stats["status"])
+    n = int(trace["n"][0]) if record else 0
+    if t_eval is None:
+        ts, ys = trace["t"][:n].copy(), trace["y"][:n].T.copy()
+    else:
+        ts = np.asarray(grid[save], dtype=float)
+        ys = y_out[0].T.copy()
+        if status != 0:                              # SciPy ends at the last state reached
+            keep = np.isfinite(ys).all(axis=0)
+            ts, ys = ts[keep], ys[:, keep]
+    sol = None
+    if dense_output:
+        steps = _Steps(trace["t"][:n].copy(), trace["z"][:n - 1].copy(),
+                       trace["F"][:n - 1].reshape(-1, 7, width).copy(), spec.embedded.kind)
+        sol = OdeSolution(steps.t, steps) if n > 1 else None
+    return OdeResult(t=ts, y=ys, sol=sol, t_events=None, y_events=None,
+                     nfev=int(stats["nfev_pair"]), njev=0, nlu=0, status=status,
+                     message=_SUCCESS if status == 0 else stats["message"],
+                     success=status == 0)

@@ -1,0 +1,115 @@
+"""rotode.solve_ivp: SciPy's interface and answers, rotode's compiled loop for rotode models."""
+import numpy as np
+import pytest
+import scipy.integrate
+from scipy.integrate import OdeSolution
+
+import rotode
+from rotode import ivp
+
+W = rotode.omega.Sinusoid(amplitude=np.pi / 2, rate=2 * np.pi / 10,
+                          phase=[0, 2 * np.pi / 3, 4 * np.pi / 3])     # Rucker 2018 benchmark
+KIN = rotode.QuaternionKinematics(W)
+TOP = rotode.RigidBody([1, 1, 0.5], torque=rotode.torque.Gravity(1.0, 1.0, [0, 0, 1]))
+CASES = {"kinematics": (KIN, np.array([1.0, 0, 0, 0])),
+         "top": (TOP, np.array([1.0, 0, 0, 0, 1.5, 0, 1]))}
+
+
+@pytest.mark.parametrize("method", ["RK45", "DOP853"])
+@pytest.mark.parametrize("case", CASES)
+def test_same_steps_evaluations_and_answers_as_scipy(method, case):
+    fun, y0 = CASES[case]
+    rtol, atol = 1e-10, 1e-12
+    ours = rotode.solve_ivp(fun, (0, 100), y0, method=method, rtol=rtol, atol=atol)
+    ref = scipy.integrate.solve_ivp(fun, (0, 100), y0, method=method, rtol=rtol, atol=atol)
+    assert ours.success and ours.status == 0 and ours.message == ref.message
+    assert abs(len(ours.t) - len(ref.t)) <= 0.05 * len(ref.t)   # (equal here)
+    assert ours.nfev == ref.nfev and ours.njev == ours.nlu == 0
+    assert ours.t[0] == 0 and ours.t[-1] == 100   # (step sizes agree to ~1e-5: rounding)
+    assert np.abs(ours.y[:, -1] - ref.y[:, -1]).max() < 10 * rtol * np.abs(ref.y).max()
+    assert ours.y.shape == ref.y.shape and ours.sol is None
+    assert ours.t_events is None and ours.y_events is None
+
+
+@pytest.mark.parametrize("method", ["RK45", "DOP853"])
+@pytest.mark.parametrize("case", CASES)
+def test_t_eval_and_dense_output_as_scipy(method, case):
+    fun, y0 = CASES[case]
+    t_eval = np.linspace(0, 30, 97)
+    kw = dict(method=method, rtol=1e-9, atol=1e-12, t_eval=t_eval, dense_output=True)
+    ours = rotode.solve_ivp(fun, (0, 30), y0, **kw)
+    ref = scipy.integrate.solve_ivp(fun, (0, 30), y0, **kw)
+    np.testing.assert_array_equal(ours.t, t_eval)
+    assert np.abs(ours.y - ref.y).max() < 1e-8
+    assert isinstance(ours.sol, OdeSolution)
+    ts = np.linspace(0, 30, 1001)
+    assert np.abs(ours.sol(ts) - ref.sol(ts)).max() < 1e-8
+    # the interpolant reproduces the states at t_eval (the same continuous extension)
+    np.testing.assert_allclose(ours.sol(t_eval), ours.y, rtol=0, atol=1e-13)
+    assert ours.sol(12.5).shape == y0.shape
+    # ... and the interpolants SciPy would build, at the step ends exactly
+    full = rotode.solve_ivp(fun, (0, 30), y0, method=method, rtol=1e-9, atol=1e-12,
+                            dense_output=True)
+    np.testing.assert_allclose(full.sol(full.t), full.y, rtol=0, atol=1e-14)
+    seg = full.sol.interpolants[3]
+    assert seg.t_old == full.t[3] and seg.t == full.t[4]
+
+
+def test_backwards_in_time():
+    fun, y0 = CASES["top"]
+    ours = rotode.solve_ivp(fun, (10, 0), y0, method="DOP853", rtol=1e-10, atol=1e-12,
+                            dense_output=True)
+    ref = scipy.integrate.solve_ivp(fun, (10, 0), y0, method="DOP853", rtol=1e-10, atol=1e-12,
+                                    dense_output=True)
+    assert len(ours.t) == len(ref.t) and ours.t[-1] == 0.0
+    assert np.abs(ours.sol(4.2) - ref.sol(4.2)).max() < 1e-9
+
+
+def test_other_callables_methods_and_events_are_scipys_own_answers():
+    def fun(t, q):
+        return KIN(t, q)
+
+    def g(t, y):
+        return y[0] - 0.5
+
+    for args in [dict(fun=fun, method="DOP853"), dict(fun=KIN, method="Radau"),
+                 dict(fun=KIN, method=scipy.integrate.RK45),
+                 dict(fun=KIN, method="DOP853", events=g)]:
+        ours = rotode.solve_ivp(t_span=(0, 10), y0=[1.0, 0, 0, 0], rtol=1e-8, **args)
+        ref = scipy.integrate.solve_ivp(t_span=(0, 10), y0=[1.0, 0, 0, 0], rtol=1e-8, **args)
+        np.testing.assert_array_equal(ours.t, ref.t)
+        np.testing.assert_array_equal(ours.y, ref.y)
+        assert ours.nfev == ref.nfev
+    assert len(ours.t_events[0]) > 0
+
+
+def test_a_full_step_record_is_enlarged_without_changing_the_answer(monkeypatch):
+    fun, y0 = CASES["kinematics"]
+    big = rotode.solve_ivp(fun, (0, 100), y0, method="RK45", rtol=1e-8, dense_output=True)
+    monkeypatch.setattr(ivp, "_TRACE_ROWS", 7)
+    small = rotode.solve_ivp(fun, (0, 100), y0, method="RK45", rtol=1e-8, dense_output=True)
+    assert len(big.t) > 7 * 16
+    np.testing.assert_array_equal(small.t, big.t)
+    np.testing.assert_array_equal(small.y, big.y)
+    assert small.nfev == big.nfev
+    np.testing.assert_array_equal(small.sol(55.5), big.sol(55.5))
+
+
+def test_failure_is_reported_and_the_result_ends_at_the_last_step():
+    blow_up = rotode.RigidBody([2.5, 1.4, 1.3], torque=rotode.torque.Constant([0, 0, 1e308]))
+    res = rotode.solve_ivp(blow_up, (0, 10), [1.0, 0, 0, 0, 0, 0, 1.0], method="DOP853")
+    assert res.status == -1 and not res.success
+    assert "spacing of floats" in res.message
+    assert np.isfinite(res.y).all() and res.t[-1] < 10
+
+
+def test_bad_input_and_extraneous_options():
+    fun, y0 = CASES["top"]
+    with pytest.raises(ValueError, match="y0"):
+        rotode.solve_ivp(fun, (0, 1), y0[:4], method="DOP853")
+    with pytest.raises(ValueError, match="rtol"):
+        rotode.solve_ivp(fun, (0, 1), y0, method="DOP853", rtol=-1.0)
+    with pytest.raises(ValueError, match="t_eval"):
+        rotode.solve_ivp(fun, (0, 1), y0, method="DOP853", t_eval=[0.5, 2.0])
+    with pytest.warns(UserWarning, match="no effect"):
+        rotode.solve_ivp(fun, (0, 1), y0, method="DOP853", jac=None)
