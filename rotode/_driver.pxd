@@ -49,11 +49,6 @@ ctypedef int (*store_fn)(const void* cfg, Py_ssize_t i, double t, const double* 
 # (IN/OUT: z, K0, work)
 ctypedef void (*accept_fn)(const void* cfg, Py_ssize_t i, double* z, double* K0,
                            void* work) noexcept nogil
-# after the last step (status: the body's status); counters, final states (may be NULL)
-ctypedef void (*end_fn)(const void* cfg, Py_ssize_t i, int status, const double* z,
-                        void* work) noexcept nogil
-
-
 cdef struct Control:
     # step-size control of the adaptive methods (Hairer, Norsett & Wanner 1993 sec. II.4)
     double rtol
@@ -62,6 +57,24 @@ cdef struct Control:
     double first_step        # 0: chosen by the driver
     double max_step          # inf: none
     Py_ssize_t max_steps     # accepted steps per body before STATUS_MAX_STEPS
+
+
+# An error-controlled method that is not an explicit Runge-Kutta pair (the adaptive Magnus
+# methods): one trial step t -> t + h from z with its scaled error norm (OUT: znew, err;
+# err < 1 accepts), the state at tt inside an accepted step (OUT: zout), the first step size
+# (OUT: h).  The driver's controller, output, trace and status handling are shared.
+ctypedef int (*trial_fn)(const void* cfg, Py_ssize_t i, double t, double h, const double* z,
+                         double* znew, const Control* control, double* err,
+                         void* work) noexcept nogil
+ctypedef int (*dense_fn)(const void* cfg, Py_ssize_t i, double t, double h, const double* z,
+                         const double* znew, double tt, double* zout,
+                         void* work) noexcept nogil
+ctypedef int (*first_fn)(const void* cfg, Py_ssize_t i, double t0, const double* z,
+                         double direction, double span, const Control* control, double* h,
+                         void* work) noexcept nogil
+# after the last step (status: the body's status); counters, final states (may be NULL)
+ctypedef void (*end_fn)(const void* cfg, Py_ssize_t i, int status, const double* z,
+                        void* work) noexcept nogil
 
 
 cdef struct Stepper:
@@ -84,6 +97,12 @@ cdef struct Stepper:
     erk_rhs deriv
     const Control* control
     accept_fn accept     # NULL, or the re-anchoring of a Lie-group pair after each step
+    # instead of `erk` (adaptive runs only): a method with its own trial step and estimate
+    trial_fn trial
+    dense_fn dense
+    first_fn first
+    double exponent      # the controller's exponent -1/(order of the estimate + 1)
+    int evals            # right-hand-side evaluations per trial step (and per dense output)
 
 
 cdef inline int advance_steps(step_fn step, int nz, const void* cfg, Py_ssize_t i,
@@ -126,6 +145,11 @@ cdef inline Stepper make_stepper(const void* cfg, begin_fn begin, advance_fn adv
     s.deriv = NULL
     s.control = NULL
     s.accept = NULL
+    s.trial = NULL
+    s.dense = NULL
+    s.first = NULL
+    s.exponent = 0.0
+    s.evals = 0
     return s
 
 
@@ -170,3 +194,5 @@ cdef class Engine:
     cdef object _atol
     cdef object _ref
     cdef void attach(self, Stepper* s, erk_rhs deriv) noexcept
+    cdef void attach_control(self, Stepper* s) noexcept
+    cdef _set_control(self, object control, int n, object ref)

@@ -268,7 +268,9 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
     cdef Py_ssize_t slot = 0, accepted = 0, rejected = 0
     cdef long long nfev = 0
     cdef int st, c, n = s.nz
-    cdef int extra = T.s_dense - T.s - 1 if T.s_dense > T.s else 0   # DOP853: 3 stages
+    cdef bint pair = s.trial == NULL                # an explicit Runge-Kutta pair
+    cdef double exponent = T.exponent if pair else s.exponent
+    cdef int extra = T.s_dense - T.s - 1 if pair and T.s_dense > T.s else 0   # DOP853: 3
     cdef bint ok, prepared
     direction = 1.0 if tf > t else -1.0
     for c in range(7 * ERK_MAX_N):
@@ -285,16 +287,18 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
         tr.n = 1
         tr.t[0] = t
         st = _store_first(s, i, t, y0, z, tr.y, tr.w, work)
-    if st == STATUS_OK:
+    if st == STATUS_OK and pair:
         st = s.deriv(s.cfg, i, t, z, K, <void*>work)
         nfev += 1
     if st == STATUS_OK:
         if C.first_step > 0.0:
             h_abs = fmin(C.first_step, fabs(tf - t))
-        else:
+        elif pair:
             nfev += 1
             st = erk_initial_step(T, s.deriv, s.cfg, i, <void*>work, n, t, z, K, direction,
                                   fabs(tf - t), C.rtol, C.atol, C.ref, C.max_step, &h_abs)
+        else:
+            st = s.first(s.cfg, i, t, z, direction, fabs(tf - t), C, &h_abs, <void*>work)
     while st == STATUS_OK and direction * (tf - t) > 0.0:
         clk.countdown -= 1
         if clk.countdown <= 0 and _tick(clk, p, poller):
@@ -318,21 +322,26 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
                 t_new = tf
             h = t_new - t
             h_abs = fabs(h)
-            nfev += T.s                            # stages 1..s-1 and the FSAL stage
-            st = erk_step(T, s.deriv, s.cfg, i, <void*>work, n, t, h, z, K, znew)
-            if st == STATUS_OK:
-                st = s.deriv(s.cfg, i, t_new, znew, &K[T.s * n], <void*>work)
+            if pair:
+                nfev += T.s                        # stages 1..s-1 and the FSAL stage
+                st = erk_step(T, s.deriv, s.cfg, i, <void*>work, n, t, h, z, K, znew)
+                if st == STATUS_OK:
+                    st = s.deriv(s.cfg, i, t_new, znew, &K[T.s * n], <void*>work)
+                if st == STATUS_OK:
+                    err = erk_error_norm(T, n, h, K, z, znew, C.rtol, C.atol, C.ref)
+            else:
+                nfev += s.evals
+                st = s.trial(s.cfg, i, t, h, z, znew, C, &err, <void*>work)
             if st != STATUS_OK:
                 break
-            err = erk_error_norm(T, n, h, K, z, znew, C.rtol, C.atol, C.ref)
             if err < 1.0:
                 factor = MAX_FACTOR if err == 0.0 else fmin(MAX_FACTOR,
-                                                            SAFETY * pow(err, T.exponent))
+                                                            SAFETY * pow(err, exponent))
                 if ok:                    # (ok marks a rejection before this acceptance)
                     factor = fmin(1.0, factor)
                 h_abs = h_abs * factor
                 break
-            h_abs = h_abs * fmax(MIN_FACTOR, SAFETY * pow(err, T.exponent))
+            h_abs = h_abs * fmax(MIN_FACTOR, SAFETY * pow(err, exponent))
             ok = True
             rejected += 1
         if st != STATUS_OK:
@@ -348,6 +357,11 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
             if tt == t_new:
                 for c in range(n):
                     zd[c] = znew[c]
+            elif not pair:
+                nfev += s.evals
+                st = s.dense(s.cfg, i, t, h, z, znew, tt, zd, <void*>work)
+                if st != STATUS_OK:
+                    break
             else:
                 if not prepared:
                     nfev += extra
@@ -372,7 +386,8 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
                 break
         for c in range(n):
             z[c] = znew[c]
-            K[c] = K[T.s * n + c]                # FSAL: f(t_new, y_new) starts the next step
+            if pair:
+                K[c] = K[T.s * n + c]            # FSAL: f(t_new, y_new) starts the next step
         if s.accept != NULL:
             s.accept(s.cfg, i, z, K, <void*>work)
         t = t_new
@@ -447,7 +462,11 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
     cdef int nthreads = thread_count(workers)
     if (s.nz > STATE_MAX or yv.shape[1] != s.k0 or yo.shape[2] != s.k
             or (s.erk != NULL and (s.nz > ERK_MAX_N or s.deriv == NULL))
-            or (adaptive and s.erk == NULL) or cv.shape[1] != 3
+            or (s.trial != NULL and s.nz > ERK_MAX_N)
+            or (adaptive and s.erk == NULL and (s.trial == NULL or s.dense == NULL
+                                                or s.first == NULL))
+            or (s.trial != NULL and trace is not None and trace.get("F") is not None)
+            or cv.shape[1] != 3
             or (trace is not None and (not adaptive or nbodies != 1))):
         raise ValueError("the stepper does not match its arrays")
     cdef Trace tr
@@ -534,6 +553,9 @@ cdef class Engine:
     def __init__(self, spec, control, int n, ref=None):
         cdef ERK* T = &self.erk
         cdef int r, j
+        self._set_control(control, n, ref)
+        if spec.tableau is None:          # a method with its own trial step (attach_control)
+            return
         a, b, c = spec.tableau.doubles
         emb = spec.embedded.doubles
         kind = spec.embedded.kind
@@ -576,6 +598,8 @@ cdef class Engine:
                     T.dense[r * 4 + j] = dense[r][j]            # P[stage][power]
                 else:
                     T.dense[r * ERK_MAX_STAGES + j] = dense[r][j]   # D[row][stage]
+
+    cdef _set_control(self, object control, int n, object ref):
         self.adaptive = control is not None
         cdef const double[::1] av
         if self.adaptive:
@@ -595,6 +619,9 @@ cdef class Engine:
     cdef void attach(self, Stepper* s, erk_rhs deriv) noexcept:
         s.erk = &self.erk
         s.deriv = deriv
+        s.control = &self.control if self.adaptive else NULL
+
+    cdef void attach_control(self, Stepper* s) noexcept:
         s.control = &self.control if self.adaptive else NULL
 
 

@@ -252,6 +252,79 @@ cdef inline void magnus8_rotvec(const double* a1, const double* a2, const double
                      + h3 * h * (Q5[i] + Q6[i]) - h3 * h2 * Q7[i] / 42.0)
 
 
+# ---- embedded estimates of the adaptive Magnus methods --------------------------------------
+# The same Gauss nodes give a lower-order Magnus approximation for free (Blanes, Casas & Ros
+# 2000, BIT 40, 434-450, sec. 4; Iserles & Norsett 1999): the sixth-order formula truncated
+# after its h^3 terms is of order four, and the sixth-order formula on the moments of the four
+# GL4 nodes is of order six.  Their difference from the high-order Omega estimates the local
+# error of the lower order (O(h^5), O(h^7)), and the step goes on with the higher order.
+
+cdef inline void magnus6_formula(const double* b0, const double* b1, const double* b2, double h,
+                                 double s, double* om, double* low) noexcept nogil:
+    """The sixth-order Magnus formula of `magnus6_rotvec` on the moments b0, b1, b2 (already
+    multiplied by s), and its fourth-order truncation h b0 + O2 (OUT: om[3], low[3])."""
+    cdef double o2[3]
+    cdef double u[3]
+    cdef double v[3]
+    cdef double x[3]
+    cdef double y[3]
+    cdef int i
+    cdef double h2 = h * h
+    for i in range(3):
+        u[i] = 1.5 * b0[i] - 6.0 * b2[i]
+    cross3(b1, u, o2)
+    for i in range(3):
+        o2[i] *= h2
+        u[i] = 0.5 * h * b2[i] - o2[i] / 60.0
+    cross3(b0, u, v)
+    cross3(b0, v, x)
+    cross3(b1, o2, y)
+    for i in range(3):
+        om[i] = s * (h * b0[i] + o2[i] + h2 * x[i] + 0.6 * h * y[i])
+        low[i] = s * (h * b0[i] + o2[i])
+
+
+cdef inline void magnus4_embedded(const double* w1, const double* w2, const double* w3,
+                                  double h, int frame, double* low) noexcept nogil:
+    """The fourth-order Magnus approximation from magnus6's three Gauss nodes (OUT: low[3])."""
+    cdef double s = 1.0 if frame == FRAME_WORLD else -1.0
+    cdef double b0[3]
+    cdef double b1[3]
+    cdef double b2[3]
+    cdef double om[3]
+    cdef int i
+    for i in range(3):
+        b0[i] = s * (5.0 * (w1[i] + w3[i]) + 8.0 * w2[i]) / 18.0
+        b1[i] = s * 0.10758287072798381 * (w3[i] - w1[i])
+        b2[i] = s * (w1[i] + w3[i]) / 24.0
+    magnus6_formula(b0, b1, b2, h, s, om, low)
+
+
+cdef inline void magnus6_embedded(const double* a1, const double* a2, const double* a3,
+                                  const double* a4, double h, int frame,
+                                  double* low) noexcept nogil:
+    """The sixth-order Magnus approximation from magnus8's four Gauss nodes: the formula of
+    `magnus6_rotvec` on the GL4 moments (OUT: low[3])."""
+    cdef double s = 1.0 if frame == FRAME_WORLD else -1.0
+    cdef double v1 = 0.43056815579702629, v2 = 0.16999052179242813
+    cdef double g1 = 0.34785484513745385, g2 = 0.65214515486254614
+    cdef double B0[3]
+    cdef double B1[3]
+    cdef double B2[3]
+    cdef double low4[3]
+    cdef double S1, S2, R1, R2
+    cdef int i
+    for i in range(3):
+        S1 = s * (a1[i] + a4[i])
+        S2 = s * (a2[i] + a3[i])
+        R1 = s * (a4[i] - a1[i])
+        R2 = s * (a3[i] - a2[i])
+        B0[i] = 0.5 * (g1 * S1 + g2 * S2)
+        B1[i] = 0.5 * (v1 * g1 * R1 + v2 * g2 * R2)
+        B2[i] = 0.5 * (v1 * v1 * g1 * S1 + v2 * v2 * g2 * S2)
+    magnus6_formula(B0, B1, B2, h, s, low, low4)
+
+
 # ---- vector-space steps on non-unit quaternions (Rucker 2018 sec. III) -------------------------
 
 cdef inline void rk3_step(const double* q, const double* w0, const double* wm, const double* w1,

@@ -22,8 +22,9 @@ from rotode._validation import (as_bool_option, as_frame, as_positive_scalar, as
                                 as_workers)
 
 from cpython.ref cimport PyObject
-from libc.math cimport floor
-from rotode._driver cimport (Engine, Stepper, advance_steps, drive, make_stepper, STATUS_OK,
+from libc.math cimport floor, fabs, fmax, fmin, pow, sqrt
+from rotode._driver cimport (Control, Engine, Stepper, advance_steps, drive, make_stepper,
+                             STATUS_OK,
                              STATUS_UNAVAILABLE, STATUS_ROTATION_BOUND,
                              STATUS_TOO_MANY_SUBSTEPS, WORK_DOUBLES)
 
@@ -70,6 +71,7 @@ MAX_SUBSTEPS = SUBSTEP_CAP
 cdef struct KinCfg:
     int kernel, frame, terms, rate_mode, stages
     bint is_source, approx, normalize, substep, needs_w0, carry
+    bint local               # the state is the rotation vector v from qb (rkmk, adaptive magnus)
     double gain, t_start
     double b[4]              # cg: weights
     double c[4]              # cg: nodes; magnus: Gauss nodes
@@ -170,7 +172,7 @@ cdef int _begin(const void* cfg, Py_ssize_t i, const double* y0, double* q,
     k.nfev = 0
     k.nrate = 0
     k.nsub = 0
-    if g.kernel == K_RKMK:            # z = v, the rotation vector from qb = q0/|q0|
+    if g.local:                       # z = v, the rotation vector from qb = q0/|q0|
         rkmk_unit(k.qb)
         q[0] = 0.0
         q[1] = 0.0
@@ -356,6 +358,85 @@ cdef void _accept_rkmk(const void* cfg, Py_ssize_t i, double* v, double* K0,
     v[2] = 0.0
 
 
+cdef int _magnus_omega(const KinCfg* g, Py_ssize_t i, KinWork* k, double t, double h,
+                       double* om, double* low) noexcept nogil:
+    """Omega of the Magnus step t -> t + h (magnus6 or magnus8, the fixed-step formulas) and,
+    when low is not NULL, its embedded lower-order estimate from the same nodes (OUT)."""
+    cdef double ws[4][3]
+    cdef int st, s
+    for s in range(g.stages):
+        st = _omega(g, i, k, t + g.c[s] * h, ws[s])
+        if st != STATUS_OK:
+            return st
+    if g.stages == 3:
+        magnus6_rotvec(ws[0], ws[1], ws[2], h, g.frame, om)
+        if low != NULL:
+            magnus4_embedded(ws[0], ws[1], ws[2], h, g.frame, low)
+    else:
+        magnus8_rotvec(ws[0], ws[1], ws[2], ws[3], h, g.frame, om)
+        if low != NULL:
+            magnus6_embedded(ws[0], ws[1], ws[2], ws[3], h, g.frame, low)
+    return STATUS_OK
+
+
+cdef int _magnus_trial(const void* cfg, Py_ssize_t i, double t, double h, const double* z,
+                       double* znew, const Control* C, double* err,
+                       void* work) noexcept nogil:
+    """A trial step of adaptive magnus6/magnus8 from qb (z = 0): znew = Omega, err = the RMS
+    of (Omega - Omega_low) scaled by atol + rtol, an orientation error (OUT: znew, err)."""
+    cdef double low[3]
+    cdef double e, acc = 0.0
+    cdef int c
+    cdef int st = _magnus_omega(<const KinCfg*>cfg, i, <KinWork*>work, t, h, znew, low)
+    if st != STATUS_OK:
+        return st
+    for c in range(3):
+        e = (znew[c] - low[c]) / (C.atol[c] + fmax(fabs(znew[c]), C.ref[c]) * C.rtol)
+        acc = acc + e * e
+    err[0] = sqrt(acc / 3.0)
+    return STATUS_OK
+
+
+cdef int _magnus_dense(const void* cfg, Py_ssize_t i, double t, double h, const double* z,
+                       const double* znew, double tt, double* zout,
+                       void* work) noexcept nogil:
+    """The state at tt inside the accepted step: the same Magnus formula over [t, tt] (its
+    order, not an interpolant's; the controlled steps are not shortened) (OUT: zout)."""
+    return _magnus_omega(<const KinCfg*>cfg, i, <KinWork*>work, t, tt - t, zout, NULL)
+
+
+cdef int _magnus_first(const void* cfg, Py_ssize_t i, double t0, const double* z,
+                       double direction, double span, const Control* C, double* h,
+                       void* work) noexcept nogil:
+    """First step: a rotation of 0.1 tol^(1/(p+1)) rad at the initial rate (p = 4 or 6, the
+    estimate's order, tol = atol + rtol), within the span and max_step (OUT: h)."""
+    cdef const KinCfg* g = <const KinCfg*>cfg
+    cdef double w[3]
+    cdef double rate, angle
+    cdef int st = _omega(g, i, <KinWork*>work, t0, w)
+    if st != STATUS_OK:
+        return st
+    rate = sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
+    angle = 0.1 * pow(C.atol[0] + C.rtol, 1.0 / (5.0 if g.stages == 3 else 7.0))
+    h[0] = fmin(span, C.max_step)
+    if rate * h[0] > angle:
+        h[0] = angle / rate
+    return STATUS_OK
+
+
+cdef void _accept_local(const void* cfg, Py_ssize_t i, double* v, double* K0,
+                        void* work) noexcept nogil:
+    """After an adaptive Magnus step: qb <- qb exp(v/2) (body) or exp(v/2) qb (world),
+    retracted to |qb| = 1, and v <- 0 (OUT: v, work)."""
+    cdef const KinCfg* g = <const KinCfg*>cfg
+    cdef KinWork* k = <KinWork*>work
+    apply_rotvec(k.qb, v, g.frame, False, k.qb)
+    rkmk_retract(k.qb)
+    v[0] = 0.0
+    v[1] = 0.0
+    v[2] = 0.0
+
+
 cdef int _store(const void* cfg, Py_ssize_t i, double t, const double* z, double* y,
                 double* w, void* work) noexcept nogil:
     """q and the BODY angular velocity at t (OUT: y[4], w[3])."""
@@ -364,12 +445,12 @@ cdef int _store(const void* cfg, Py_ssize_t i, double t, const double* z, double
     cdef double qc[4]
     cdef double q[4]
     cdef int c, st
-    if not k.have0 or g.kernel == K_ERK or g.kernel == K_RKMK:
+    if not k.have0 or g.kernel == K_ERK or g.local:
         st = _omega(g, i, k, t, k.w0)
         if st != STATUS_OK:
             return st
         k.have0 = True
-    if g.kernel == K_RKMK:
+    if g.local:
         apply_rotvec(k.qb, z, g.frame, False, q)
     else:
         for c in range(4):
@@ -470,7 +551,7 @@ def run(method, model, y0, t, save, options, workers=1):
                             "its error estimate and dense output): use `norm_gain`")
     control = options.pop("control", None)
     trace = options.pop("trace", None)
-    if control is not None and kernel not in ("erk", "rkmk"):
+    if control is not None and not spec.adaptive:
         raise ValueError(f"method {method!r} has no error estimate (no `rtol`/`atol`)")
     g.terms = 2
     g.substep = False
@@ -489,6 +570,7 @@ def run(method, model, y0, t, save, options, workers=1):
     g.stages = 0
     g.needs_w0 = kernel != "magnus"
     g.carry = False
+    g.local = kernel == "rkmk" or (kernel == "magnus" and control is not None)
     if kernel == "cg":
         _, b, c = spec.tableau.doubles
         g.stages = len(b)
@@ -564,6 +646,19 @@ def run(method, model, y0, t, save, options, workers=1):
         (<Engine>engine).attach(&sp, _deriv_rkmk)
         sp.nz = 3
         sp.accept = _accept_rkmk
+    elif kernel == "magnus" and control is not None:
+        # adaptive magnus6/magnus8: the driver's controller with the Magnus trial step and its
+        # embedded estimate; the error of Omega scaled as for rkmk
+        control = control[:1] + (np.full(3, control[1].min()),) + control[2:]
+        engine = Engine(spec, control, 3, ref=1.0)
+        (<Engine>engine).attach_control(&sp)
+        sp.nz = 3
+        sp.trial = _magnus_trial
+        sp.dense = _magnus_dense
+        sp.first = _magnus_first
+        sp.exponent = -1.0 / (spec.embedded.error_order + 1)
+        sp.evals = g.stages
+        sp.accept = _accept_local
     counts = np.zeros((N, 3), dtype=np.int64)
     fail_t = np.zeros(N)
     drive(&sp, t, save, y0, yout, wout, status, failed, workers, counts, fail_t, trace)

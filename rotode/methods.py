@@ -70,6 +70,10 @@ class Tableau:
 class Embedded:
     """Error estimate and dense output of an embedded explicit Runge-Kutta pair (exact).
 
+    For the ``magnus`` kernel (``kind`` "magnus") ``e`` and ``dense`` are empty: the estimate is
+    the lower-order Magnus formula on the same Gauss nodes (rotode/kinematic.pxd), of order
+    ``error_order``, and outputs inside a step are Magnus steps from its start.
+
     ``e`` are the error weights over the stages and the FSAL stage ``f(t + h, y_new)``
     (``h sum e_j K_j`` estimates the local error); DOP853 adds ``e3`` (its order-3 estimate,
     combined with ``e`` as in Hairer's code).  ``dense`` is DOPRI5's ``P`` (stage x power) or
@@ -212,11 +216,13 @@ _ENTRIES = (
            solver="Magnus4"),
     Method("magnus6", "Sixth-order Magnus method (three Gauss nodes)", "Magnus", 6,
            {_KIN: "magnus"}, _GAUSS,
-           nodes=(0.11270166537925831, 0.5, 0.88729833462074169), solver="Magnus6"),
+           nodes=(0.11270166537925831, 0.5, 0.88729833462074169), solver="Magnus6",
+           embedded=Embedded("magnus", 4, (), ())),
     Method("magnus8", "Eighth-order Magnus method (four Gauss nodes)", "Magnus", 8,
            {_KIN: "magnus"}, _GAUSS,
            nodes=(0.069431844202973713, 0.33000947820757187, 0.66999052179242813,
-                  0.93056815579702629), solver="Magnus8"),
+                  0.93056815579702629), solver="Magnus8",
+           embedded=Embedded("magnus", 6, (), ())),
     Method("cg1", "Crouch-Grossman method of order 1", "Crouch-Grossman", 1,
            {_KIN: "cg", _RB: "cg"}, _CG, tableau=_CG1, solver="CG1"),
     Method("cg2", "Crouch-Grossman method of order 2 (Heun's tableau)", "Crouch-Grossman", 2,
@@ -305,12 +311,13 @@ def by_solver(class_name):
 
 def markdown_table():
     """The table of docs/methods.md, from the registry."""
-    rows = ["| method | family | order | kinematics | rigid body | `solve_ivp` class | "
-            "reference |", "|---|---|---|---|---|---|---|"]
+    rows = ["| method | family | order | kinematics | rigid body | `rtol` (estimate order) | "
+            "`solve_ivp` class | reference |", "|---|---|---|---|---|---|---|---|"]
     for m in REGISTRY.values():
         kin = f"`{m.kernels[_KIN]}`" if _KIN in m.kernels else ""
         rb = f"`{m.kernels[_RB]}`" if _RB in m.kernels else ""
         cls = f"`rotode.{m.solver}`" if m.solver else ""
-        rows.append(f"| `{m.name}` | {m.family} | {m.order} | {kin} | {rb} | {cls} | "
+        ctl = f"yes ({m.embedded.error_order})" if m.adaptive else ""
+        rows.append(f"| `{m.name}` | {m.family} | {m.order} | {kin} | {rb} | {ctl} | {cls} | "
                     f"{m.reference} |")
     return "\n".join(rows) + "\n"
