@@ -193,6 +193,7 @@ cdef class Engine:
     cdef readonly bint adaptive
     cdef object _atol
     cdef object _ref
+    cdef object _spec
     cdef void attach(self, Stepper* s, erk_rhs deriv) noexcept
     cdef void attach_control(self, Stepper* s) noexcept
     cdef _set_control(self, object control, int n, object ref)

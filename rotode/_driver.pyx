@@ -532,6 +532,10 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
     return 0
 
 
+# the pairs of the registry already converted to an ERK struct, by method name
+_PAIRS = {}
+
+
 cdef class Engine:
     """A registry method's embedded pair for the driver, with its step-size control.
 
@@ -556,6 +560,11 @@ cdef class Engine:
         self._set_control(control, n, ref)
         if spec.tableau is None:          # a method with its own trial step (attach_control)
             return
+        done = _PAIRS.get(spec.name)
+        if done is not None and (<Engine>done)._spec is spec:
+            self.erk = (<Engine>done).erk          # the registry's pair, converted once
+            return
+        self._spec = spec
         a, b, c = spec.tableau.doubles
         emb = spec.embedded.doubles
         kind = spec.embedded.kind
@@ -598,18 +607,26 @@ cdef class Engine:
                     T.dense[r * 4 + j] = dense[r][j]            # P[stage][power]
                 else:
                     T.dense[r * ERK_MAX_STAGES + j] = dense[r][j]   # D[row][stage]
+        _PAIRS[spec.name] = self
 
     cdef _set_control(self, object control, int n, object ref):
         self.adaptive = control is not None
         cdef const double[::1] av
         if self.adaptive:
             rtol, atol, first_step, max_step, max_steps = control
-            self._atol = np.ascontiguousarray(np.broadcast_to(atol, (n,)), dtype=np.float64)
+            if not (isinstance(atol, np.ndarray) and atol.shape == (n,)
+                    and atol.dtype == np.float64 and atol.flags.c_contiguous):
+                atol = np.ascontiguousarray(np.broadcast_to(atol, (n,)), dtype=np.float64)
+            self._atol = atol
             av = self._atol
             self.control.rtol = rtol
             self.control.atol = &av[0]
-            self._ref = np.ascontiguousarray(np.broadcast_to(0.0 if ref is None else ref, (n,)),
-                                             dtype=np.float64)
+            if ref is None:
+                self._ref = np.zeros(n)
+            elif isinstance(ref, float):
+                self._ref = np.full(n, ref)
+            else:
+                self._ref = np.ascontiguousarray(ref, dtype=np.float64)
             av = self._ref
             self.control.ref = &av[0]
             self.control.first_step = first_step
@@ -634,6 +651,15 @@ def outcome(status, failed, t, sources=(), reasons=None, fail_t=None, last=None)
     `fail_t` (adaptive runs) every failure is reported as status -1, as `solve_ivp` does;
     `last` (fixed grids: ``counts[:, 0]`` of `drive`) bounds the steps where it happened.
     """
+    cdef const int[::1] sv
+    cdef Py_ssize_t b
+    if isinstance(status, np.ndarray) and status.dtype == np.intc and status.ndim == 1:
+        sv = np.ascontiguousarray(status)          # the drivers' own array: scan it in C
+        for b in range(sv.shape[0]):
+            if sv[b] != STATUS_OK:
+                break
+        else:
+            return STATUS_OK, "success"
     status = np.asarray(status)
     bad = np.flatnonzero(status != STATUS_OK)
     if bad.size == 0:

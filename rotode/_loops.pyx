@@ -181,3 +181,48 @@ cdef object new_single(int ndim, Py_ssize_t n):
 cdef double* single_data(object a) noexcept:
     """The data pointer of an array made by `new_single`."""
     return <double*>cnp.PyArray_DATA(<cnp.ndarray>a)
+
+
+def step_grid_ok(const double[::1] t, const Py_ssize_t[::1] save):
+    """True when ``t`` is strictly monotonic and ``save`` holds strictly increasing indices
+    into it (the checks of `rotode._validation.as_step_grid`, in one pass, no temporaries)."""
+    cdef Py_ssize_t i, n = t.shape[0], m = save.shape[0]
+    cdef double d
+    cdef bint up = n < 2 or t[1] > t[0], ok = True
+    with nogil:
+        for i in range(1, n):
+            d = t[i] - t[i - 1]
+            if not (d > 0.0 if up else d < 0.0):
+                ok = False
+                break
+    if not ok:
+        return False
+    if m and (save[0] < 0 or save[m - 1] >= n):
+        return False
+    for i in range(1, m):
+        if save[i] <= save[i - 1]:
+            return False
+    return True
+
+
+def first_small_norm(const double[:, :] q, double tiny):
+    """Index of the first row whose squared norm (over its first 4 entries) is <= tiny or not
+    finite, or -1 (the check of `rotode._validation.check_nonzero_quaternions`)."""
+    cdef Py_ssize_t i, n = q.shape[0]
+    cdef double s
+    for i in range(n):
+        s = q[i, 0] * q[i, 0] + q[i, 1] * q[i, 1] + q[i, 2] * q[i, 2] + q[i, 3] * q[i, 3]
+        if not (s > tiny and s < INFINITY):
+            return i
+    return -1
+
+
+def largest(x):
+    """``int(x.max())`` of a 1-D integer array, 0 when empty (a run's per-body counters; one
+    body, the common case, without NumPy's reduction machinery)."""
+    n = x.shape[0]
+    if n == 0:
+        return 0
+    if n == 1:
+        return int(x[0])
+    return int(x.max())

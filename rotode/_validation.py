@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from rotode._loops import TINY_NORM2, all_finite
+from rotode._loops import TINY_NORM2, all_finite, first_small_norm, step_grid_ok
 
 __all__ = [
     "as_float_array",
@@ -69,12 +69,15 @@ def as_control(rtol, atol, first_step, max_step, max_steps, n, length):
         warnings.warn(f"`rtol` is too low, setting it to {100 * _EPS}", stacklevel=3)
         rtol = 100 * _EPS
     atol = 1e-6 if atol is None else atol
-    a = as_float_array(atol, "atol")
-    if a.shape not in ((), (n,)):
-        raise ValueError(f"`atol` must be a scalar or have shape ({n},), got {a.shape}")
-    if np.any(a < 0):
-        raise ValueError(f"`atol` must be >= 0, got {atol!r}")
-    a = np.ascontiguousarray(np.broadcast_to(a, (n,)), dtype=np.float64)
+    if type(atol) is float and atol >= 0.0 and atol != np.inf:      # the common case, fast
+        a = np.full(n, atol)
+    else:
+        a = as_float_array(atol, "atol")
+        if a.shape not in ((), (n,)):
+            raise ValueError(f"`atol` must be a scalar or have shape ({n},), got {a.shape}")
+        if np.any(a < 0):
+            raise ValueError(f"`atol` must be >= 0, got {atol!r}")
+        a = np.ascontiguousarray(np.broadcast_to(a, (n,)), dtype=np.float64)
     if first_step is None:
         first = 0.0
     else:
@@ -243,6 +246,9 @@ def as_positive_scalar(x, name, *, allow_zero=False):
 
 def check_nonzero_quaternions(q, name):
     """Reject zero (or overflowing) quaternions in an array of shape (..., 4)."""
+    if (q.ndim == 2 and q.shape[1] == 4 and q.dtype == np.float64
+            and first_small_norm(q, TINY_NORM2) < 0):
+        return q
     n2 = np.einsum("...i,...i->...", q, q)
     bad = ~(n2 > TINY_NORM2) | ~np.isfinite(n2)
     if np.any(bad):
@@ -319,16 +325,15 @@ def as_step_grid(t, save):
     t = as_float_array(t, "t")
     if t.ndim != 1 or t.shape[0] < 1:
         raise ValueError(f"`t` must have shape (n + 1,) with n >= 0, got {t.shape}")
+    save = np.ascontiguousarray(save, dtype=np.intp)
+    if save.ndim == 1 and step_grid_ok(t, save):
+        return t, save
     steps = np.diff(t)
     if steps.size and not (np.all(steps > 0) or np.all(steps < 0)):
         raise ValueError("`t` must be strictly monotonic (every step t[i+1] - t[i] nonzero "
                          "and of one sign)")
-    save = np.ascontiguousarray(save, dtype=np.intp)
-    if save.ndim != 1 or (save.size and (save[0] < 0 or save[save.shape[0] - 1] >= t.shape[0]
-                                         or np.any(np.diff(save) <= 0))):
-        raise ValueError(f"`save` must be strictly increasing indices into `t` "
-                         f"(0 .. {t.shape[0] - 1}), shape (m,)")
-    return t, save
+    raise ValueError(f"`save` must be strictly increasing indices into `t` "
+                     f"(0 .. {t.shape[0] - 1}), shape (m,)")
 
 
 def available_cores():

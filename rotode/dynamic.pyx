@@ -41,6 +41,7 @@ import numpy as np
 
 from rotode import methods as _methods
 from rotode._driver import Engine, outcome
+from rotode._loops import TINY_NORM2, first_small_norm, largest
 from rotode._validation import (as_bool_option, as_callable_vector, as_float_array,
                                 as_int_option, as_positive_scalar, as_step_grid, as_workers)
 from rotode.rhs import rigid_body_list
@@ -519,8 +520,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
             raise ValueError(f"option `qdot0` must have shape (4,) or (N, 4) = ({N}, 4), got "
                              f"{qdot0.shape}")
         qdot0 = np.ascontiguousarray(np.broadcast_to(qdot0, (N, 4)))
-    n2 = np.einsum("ij,ij->i", y0[:, :4], y0[:, :4])
-    if np.any(~(n2 > 1e-300)):
+    if first_small_norm(y0, TINY_NORM2) >= 0:
         raise ValueError("`y0` quaternion parts must be nonzero")
     t, save = as_step_grid(t, save)
     models = rigid_body_list(model, N)
@@ -623,13 +623,13 @@ def run(method, model, y0, t, save, options=None, workers=1):
                             fail_t=fail_t if adaptive else None,
                             last=None if adaptive else counts[:, 0])
     stats = {"n_steps": int(n * substeps), "n_main_steps": int(n),
-             "nfev": int(nfev.max()) if N else 0, "status": code, "message": message}
+             "nfev": largest(nfev), "status": code, "message": message}
     if adaptive:
-        stats["n_steps"] = stats["n_main_steps"] = int(counts[:, 0].max()) if N else 0
-        stats["n_rejected"] = int(counts[:, 1].max()) if N else 0
-        stats["nfev_pair"] = int(counts[:, 2].max()) if N else 0
+        stats["n_steps"] = stats["n_main_steps"] = largest(counts[:, 0])
+        stats["n_rejected"] = largest(counts[:, 1])
+        stats["nfev_pair"] = largest(counts[:, 2])
     if fsrc is not None:
-        stats["nfev_force"] = int(nfevf.max()) if N else 0
+        stats["nfev_force"] = largest(nfevf)
     if kernel == "rkn4":
         stats["qdot"] = qdot
     return y_out, w_out, stats

@@ -18,6 +18,7 @@ import numpy as np
 from rotode import methods as _methods
 from rotode._driver import Engine, outcome
 from rotode.omega import AngularVelocity as _PyAngularVelocity
+from rotode._loops import TINY_NORM2, all_finite, first_small_norm, largest
 from rotode._validation import (as_bool_option, as_frame, as_positive_scalar, as_step_grid,
                                 as_workers)
 
@@ -588,9 +589,9 @@ def run(method, model, y0, t, save, options, workers=1):
     if y0.ndim != 2 or y0.shape[1] != 4:
         raise ValueError(f"`y0` must have shape (N, 4), got {y0.shape}")
     y0 = np.ascontiguousarray(y0, dtype=np.float64)
-    if not np.isfinite(y0).all():
+    if not all_finite(y0.reshape(-1)):
         raise ValueError("`y0` must contain only finite values (no NaN or inf)")
-    if np.any(np.einsum("ij,ij->i", y0, y0) <= 1e-300):
+    if first_small_norm(y0, TINY_NORM2) >= 0:
         raise ValueError("`y0` must hold nonzero quaternions")
     N = y0.shape[0]
     t, save = as_step_grid(t, save)
@@ -665,13 +666,13 @@ def run(method, model, y0, t, save, options, workers=1):
     adaptive = control is not None
     code, message = outcome(status, failed, t, (src,), fail_t=fail_t if adaptive else None,
                             last=None if adaptive else counts[:, 0])
-    stats = {"n_steps": int(counts[:, 0].max()) if adaptive and N else int(t.shape[0] - 1),
-             "nfev": int(nfev.max()) if N else 0,
-             "nrate": int(nrate.max()) if N else 0, "n_substeps": int(nsub.max()) if N else 0,
+    stats = {"n_steps": largest(counts[:, 0]) if adaptive else int(t.shape[0] - 1),
+             "nfev": largest(nfev),
+             "nrate": largest(nrate), "n_substeps": largest(nsub),
              "status": code, "message": message}
     if adaptive:
-        stats["n_rejected"] = int(counts[:, 1].max()) if N else 0
-        stats["nfev_pair"] = int(counts[:, 2].max()) if N else 0
+        stats["n_rejected"] = largest(counts[:, 1])
+        stats["nfev_pair"] = largest(counts[:, 2])
     if code in (STATUS_ROTATION_BOUND, STATUS_TOO_MANY_SUBSTEPS):
         b = int(np.flatnonzero(status)[0])
         tb = float(t[failed[b]])
