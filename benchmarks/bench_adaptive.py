@@ -1,6 +1,9 @@
 """Work-precision of rotode's error-controlled methods against CyRK and SciPy, one process.
 
-Run after ``python -m pip install ".[bench]"``:  python benchmarks/bench_adaptive.py [--quick]
+Run after ``python -m pip install ".[bench]"``:
+    python benchmarks/bench_adaptive.py [--quick] [--plot FILE.png]
+(``--plot`` draws the work-precision diagram of every tool and case, e.g. the README's
+docs/figures/work-precision-adaptive.png; it needs matplotlib, the ``plot`` extra).
 
 Three cases at T = 100 s (final-time orientation error in degrees):
   - the upright Lagrange top of Rucker 2018 sec. IV (I = diag(1, 1, 0.5), m = g = h = 1,
@@ -15,14 +18,19 @@ setting that reaches it is reported, with rotode's speed-up over CyRK's compiled
 (``nbsolve_ivp`` with a numba right-hand side) and over ``scipy.integrate.solve_ivp(DOP853)``
 with a NumPy right-hand side.
 """
+import os
 import sys
 import time
 from functools import partial
 
-import numpy as np
-from scipy.integrate import solve_ivp
+# OpenBLAS worker threads spin after a BLAS call (the references use numpy.linalg) and take a
+# core from whichever tool is being timed on a small machine: one thread for every tool
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import rotode
+import numpy as np  # noqa: E402
+from scipy.integrate import solve_ivp  # noqa: E402
+
+import rotode  # noqa: E402
 from rotode.exact import free_rigid_body
 from rotode.studies import (
     SEED004_A,
@@ -37,7 +45,9 @@ from rotode.studies import (
 
 T = 100.0
 TARGETS = (1e-4, 1e-6, 1e-8, 1e-10)
-RTOLS = tuple(10.0 ** -k for k in range(3, 14))
+# half decades, the same ladder for every tool
+RTOLS = tuple(10.0 ** (-k / 2) for k in range(6, 27))
+PAIRS = ("dop853", "dopri5", "rkmk8", "rkmk5")
 
 
 def angle_deg(q, r):
@@ -142,10 +152,13 @@ def cases():
     ref_th = free_rigid_body(T_HANDLE, y_th[4:], T, q0=y_th[:4])[0]
     return {
         "kinematics": dict(model=w, y0=np.array([1.0, 0, 0, 0]), ref=ref_kin,
-                           numpy=numpy_quaternion_kinematics, fixed=("magnus8", "magnus6")),
-        "top": dict(model=top, y0=y_top, ref=ref_top, numpy=numpy_top, fixed=("rk4",)),
+                           numpy=numpy_quaternion_kinematics, fixed=("magnus8", "magnus6"),
+                           adaptive=PAIRS + ("magnus8", "magnus6")),
+        "top": dict(model=top, y0=y_top, ref=ref_top, numpy=numpy_top, fixed=("rk4",),
+                    adaptive=PAIRS),
         "T-handle": dict(model=rotode.RigidBody(T_HANDLE), y0=y_th, ref=ref_th,
-                         numpy=lambda t, y: numpy_rigid_body(t, y, T_HANDLE), fixed=("rk4",)),
+                         numpy=lambda t, y: numpy_rigid_body(t, y, T_HANDLE), fixed=("rk4",),
+                         adaptive=PAIRS),
     }
 
 
@@ -153,11 +166,11 @@ def measure(case, nb, repeat):
     """rows (tool, setting, seconds, error deg) for one case."""
     rows = []
     run = partial(rotode.integrate, case["model"], (0, T), case["y0"])
-    for method in ("dop853", "dopri5", "rkmk8", "rkmk5"):
+    for method in case["adaptive"]:
         for rtol in RTOLS:
             sec, res = best(partial(run, method=method, rtol=rtol, atol=rtol * 1e-3), repeat)
             if res.success:
-                rows.append((f"rotode {method}", f"rtol {rtol:.0e}", sec,
+                rows.append((f"rotode {method}", f"rtol {rtol:.1e}", sec,
                              angle_deg(res.q[-1], case["ref"])))
     for method in case["fixed"]:
         for n in (1000, 2000, 4000, 8000, 16000, 32000):
@@ -172,12 +185,12 @@ def measure(case, nb, repeat):
             cyrk()                                          # compile for this signature
             sec, res = best(cyrk, repeat)
             if res.success:
-                rows.append(("CyRK DOP853 (numba)", f"rtol {rtol:.0e}", sec,
+                rows.append(("CyRK DOP853 (numba)", f"rtol {rtol:.1e}", sec,
                              angle_deg(res.y[:4, -1], case["ref"])))
-    for rtol in RTOLS[:8]:
+    for rtol in RTOLS[:19]:
         sec, res = best(partial(solve_ivp, case["numpy"], (0, T), case["y0"], method="DOP853",
                                 rtol=rtol, atol=rtol * 1e-3), 1)
-        rows.append(("SciPy DOP853 (NumPy rhs)", f"rtol {rtol:.0e}", sec,
+        rows.append(("SciPy DOP853 (NumPy rhs)", f"rtol {rtol:.1e}", sec,
                      angle_deg(res.y[:4, -1], case["ref"])))
     return rows
 
@@ -187,15 +200,52 @@ def fastest(rows, prefix, target):
     return min(ok, key=lambda r: r[2]) if ok else None
 
 
-def main(quick=False):
+def plot(results, path):
+    """Work-precision diagram: final error against wall time, one panel per case."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(results), figsize=(5.2 * len(results), 4.6))
+    styles = {"CyRK": ("k", "s", "--"), "SciPy": ("0.5", "^", ":")}
+    colours = plt.get_cmap("tab10").colors
+    for ax, (name, rows) in zip(axes, results.items(), strict=True):
+        tools = list(dict.fromkeys(r[0] for r in rows))
+        for k, tool in enumerate(tools):
+            pts = sorted((r[2], r[3]) for r in rows if r[0] == tool and r[3] > 0)
+            if not pts:
+                continue
+            colour, marker, line = styles.get(tool.split()[0], (colours[k % 10], "o", "-"))
+            ax.loglog([p[0] * 1e3 for p in pts], [p[1] for p in pts], line, color=colour,
+                      marker=marker, ms=3.5, lw=1.2, label=tool.replace("rotode ", ""))
+        for target in TARGETS:
+            ax.axhline(target, color="0.85", lw=0.6, zorder=0)
+        ax.set_title(f"{name} (T = {T:g} s)")
+        ax.set_xlabel("wall time per run (ms)")
+        ax.set_ylabel("final orientation error (deg)")
+        ax.grid(True, which="major", alpha=0.3)
+    handles, labels = [], []
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    print(f"\nwrote {path}")
+
+
+def main(quick=False, plot_path=None):
     try:
         nbs = numba_rhs()
     except ImportError:
         nbs = {}
         print("(CyRK/numba not installed: python -m pip install '.[bench]')")
     repeat = 3 if quick else 7
+    results = {}
     for name, case in cases().items():
-        rows = measure(case, nbs.get(name), repeat)
+        rows = results[name] = measure(case, nbs.get(name), repeat)
         print(f"\n{name}: fastest setting reaching each final-time accuracy (T = {T:g} s)")
         print(f"  {'target':>8}  {'rotode':>34}  {'CyRK DOP853':>24}  {'SciPy DOP853':>22}  "
               f"{'vs CyRK':>8}  {'vs SciPy':>8}")
@@ -217,5 +267,11 @@ def main(quick=False):
                   f"{vs_c:>8}  {vs_s:>8}")
 
 
+    if plot_path:
+        plot(results, plot_path)
+
+
 if __name__ == "__main__":
-    main(quick="--quick" in sys.argv)
+    args = sys.argv[1:]
+    main(quick="--quick" in args,
+         plot_path=args[args.index("--plot") + 1] if "--plot" in args else None)

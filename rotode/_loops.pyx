@@ -62,7 +62,11 @@ cdef bint use_threads(Py_ssize_t n) noexcept nogil:
 cdef void map_unary(unary_kernel f, const double[:, ::1] x, double[:, ::1] out) noexcept nogil:
     """out[i] = f(x[i]) for every row i (OUT: out)."""
     cdef Py_ssize_t i, n = x.shape[0]
-    for i in prange(n, schedule="static", use_threads_if=use_threads(n)):
+    if not use_threads(n):      # no OpenMP region for short batches (~1 us to enter one)
+        for i in range(n):
+            f(&x[i, 0], &out[i, 0])
+        return
+    for i in prange(n, schedule="static"):
         f(&x[i, 0], &out[i, 0])
 
 
@@ -70,7 +74,11 @@ cdef void map_binary(binary_kernel f, const double[:, ::1] a, const double[:, ::
                      double[:, ::1] out) noexcept nogil:
     """out[i] = f(a[i], b[i]) for every row i (OUT: out)."""
     cdef Py_ssize_t i, n = a.shape[0]
-    for i in prange(n, schedule="static", use_threads_if=use_threads(n)):
+    if not use_threads(n):
+        for i in range(n):
+            f(&a[i, 0], &b[i, 0], &out[i, 0])
+        return
+    for i in prange(n, schedule="static"):
         f(&a[i, 0], &b[i, 0], &out[i, 0])
 
 
@@ -103,7 +111,12 @@ def all_abs_below(const double[::1] x, double bound):
     """True when every |x[i]| < bound (false for NaN), in one parallel pass."""
     cdef Py_ssize_t i, n = x.shape[0]
     cdef int bad = 0
-    for i in prange(n, nogil=True, schedule="static", use_threads_if=use_threads(n)):
+    if not use_threads(n):          # short buffers: no OpenMP region at all (~1 us to enter)
+        for i in range(n):
+            if not (x[i] < bound and -x[i] < bound):
+                return False
+        return True
+    for i in prange(n, nogil=True, schedule="static"):
         if not (x[i] < bound and -x[i] < bound):
             bad += 1
     return bad == 0

@@ -4,6 +4,7 @@ Nothing below the Python facade raises; these helpers turn bad input into a ``Ty
 ``ValueError`` that names the argument and the expected shape.
 """
 
+import math
 import numbers
 import os
 import warnings
@@ -206,11 +207,13 @@ def as_float_array(x, name, trailing=(), *, finite=True, batch=True):
     ValueError
         If the shape does not match or values are not finite.
     """
-    expected = format_shape(trailing) if batch else str(tuple(trailing))
+    def expected():
+        return format_shape(trailing) if batch else str(tuple(trailing))
+
     try:
         arr = np.asarray(x)
     except Exception as exc:  # ragged nested sequences and the like
-        raise ValueError(f"`{name}` must be an array of shape {expected}: {exc}") from None
+        raise ValueError(f"`{name}` must be an array of shape {expected()}: {exc}") from None
     if arr.dtype == object:
         try:
             arr = arr.astype(np.float64)
@@ -223,7 +226,7 @@ def as_float_array(x, name, trailing=(), *, finite=True, batch=True):
     if not batch:
         shape_ok = shape_ok and arr.ndim == nt
     if not shape_ok:
-        raise ValueError(f"`{name}` must have shape {expected}, got {arr.shape}")
+        raise ValueError(f"`{name}` must have shape {expected()}, got {arr.shape}")
     arr = np.asarray(arr, dtype=np.float64, order="C")  # keeps 0-d (ascontiguousarray: >= 1-d)
     if finite and not all_finite(arr.reshape(-1)):
         raise ValueError(f"`{name}` must contain only finite values (no NaN or inf)")
@@ -232,6 +235,8 @@ def as_float_array(x, name, trailing=(), *, finite=True, batch=True):
 
 def as_positive_scalar(x, name, *, allow_zero=False):
     """A finite real scalar > 0 (or >= 0 with ``allow_zero``), as float."""
+    if type(x) is float and 0.0 < x < math.inf:      # the common case, fast
+        return x
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
         raise TypeError(f"`{name}` must be a real number, got {type(x).__name__}")
     try:
@@ -351,6 +356,8 @@ def as_workers(workers):
     thread count), and thousands of them can exhaust memory: such a request is clamped to the
     number of cores, with a warning.
     """
+    if type(workers) is int and workers == 1:      # the default: no need to ask the system
+        return 1
     if isinstance(workers, (bool, np.bool_)) or not isinstance(workers, numbers.Integral):
         raise TypeError(f"`workers` must be an integer, got {type(workers).__name__}")
     workers, cores = int(workers), available_cores()

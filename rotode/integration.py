@@ -5,6 +5,7 @@ The facade checks the user's input, builds the time grid (uniform steps of ``dt`
 the whole loop to a compiled *runner* (``rotode.kinematic``, ``rotode.dynamic`` or
 ``rotode.implicit``; docs/stepper-contract.md), which advances every body with the GIL released.
 """
+import math
 import numbers
 
 import numpy as np
@@ -159,13 +160,14 @@ def _state_width(kind, options):
 def _span(t_span):
     """(t0, tf) as finite distinct floats."""
     try:
-        t0, tf = (float(x) for x in t_span)
+        t0, tf = t_span
+        t0, tf = float(t0), float(tf)
     except OverflowError:      # an integer beyond the float range
         raise ValueError(f"`t_span` must be finite, got {t_span!r}") from None
     except (TypeError, ValueError):
         raise ValueError(f"`t_span` must be a pair (t0, tf) of real numbers, got {t_span!r}") \
             from None
-    if not (np.isfinite(t0) and np.isfinite(tf)):
+    if not (math.isfinite(t0) and math.isfinite(tf)):
         raise ValueError(f"`t_span` must be finite, got {(t0, tf)!r}")
     if t0 == tf:
         raise ValueError("`t_span` must have t0 != tf")
