@@ -3,13 +3,14 @@ from typing import Any
 
 from typing_extensions import disjoint_base
 
-__all__ = ['STATUS', 'Engine', 'outcome']
+__all__ = ['STATUS', 'Engine', 'outcome', 'algebra_atol']
 
 @disjoint_base
 class Engine:
-    def __init__(self, spec, control, n) -> None: ...
+    def __init__(self, spec, control, n, ref=...) -> None: ...
     @property
     def adaptive(self) -> Any: ...
 
 STATUS: dict[Any, Any]
 def outcome(status, failed, t, sources=..., reasons=..., fail_t=..., last=...) -> Any: ...
+def algebra_atol(atol) -> Any: ...

@@ -24,7 +24,7 @@ cdef extern from *:
     int rotode_load_flag(const int* p) noexcept nogil
     void rotode_set_flag(int* p) noexcept nogil
 
-__all__ = ["STATUS", "Engine", "outcome"]
+__all__ = ["STATUS", "Engine", "outcome", "algebra_atol"]
 
 #: Public names of the status codes (docs/architecture.md, "status contract").
 STATUS = {
@@ -532,8 +532,10 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
     return 0
 
 
-# the pairs of the registry already converted to an ERK struct, by method name
+# the pairs of the registry already converted to an ERK struct, by method name, and the
+# error-scale floors (read-only arrays) by (n, ref)
 _PAIRS = {}
+_REFS = {}
 
 
 cdef class Engine:
@@ -621,12 +623,13 @@ cdef class Engine:
             av = self._atol
             self.control.rtol = rtol
             self.control.atol = &av[0]
-            if ref is None:
-                self._ref = np.zeros(n)
-            elif isinstance(ref, float):
-                self._ref = np.full(n, ref)
-            else:
-                self._ref = np.ascontiguousarray(ref, dtype=np.float64)
+            key = (n, ref if ref is None or isinstance(ref, float) else tuple(ref))
+            self._ref = _REFS.get(key)
+            if self._ref is None:
+                self._ref = np.ascontiguousarray(np.broadcast_to(0.0 if ref is None else ref,
+                                                                 (n,)), dtype=np.float64)
+                self._ref.flags.writeable = False
+                _REFS[key] = self._ref
             av = self._ref
             self.control.ref = &av[0]
             self.control.first_step = first_step
@@ -685,3 +688,22 @@ def outcome(status, failed, t, sources=(), reasons=None, fail_t=None, last=None)
         where = (f"{steps} (t = {float(t[j])!r} to {float(t[end])!r})" if end > j
                  else f"step {j} (t = {float(t[j])!r})")
     return code, f"body {k}, {where}: {reason}; its states from there on are NaN"
+
+
+def algebra_atol(atol):
+    """The absolute tolerances of a Lie-group state ``[v (3), rest]`` from those of ``[q (4),
+    rest]``: each component of the rotation vector v gets the smallest of q's (an error dv is
+    an error |dv|/2 of a unit q), the rest keep theirs."""
+    cdef const double[::1] a = atol
+    cdef Py_ssize_t i, n = a.shape[0]
+    cdef double m = a[0]
+    for i in range(1, 4):
+        if a[i] < m:
+            m = a[i]
+    out = np.empty(n - 1)
+    cdef double[::1] o = out
+    for i in range(3):
+        o[i] = m
+    for i in range(4, n):
+        o[i - 1] = a[i]
+    return out

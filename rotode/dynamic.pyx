@@ -40,7 +40,7 @@ qdot0 : array_like, shape (N, 4) or (4,)
 import numpy as np
 
 from rotode import methods as _methods
-from rotode._driver import Engine, outcome
+from rotode._driver import Engine, algebra_atol, outcome
 from rotode._loops import TINY_NORM2, first_small_norm, largest
 from rotode._validation import (as_bool_option, as_callable_vector, as_float_array,
                                 as_int_option, as_positive_scalar, as_step_grid, as_workers)
@@ -600,9 +600,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     elif kernel == "rkmk":
         # v's error scaled as an error |dv|/2 of a unit q (rotode/kinematic.pyx, erk_error_norm)
         if control is not None:
-            atol = control[1]
-            control = control[:1] + (np.concatenate([np.full(3, atol[:4].min()), atol[4:]]),) \
-                + control[2:]
+            control = control[:1] + (algebra_atol(control[1]),) + control[2:]
         engine = Engine(spec, control, 6, ref=[1.0, 1.0, 1.0, 0.0, 0.0, 0.0])
         (<Engine>engine).attach(&sp, _deriv_rkmk)
         sp.accept = _accept_rkmk

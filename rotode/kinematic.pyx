@@ -16,7 +16,7 @@ and ``rkmk`` (Runge-Kutta-Munthe-Kaas, rotode/rkmk.pxd) on the rotation vector o
 import numpy as np
 
 from rotode import methods as _methods
-from rotode._driver import Engine, outcome
+from rotode._driver import Engine, algebra_atol, outcome
 from rotode.omega import AngularVelocity as _PyAngularVelocity
 from rotode._loops import TINY_NORM2, all_finite, first_small_norm, largest
 from rotode._validation import (as_bool_option, as_frame, as_positive_scalar, as_step_grid,
@@ -642,7 +642,7 @@ def run(method, model, y0, t, save, options, workers=1):
         # the error of v, a rotation vector, scaled as an error |dv|/2 of a unit q: atol of
         # the quaternion's components, rtol relative to 1 (erk_error_norm)
         if control is not None:
-            control = control[:1] + (np.full(3, control[1].min()),) + control[2:]
+            control = control[:1] + (algebra_atol(control[1]),) + control[2:]
         engine = Engine(spec, control, 3, ref=1.0)
         (<Engine>engine).attach(&sp, _deriv_rkmk)
         sp.nz = 3
@@ -650,7 +650,7 @@ def run(method, model, y0, t, save, options, workers=1):
     elif kernel == "magnus" and control is not None:
         # adaptive magnus6/magnus8: the driver's controller with the Magnus trial step and its
         # embedded estimate; the error of Omega scaled as for rkmk
-        control = control[:1] + (np.full(3, control[1].min()),) + control[2:]
+        control = control[:1] + (algebra_atol(control[1]),) + control[2:]
         engine = Engine(spec, control, 3, ref=1.0)
         (<Engine>engine).attach_control(&sp)
         sp.nz = 3

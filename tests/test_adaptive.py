@@ -320,3 +320,36 @@ def test_fixed_step_magnus_is_unchanged_by_error_control():
                     method=rotode.Magnus8, step=0.05)
     res = rotode.integrate(W, (0, 10), [1.0, 0, 0, 0], method="magnus8", dt=0.05)
     np.testing.assert_array_equal(sol.y.T, res.q)
+
+
+TOP = rotode.RigidBody([1, 1, 0.5], torque=rotode.torque.Gravity(1.0, 1.0, [0, 0, 1]))
+Y_TOP = np.array([1.0, 0, 0, 0, 1.5, 0, 1])
+
+
+@pytest.fixture(scope="module")
+def top_reference():
+    """The upright Lagrange top at t = 20 s, two ways: DOP853 at rtol 1e-13 and rkmk8 at
+    rtol 1e-13 agree to ~1e-12 rad."""
+    a = rotode.integrate(TOP, (0, 20), Y_TOP, method="dop853", rtol=1e-13, atol=1e-15)
+    b = rotode.integrate(TOP, (0, 20), Y_TOP, method="rkmk8", rtol=1e-13, atol=1e-15)
+    assert angle(a.q[-1], b.q[-1]) < 1e-11
+    return a.q[-1]
+
+
+@pytest.mark.parametrize("method", ADAPTIVE_RB)
+def test_tolerance_proportionality_on_the_lagrange_top(method, top_reference):
+    rtols = 10.0 ** -np.arange(4, 11, 2)
+    errs = [angle(rotode.integrate(TOP, (0, 20), Y_TOP, method=method, rtol=r,
+                                   atol=r * 1e-2).q[-1], top_reference) for r in rtols]
+    slopes = np.diff(np.log10(errs)) / np.diff(np.log10(rtols))
+    assert np.all((slopes > 0.5) & (slopes < 1.5)), (slopes, errs)
+    assert np.polyfit(np.log10(rtols), np.log10(errs), 1)[0] == pytest.approx(1.0, abs=0.3)
+
+
+@pytest.mark.parametrize("method, order", [("rkmk5", 5), ("rkmk8", 8)])
+def test_rkmk_order_on_the_lagrange_top(method, order, top_reference):
+    ns = [200, 400, 800] if order == 5 else [100, 140, 200]
+    errs = [angle(rotode.integrate(TOP, (0, 20), Y_TOP, method=method, dt=20 / n).q[-1],
+                  top_reference) for n in ns]
+    slope = -np.polyfit(np.log(ns), np.log(errs), 1)[0]
+    assert order - 0.4 < slope < order + 1.4, (slope, errs)    # (rkmk8: 8.9, pre-asymptotic)
