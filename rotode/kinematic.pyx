@@ -369,14 +369,13 @@ cdef int _magnus_omega(const KinCfg* g, Py_ssize_t i, KinWork* k, double t, doub
         st = _omega(g, i, k, t + g.c[s] * h, ws[s])
         if st != STATUS_OK:
             return st
+    cdef double unused[3]
+    if low == NULL:
+        low = unused
     if g.stages == 3:
-        magnus6_rotvec(ws[0], ws[1], ws[2], h, g.frame, om)
-        if low != NULL:
-            magnus4_embedded(ws[0], ws[1], ws[2], h, g.frame, low)
+        magnus6_and_4(ws[0], ws[1], ws[2], h, g.frame, om, low)
     else:
-        magnus8_rotvec(ws[0], ws[1], ws[2], ws[3], h, g.frame, om)
-        if low != NULL:
-            magnus6_embedded(ws[0], ws[1], ws[2], ws[3], h, g.frame, low)
+        magnus8_and_6(ws[0], ws[1], ws[2], ws[3], h, g.frame, om, low)
     return STATUS_OK
 
 
