@@ -252,3 +252,31 @@ class AdaptiveSolve:
         return int(self._run(method, rtol).stats["n_steps"])
 
     track_steps.unit = "steps"
+
+
+class SolveIvp:
+    """``rotode.solve_ivp`` (the compiled loop) beside ``scipy.integrate.solve_ivp`` on the same
+    rotode right-hand side: the Rucker 2018 kinematics over 100 s at rtol 1e-10, every step
+    returned, with and without dense output (the same accepted steps in both)."""
+
+    params = (["RK45", "DOP853"], [False, True])
+    param_names = ["method", "dense_output"]
+
+    def setup(self, method, dense_output):
+        if not hasattr(rotode, "solve_ivp"):
+            raise NotImplementedError("rotode.solve_ivp is newer than this commit")
+        self.rhs = rotode.QuaternionKinematics(seed004_omega())
+        self.kw = dict(method=method, rtol=1e-10, atol=1e-12, dense_output=dense_output)
+
+    def time_rotode(self, method, dense_output):
+        rotode.solve_ivp(self.rhs, (0.0, 100.0), [1.0, 0, 0, 0], **self.kw)
+
+    def time_scipy(self, method, dense_output):
+        from scipy.integrate import solve_ivp
+
+        solve_ivp(self.rhs, (0.0, 100.0), [1.0, 0, 0, 0], **self.kw)
+
+    def track_steps(self, method, dense_output):
+        return len(rotode.solve_ivp(self.rhs, (0.0, 100.0), [1.0, 0, 0, 0], **self.kw).t) - 1
+
+    track_steps.unit = "steps"
