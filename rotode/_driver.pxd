@@ -178,11 +178,13 @@ cdef struct Grid:
 # steps; right-hand-side evaluations of the embedded pair, counted as SciPy counts them) and
 # fail_t (N,) (time of a failure); `trace` (one body, adaptive): a dict of arrays "t", "y",
 # "w" and optionally "z", "F" (shapes of `Trace`) that receive every step, and whose "n" (an
-# int64 array of one) receives the rows written.  Raises the KeyboardInterrupt (or other
-# exception of a signal handler) caught while polling.
+# int64 array of one) receives the rows written; `h_next` (N,) receives each body's proposal
+# for the step after its last one (an adaptive run continued from there takes the same
+# steps).  Raises the KeyboardInterrupt (or other exception of a signal handler) caught while
+# polling.
 cdef int drive(const Stepper* s, object t, object save, object y0, object y_out, object w_out,
                object status, object failed, int workers, object counts=*,
-               object fail_t=*, object trace=*) except -1
+               object fail_t=*, object trace=*, object h_next=*) except -1
 
 
 cdef class Engine:

@@ -221,9 +221,10 @@ cdef int _body(const Stepper* s, const Grid* g, Py_ssize_t i, const double* y0, 
 cdef inline void _one(const Stepper* s, const Grid* g, Py_ssize_t i, const double* y0,
                       double* yo, double* wo, int* status, Py_ssize_t* failed, double* fail_t,
                       long long* counts, Poll* p, Clock* clk, bint poller,
-                      bint adaptive, Trace* tr) noexcept nogil:
+                      bint adaptive, Trace* tr, double* h_next) noexcept nogil:
     if adaptive:
-        _body_adaptive(s, g, i, y0, yo, wo, status, failed, fail_t, counts, p, clk, poller, tr)
+        _body_adaptive(s, g, i, y0, yo, wo, status, failed, fail_t, counts, p, clk, poller, tr,
+                       h_next)
     else:
         _body(s, g, i, y0, yo, wo, status, failed, counts, p, clk, poller)
         fail_t[0] = g.t[failed[0]] if failed[0] >= 0 else g.t[0]
@@ -252,7 +253,7 @@ cdef int _erk_fixed(const Stepper* s, Py_ssize_t i, double t0, double t1, double
 cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const double* y0,
                         double* yo, double* wo, int* status, Py_ssize_t* failed,
                         double* fail_t, long long* counts, Poll* p, Clock* clk,
-                        bint poller, Trace* tr) noexcept nogil:
+                        bint poller, Trace* tr, double* h_next) noexcept nogil:
     """Body i with error-controlled steps; the grid holds the output times only (OUT: counts
     [accepted, rejected, evaluations]; tr, when not NULL, every step)."""
     cdef const ERK* T = s.erk
@@ -292,7 +293,7 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
         nfev += 1
     if st == STATUS_OK:
         if C.first_step > 0.0:
-            h_abs = fmin(C.first_step, fabs(tf - t))
+            h_abs = C.first_step        # (the loop clips the step that would pass tf)
         elif pair:
             nfev += 1
             st = erk_initial_step(T, s.deriv, s.cfg, i, <void*>work, n, t, z, K, direction,
@@ -408,6 +409,8 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
     counts[0] = accepted
     counts[1] = rejected
     counts[2] = nfev
+    if h_next != NULL:
+        h_next[0] = h_abs
     return st
 
 
@@ -438,7 +441,7 @@ cdef int _trace_step(const Stepper* s, const ERK* T, Trace* tr, Py_ssize_t i, do
 
 cdef int drive(const Stepper* s, object t, object save, object y0, object y_out, object w_out,
                object status, object failed, int workers, object counts=None,
-               object fail_t=None, object trace=None) except -1:
+               object fail_t=None, object trace=None, object h_next=None) except -1:
     cdef const double[::1] tv = t
     cdef const Py_ssize_t[::1] sv = save
     cdef const double[:, ::1] yv = y0
@@ -469,6 +472,14 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
             or cv.shape[1] != 3
             or (trace is not None and (not adaptive or nbodies != 1))):
         raise ValueError("the stepper does not match its arrays")
+    cdef double[::1] hv
+    cdef double* hp = NULL
+    if h_next is not None:
+        hv = h_next
+        if hv.shape[0] != nbodies:
+            raise ValueError("the stepper does not match its arrays")
+        if nbodies:
+            hp = &hv[0]
     cdef Trace tr
     cdef Trace* trp = NULL
     cdef double[::1] tr_t
@@ -519,12 +530,14 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
         with nogil:
             for i in range(nbodies):
                 _one(s, &g, i, &yv[i, 0], yop + i * ky, wop + i * kw, &stv[i], &fv[i], &ftv[i],
-                     &cv[i, 0], &p, &clocks[0], True, adaptive, trp)
+                     &cv[i, 0], &p, &clocks[0], True, adaptive, trp,
+                     hp + i if hp != NULL else NULL)
     else:
         for i in prange(nbodies, nogil=True, num_threads=nthreads, schedule="static"):
             tid = threadid()
             _one(s, &g, i, &yv[i, 0], yop + i * ky, wop + i * kw, &stv[i], &fv[i], &ftv[i],
-                 &cv[i, 0], &p, &clocks[tid], tid == 0, adaptive, NULL)
+                 &cv[i, 0], &p, &clocks[tid], tid == 0, adaptive, NULL,
+                 hp + i if hp != NULL else NULL)
     if trp != NULL:
         tr_n[0] = tr.n
     if errors:

@@ -464,6 +464,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     qdot0 = opts.pop("qdot0", None)
     control = opts.pop("control", None)
     trace = opts.pop("trace", None)
+    h_next = opts.pop("h_next", None)
     if opts:
         raise TypeError(f"unknown option(s) for method {method!r}: {sorted(opts)}")
     if control is not None and kernel not in ("erk", "rkmk"):
@@ -614,7 +615,8 @@ def run(method, model, y0, t, save, options=None, workers=1):
         for b_ in range(nmod):
             _fill_body(&ctx[b_], models[b_], hold, npoints, start == "evaluate")
         cfg.bodies = ctx
-        drive(&sp, t, save, y0, y_out, w_out, status, failed, workers, counts, fail_t, trace)
+        drive(&sp, t, save, y0, y_out, w_out, status, failed, workers, counts, fail_t, trace,
+              h_next)
     finally:
         free(ctx)
     code, message = outcome(status, failed, t, [mdl.torque for mdl in models] + [fsrc],

@@ -475,6 +475,10 @@ cdef void _end(const void* cfg, Py_ssize_t i, int status, const double* q,
     g.nsub[i] = k.nsub
 
 
+_NO_ROWS = np.zeros((1, 3))          # placeholder (read-only) when there are no such rows
+_NO_ROWS.flags.writeable = False
+
+
 def _as_rows(x, name, n):
     """A float64 C-contiguous finite array of shape (n, 3)."""
     arr = np.asarray(x)
@@ -551,6 +555,7 @@ def run(method, model, y0, t, save, options, workers=1):
                             "its error estimate and dense output): use `norm_gain`")
     control = options.pop("control", None)
     trace = options.pop("trace", None)
+    h_next = options.pop("h_next", None)
     if control is not None and not spec.adaptive:
         raise ValueError(f"method {method!r} has no error estimate (no `rtol`/`atol`)")
     g.terms = 2
@@ -595,8 +600,8 @@ def run(method, model, y0, t, save, options, workers=1):
     N = y0.shape[0]
     t, save = as_step_grid(t, save)
     src = model if isinstance(model, _PyAngularVelocity) else None
-    wconst = np.zeros((1, 3)) if src is not None else _as_rows(model, "model", N)
-    alpha_rows = np.zeros((1, 3)) if alpha is None else _as_rows(alpha, "alpha", N)
+    wconst = _NO_ROWS if src is not None else _as_rows(model, "model", N)
+    alpha_rows = _NO_ROWS if alpha is None else _as_rows(alpha, "alpha", N)
     g.is_source = src is not None
     g.src = <PyObject*>src
     g.rate_mode = RATE_ZERO
@@ -614,9 +619,8 @@ def run(method, model, y0, t, save, options, workers=1):
     m = save.shape[0]
     yout = np.empty((N, m, 4))
     wout = np.empty((N, m, 3))
-    nfev = np.zeros(N, dtype=np.intp)
-    nrate = np.zeros(N, dtype=np.intp)
-    nsub = np.zeros(N, dtype=np.intp)
+    counters = np.zeros((3, N), dtype=np.intp)       # w and w' evaluations, sub-steps
+    nfev, nrate, nsub = counters[0], counters[1], counters[2]
     status = np.zeros(N, dtype=np.intc)
     failed = np.zeros(N, dtype=np.intp)
     fail_angle = np.zeros(N)
@@ -661,7 +665,7 @@ def run(method, model, y0, t, save, options, workers=1):
         sp.accept = _accept_local
     counts = np.zeros((N, 3), dtype=np.int64)
     fail_t = np.zeros(N)
-    drive(&sp, t, save, y0, yout, wout, status, failed, workers, counts, fail_t, trace)
+    drive(&sp, t, save, y0, yout, wout, status, failed, workers, counts, fail_t, trace, h_next)
     adaptive = control is not None
     code, message = outcome(status, failed, t, (src,), fail_t=fail_t if adaptive else None,
                             last=None if adaptive else counts[:, 0])

@@ -247,10 +247,11 @@ _ENTRIES = (
            "Runge-Kutta", 8, {_KIN: "erk", _RB: "erk"}, "Hairer, Norsett & Wanner 1993, "
            "sec. II.10 (DOP853)", tableau=_dop853()[0], embedded=_dop853()[1]),
     Method("rkmk5", "Runge-Kutta-Munthe-Kaas with the Dormand-Prince 5(4) pair", "Munthe-Kaas",
-           5, {_KIN: "rkmk", _RB: "rkmk"}, _RKMK, tableau=_dopri5()[0], embedded=_dopri5()[1]),
+           5, {_KIN: "rkmk", _RB: "rkmk"}, _RKMK, tableau=_dopri5()[0], embedded=_dopri5()[1],
+           solver="RKMK5"),
     Method("rkmk8", "Runge-Kutta-Munthe-Kaas with the Dormand-Prince 8(5,3) pair",
            "Munthe-Kaas", 8, {_KIN: "rkmk", _RB: "rkmk"}, _RKMK, tableau=_dop853()[0],
-           embedded=_dop853()[1]),
+           embedded=_dop853()[1], solver="RKMK8"),
     Method("ab3", "Variable-step Adams-Bashforth 3 on non-unit quaternions", "multistep", 3,
            {_KIN: "ab3", _RB: "ab3"}, _RUCKER),
     Method("rkn4", "Runge-Kutta-Nystrom on the second-order quaternion equation", "Nystrom", 4,

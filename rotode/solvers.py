@@ -15,22 +15,34 @@ How the solver gets what it needs from ``fun``:
   ``w`` does not depend on ``q``; the ``c q`` norm term drops out).  Pass ``frame="world"``
   if ``fun`` is ``1/2 w (x) q``: then ``w = 2 vec(fun(t, q) q^-1)``.
 
-Steps are fixed: ``rtol``/``atol`` do not apply.  Dense output (``t_eval`` between steps,
-``dense_output=True``) is a cubic Hermite interpolant of the state between steps, built from
-``fun`` at both ends.  The multistep ``ab3`` has no solver class (use `rotode.integrate`).
+With ``step=`` (or ``dt=``) the steps are fixed and ``rtol``/``atol`` do not apply; dense output
+(``t_eval`` between steps, ``dense_output=True``) is then a cubic Hermite interpolant of the state
+between steps, built from ``fun`` at both ends.  The methods with an error estimate (`RKMK5`,
+`RKMK8`, `Magnus6`, `Magnus8`) take ``rtol``/``atol``/``first_step``/``max_step`` instead, as
+SciPy's solvers do: the compiled driver advances a chunk of steps at a time (its controller,
+its step sequence: ``rotode.integrate``'s), and ``step()`` hands them out one by one.  Their dense
+output is the pair's continuous extension mapped onto the group, ``q_n exp(v(theta)/2)`` (a unit
+quaternion at every time), for `RKMK5`/`RKMK8`, and the Hermite interpolant for the adaptive
+Magnus methods.  The multistep ``ab3`` has no solver class (use `rotode.integrate`).
 """
+import collections
+
 import numpy as np
 from scipy.integrate import DenseOutput, OdeSolver
 
 from rotode import integration, methods, quaternion
+from rotode._validation import as_control
 from rotode.omega import Callable
 from rotode.rhs import QuaternionKinematics, RigidBody
 
 __all__ = [
     "LieEuler", "Exp2", "MagnusCA", "Magnus2", "Magnus4", "Magnus6", "Magnus8",
-    "CG1", "CG2", "CG3", "RK3", "RK4", "RKN4",
+    "CG1", "CG2", "CG3", "RK3", "RK4", "RKN4", "RKMK5", "RKMK8",
     "ImplicitMidpoint", "Trapezoid", "ObjectTrapezoid",
 ]
+
+#: Steps the compiled driver takes per call when a solver class runs with error control.
+CHUNK_STEPS = 64
 
 
 class _HermiteOutput(DenseOutput):
@@ -53,6 +65,28 @@ class _HermiteOutput(DenseOutput):
         y = (np.multiply.outer(self.y_old, h00) + np.multiply.outer(self.y, h01)
              + self.h * (np.multiply.outer(self.f_old, h10) + np.multiply.outer(self.f, h11)))
         return y
+
+
+class _GroupOutput(DenseOutput):
+    """One step of a Runge-Kutta-Munthe-Kaas pair: the pair's continuous extension of
+    ``[v, (w)]`` (Hairer, Norsett & Wanner 1993, sec. II.6) mapped to ``q_n exp(v/2)`` (body) or
+    ``exp(v/2) q_n`` (world), so every interpolated orientation is a unit quaternion."""
+
+    def __init__(self, t_old, t, q_old, z_old, F, kind, frame):
+        super().__init__(t_old, t)
+        from rotode.ivp import _StepInterpolant
+        self.q_old = q_old / np.linalg.norm(q_old)
+        self.algebra = _StepInterpolant(t_old, t, z_old, F, kind)
+        self.world = frame == "world"
+
+    def _call_impl(self, t):
+        z = self.algebra(t)                       # (nz,) or (nz, m)
+        v = np.moveaxis(z[:3], 0, -1)
+        e = quaternion.exp(0.5 * v)
+        q = quaternion.multiply(e, self.q_old) if self.world else \
+            quaternion.multiply(self.q_old, e)
+        q = np.moveaxis(q, -1, 0)
+        return np.concatenate([q, z[3:]], axis=0) if z.shape[0] > 3 else q
 
 
 class _RateFromKinematics:
@@ -86,17 +120,24 @@ class NativeSolver(OdeSolver):
         cls._method = spec.name
         cls.order = spec.order
         only = "" if len(spec.models) > 1 else f"; {spec.models[0]} only"
+        control = _CONTROL.format(order=spec.embedded.error_order) if spec.adaptive else ""
+        how = "fixed steps, or error control (``rtol``)" if spec.adaptive else "fixed steps"
         cls.__doc__ = (cls.__doc__ or spec.title).rstrip() + _TEMPLATE.format(
-            method=spec.name, reference=spec.reference, extra=only)
+            method=spec.name, reference=spec.reference, extra=only, control=control, how=how)
 
     def __init__(self, fun, t0, y0, t_bound, step=None, dt=None, vectorized=False,
-                 frame=None, **options):
+                 frame=None, rtol=None, atol=None, first_step=None, max_step=None, **options):
         if step is None:
             step = dt
         elif dt is not None:
             raise TypeError("give `step` or its alias `dt`, not both")
-        if step is None:
+        spec = methods.get(self._method)
+        control = (rtol, atol, first_step, max_step)
+        if step is None and not spec.adaptive:
             raise TypeError(f"{type(self).__name__} takes fixed steps: pass step=...")
+        if step is not None and any(c is not None for c in control):
+            raise ValueError(f"give {type(self).__name__} `step` (fixed steps) or `rtol`/`atol` "
+                             "(error control), not both")
         self._recover = None
         if isinstance(fun, (QuaternionKinematics, RigidBody)):
             model = fun
@@ -110,12 +151,24 @@ class NativeSolver(OdeSolver):
                 "rotode.RigidBody, or quaternion kinematics fun(t, q) with a 4-component state")
         super().__init__(fun, t0, y0, t_bound, vectorized, support_complex=False)
         kind, runner_model, implied = integration._classify(model, frame)
+        self._kind = kind
         for key, value in implied.items():
             options.setdefault(key, value)
         self._runner = integration.runner_for(methods.get(self._method), kind)
         self._model = runner_model
         self._options = options
-        self._grid, _ = integration._time_grid((t0, t_bound), step, None, None)
+        self._adaptive = step is None
+        if self._adaptive:
+            self._spec = spec
+            self._frame = options.get("frame", "body")
+            n = self.y.size
+            as_control(rtol, atol, first_step, max_step, None, n, abs(t_bound - t0))  # checks
+            self._control = control
+            self._steps = collections.deque()
+            self._h_next = None
+            self._step_done = None
+        else:
+            self._grid, _ = integration._time_grid((t0, t_bound), step, None, None)
         self._k = 0
         self._y_old = None
         self._t_old_step = None
@@ -123,7 +176,52 @@ class NativeSolver(OdeSolver):
         # for bit: rkn4's q' and the implicit methods' body angular momentum
         self._carry = {}
 
+    def _chunk(self):
+        """Advance up to `CHUNK_STEPS` error-controlled steps in compiled code and queue them."""
+        n = self.y.size
+        pair = self._spec.tableau is not None
+        nz = n if self._spec.kernel(self._kind) == "erk" else n - 1   # rkmk: [v, (w)]
+        rows = CHUNK_STEPS + 1
+        trace = {"t": np.empty(rows), "y": np.empty((rows, n)), "w": np.empty((rows, 3)),
+                 "n": np.zeros(1, dtype=np.int64)}
+        if pair:
+            trace["z"] = np.empty((rows, nz))
+            trace["F"] = np.empty((rows, 7 * nz))
+        h_next = np.zeros(1)
+        if self._recover is not None:
+            self._recover.q = self.y.copy()
+        rtol, atol, first, top = self._control
+        span = abs(self.t_bound - self.t)
+        if self._h_next is not None:
+            first = self._h_next             # continue with the proposal: the same steps
+        ctl = as_control(rtol, atol, first, top, CHUNK_STEPS, n,
+                         max(span, first if first is not None else 0.0))
+        options = dict(self._options, control=ctl, trace=trace, h_next=h_next)
+        _, _, stats = self._runner.run(self._method, self._model,
+                                       np.ascontiguousarray(self.y[None, :]),
+                                       np.array([self.t, self.t_bound]),
+                                       np.zeros(0, dtype=np.intp), options, 1)
+        taken = int(trace["n"][0]) - 1
+        self.nfev += int(stats.get("nfev_pair", 0))
+        for j in range(taken):
+            self._steps.append((trace["t"][j + 1], trace["y"][j + 1].copy(), trace["y"][j, :4],
+                                trace["z"][j].copy() if pair else None,
+                                trace["F"][j].reshape(7, nz).copy() if pair else None))
+        self._h_next = float(h_next[0])
+        if stats.get("status", 0) != 0 and taken < CHUNK_STEPS:
+            self._steps.append(stats.get("message", "the step failed"))
+
     def _step_impl(self):
+        if self._adaptive:
+            if not self._steps:
+                self._chunk()
+            item = self._steps.popleft()
+            if isinstance(item, str):
+                return False, item
+            self._y_old, self._t_old_step = self.y, self.t
+            self.t, self.y = float(item[0]), item[1]
+            self._step_done = item
+            return True, None
         k = self._k
         grid = np.ascontiguousarray(self._grid[k:k + 2])
         if self._recover is not None:
@@ -146,6 +244,13 @@ class NativeSolver(OdeSolver):
         return True, None
 
     def _dense_output_impl(self):
+        if self._adaptive and self._step_done[4] is not None:
+            t_new, _, q_old, z_old, F = self._step_done
+            if self._spec.kernel(self._kind) == "erk":
+                from rotode.ivp import _StepInterpolant
+                return _StepInterpolant(self._t_old_step, t_new, z_old, F, self._spec.embedded.kind)
+            return _GroupOutput(self._t_old_step, t_new, q_old, z_old, F,
+                                self._spec.embedded.kind, self._frame)
         f_old = np.asarray(self.fun(self._t_old_step, self._y_old), dtype=float)
         f = np.asarray(self.fun(self.t, self.y), dtype=float)
         return _HermiteOutput(self._t_old_step, self.t, self._y_old, self.y, f_old, f)
@@ -153,7 +258,7 @@ class NativeSolver(OdeSolver):
 
 _TEMPLATE = """
 
-As a ``solve_ivp`` method: fixed steps, the same compiled step as `rotode.integrate` with
+As a ``solve_ivp`` method: {how}, the same compiled steps as `rotode.integrate` with
 ``method="{method}"`` ({reference}{extra}).
 
 Parameters
@@ -164,10 +269,15 @@ t0, y0, t_bound, vectorized
     As for every ``OdeSolver``.
 step : float
     The step size (``dt`` is an alias); the last step is shortened to land on ``t_bound``.
-frame : {{"body", "world"}}, optional
+{control}frame : {{"body", "world"}}, optional
     Frame of a plain callable's kinematics.
 **options
     Method options of `rotode.integrate`.
+"""
+
+
+_CONTROL = """rtol, atol, first_step, max_step : optional
+    Without ``step``: error control as in SciPy's solvers (an estimate of order {order}).
 """
 
 
@@ -222,6 +332,14 @@ class RK4(NativeSolver):
 
 class RKN4(NativeSolver):
     """Runge-Kutta-Nystrom on the second-order quaternion equation."""
+
+
+class RKMK5(NativeSolver):
+    """Runge-Kutta-Munthe-Kaas with the Dormand-Prince 5(4) pair, on the rotation group."""
+
+
+class RKMK8(NativeSolver):
+    """Runge-Kutta-Munthe-Kaas with the Dormand-Prince 8(5,3) pair, on the rotation group."""
 
 
 class ImplicitMidpoint(NativeSolver):
