@@ -40,6 +40,7 @@ _ROOT = _package_root()
 
 from rotode import (
     dynamic,
+    events,
     exact,
     frames,
     implicit,
@@ -89,7 +90,7 @@ from rotode.solvers import (
 
 __version__ = "0.1.0"
 __all__ = [
-    "quaternion", "so3", "inertia", "frames", "omega", "torque", "rhs", "exact",
+    "quaternion", "so3", "inertia", "frames", "omega", "torque", "rhs", "exact", "events",
     "kinematic", "dynamic", "implicit", "steps", "integrate", "IntegrationResult", "solve_ivp",
     "LieEuler", "Exp2", "MagnusCA", "Magnus2", "Magnus4", "Magnus6", "Magnus8", "CG1", "CG2",
     "CG3", "RK3", "RK4", "RKN4", "RKMK5", "RKMK8", "ImplicitMidpoint", "Trapezoid",

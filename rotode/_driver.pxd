@@ -14,6 +14,7 @@ from rotode.erk cimport ERK, erk_rhs
 
 cdef enum:
     STATUS_OK = 0
+    STATUS_TERMINATED = 1            # adaptive: a terminal event stopped the body (a success)
     STATUS_NONFINITE = 2             # the state became NaN or inf (reported, states NaN after)
     STATUS_SOURCE_ERROR = -1         # a Python error is stored in a source (re-raised)
     STATUS_UNAVAILABLE = -2          # a source cannot provide a value (e.g. no w')
@@ -28,6 +29,7 @@ cdef enum:
 
 cdef enum:
     WORK_DOUBLES = 256               # per-body scratch handed to the callbacks
+    EVENTS_MAX = 16                  # events of one run
     STATE_MAX = 16                   # largest internal state z
 
 # z <- initial state of body i from its row y0 (OUT: z, work)
@@ -97,6 +99,7 @@ cdef struct Stepper:
     erk_rhs deriv
     const Control* control
     accept_fn accept     # NULL, or the re-anchoring of a Lie-group pair after each step
+    const EventSet* events   # NULL, or the events located on each accepted step
     # instead of `erk` (adaptive runs only): a method with its own trial step and estimate
     trial_fn trial
     dense_fn dense
@@ -145,12 +148,24 @@ cdef inline Stepper make_stepper(const void* cfg, begin_fn begin, advance_fn adv
     s.deriv = NULL
     s.control = NULL
     s.accept = NULL
+    s.events = NULL
     s.trial = NULL
     s.dense = NULL
     s.first = NULL
     s.exponent = 0.0
     s.evals = 0
     return s
+
+
+cdef struct EventSet:
+    # the events of an adaptive run (rotode/events.pxd) and where their occurrences go
+    void** ev                # n borrowed rotode.events.Event objects
+    int n
+    Py_ssize_t cap           # occurrences kept per body and event
+    double* t_ev             # (N, n, cap) times
+    double* y_ev             # (N, n, cap, k) output rows
+    long long* count         # (N, n) occurrences (also those beyond cap)
+    double* t_stop           # (N,) time of the terminal event, NaN without one
 
 
 cdef struct Trace:
@@ -184,7 +199,8 @@ cdef struct Grid:
 # polling.
 cdef int drive(const Stepper* s, object t, object save, object y0, object y_out, object w_out,
                object status, object failed, int workers, object counts=*,
-               object fail_t=*, object trace=*, object h_next=*) except -1
+               object fail_t=*, object trace=*, object h_next=*,
+               object events=*) except -1
 
 
 cdef class Engine:

@@ -11,6 +11,7 @@ from cython.parallel cimport prange, threadid
 from libc.math cimport NAN, INFINITY, fabs, fmin, fmax, pow, nextafter
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 from rotode._loops cimport thread_count
+from rotode.events cimport Event
 from rotode.erk cimport (ERK, ERK_MAX_STAGES, ERK_MAX_N, erk_step, erk_error_norm,
                          erk_initial_step, erk_dense_prepare, erk_dense)
 
@@ -33,6 +34,7 @@ STATUS = {
     "not_converged": STATUS_NOT_CONVERGED, "nonfinite_iterate": STATUS_NONFINITE_ITERATE,
     "too_many_substeps": STATUS_TOO_MANY_SUBSTEPS, "rotation_bound": STATUS_ROTATION_BOUND,
     "step_too_small": STATUS_STEP_TOO_SMALL, "max_steps": STATUS_MAX_STEPS,
+    "terminated": STATUS_TERMINATED,
 }
 
 _REASONS = {
@@ -46,6 +48,7 @@ _REASONS = {
     STATUS_STEP_TOO_SMALL: "the required step size fell below the spacing of floats near t",
     STATUS_MAX_STEPS: "`max_steps` steps were taken before reaching the end",
     STATUS_TRACE_FULL: "the step trace is full",
+    STATUS_TERMINATED: "A termination event occurred.",
 }
 
 # Step-size controller of SciPy's explicit Runge-Kutta methods (Hairer, Norsett & Wanner 1993,
@@ -268,6 +271,12 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
     cdef double min_step
     cdef Py_ssize_t slot = 0, accepted = 0, rejected = 0
     cdef long long nfev = 0
+    cdef double t_end
+    cdef double g_old[EVENTS_MAX]
+    cdef long long occurrences[EVENTS_MAX]
+    cdef double row[STATE_MAX]
+    cdef double wrow[3]
+    cdef bint terminated = False
     cdef int st, c, n = s.nz
     cdef bint pair = s.trial == NULL                # an explicit Runge-Kutta pair
     cdef double exponent = T.exponent if pair else s.exponent
@@ -288,6 +297,11 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
         tr.n = 1
         tr.t[0] = t
         st = _store_first(s, i, t, y0, z, tr.y, tr.w, work)
+    if st == STATUS_OK and s.events != NULL:
+        s.events.t_stop[i] = NAN
+        for c in range(s.events.n):
+            occurrences[c] = 0
+        st = _event_values(s, i, t, z, row, wrow, g_old, -1, work)
     if st == STATUS_OK and pair:
         st = s.deriv(s.cfg, i, t, z, K, <void*>work)
         nfev += 1
@@ -353,25 +367,21 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
         if st != STATUS_OK:
             break
         prepared = False
-        while slot < g.m and direction * (g.t[g.save[slot]] - t_new) <= 0.0:
+        t_end = t_new                             # a terminal event may end the body earlier
+        if s.events != NULL:
+            st = _events_in_step(s, T, i, t, h, t_new, z, znew, K, F, &prepared, &nfev,
+                                 g_old, occurrences, zd, row, wrow, &t_end, work)
+            if st == STATUS_TERMINATED:
+                terminated = True
+                st = STATUS_OK
+            if st != STATUS_OK:
+                break
+        while slot < g.m and direction * (g.t[g.save[slot]] - t_end) <= 0.0:
             tt = g.t[g.save[slot]]
-            if tt == t_new:
-                for c in range(n):
-                    zd[c] = znew[c]
-            elif not pair:
-                nfev += s.evals
-                st = s.dense(s.cfg, i, t, h, z, znew, tt, zd, <void*>work)
-                if st != STATUS_OK:
-                    break
-            else:
-                if not prepared:
-                    nfev += extra
-                    st = erk_dense_prepare(T, s.deriv, s.cfg, i, <void*>work, n, t, h, z, znew,
-                                           K, F)
-                    if st != STATUS_OK:
-                        break
-                    prepared = True
-                erk_dense(T, n, (tt - t) / h, z, F, zd)
+            st = _dense_at(s, T, i, t, h, t_new, z, znew, K, F, &prepared, &nfev, tt, zd,
+                           work)
+            if st != STATUS_OK:
+                break
             st = s.store(s.cfg, i, tt, zd, &yo[slot * s.k], &wo[3 * slot], <void*>work)
             if st == STATUS_OK:
                 st = _check_row(&yo[slot * s.k], s.k, &wo[3 * slot])
@@ -379,6 +389,16 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
                 break
             slot += 1
         if st != STATUS_OK:
+            break
+        if terminated:
+            st = _dense_at(s, T, i, t, h, t_new, z, znew, K, F, &prepared, &nfev, t_end, zd,
+                           work)
+            for c in range(n):
+                z[c] = zd[c]
+            t = t_end
+            accepted += 1
+            if st == STATUS_OK:
+                st = STATUS_TERMINATED
             break
         if tr != NULL:
             st = _trace_step(s, T, tr, i, t, h, t_new, z, znew, K, F, prepared, work)
@@ -404,7 +424,12 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
     if st == STATUS_SOURCE_ERROR:
         rotode_set_flag(&p.stop)
     status[0] = st
-    failed[0] = accepted if st != STATUS_OK else -1
+    if s.events != NULL:
+        for c in range(s.events.n):
+            s.events.count[i * s.events.n + c] = occurrences[c]
+        if st == STATUS_TERMINATED:
+            s.events.t_stop[i] = t
+    failed[0] = accepted if st != STATUS_OK and st != STATUS_TERMINATED else -1
     fail_t[0] = t
     counts[0] = accepted
     counts[1] = rejected
@@ -412,6 +437,138 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
     if h_next != NULL:
         h_next[0] = h_abs
     return st
+
+
+cdef int _dense_at(const Stepper* s, const ERK* T, Py_ssize_t i, double t, double h,
+                   double t_new, const double* z, const double* znew, double* K, double* F,
+                   bint* prepared, long long* nfev, double tt, double* zd,
+                   double* work) noexcept nogil:
+    """The state at tt inside the accepted step t -> t_new (OUT: zd; prepared, nfev)."""
+    cdef int c, st
+    if tt == t_new:
+        for c in range(s.nz):
+            zd[c] = znew[c]
+        return STATUS_OK
+    if s.trial != NULL:
+        nfev[0] += s.evals
+        return s.dense(s.cfg, i, t, h, z, znew, tt, zd, <void*>work)
+    if not prepared[0]:
+        nfev[0] += T.s_dense - T.s - 1 if T.s_dense > T.s else 0
+        st = erk_dense_prepare(T, s.deriv, s.cfg, i, <void*>work, s.nz, t, h, z, znew, K, F)
+        if st != STATUS_OK:
+            return st
+        prepared[0] = True
+    erk_dense(T, s.nz, (tt - t) / h, z, F, zd)
+    return STATUS_OK
+
+
+cdef int _event_values(const Stepper* s, Py_ssize_t i, double t, const double* z, double* row,
+                       double* wrow, double* g, int only, double* work) noexcept nogil:
+    """g of every event (only: just that one) at the state z of time t (OUT: g, row, wrow)."""
+    cdef const EventSet* E = s.events
+    cdef int e, st = s.store(s.cfg, i, t, z, row, wrow, <void*>work)
+    if st != STATUS_OK:
+        return st
+    for e in range(E.n):
+        if only >= 0 and e != only:
+            continue
+        g[e] = (<Event>E.ev[e]).evaluate(t, row, s.k, wrow)
+        if g[e] != g[e]:
+            return STATUS_SOURCE_ERROR          # (a Python event stored its error)
+    return STATUS_OK
+
+
+cdef int _events_in_step(const Stepper* s, const ERK* T, Py_ssize_t i, double t, double h,
+                         double t_new, const double* z, const double* znew, double* K,
+                         double* F, bint* prepared, long long* nfev, double* g_old,
+                         long long* occurrences, double* zd, double* row, double* wrow,
+                         double* t_end, double* work) noexcept nogil:
+    """Locate the events of the accepted step t -> t_new (SciPy's rule for a sign change and
+    its direction; roots by the Illinois method on the dense output to 4 ulp), record them in
+    time order and stop at a terminal one: t_end = its time, STATUS_TERMINATED (IN/OUT: g_old
+    becomes g(t_new); occurrences)."""
+    cdef const EventSet* E = s.events
+    cdef double g_new[EVENTS_MAX]
+    cdef double te[EVENTS_MAX]
+    cdef int order[EVENTS_MAX]
+    cdef int e, j, m = 0, st, it, side, dirn, term, q
+    cdef double lo, hi, glo, ghi, c, gc, tol, direction = 1.0 if h > 0 else -1.0
+    cdef long long slot
+    st = _event_values(s, i, t_new, znew, row, wrow, g_new, -1, work)
+    if st != STATUS_OK:
+        return st
+    for e in range(E.n):
+        dirn = (<Event>E.ev[e]).direction
+        if not (((g_old[e] <= 0.0 and g_new[e] >= 0.0) and dirn >= 0)
+                or ((g_old[e] >= 0.0 and g_new[e] <= 0.0) and dirn <= 0)):
+            continue
+        if g_old[e] == 0.0 and g_new[e] == 0.0:
+            continue                            # no crossing: g stays at zero
+        lo, glo, hi, ghi = t, g_old[e], t_new, g_new[e]
+        tol = 4.0 * 2.220446049250313e-16 * (1.0 + fmax(fabs(t), fabs(t_new)))
+        side = 0
+        for _ in range(200):
+            if glo == 0.0:
+                hi, ghi = lo, glo
+                break
+            if ghi == 0.0 or fabs(hi - lo) <= tol:
+                break
+            c = (lo * ghi - hi * glo) / (ghi - glo)
+            if not (fmin(lo, hi) < c < fmax(lo, hi)):
+                c = 0.5 * (lo + hi)
+            st = _dense_at(s, T, i, t, h, t_new, z, znew, K, F, prepared, nfev, c, zd, work)
+            if st == STATUS_OK:
+                st = _event_values(s, i, c, zd, row, wrow, g_new, e, work)
+            if st != STATUS_OK:
+                return st
+            gc = g_new[e]
+            if (gc > 0.0) == (ghi > 0.0):       # c replaces the end with the same sign
+                hi, ghi = c, gc
+                if side == 1:
+                    glo = 0.5 * glo
+                side = 1
+            else:
+                lo, glo = c, gc
+                if side == -1:
+                    ghi = 0.5 * ghi
+                side = -1
+        te[m] = hi if fabs(ghi) <= fabs(glo) else lo
+        order[m] = e
+        m += 1
+    # g at t_new (the root search overwrote g_new of the events it searched)
+    st = _event_values(s, i, t_new, znew, row, wrow, g_new, -1, work)
+    if st != STATUS_OK:
+        return st
+    for e in range(E.n):
+        g_old[e] = g_new[e]
+    for j in range(1, m):                       # the occurrences in time order
+        e = order[j]
+        c = te[j]
+        it = j
+        while it > 0 and direction * (te[it - 1] - c) > 0.0:
+            te[it] = te[it - 1]
+            order[it] = order[it - 1]
+            it -= 1
+        te[it] = c
+        order[it] = e
+    for j in range(m):
+        e = order[j]
+        st = _dense_at(s, T, i, t, h, t_new, z, znew, K, F, prepared, nfev, te[j], zd, work)
+        if st == STATUS_OK:
+            st = s.store(s.cfg, i, te[j], zd, row, wrow, <void*>work)
+        if st != STATUS_OK:
+            return st
+        slot = occurrences[e]
+        occurrences[e] += 1
+        if slot < E.cap:
+            E.t_ev[(i * E.n + e) * E.cap + slot] = te[j]
+            for q in range(s.k):
+                E.y_ev[((i * E.n + e) * E.cap + slot) * s.k + q] = row[q]
+        term = (<Event>E.ev[e]).terminal
+        if term > 0 and occurrences[e] >= term:
+            t_end[0] = te[j]
+            return STATUS_TERMINATED
+    return STATUS_OK
 
 
 cdef int _trace_step(const Stepper* s, const ERK* T, Trace* tr, Py_ssize_t i, double t,
@@ -441,7 +598,8 @@ cdef int _trace_step(const Stepper* s, const ERK* T, Trace* tr, Py_ssize_t i, do
 
 cdef int drive(const Stepper* s, object t, object save, object y0, object y_out, object w_out,
                object status, object failed, int workers, object counts=None,
-               object fail_t=None, object trace=None, object h_next=None) except -1:
+               object fail_t=None, object trace=None, object h_next=None,
+               object events=None) except -1:
     cdef const double[::1] tv = t
     cdef const Py_ssize_t[::1] sv = save
     cdef const double[:, ::1] yv = y0
@@ -480,6 +638,40 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
             raise ValueError("the stepper does not match its arrays")
         if nbodies:
             hp = &hv[0]
+    # events: {"objects": tuple of Event, "t": (N, n, cap), "y": (N, n, cap, k), "count":
+    # (N, n) int64, "t_stop": (N,)} (adaptive runs); the stepper is copied to carry them
+    cdef Stepper with_events
+    cdef EventSet es
+    cdef void* evp[EVENTS_MAX]
+    cdef double[:, :, ::1] ev_t
+    cdef double[:, :, :, ::1] ev_y
+    cdef long long[:, ::1] ev_n
+    cdef double[::1] ev_stop
+    if events is not None and len(events["objects"]):
+        objects = events["objects"]
+        ev_t = events["t"]
+        ev_y = events["y"]
+        ev_n = events["count"]
+        ev_stop = events["t_stop"]
+        if (not adaptive or len(objects) > EVENTS_MAX or ev_t.shape[0] != nbodies
+                or ev_t.shape[1] != len(objects) or ev_y.shape[3] != s.k
+                or ev_n.shape[0] != nbodies or ev_stop.shape[0] != nbodies
+                or ev_t.shape[2] < 1):
+            raise ValueError("the events do not match the stepper")
+        for i in range(len(objects)):
+            if not isinstance(objects[i], Event):
+                raise TypeError("events must be rotode.events.Event objects")
+            evp[i] = <void*>objects[i]
+        es.ev = evp
+        es.n = len(objects)
+        es.cap = ev_t.shape[2]
+        es.t_ev = &ev_t[0, 0, 0] if nbodies else NULL
+        es.y_ev = &ev_y[0, 0, 0, 0] if nbodies else NULL
+        es.count = &ev_n[0, 0] if nbodies else NULL
+        es.t_stop = &ev_stop[0] if nbodies else NULL
+        with_events = s[0]
+        with_events.events = &es
+        s = &with_events
     cdef Trace tr
     cdef Trace* trp = NULL
     cdef double[::1] tr_t
@@ -669,16 +861,23 @@ def outcome(status, failed, t, sources=(), reasons=None, fail_t=None, last=None)
     """
     cdef const int[::1] sv
     cdef Py_ssize_t b
+    cdef bint stopped = False
     if isinstance(status, np.ndarray) and status.dtype == np.intc and status.ndim == 1:
         sv = np.ascontiguousarray(status)          # the drivers' own array: scan it in C
         for b in range(sv.shape[0]):
-            if sv[b] != STATUS_OK:
+            if sv[b] == STATUS_TERMINATED:
+                stopped = True
+            elif sv[b] != STATUS_OK:
                 break
         else:
+            if stopped:
+                return STATUS_TERMINATED, _REASONS[STATUS_TERMINATED]
             return STATUS_OK, "success"
     status = np.asarray(status)
-    bad = np.flatnonzero(status != STATUS_OK)
+    bad = np.flatnonzero((status != STATUS_OK) & (status != STATUS_TERMINATED))
     if bad.size == 0:
+        if np.any(status == STATUS_TERMINATED):
+            return STATUS_TERMINATED, _REASONS[STATUS_TERMINATED]
         return STATUS_OK, "success"
     if np.any(status == STATUS_SOURCE_ERROR):
         for src in sources:

@@ -465,6 +465,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     control = opts.pop("control", None)
     trace = opts.pop("trace", None)
     h_next = opts.pop("h_next", None)
+    events = opts.pop("events", None)
     if opts:
         raise TypeError(f"unknown option(s) for method {method!r}: {sorted(opts)}")
     if control is not None and kernel not in ("erk", "rkmk"):
@@ -616,10 +617,11 @@ def run(method, model, y0, t, save, options=None, workers=1):
             _fill_body(&ctx[b_], models[b_], hold, npoints, start == "evaluate")
         cfg.bodies = ctx
         drive(&sp, t, save, y0, y_out, w_out, status, failed, workers, counts, fail_t, trace,
-              h_next)
+              h_next, events)
     finally:
         free(ctx)
-    code, message = outcome(status, failed, t, [mdl.torque for mdl in models] + [fsrc],
+    code, message = outcome(status, failed, t, [mdl.torque for mdl in models] + [fsrc]
+                            + (list(events["objects"]) if events is not None else []),
                             fail_t=fail_t if adaptive else None,
                             last=None if adaptive else counts[:, 0])
     stats = {"n_steps": int(n * substeps), "n_main_steps": int(n),

@@ -7,11 +7,13 @@ the whole loop to a compiled *runner* (``rotode.kinematic``, ``rotode.dynamic`` 
 """
 import math
 import numbers
+import warnings
 
 import numpy as np
 from scipy.spatial.transform import Rotation
 
 from rotode import dynamic, implicit, kinematic, methods
+from rotode import events as _events
 from rotode._validation import (
     as_control,
     as_float_array,
@@ -63,14 +65,22 @@ class IntegrationResult:
         ``n_steps`` (steps per body), ``nfev`` (evaluations of w(t) or of the torque per body)
         and method-specific counters (Newton iterations, sub-steps, ...).
     status : int
-        0 when every step succeeded; otherwise ``message`` says why and the states from the
-        failed step on are NaN.
+        0 when every step succeeded, 1 when a terminal event stopped a body (the outputs after
+        its stop are NaN); otherwise ``message`` says why and the states from the failed step
+        on are NaN.
+    t_events, y_events : list or None
+        With ``events``: per event (in the order given) the times (n_e,) and output rows
+        (n_e, k) where it occurred, as ``solve_ivp`` returns them; for a batch, one such list
+        per body.
+    t_stop : float, ndarray or None
+        With ``events``: the time at which a terminal event stopped each body (NaN: it ran to
+        the end).
     message : str
     success : bool
     method : str
     """
 
-    def __init__(self, t, y, w, stats, method):
+    def __init__(self, t, y, w, stats, method, t_events=None, y_events=None, t_stop=None):
         self.t = t
         self.y = y
         self.w = w
@@ -78,7 +88,10 @@ class IntegrationResult:
         self.method = method
         self.status = int(stats.get("status", 0))
         self.message = stats.get("message", "The integration finished.")
-        self.success = self.status == 0
+        self.success = self.status in (0, 1)          # 1: a terminal event (as in SciPy)
+        self.t_events = t_events
+        self.y_events = y_events
+        self.t_stop = t_stop
 
     @property
     def q(self):
@@ -266,7 +279,7 @@ def _as_workers(workers):
 
 def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
               first_step=None, max_step=None, max_steps=None, frame=None, t_eval=None,
-              save_every=None, workers=1, **options):
+              save_every=None, workers=1, events=None, max_events=None, **options):
     """Integrate orientation kinematics or rigid-body dynamics with a native fixed-step method.
 
     The whole time loop runs in compiled code with the GIL released; a batch of bodies is
@@ -305,6 +318,14 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         Without ``t_eval``: keep every k-th grid state (and the last); default every step.
     workers : int
         Threads over the bodies of a batch (-1: all cores); results do not depend on it.
+    events : rotode.events.Event, callable or sequence of them, optional
+        Error-controlled runs only: functions ``g`` whose sign changes are located on the dense
+        output of every step (`rotode.events`; a Python ``g(t, y)`` with SciPy's
+        ``terminal``/``direction`` attributes works too, slower). A terminal event stops its
+        body; ``t_events``, ``y_events`` and ``t_stop`` of the result say where.
+    max_events : int, optional
+        Occurrences kept per body and event (default 1000 for one body, 16 per body of a
+        batch; ``stats["n_events"]`` counts them all).
     **options
         Method options, e.g. ``norm_gain``, ``normalize`` (RK methods), ``terms``, ``exp``,
         ``alpha`` (``magnus_ca``), ``solver``, ``tol``, ``max_iter`` (implicit methods),
@@ -374,16 +395,71 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     if isinstance(runner_model, list) and len(runner_model) != n_bodies:
         raise ValueError(f"`model` lists {len(runner_model)} rigid bodies but `y0` holds "
                          f"{n_bodies} states")
+    evs = _events.as_events(events)
+    if evs and not adaptive:
+        raise ValueError("`events` are located on the dense output of the error-controlled "
+                         "methods: give `rtol`/`atol` (no `dt`) with one of "
+                         f"{tuple(m for m in methods.names(kind) if methods.get(m).adaptive)}")
     if adaptive:
         grid, save = _output_grid(t_span, t_eval, save_every)
         options["control"] = as_control(*control, Y0.shape[1], abs(grid[-1] - grid[0]))
     else:
         grid, save = _time_grid(t_span, dt, t_eval, save_every)
+    if evs:
+        options["events"] = _event_buffers(evs, Y0.shape, max_events)
+    elif max_events is not None:
+        raise ValueError("`max_events` needs `events`")
     y_out, w_out, stats = runner.run(name, runner_model, Y0, grid, save, options,
                                      _as_workers(workers))
+    t_events = y_events = t_stop = None
+    if evs:
+        t_events, y_events, t_stop = _event_results(options["events"], stats)
     if single:
         y_out, w_out = y_out[0], w_out[0]
         if "qdot" in stats:  # rkn4's final q'
             stats["qdot"] = stats["qdot"][0]
-    return IntegrationResult(grid[save], y_out, w_out, stats, name)
+        if evs:
+            t_events, y_events, t_stop = t_events[0], y_events[0], float(t_stop[0])
+            stats["n_events"] = stats["n_events"][0]
+    return IntegrationResult(grid[save], y_out, w_out, stats, name, t_events, y_events, t_stop)
+
+
+def _event_buffers(evs, shape, max_events):
+    """The arrays the driver writes the events of a run into (see `_driver.drive`)."""
+    n_bodies, k = shape
+    if len(evs) > 16:
+        raise ValueError(f"`events` may hold at most 16 events, got {len(evs)}")
+    for j, e in enumerate(evs):
+        if isinstance(e, _events.Component) and e.name in ("q", "y") and e.index >= k:
+            raise ValueError(f"`events[{j}]` reads {e.name}[{e.index}] but the state has {k} "
+                             "entries")
+    if max_events is None:
+        cap = 1000 if n_bodies == 1 else 16
+    elif isinstance(max_events, (bool, np.bool_)) or not isinstance(max_events, numbers.Integral) \
+            or max_events < 1:
+        raise ValueError(f"`max_events` must be an integer >= 1, got {max_events!r}")
+    else:
+        cap = int(max_events)
+    n = len(evs)
+    return {"objects": evs, "t": np.full((n_bodies, n, cap), np.nan),
+            "y": np.full((n_bodies, n, cap, k), np.nan),
+            "count": np.zeros((n_bodies, n), dtype=np.int64),
+            "t_stop": np.full(n_bodies, np.nan)}
+
+
+def _event_results(buf, stats):
+    """Per body, per event: the times and rows recorded (t_events, y_events), and t_stop."""
+    count = buf["count"]
+    cap = buf["t"].shape[2]
+    stats["n_events"] = count.copy()
+    if np.any(count > cap):
+        warnings.warn(f"an event occurred more than `max_events`={cap} times in a body; only "
+                      "the first ones are kept (stats['n_events'] counts them all)",
+                      RuntimeWarning, stacklevel=3)
+    kept = np.minimum(count, cap)
+    t_events = [[buf["t"][i, e, :kept[i, e]].copy() for e in range(count.shape[1])]
+                for i in range(count.shape[0])]
+    y_events = [[buf["y"][i, e, :kept[i, e]].copy() for e in range(count.shape[1])]
+                for i in range(count.shape[0])]
+    return t_events, y_events, buf["t_stop"]
 

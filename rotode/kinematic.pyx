@@ -556,6 +556,7 @@ def run(method, model, y0, t, save, options, workers=1):
     control = options.pop("control", None)
     trace = options.pop("trace", None)
     h_next = options.pop("h_next", None)
+    events = options.pop("events", None)
     if control is not None and not spec.adaptive:
         raise ValueError(f"method {method!r} has no error estimate (no `rtol`/`atol`)")
     g.terms = 2
@@ -665,9 +666,11 @@ def run(method, model, y0, t, save, options, workers=1):
         sp.accept = _accept_local
     counts = np.zeros((N, 3), dtype=np.int64)
     fail_t = np.zeros(N)
-    drive(&sp, t, save, y0, yout, wout, status, failed, workers, counts, fail_t, trace, h_next)
+    drive(&sp, t, save, y0, yout, wout, status, failed, workers, counts, fail_t, trace, h_next,
+          events)
     adaptive = control is not None
-    code, message = outcome(status, failed, t, (src,), fail_t=fail_t if adaptive else None,
+    sources = (src,) + (tuple(events["objects"]) if events is not None else ())
+    code, message = outcome(status, failed, t, sources, fail_t=fail_t if adaptive else None,
                             last=None if adaptive else counts[:, 0])
     stats = {"n_steps": largest(counts[:, 0]) if adaptive else int(t.shape[0] - 1),
              "nfev": largest(nfev),

@@ -1,0 +1,174 @@
+"""Events on the rotation group (rotode.events): located on the dense output of the
+error-controlled methods, against closed forms and the exact free rigid body."""
+import numpy as np
+import pytest
+import scipy.integrate
+from scipy.optimize import brentq
+
+import rotode
+from rotode import events as ev
+from rotode.exact import free_rigid_body
+
+PAIRS = ["dopri5", "dop853", "rkmk5", "rkmk8"]
+THANDLE = np.array([2.5, 1.4, 1.3])
+W0 = np.array([0.01, 5.0, 0.01])
+Y_TH = np.r_[1.0, 0, 0, 0, W0]
+TOP = rotode.RigidBody([1, 1, 0.5], torque=rotode.torque.Gravity(1.0, 1.0, [0, 0, 1]))
+
+
+@pytest.fixture(scope="module")
+def thandle_flips():
+    """The exact times at which w_y of the T-handle changes sign downwards over 100 s."""
+    ts = np.linspace(0, 100, 20001)
+    wy = free_rigid_body(THANDLE, W0, ts)[1][:, 1]
+    idx = np.flatnonzero((wy[:-1] > 0) & (wy[1:] <= 0))
+    return np.array([brentq(lambda t: free_rigid_body(THANDLE, W0, t)[1][1], ts[k], ts[k + 1],
+                            xtol=1e-14) for k in idx])
+
+
+@pytest.mark.parametrize("method", PAIRS)
+def test_thandle_flips_against_the_exact_solution(method, thandle_flips):
+    flip = ev.Component("w", 1, value=0.0, direction=-1)
+    res = rotode.integrate(rotode.RigidBody(THANDLE), (0, 100), Y_TH, method=method,
+                           rtol=1e-12, atol=1e-14, events=flip)
+    assert res.status == 0 and res.success
+    assert len(res.t_events[0]) == len(thandle_flips) >= 3
+    assert np.abs(res.t_events[0] - thandle_flips).max() < 1e-7
+    assert np.abs(res.y_events[0][:, 5]).max() < 1e-12          # w_y = 0 there
+    assert res.stats["n_events"].tolist() == [len(thandle_flips)]
+
+
+@pytest.mark.parametrize("method", PAIRS + ["magnus6", "magnus8"])
+def test_cone_crossings_of_a_constant_rotation_in_closed_form(method):
+    """A body spinning at constant w about a tilted axis: its z axis moves on a cone and
+    crosses the 60 degree cone around world z at times known in closed form.  The group
+    methods integrate a constant rate exactly, so the located times are exact to round-off;
+    the pairs on the quaternion carry their trajectory error (~2e-10 s at rtol 1e-10).
+    (``max_step``: a method that is exact for the problem would otherwise step over pairs of
+    crossings, as any solver that only compares signs at step ends would.)"""
+    beta, rate = np.radians(50.0), 1.3                       # spin axis tilt, rad/s
+    axis = np.array([np.sin(beta), 0.0, np.cos(beta)])
+    res = rotode.integrate(rate * axis, (0, 20), [1.0, 0, 0, 0], method=method, rtol=1e-10,
+                           atol=1e-13, max_step=0.5,
+                           events=ev.AxisAngle([0, 0, 1], [0, 0, 1], np.radians(60.0)))
+    # e_z rotated by phi about axis: z-component cos^2(beta) + sin^2(beta) cos(phi)
+    c = (np.cos(np.radians(60.0)) - np.cos(beta) ** 2) / np.sin(beta) ** 2
+    phi0 = np.arccos(c)
+    k = np.arange(0, 5)
+    exact = np.sort(np.r_[(phi0 + 2 * np.pi * k) / rate, (2 * np.pi * (k + 1) - phi0) / rate])
+    exact = exact[exact <= 20]
+    assert len(res.t_events[0]) == len(exact)
+    bound = 5e-10 if method in ("dopri5", "dop853") else 1e-13
+    assert np.abs(res.t_events[0] - exact).max() < bound
+
+
+def test_terminal_event_stops_the_falling_top():
+    tilt = ev.AxisAngle([0, 0, 1], [0, 0, 1], np.radians(60), terminal=True, direction=1)
+    t_eval = np.linspace(0, 10, 101)
+    res = rotode.integrate(TOP, (0, 10), [1.0, 0, 0, 0, 0.5, 0, 0.3], method="rkmk8",
+                           rtol=1e-10, atol=1e-12, events=tilt, t_eval=t_eval)
+    assert res.status == 1 and res.success and "termination event" in res.message
+    t_stop = res.t_stop
+    assert t_stop == res.t_events[0][0] and 0 < t_stop < 10
+    # the axis is at 60 degrees there, and the outputs after the stop are NaN
+    q = res.y_events[0][0, :4]
+    z = rotode.quaternion.rotate(q / np.linalg.norm(q), [0, 0, 1])
+    assert abs(z[2] - 0.5) < 1e-12
+    after = t_eval > t_stop
+    assert np.isnan(res.y[after]).all() and np.isfinite(res.y[~after]).all()
+    # the same time from SciPy's own event location on a reference run
+    ref = scipy.integrate.solve_ivp(TOP, (0, 10), [1.0, 0, 0, 0, 0.5, 0, 0.3],
+                                    method="DOP853", rtol=1e-12, atol=1e-14, events=tilt)
+    assert abs(ref.t_events[0][0] - t_stop) < 1e-8
+
+
+def test_terminal_count_and_direction_as_in_scipy():
+    flip = ev.Component("w", 1, value=0.0, direction=-1, terminal=2)
+    res = rotode.integrate(rotode.RigidBody(THANDLE), (0, 100), Y_TH, method="dop853",
+                           rtol=1e-10, events=[flip, ev.Component("w", 1, 0.0, direction=+1)])
+    assert res.status == 1 and len(res.t_events[0]) == 2
+    assert res.t_stop == res.t_events[0][1]
+    assert np.all(res.t_events[1] < res.t_stop) and len(res.t_events[1]) >= 1
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_batch_stops_each_body_at_its_own_event(workers):
+    rng = np.random.default_rng(11)
+    n = 64
+    w0 = np.c_[rng.uniform(0.2, 0.8, n), np.zeros(n), rng.uniform(2.0, 10.0, n)]  # fast: stable
+    y0 = np.c_[np.tile([1.0, 0, 0, 0], (n, 1)), w0]
+    tilt = ev.AxisAngle([0, 0, 1], [0, 0, 1], np.radians(45), terminal=True, direction=1)
+    batch = rotode.integrate(TOP, (0, 30), y0, method="dop853", rtol=1e-9, events=tilt,
+                             workers=workers)
+    assert batch.status == 1
+    stopped = np.isfinite(batch.t_stop)
+    assert 0 < stopped.sum() < n                    # some tops fall past 45 degrees, some not
+    for i in range(0, n, 7):
+        one = rotode.integrate(TOP, (0, 30), y0[i], method="dop853", rtol=1e-9, events=tilt)
+        np.testing.assert_array_equal(batch.y[i], one.y)
+        np.testing.assert_array_equal(batch.t_events[i][0], one.t_events[0])
+        assert (np.isnan(one.t_stop) and np.isnan(batch.t_stop[i])) or one.t_stop == \
+            batch.t_stop[i]
+
+
+def test_python_event_functions_and_their_errors():
+    def g(t, y):
+        return y[4] - 0.1
+
+    g.terminal = True
+    res = rotode.integrate(TOP, (0, 100), [1.0, 0, 0, 0, 0.5, 0, 0.3], method="dop853",
+                           rtol=1e-10, events=g)
+    compiled = rotode.integrate(TOP, (0, 100), [1.0, 0, 0, 0, 0.5, 0, 0.3], method="dop853",
+                                rtol=1e-10, events=ev.Component("y", 4, 0.1, terminal=True))
+    assert res.status == 1 and res.t_stop == compiled.t_stop
+
+    def bad(t, y):
+        raise ZeroDivisionError("in the event")
+
+    with pytest.raises(ZeroDivisionError, match="in the event"):
+        rotode.integrate(TOP, (0, 1), [1.0, 0, 0, 0, 0.5, 0, 0.3], method="dop853",
+                         rtol=1e-8, events=bad)
+
+    def nan(t, y):
+        return float("nan")
+
+    with pytest.raises(ValueError, match="returned NaN"):
+        rotode.integrate(TOP, (0, 1), [1.0, 0, 0, 0, 0.5, 0, 0.3], method="dop853",
+                         rtol=1e-8, events=nan)
+
+
+def test_events_are_scipy_events_too():
+    tilt = ev.AxisAngle([0, 0, 1], [0, 0, 1], np.radians(60), terminal=True, direction=1)
+    y = np.array([1.0, 0, 0, 0, 0.5, 0, 0.3])
+    assert tilt(0.0, y) == pytest.approx(np.cos(np.radians(60)) - 1.0)
+    assert ev.KineticEnergy([1, 1, 0.5], 0.1)(0.0, y) == pytest.approx(
+        0.5 * (0.25 + 0.5 * 0.09) - 0.1)
+    assert ev.RotationAngle([1, 0, 0, 0], np.pi / 2)(0.0, [0.0, 1, 0, 0]) == pytest.approx(
+        np.cos(np.pi / 4))
+
+
+@pytest.mark.parametrize("bad, error, match", [
+    (dict(events=[42]), TypeError, r"events\[0\]"),
+    (dict(events=ev.Component("y", 9, 0.0)), ValueError, "has 7 entries"),
+    (dict(events=ev.Component("q", 0), dt=0.1), ValueError, "error-controlled"),
+    (dict(events=ev.Component("q", 0), max_events=0), ValueError, "max_events"),
+])
+def test_bad_events_are_refused(bad, error, match):
+    kw = dict(method="dop853", rtol=1e-6)
+    if "dt" in bad:
+        kw = dict(method="rk4")
+    kw.update(bad)
+    with pytest.raises(error, match=match):
+        rotode.integrate(TOP, (0, 1), [1.0, 0, 0, 0, 0.5, 0, 0.3], **kw)
+
+
+@pytest.mark.parametrize("args, match", [
+    (dict(direction=2), "direction"), (dict(terminal=-1), "terminal"),
+])
+def test_bad_event_attributes(args, match):
+    with pytest.raises(ValueError, match=match):
+        ev.Component("w", 0, 0.0, **args)
+    with pytest.raises(ValueError, match="name"):
+        ev.Component("v", 0)
+    with pytest.raises(ValueError, match="angle"):
+        ev.AxisAngle([0, 0, 1], [0, 0, 1], 4.0)
