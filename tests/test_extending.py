@@ -46,6 +46,22 @@ DOWNSTREAM = textwrap.dedent('''
         with nogil:
             y = user_function(d)
         return y.v, y.d[0], DUAL_N
+
+    # a downstream event: the body's x axis crosses the world horizontal plane (z = 0),
+    # evaluated by rotode's driver without the GIL
+    from rotode.events cimport Event
+    from rotode.quaternion cimport quat_rotate
+
+    cdef class XAxisHorizontal(Event):
+        cdef double evaluate(self, double t, const double* y, int k,
+                             const double* w) noexcept nogil:
+            cdef double e[3]
+            cdef double v[3]
+            e[0] = 1.0
+            e[1] = 0.0
+            e[2] = 0.0
+            quat_rotate(y, e, v)
+            return v[2]
 ''')
 
 SETUP = textwrap.dedent('''
@@ -133,3 +149,14 @@ def test_dual_elementary_functions(downstream):
         fd = (f(x + h) - f(x - h)) / (2 * h)
         assert abs(der - fprime(x)) <= 1e-13 * max(1.0, abs(der))
         assert abs(der - fd) <= 1e-7 * max(1.0, abs(der))
+
+
+def test_downstream_event_subclass_runs_in_the_driver(downstream):
+    """A Cython Event written downstream: the x axis of a body spinning about world y at
+    1 rad/s (body frame = world frame at t0) crosses z = 0 at t = k pi (t = 0 included: g is
+    zero there and moves away from zero, which SciPy records as an event too)."""
+    event = downstream.XAxisHorizontal(terminal=False, direction=0)
+    res = rotode.integrate([0.0, 1.0, 0.0], (0, 10), [1.0, 0, 0, 0], method="rkmk8",
+                           rtol=1e-10, max_step=0.5, events=event)
+    np.testing.assert_allclose(res.t_events[0], [0.0, np.pi, 2 * np.pi, 3 * np.pi], atol=1e-12)
+    assert event(0.0, [1.0, 0, 0, 0]) == 0.0

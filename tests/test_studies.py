@@ -121,3 +121,12 @@ def test_work_precision_high_order_magnus_beats_dop853_with_numpy():
     magnus8 = [(t, e) for m, t, e in rows if m == "magnus8"]
     assert min(e for _, e in magnus8) < best_dop
     assert max(t for t, _ in magnus8) < slowest_dop
+
+
+def test_events_study_stops_the_top_and_counts_the_flips():
+    d = studies.events_study(quick=True)
+    tilt = d["tilt"]
+    assert 55.0 < tilt["tilt [deg]"][-1] <= 60.0 and 2.0 < tilt["stop [s]"][0] < 3.0
+    f = d["flips"]
+    assert len(f["rotode [s]"]) == 3                            # 40 s: three sign changes
+    assert np.abs(f["difference [s]"]).max() < 1e-9

@@ -549,9 +549,68 @@ def _plot_work_precision(data, out_dir, plt):
         _save(fig, os.path.join(out_dir, f"work-precision-{table}.png"))
 
 
+@_study("events")
+def events_study(quick=False):
+    """Events on the rotation group (docs/events.md): a Lagrange top below its sleeping speed
+    falls past 60 degrees of tilt (a terminal event), and the T-handle's Dzhanibekov flips (the
+    sign changes of w_y) against the exact solution."""
+    from scipy.optimize import brentq
+
+    import rotode
+    from rotode.exact import free_rigid_body
+
+    top = rotode.RigidBody(TOP_INERTIA, torque=rotode.torque.Gravity(1.0, 1.0, [0, 0, 1]))
+    y0 = np.array([1.0, 0, 0, 0, 0.3, 0.0, 3.0])    # w_z = 3 < 4: the upright top is unstable
+    tilt = rotode.events.AxisAngle([0, 0, 1], [0, 0, 1], np.radians(60), terminal=True,
+                                   direction=+1)
+    ts = np.linspace(0.0, 30.0, 601 if quick else 3001)
+    res = rotode.integrate(top, (0, 30), y0, method="rkmk8", rtol=1e-10, atol=1e-12,
+                           events=tilt, t_eval=ts)
+    keep = ts <= res.t_stop
+    z = rotode.quaternion.rotate(res.q[keep], [0.0, 0.0, 1.0])
+    tilt_deg = np.degrees(np.arccos(np.clip(z[:, 2], -1, 1)))
+    t_end = 40.0 if quick else 100.0
+    w0 = np.array([0.01, 5.0, 0.01])
+    flips = rotode.integrate(rotode.RigidBody(T_HANDLE), (0, t_end), np.r_[1.0, 0, 0, 0, w0],
+                             method="rkmk8", rtol=1e-12, atol=1e-14,
+                             events=[rotode.events.Component("w", 1, 0.0, direction=-1),
+                                     rotode.events.Component("w", 1, 0.0, direction=+1)])
+    grid = np.linspace(0, t_end, int(20 * t_end) + 1)
+    wy = free_rigid_body(T_HANDLE, w0, grid)[1][:, 1]
+    idx = np.flatnonzero(np.sign(wy[:-1]) * np.sign(wy[1:]) < 0)
+    exact = np.array([brentq(lambda t: free_rigid_body(T_HANDLE, w0, t)[1][1], grid[k],
+                             grid[k + 1], xtol=1e-14) for k in idx])
+    found = np.sort(np.concatenate(flips.t_events))
+    return {"tilt": {"time [s]": ts[keep], "tilt [deg]": tilt_deg,
+                     "stop [s]": np.full(keep.sum(), res.t_stop)},
+            "flips": {"rotode [s]": found, "exact [s]": exact[:len(found)],
+                      "difference [s]": found - exact[:len(found)]},
+            "wy": {"time [s]": grid, "w_y [rad/s]": wy}}
+
+
+def _plot_events(data, out_dir, plt):
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 3.8))
+    tl = data["tilt"]
+    a.plot(tl["time [s]"], tl["tilt [deg]"], color="tab:blue", label="tilt of the top's axis")
+    a.axhline(60, color="0.6", ls=":", label="60 deg (terminal event)")
+    a.axvline(tl["stop [s]"][0], color="tab:red", ls="--",
+              label=f"stopped at t = {tl['stop [s]'][0]:.4f} s")
+    a.set(xlabel="time [s]", ylabel="tilt [deg]", title="A Lagrange top falls (rkmk8)")
+    a.legend(fontsize=8)
+    w = data["wy"]
+    b.plot(w["time [s]"], w["w_y [rad/s]"], color="0.4", lw=1, label="exact w_y")
+    f = data["flips"]
+    b.plot(f["rotode [s]"], np.zeros(len(f["rotode [s]"])), "o", color="tab:red", ms=5,
+           label=f"{len(f['rotode [s]'])} sign changes located "
+                 f"(max |dt| = {np.abs(f['difference [s]']).max():.1e} s)")
+    b.set(xlabel="time [s]", ylabel="w_y [rad/s]", title="Dzhanibekov flips of the T-handle")
+    b.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2)
+    _save(fig, os.path.join(out_dir, "events.png"))
+
+
 _PLOTS = {"lagrange-top": _plot_lagrange_top, "rucker-benchmark": _plot_rucker,
           "energy-map": _plot_energy_map, "work-precision": _plot_work_precision,
-          "newton-map": _plot_newton_map}
+          "newton-map": _plot_newton_map, "events": _plot_events}
 
 
 DEFAULT_STUDY_DIR = "rotode-studies"
