@@ -489,6 +489,7 @@ cdef int _events_in_step(const Stepper* s, const ERK* T, Py_ssize_t i, double t,
     becomes g(t_new); occurrences)."""
     cdef const EventSet* E = s.events
     cdef double g_new[EVENTS_MAX]
+    cdef double g_try[EVENTS_MAX]
     cdef double te[EVENTS_MAX]
     cdef int order[EVENTS_MAX]
     cdef int e, j, m = 0, st, it, side, dirn, term, q
@@ -518,10 +519,10 @@ cdef int _events_in_step(const Stepper* s, const ERK* T, Py_ssize_t i, double t,
                 c = 0.5 * (lo + hi)
             st = _dense_at(s, T, i, t, h, t_new, z, znew, K, F, prepared, nfev, c, zd, work)
             if st == STATUS_OK:
-                st = _event_values(s, i, c, zd, row, wrow, g_new, e, work)
+                st = _event_values(s, i, c, zd, row, wrow, g_try, e, work)
             if st != STATUS_OK:
                 return st
-            gc = g_new[e]
+            gc = g_try[e]
             if (gc > 0.0) == (ghi > 0.0):       # c replaces the end with the same sign
                 hi, ghi = c, gc
                 if side == 1:
@@ -535,10 +536,6 @@ cdef int _events_in_step(const Stepper* s, const ERK* T, Py_ssize_t i, double t,
         te[m] = hi if fabs(ghi) <= fabs(glo) else lo
         order[m] = e
         m += 1
-    # g at t_new (the root search overwrote g_new of the events it searched)
-    st = _event_values(s, i, t_new, znew, row, wrow, g_new, -1, work)
-    if st != STATUS_OK:
-        return st
     for e in range(E.n):
         g_old[e] = g_new[e]
     for j in range(1, m):                       # the occurrences in time order

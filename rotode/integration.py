@@ -441,18 +441,19 @@ def _event_buffers(evs, shape, max_events):
     else:
         cap = int(max_events)
     n = len(evs)
-    return {"objects": evs, "t": np.full((n_bodies, n, cap), np.nan),
-            "y": np.full((n_bodies, n, cap, k), np.nan),
+    # (the driver writes every entry that is read back: counts, t_stop and the kept records)
+    return {"objects": evs, "t": np.empty((n_bodies, n, cap)),
+            "y": np.empty((n_bodies, n, cap, k)),
             "count": np.zeros((n_bodies, n), dtype=np.int64),
-            "t_stop": np.full(n_bodies, np.nan)}
+            "t_stop": np.empty(n_bodies)}
 
 
 def _event_results(buf, stats):
     """Per body, per event: the times and rows recorded (t_events, y_events), and t_stop."""
     count = buf["count"]
     cap = buf["t"].shape[2]
-    stats["n_events"] = count.copy()
-    if np.any(count > cap):
+    stats["n_events"] = count
+    if count.max() > cap:
         warnings.warn(f"an event occurred more than `max_events`={cap} times in a body; only "
                       "the first ones are kept (stats['n_events'] counts them all)",
                       RuntimeWarning, stacklevel=3)

@@ -280,3 +280,41 @@ class SolveIvp:
         return len(rotode.solve_ivp(self.rhs, (0.0, 100.0), [1.0, 0, 0, 0], **self.kw).t) - 1
 
     track_steps.unit = "steps"
+
+
+class Events:
+    """The cost of events (rotode.events) on error-controlled runs over 100 s: the T-handle's
+    w_y sign changes (8 occurrences, two compiled events) and the Lagrange top's 60 degree tilt
+    crossings (32 occurrences), none / compiled / a Python function."""
+
+    params = (["t-handle", "top"], ["none", "compiled", "python"])
+    param_names = ["case", "events"]
+
+    def setup(self, case, events):
+        if not hasattr(rotode, "events"):
+            raise NotImplementedError("rotode.events is newer than this commit")
+        ev = rotode.events
+        if case == "t-handle":
+            self.model = rotode.RigidBody(T_HANDLE)
+            self.y0 = np.r_[1.0, 0, 0, 0, T_HANDLE_W0]
+            compiled = [ev.Component("w", 1, 0.0, direction=-1),
+                        ev.Component("w", 1, 0.0, direction=+1)]
+
+            def python(t, y):
+                return y[5]
+        else:
+            self.model = rotode.RigidBody([1.0, 1.0, 0.5],
+                                          torque=rotode.torque.Gravity(1.0, 1.0, [0, 0, 1]))
+            self.y0 = np.array([1.0, 0, 0, 0, 1.5, 0.0, 1.0])
+            compiled = [ev.AxisAngle([0, 0, 1], [0, 0, 1], np.radians(60), direction=+1)]
+
+            def python(t, y):
+                q = y[:4] / np.linalg.norm(y[:4])
+                return 0.5 - (1 - 2 * (q[1] ** 2 + q[2] ** 2))
+
+            python.direction = +1
+        self.events = {"none": None, "compiled": compiled, "python": python}[events]
+
+    def time_dop853(self, case, events):
+        rotode.integrate(self.model, (0.0, 100.0), self.y0, method="dop853", rtol=1e-10,
+                         events=self.events)
