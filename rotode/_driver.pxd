@@ -178,6 +178,9 @@ cdef struct Trace:
     double* w                # (cap, 3)
     double* z                # (cap, nz) the state at each step's start, or NULL (no F)
     double* F                # (cap, 7 nz) each step's dense-output coefficients, or NULL
+    # (cap,) each step's size (with F; a step cut by a terminal event keeps its
+    # interpolant over the whole step)
+    double* h
 
 
 cdef struct Grid:

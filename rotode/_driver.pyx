@@ -393,6 +393,9 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
         if terminated:
             st = _dense_at(s, T, i, t, h, t_new, z, znew, K, F, &prepared, &nfev, t_end, zd,
                            work)
+            if st == STATUS_OK and tr != NULL:
+                st = _trace_step(s, T, tr, i, t, h, t_new, z, znew, K, F, prepared, t_end, zd,
+                                 work)
             for c in range(n):
                 z[c] = zd[c]
             t = t_end
@@ -401,7 +404,8 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
                 st = STATUS_TERMINATED
             break
         if tr != NULL:
-            st = _trace_step(s, T, tr, i, t, h, t_new, z, znew, K, F, prepared, work)
+            st = _trace_step(s, T, tr, i, t, h, t_new, z, znew, K, F, prepared, t_new, znew,
+                             work)
             nfev += extra if tr.F != NULL and not prepared else 0
             if st != STATUS_OK:
                 break
@@ -570,8 +574,10 @@ cdef int _events_in_step(const Stepper* s, const ERK* T, Py_ssize_t i, double t,
 
 cdef int _trace_step(const Stepper* s, const ERK* T, Trace* tr, Py_ssize_t i, double t,
                      double h, double t_new, const double* z, const double* znew, double* K,
-                     double* F, bint prepared, double* work) noexcept nogil:
-    """Append the accepted step t -> t_new to `tr` (and its interpolant when tr.F)."""
+                     double* F, bint prepared, double t_row, const double* zrow,
+                     double* work) noexcept nogil:
+    """Append the accepted step t -> t_new to `tr` (and its interpolant when tr.F), its row
+    at t_row (t_new, or the time of a terminal event inside the step, state zrow)."""
     cdef Py_ssize_t j = tr.n - 1               # the step's index
     cdef int st, c, n = s.nz
     if tr.n >= tr.cap:
@@ -585,10 +591,11 @@ cdef int _trace_step(const Stepper* s, const ERK* T, Trace* tr, Py_ssize_t i, do
             tr.z[j * n + c] = z[c]
         for c in range(7 * n):
             tr.F[j * 7 * n + c] = F[c]
-    st = s.store(s.cfg, i, t_new, znew, &tr.y[tr.n * s.k], &tr.w[3 * tr.n], <void*>work)
+        tr.h[j] = h
+    st = s.store(s.cfg, i, t_row, zrow, &tr.y[tr.n * s.k], &tr.w[3 * tr.n], <void*>work)
     if st == STATUS_OK:
         st = _check_row(&tr.y[tr.n * s.k], s.k, &tr.w[3 * tr.n])
-    tr.t[tr.n] = t_new
+    tr.t[tr.n] = t_row
     tr.n += 1
     return st
 
@@ -673,6 +680,7 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
     cdef Trace* trp = NULL
     cdef double[::1] tr_t
     cdef double[:, ::1] tr_y, tr_w, tr_z, tr_F
+    cdef double[::1] tr_hs
     cdef long long[::1] tr_n
     if trace is not None:
         tr_t = trace["t"]
@@ -688,6 +696,7 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
         tr.w = &tr_w[0, 0]
         tr.z = NULL
         tr.F = NULL
+        tr.h = NULL
         tr.n = 0
         if trace.get("F") is not None:
             tr_z = trace["z"]
@@ -695,8 +704,12 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
             if tr_z.shape[0] != tr.cap or tr_z.shape[1] != s.nz or tr_F.shape[0] != tr.cap \
                     or tr_F.shape[1] != 7 * s.nz:
                 raise ValueError("the trace does not match the stepper")
+            tr_hs = trace["h"]
+            if tr_hs.shape[0] != tr.cap:
+                raise ValueError("the trace does not match the stepper")
             tr.z = &tr_z[0, 0]
             tr.F = &tr_F[0, 0]
+            tr.h = &tr_hs[0]
         trp = &tr
     if nbodies == 0:
         return 0

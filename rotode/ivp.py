@@ -2,9 +2,9 @@
 
 Same signature and the same ``OdeResult`` as SciPy's function.  When ``fun`` is a rotode model
 (`rotode.QuaternionKinematics` or `rotode.RigidBody`) and ``method`` is "RK45" or "DOP853"
-(without ``events`` or ``args``), the whole integration runs in compiled code with the GIL
-released: the pairs, the step-size controller, the initial step, the error norms and the dense
-output are those of SciPy (Hairer, Norsett & Wanner, *Solving Ordinary Differential Equations I*,
+(without ``args``), the whole integration runs in compiled code with the GIL released, events
+included (`rotode.events`, or Python functions called with the GIL): the pairs, the step-size
+controller, the initial step, the error norms and the dense output are those of SciPy (Hairer, Norsett & Wanner, *Solving Ordinary Differential Equations I*,
 2nd ed. 1993, secs. II.4-II.10; rotode/erk.pxd), so the steps agree with SciPy's and the answers
 agree to the tolerance.  Anything else is handed to ``scipy.integrate.solve_ivp`` unchanged, so
 the answers are SciPy's.
@@ -16,6 +16,7 @@ import scipy.integrate
 from scipy.integrate import DenseOutput, OdeSolution
 from scipy.optimize import OptimizeResult
 
+from rotode import events as _events
 from rotode import integration, methods
 from rotode._validation import as_control, as_float_array, check_nonzero_quaternions
 from rotode.rhs import QuaternionKinematics, RigidBody
@@ -40,9 +41,9 @@ class _StepInterpolant(DenseOutput):
     Wanner 1993, sec. II.6): ``F`` holds the compiled step's coefficients (rotode/erk.pxd
     ``erk_dense_prepare``)."""
 
-    def __init__(self, t_old, t, y_old, F, kind):
+    def __init__(self, t_old, t, y_old, F, kind, h=None):
         super().__init__(t_old, t)
-        self.h = t - t_old
+        self.h = t - t_old if h is None else h      # (a step cut short by a terminal event)
         self.y_old = y_old
         self.F = F
         self.kind = kind
@@ -67,8 +68,8 @@ class _Steps:
     """The steps' interpolants as a sequence, each made when ``OdeSolution`` asks for it (a
     run of 10^4 steps does not build 10^4 Python objects up front)."""
 
-    def __init__(self, t, z, F, kind):
-        self.t, self.z, self.F, self.kind = t, z, F, kind
+    def __init__(self, t, z, F, kind, h):
+        self.t, self.z, self.F, self.kind, self.h = t, z, F, kind, h
 
     def __len__(self):
         return len(self.F)
@@ -77,12 +78,13 @@ class _Steps:
         if not -len(self) <= j < len(self):
             raise IndexError(j)
         j = j % len(self)
-        return _StepInterpolant(self.t[j], self.t[j + 1], self.z[j], self.F[j], self.kind)
+        return _StepInterpolant(self.t[j], self.t[j + 1], self.z[j], self.F[j], self.kind,
+                                self.h[j])
 
 
 def _compiled(fun, method, events, args):
     """The registry method that runs this call in compiled code, or None (SciPy runs it)."""
-    if events is not None or args is not None:
+    if args is not None:
         return None
     if not isinstance(fun, (QuaternionKinematics, RigidBody)):
         return None
@@ -103,8 +105,10 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         `rotode.RigidBody` (state ``[q, w_body]``, 7) with ``method`` "RK45" or "DOP853" runs
         in rotode's compiled loop; anything else runs in SciPy.
     t_span, y0, method, t_eval, dense_output, events, vectorized, args
-        As for ``scipy.integrate.solve_ivp``.  ``events`` and ``args`` hand the call to SciPy
-        (with rotode's compiled right-hand side inside SciPy's loop).
+        As for ``scipy.integrate.solve_ivp``.  ``events`` may be `rotode.events` objects
+        (compiled, nogil) or SciPy event functions ``g(t, y)`` (with their ``terminal`` and
+        ``direction``); they are located on the same dense output as in SciPy.  ``args``
+        hands the call to SciPy (with rotode's right-hand side inside SciPy's loop).
     **options
         ``rtol``, ``atol``, ``first_step``, ``max_step`` as in SciPy (compiled path); other
         keys are passed to SciPy's solver, or, in the compiled path, ignored with SciPy's
@@ -114,7 +118,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     -------
     OdeResult
         ``t``, ``y`` (shape (n, n_points)), ``sol`` (an ``OdeSolution`` when
-        ``dense_output``), ``t_events``, ``y_events`` (None without events), ``nfev``
+        ``dense_output``), ``t_events``, ``y_events`` (None without events; the run ends at a
+        terminal event with ``status`` 1, as in SciPy), ``nfev``
         (right-hand-side evaluations, counted as SciPy counts them), ``njev``, ``nlu`` (0),
         ``status`` (0, or -1 when a step failed), ``message``, ``success``.
 
@@ -138,6 +143,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     (True, 7, (7,))
     """
     name = _compiled(fun, method, events, args)
+    evs = _events.as_events(events) if name is not None else ()
     if name is None:
         return scipy.integrate.solve_ivp(fun, t_span, y0, method=method, t_eval=t_eval,
                                          dense_output=dense_output, events=events,
@@ -167,6 +173,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     rows = _TRACE_ROWS
     while True:
         opts = dict(implied, control=ctl)
+        if evs:
+            opts["events"] = integration._event_buffers(evs, Y0.shape, _TRACE_ROWS * 16)
         trace = None
         if record:
             trace = {"t": np.empty(rows), "y": np.empty((rows, width)),
@@ -174,9 +182,10 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
             if dense_output:
                 trace["z"] = np.empty((rows, width))
                 trace["F"] = np.empty((rows, 7 * width))
+                trace["h"] = np.empty(rows)
             opts["trace"] = trace
         y_out, _, stats = runner.run(name, model, Y0, grid, save, opts, 1)
-        if not (record and stats["status"] != 0 and trace["n"][0] >= rows):
+        if not (record and stats["status"] not in (0, 1) and trace["n"][0] >= rows):
             break
         rows *= 16                  # the trace was full: run again with room (same steps)
     status = int(stats["status"])
@@ -186,15 +195,20 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     else:
         ts = np.asarray(grid[save], dtype=float)
         ys = y_out[0].T.copy()
-        if status != 0:                              # SciPy ends at the last state reached
+        if status != 0:                 # SciPy ends at the last state reached (or the event)
             keep = np.isfinite(ys).all(axis=0)
             ts, ys = ts[keep], ys[:, keep]
     sol = None
     if dense_output:
         steps = _Steps(trace["t"][:n].copy(), trace["z"][:n - 1].copy(),
-                       trace["F"][:n - 1].reshape(-1, 7, width).copy(), spec.embedded.kind)
+                       trace["F"][:n - 1].reshape(-1, 7, width).copy(), spec.embedded.kind,
+                       trace["h"][:n - 1].copy())
         sol = OdeSolution(steps.t, steps) if n > 1 else None
-    return OdeResult(t=ts, y=ys, sol=sol, t_events=None, y_events=None,
+    t_events = y_events = None
+    if evs:
+        t_ev, y_ev, _ = integration._event_results(opts["events"], stats)
+        t_events, y_events = t_ev[0], [y.reshape(-1, width) for y in y_ev[0]]
+    return OdeResult(t=ts, y=ys, sol=sol, t_events=t_events, y_events=y_events,
                      nfev=int(stats["nfev_pair"]), njev=0, nlu=0, status=status,
                      message=_SUCCESS if status == 0 else stats["message"],
-                     success=status == 0)
+                     success=status >= 0)

@@ -187,6 +187,7 @@ class NativeSolver(OdeSolver):
         if pair:
             trace["z"] = np.empty((rows, nz))
             trace["F"] = np.empty((rows, 7 * nz))
+            trace["h"] = np.empty(rows)
         h_next = np.zeros(1)
         if self._recover is not None:
             self._recover.q = self.y.copy()

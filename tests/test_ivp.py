@@ -74,8 +74,10 @@ def test_other_callables_methods_and_events_are_scipys_own_answers():
 
     for args in [dict(fun=fun, method="DOP853"), dict(fun=KIN, method="Radau"),
                  dict(fun=KIN, method=scipy.integrate.RK45),
-                 dict(fun=KIN, method="DOP853", events=g)]:
+                 dict(fun=KIN, method="DOP853", events=g, args=())]:
         ours = rotode.solve_ivp(t_span=(0, 10), y0=[1.0, 0, 0, 0], rtol=1e-8, **args)
+        if "args" in args:     # SciPy passes args to the events too: g(t, y, *args)
+            args = dict(args, events=lambda t, y: g(t, y))
         ref = scipy.integrate.solve_ivp(t_span=(0, 10), y0=[1.0, 0, 0, 0], rtol=1e-8, **args)
         np.testing.assert_array_equal(ours.t, ref.t)
         np.testing.assert_array_equal(ours.y, ref.y)
@@ -178,3 +180,30 @@ def test_events_with_the_rkmk8_class_locate_the_thandle_flips():
                     xtol=1e-14) for k in idx]
     assert len(sol.t_events[0]) == len(exact) >= 3
     assert np.abs(sol.t_events[0] - exact).max() < 1e-7
+
+
+@pytest.mark.parametrize("method", ["RK45", "DOP853"])
+@pytest.mark.parametrize("case", ["kinematics", "top", "top-terminal"])
+def test_events_in_the_compiled_loop_as_in_scipy(method, case):
+    """Events in rotode.solve_ivp run in the compiled loop (a Python function too): the same
+    occurrences as SciPy's own loop on the same steps, times within 10 rtol, the same terminal
+    stop and the result ending there (t, y and the dense output)."""
+    def g(t, y):
+        return y[0] - 0.5
+
+    tilt = rotode.events.AxisAngle([0, 0, 1], [0, 0, 1], np.radians(60), direction=1,
+                                   terminal=2 if case == "top-terminal" else False)
+    fun, y0 = CASES["kinematics" if case == "kinematics" else "top"]
+    events = g if case == "kinematics" else tilt
+    kw = dict(method=method, rtol=1e-10, atol=1e-12, events=events, dense_output=True)
+    ours = rotode.solve_ivp(fun, (0, 100), y0, **kw)
+    ref = scipy.integrate.solve_ivp(fun, (0, 100), y0, **kw)
+    assert ours.status == ref.status and ours.success
+    assert [len(x) for x in ours.t_events] == [len(x) for x in ref.t_events]
+    assert len(ours.t_events[0]) >= 2
+    assert np.abs(ours.t_events[0] - ref.t_events[0]).max() < 10 * 1e-10
+    assert ours.y_events[0].shape == ref.y_events[0].shape
+    assert len(ours.t) == len(ref.t) and abs(ours.t[-1] - ref.t[-1]) < 1e-9
+    np.testing.assert_allclose(ours.sol(ours.t[-1]), ours.y[:, -1], rtol=0, atol=1e-13)
+    if case == "top-terminal":
+        assert ours.status == 1 and ours.t[-1] == ours.t_events[0][-1] < 100
