@@ -4,10 +4,11 @@ Same signature and the same ``OdeResult`` as SciPy's function.  When ``fun`` is 
 (`rotode.QuaternionKinematics` or `rotode.RigidBody`) and ``method`` is "RK45" or "DOP853"
 (without ``args``), the whole integration runs in compiled code with the GIL released, events
 included (`rotode.events`, or Python functions called with the GIL): the pairs, the step-size
-controller, the initial step, the error norms and the dense output are those of SciPy (Hairer, Norsett & Wanner, *Solving Ordinary Differential Equations I*,
-2nd ed. 1993, secs. II.4-II.10; rotode/erk.pxd), so the steps agree with SciPy's and the answers
-agree to the tolerance.  Anything else is handed to ``scipy.integrate.solve_ivp`` unchanged, so
-the answers are SciPy's.
+controller, the initial step, the error norms and the dense output are those of SciPy
+(Hairer, Norsett & Wanner, *Solving Ordinary Differential Equations I*, 2nd ed. 1993,
+secs. II.4-II.10; rotode/erk.pxd), so the steps agree with SciPy's and the answers agree to the
+tolerance.  Anything else is handed to ``scipy.integrate.solve_ivp`` unchanged, so the answers
+are SciPy's.
 """
 import warnings
 
