@@ -23,7 +23,7 @@ _AUTO = {4: "quaternion", 7: "quaternion", 8: "quaternion", 3: "expcoord", 6: "e
          9: "matrix", 12: "matrix"}
 
 
-def as_rotation(sol_or_states, kind="auto"):
+def as_rotation(sol_or_states, kind="auto", t=None):
     """Rotations from a ``solve_ivp`` solution or from states.
 
     Parameters
@@ -37,14 +37,24 @@ def as_rotation(sol_or_states, kind="auto"):
         projected onto SO(3)) or intrinsic XYZ Euler angles (first 3).  "auto" decides from n:
         4, 7, 8 -> quaternion; 3, 6 -> expcoord; 9, 12 -> matrix (Euler angles need an explicit
         kind).
+    t : float or array_like, optional
+        Times at which to evaluate a solution's dense output (``sol.sol``, from
+        ``dense_output=True``) instead of its stored states: the orientation at any time (on the
+        group for `rotode.RKMK5`/`rotode.RKMK8`).
 
     Returns
     -------
     scipy.spatial.transform.Rotation
-        One rotation per output time (a single rotation for a 1-D state).
+        One rotation per output time (a single rotation for a 1-D state or a scalar ``t``).
     """
     if kind not in ("auto",) + _KINDS:
         raise ValueError(f"`kind` must be one of {('auto',) + _KINDS}, got {kind!r}")
+    if t is not None:
+        dense = getattr(sol_or_states, "sol", None)
+        if dense is None:
+            raise ValueError("`t` needs a solution with dense output (solve_ivp(..., "
+                             "dense_output=True))")
+        sol_or_states = dense(as_float_array(t, "t"))
     if hasattr(sol_or_states, "quaternion") and kind in ("auto", "quaternion"):
         return Rotation.from_quat(sol_or_states.quaternion, scalar_first=True)
     y = getattr(sol_or_states, "y", sol_or_states)

@@ -172,3 +172,37 @@ def test_bad_event_attributes(args, match):
         ev.Component("v", 0)
     with pytest.raises(ValueError, match="angle"):
         ev.AxisAngle([0, 0, 1], [0, 0, 1], 4.0)
+
+
+@pytest.mark.parametrize("method", PAIRS)
+def test_symmetric_top_nutation_crossings_in_closed_form(method):
+    """A free symmetric top (I1 = I2): w_x(t) = a cos(lambda t) with lambda = (I3 - I1)/I1 w3,
+    so w_x changes sign at t = (pi/2 + k pi)/lambda."""
+    inertia = np.array([1.0, 1.0, 1.8])
+    w0 = np.array([0.4, 0.0, 2.0])
+    lam = (inertia[2] - inertia[0]) / inertia[0] * w0[2]
+    res = rotode.integrate(rotode.RigidBody(inertia), (0, 20), np.r_[1.0, 0, 0, 0, w0],
+                           method=method, rtol=1e-12, atol=1e-14,
+                           events=ev.Component("w", 0, 0.0))
+    exact = (np.pi / 2 + np.pi * np.arange(20)) / lam
+    exact = exact[exact <= 20]
+    assert len(res.t_events[0]) == len(exact) >= 5
+    assert np.abs(res.t_events[0] - exact).max() < 1e-10
+    q_ex = free_rigid_body(inertia, w0, res.t_events[0])[1]
+    assert np.abs(q_ex[:, 0]).max() < 1e-10                       # the exact w_x is 0 there
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_ten_thousand_tops_stop_at_their_own_events(workers):
+    rng = np.random.default_rng(3)
+    n = 10_000
+    w0 = np.c_[rng.uniform(0.2, 0.8, n), rng.uniform(-0.1, 0.1, n), rng.uniform(2.0, 10.0, n)]
+    y0 = np.c_[np.tile([1.0, 0, 0, 0], (n, 1)), w0]
+    tilt = ev.AxisAngle([0, 0, 1], [0, 0, 1], np.radians(45), terminal=True, direction=1)
+    batch = rotode.integrate(TOP, (0, 20), y0, method="rkmk8", rtol=1e-8, events=tilt,
+                             workers=workers)
+    assert 0 < np.isfinite(batch.t_stop).sum() < n
+    for i in rng.choice(n, 25, replace=False):
+        one = rotode.integrate(TOP, (0, 20), y0[i], method="rkmk8", rtol=1e-8, events=tilt)
+        np.testing.assert_array_equal(batch.y[i], one.y)
+        np.testing.assert_array_equal(batch.t_events[i][0], one.t_events[0])

@@ -207,3 +207,16 @@ def test_events_in_the_compiled_loop_as_in_scipy(method, case):
     np.testing.assert_allclose(ours.sol(ours.t[-1]), ours.y[:, -1], rtol=0, atol=1e-13)
     if case == "top-terminal":
         assert ours.status == 1 and ours.t[-1] == ours.t_events[0][-1] < 100
+
+
+def test_as_rotation_at_any_time_from_the_dense_output():
+    sol = scipy.integrate.solve_ivp(TOP, (0, 10), CASES["top"][1], method=rotode.RKMK8,
+                                    rtol=1e-10, atol=1e-12, dense_output=True)
+    rot = rotode.as_rotation(sol, t=[0.5, 3.25])
+    ref = rotode.integrate(TOP, (0, 10), CASES["top"][1], method="rkmk8", rtol=1e-10,
+                           atol=1e-12, t_eval=[0.5, 3.25])
+    assert len(rot) == 2
+    assert (rot * ref.rotation.inv()).magnitude().max() < 1e-12
+    assert rotode.as_rotation(sol, t=1.0).single
+    with pytest.raises(ValueError, match="dense output"):
+        rotode.as_rotation(scipy.integrate.solve_ivp(TOP, (0, 1), CASES["top"][1]), t=0.5)
