@@ -217,3 +217,23 @@ def test_17_first_row_is_y0_and_solver_classes_match_integrate(method):
     np.testing.assert_array_equal(res.y[0], y0)
     np.testing.assert_array_equal(res.w[0], y0[4:])
     assert np.isfinite(res.y).all() and res.success
+
+
+@pytest.mark.parametrize("method", ["rk4", "cg3", "dop853", "rkmk8", "implicit_midpoint"])
+def test_15_16_overflowing_parameters_fail_the_run_with_a_message(method):
+    """Huge torques (and, for kinematics, huge rates or amplitudes) overflow the state: the
+    run reports it (status != 0, success False, a message with the step), never success with
+    NaN."""
+    body = rotode.RigidBody([1, 1, 0.5], torque=rotode.torque.Constant([1e308, 0, 0]))
+    step = {"rtol": 1e-6} if rotode.methods.get(method).adaptive else {"dt": 0.1}
+    res = rotode.integrate(body, (0, 1), [1.0, 0, 0, 0, 1, 1, 1], method=method, **step)
+    assert not res.success and res.status not in (0, 1)
+    assert "body 0, step 0" in res.message
+    assert not np.isfinite(res.y[-1]).all()
+    if method != "implicit_midpoint":
+        for model in ([1e200, 1e200, 0.0],
+                      rotode.omega.Sinusoid(amplitude=1e300, rate=1.0, phase=[0, 0, 0])):
+            kin = rotode.integrate(model, (0, 1), [1.0, 0, 0, 0],
+                                   method=method if method != "cg3" else "magnus4",
+                                   max_steps=1000 if "rtol" in step else None, **step)
+            assert not kin.success and "body 0" in kin.message
