@@ -293,6 +293,36 @@ def last_dim(arr):
     return arr.shape[-1] if arr.ndim else None
 
 
+#: How far the singular values of a matrix may be from 1 for `project_rotations` to accept it
+#: as a noisy rotation (10 %: an IMU's or a camera's orientation estimate, not a shear).
+PROJECT_TOL = 0.1
+
+
+def project_rotations(R, name):
+    """The nearest rotation matrices (Frobenius norm: ``U V^T`` of the SVD ``R = U S V^T``;
+    Higham, *SIAM J. Sci. Stat. Comput.* 7, 1986) of float64 (..., 3, 3) matrices that are
+    rotations up to noise; ValueError naming `name` for a reflection (det <= 0) or singular
+    values more than `PROJECT_TOL` from 1."""
+    R = as_float_array(R, name, (3, 3))
+    if not R.size:
+        return R
+    U, S, Vt = np.linalg.svd(R)
+    P = U @ Vt
+    det = np.linalg.det(R)
+    bad = (det <= 0) | (np.abs(S - 1.0).max(axis=-1) > PROJECT_TOL)
+    if np.any(bad):
+        j = int(np.flatnonzero(np.ravel(bad))[0])
+        k = tuple(int(i) for i in np.unravel_index(j, np.shape(det)))
+        d = float(np.ravel(det)[j])
+        sv = S.reshape(-1, 3)[j]
+        where = f"`{name}` entry {k}" if k else f"`{name}`"
+        raise ValueError(f"{where} is too far from a rotation to project it: "
+                         f"determinant {d:.3g}, singular values {np.round(sv, 3).tolist()} "
+                         f"(a rotation has 1, 1, 1; accepted: within {PROJECT_TOL} of 1, "
+                         "determinant > 0)")
+    return np.ascontiguousarray(P)
+
+
 def as_rotation_matrices(R, name):
     """``R`` as a C-contiguous float64 array of rotation matrices, shape (..., 3, 3)."""
     return check_rotation_matrices(as_float_array(R, name, (3, 3)), name)

@@ -254,13 +254,14 @@ def _time_grid(t_span, dt, t_eval, save_every):
     # t0 and tf never move: a time near them but not on them gets a step of its own
     tol = 1e-9 * min(dt, length)
     last = s_grid.size - 1
-    snapped = np.full(te.size, -1, dtype=np.intp)
-    for j in range(te.size):
-        for i in (pos[j], pos[j] - 1):
-            if 0 <= i <= last and (s_grid[i] == s_eval[j]
-                                   or (0 < i < last and abs(s_grid[i] - s_eval[j]) <= tol)):
-                snapped[j] = i
-                break
+    # for each requested time, the grid point at pos (else pos - 1) that equals it or, inside
+    # the grid, lies within tol of it (vectorised: a 1 kHz recording has 10^5 output times)
+    cand = np.stack([pos, pos - 1])
+    valid = (cand >= 0) & (cand <= last)
+    c = np.clip(cand, 0, last)
+    d = np.abs(s_grid[c] - s_eval)
+    ok = valid & ((d == 0) | ((c > 0) & (c < last) & (d <= tol)))
+    snapped = np.where(ok[0], c[0], np.where(ok[1], c[1], -1)).astype(np.intp)
     keep = snapped >= 0
     grid[snapped[keep]] = te[keep]
     extra = te[~keep]
@@ -269,6 +270,36 @@ def _time_grid(t_span, dt, t_eval, save_every):
         grid = grid[np.argsort(direction * (grid - t0), kind="stable")]
     s_grid = direction * (grid - t0)
     save = np.searchsorted(s_grid, direction * (te - t0)).astype(np.intp)
+    return np.ascontiguousarray(grid), save
+
+
+def _sample_grid(samples, t_span, t_eval, save_every):
+    """``dt="samples"``: a grid on the sample times of `samples` inside ``t_span`` (with t0 and
+    tf), refined to land on ``t_eval`` exactly; the indices to save as in `_time_grid`."""
+    t0, tf = _span(t_span)
+    direction = 1.0 if tf > t0 else -1.0
+    times = np.asarray(samples.times, dtype=np.float64)
+    s = direction * (times - t0)
+    inner = times[(s > 0) & (s < direction * (tf - t0))]
+    points = [np.array([t0]), inner, np.array([tf])]
+    if t_eval is not None:
+        if save_every is not None:
+            raise ValueError("give either `t_eval` or `save_every`, not both")
+        te = _eval_times(t_eval, t0, tf)
+        points.append(te)
+    grid = np.unique(np.concatenate(points))            # sorted, exact values, no duplicates
+    if direction < 0:
+        grid = grid[::-1].copy()
+    if t_eval is not None:
+        save = np.searchsorted(direction * (grid - t0), direction * (te - t0)).astype(np.intp)
+        return np.ascontiguousarray(grid), save
+    every = 1 if save_every is None else save_every
+    if isinstance(every, (bool, np.bool_)) or not isinstance(every, numbers.Integral) \
+            or every < 1:
+        raise ValueError(f"`save_every` must be an integer >= 1, got {save_every!r}")
+    save = np.arange(0, grid.size, int(every), dtype=np.intp)
+    if save[save.size - 1] != grid.size - 1:
+        save = np.append(save, grid.size - 1)
     return np.ascontiguousarray(grid), save
 
 
@@ -306,9 +337,11 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         A method of the registry for the model's kind: ``rotode.methods.names("kinematics")``
         or ``rotode.methods.names("rigid body")`` (table in docs/methods.md; the equations
         and references of each family in ``docs/``).
-    dt : float
+    dt : float or "samples"
         Step size (> 0).  Steps are uniform from ``t0``; the step that crosses ``tf`` or an
-        output time is shortened to land on it.
+        output time is shortened to land on it.  ``"samples"``: step from sample time to sample
+        time of a `rotode.omega.Samples` angular velocity (gyroscope data; its ``times``, i.e.
+        corrected by its clock ``offset``), and onto ``t0``, ``tf`` and ``t_eval``.
     frame : {"body", "world"}, optional
         Frame of the angular velocity (kinematics only; default "body").
     t_eval : array_like, optional
@@ -359,6 +392,15 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         raise ValueError(f"unknown method {method!r} for {kind}{hint}; choose one of "
                          f"{methods_for(kind)}")
     runner = runner_for(spec, kind)
+    samples = None
+    if isinstance(dt, str):
+        if dt != "samples":
+            raise ValueError(f"`dt` must be a positive number or 'samples', got {dt!r}")
+        from rotode.omega import Samples
+        if not isinstance(runner_model, Samples):
+            raise ValueError("dt='samples' steps on the sample times of a rotode.omega.Samples "
+                             f"angular velocity; this model's is {type(runner_model).__name__}")
+        samples = runner_model
     if "control" in options:
         raise TypeError("unknown option `control` (use rtol, atol, first_step, max_step, "
                         "max_steps)")
@@ -403,6 +445,8 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     if adaptive:
         grid, save = _output_grid(t_span, t_eval, save_every)
         options["control"] = as_control(*control, Y0.shape[1], abs(grid[-1] - grid[0]))
+    elif samples is not None:
+        grid, save = _sample_grid(samples, t_span, t_eval, save_every)
     else:
         grid, save = _time_grid(t_span, dt, t_eval, save_every)
     if evs:

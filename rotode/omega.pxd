@@ -34,6 +34,9 @@ cdef class Samples(AngularVelocity):
     cdef readonly object t
     cdef readonly object w
     cdef readonly str kind
+    cdef readonly double offset
+    cdef bint _hold
+    cdef double _wlast[3]
     cdef const double[::1] _t
     cdef const double[:, :, ::1] _coef   # (m - 1, 4, 3): cubic in (t - t_i), highest power first
     cdef int locate(self, double t) noexcept nogil

@@ -16,6 +16,8 @@ right-hand side that uses the source (``frame="body"`` or ``"world"``).
 Cython users subclass `AngularVelocity` (``from rotode.omega cimport AngularVelocity``) and
 override ``cdef int evaluate(self, double t, double* w) noexcept nogil`` (return 0 on success).
 """
+import numbers
+
 import numpy as np
 from scipy.interpolate import CubicSpline
 
@@ -170,19 +172,28 @@ cdef class Samples(AngularVelocity):
         Strictly increasing sample times, m >= 2 (m >= 4 for ``kind="cubic"``).
     w : array_like, shape (m, 3)
         Samples of w(t) in rad/s.
-    kind : {"linear", "cubic"}
-        Piecewise-linear interpolation (O(h^2) error), or the not-a-knot cubic spline of
+    kind : {"linear", "cubic", "previous"}
+        Piecewise-linear interpolation (O(h^2) error), the not-a-knot cubic spline of
         ``scipy.interpolate.CubicSpline`` (O(h^4) error, also near the ends, unlike the natural
-        spline whose zero end curvature costs O(h^2) there).  Coefficients are computed once at
-        construction; evaluation is a binary search (starting from the last interval used) and a
+        spline whose zero end curvature costs O(h^2) there), or a zero-order hold
+        ("previous": each sample holds until the next one, as a gyroscope that reports the
+        rate over the interval it starts; ``scipy.interpolate.interp1d(kind="previous")``).
+        Coefficients are computed once at construction; evaluation is a binary search and a
         Horner step in C.
+    offset : float, optional
+        Clock offset of the gyroscope (default 0): its timestamps ``t`` read ``t_ref + offset``
+        on the reference clock's time ``t_ref``, so ``w(t_ref)`` is the samples' value at
+        ``t_ref + offset`` (a gyroscope whose clock runs 5 ms ahead: ``offset=0.005``).
 
     Notes
     -----
-    Evaluating outside ``[t[0], t[-1]]`` is an error (no silent extrapolation).
+    Evaluating outside ``[t[0], t[-1]] - offset`` is an error (no silent extrapolation).  The
+    derivative used by ``exp2``/``magnus_ca`` is one-sided at a sample time: the slope of the
+    interval to its right (the last sample: of the last interval); zero for "previous".
+    ``rotode.integrate(..., dt="samples")`` steps exactly on the sample times.
     """
 
-    def __init__(self, t, w, kind="linear"):
+    def __init__(self, t, w, kind="linear", offset=0.0):
         t = as_float_array(t, "t", (), batch=True)
         if t.ndim != 1 or t.shape[0] < 2:
             raise ValueError(f"`t` must have shape (m,) with m >= 2, got {t.shape}")
@@ -192,11 +203,16 @@ cdef class Samples(AngularVelocity):
                              f"got {w.shape}")
         if not np.all(np.diff(t) > 0):
             raise ValueError("`t` must be strictly increasing")
-        if kind not in ("linear", "cubic"):
-            raise ValueError(f"`kind` must be 'linear' or 'cubic', got {kind!r}")
+        if kind not in ("linear", "cubic", "previous"):
+            raise ValueError(f"`kind` must be 'linear', 'cubic' or 'previous', got {kind!r}")
+        if isinstance(offset, (bool, np.bool_)) or not isinstance(offset, numbers.Real) \
+                or not np.isfinite(float(offset)):
+            raise ValueError(f"`offset` must be a finite real number, got {offset!r}")
         m = t.shape[0]
         coef = np.zeros((m - 1, 4, 3))
-        if kind == "linear":
+        if kind == "previous":
+            coef[:, 3, :] = w[:m - 1]
+        elif kind == "linear":
             coef[:, 2, :] = np.diff(w, axis=0) / np.diff(t)[:, None]
             coef[:, 3, :] = w[:m - 1]
         else:
@@ -205,15 +221,27 @@ cdef class Samples(AngularVelocity):
             coef[...] = np.moveaxis(CubicSpline(t, w, bc_type="not-a-knot").c, 0, 1)
         # private read-only copies: changing the caller's arrays later changes nothing here
         t, w = t.copy(), w.copy()
+        self.offset = float(offset)
+        shifted = t - self.offset if self.offset != 0.0 else t
         t.flags.writeable = w.flags.writeable = coef.flags.writeable = False
+        shifted.flags.writeable = False
         self.t = t
         self.w = w
         self.kind = kind
-        self._t = t
+        self._hold = kind == "previous"
+        for i in range(3):
+            self._wlast[i] = w[m - 1, i]
+        self._t = shifted
         self._coef = coef
 
+    @property
+    def times(self):
+        """The sample times on the reference clock, ``t - offset`` (``dt="samples"`` steps
+        on them)."""
+        return np.asarray(self._t)
+
     def __reduce__(self):
-        return Samples, (self.t, self.w, self.kind)
+        return Samples, (self.t, self.w, self.kind, self.offset)
 
     cdef int locate(self, double t) noexcept nogil:
         """Index i of the interval [t_i, t_i+1) holding t (-1 outside the samples).
@@ -244,10 +272,14 @@ cdef class Samples(AngularVelocity):
         return SOURCE_ERROR
 
     cdef int evaluate(self, double t, double* w) noexcept nogil:
-        cdef int i = self.locate(t), k
+        cdef int i = self.locate(t), k, m = self._t.shape[0]
         cdef double s
         if i < 0:
             return self._outside(t)
+        if self._hold and t == self._t[m - 1]:       # the last sample holds from its time on
+            for k in range(3):
+                w[k] = self._wlast[k]
+            return SOURCE_OK
         s = t - self._t[i]
         for k in range(3):
             w[k] = ((self._coef[i, 0, k] * s + self._coef[i, 1, k]) * s

@@ -21,7 +21,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from rotode._validation import (as_float_array, batch_of, check_nonzero_quaternions,
-                                as_rotation_matrices, last_dim)
+                                as_rotation_matrices, last_dim, project_rotations)
 from rotode._loops cimport (apply_unary, apply_binary, jacobian_unary, new_single,
                             read_single, read_single_quaternion, single_data)
 from rotode.dual cimport dual
@@ -157,18 +157,28 @@ def to_matrix(q):
     return apply_unary(quat_to_matrix[double], q, 1, (3, 3))
 
 
-def from_matrix(R):
+def from_matrix(R, project=False):
     """Unit quaternions (``w >= 0``) of rotation matrices, shape (..., 3, 3) -> (..., 4).
 
     Shepperd's method picks the numerically largest of ``w, x, y, z`` from the diagonal, so all
     branches (angles near 0 and near pi) are accurate; the result is normalised.
 
+    Parameters
+    ----------
+    R : array_like, shape (..., 3, 3)
+    project : bool, optional
+        First replace each matrix by the nearest rotation (``U V^T`` of its SVD), as SciPy's
+        ``Rotation.from_matrix`` accepts noisy matrices: for orientation estimates that are not
+        exactly orthonormal (default False: such a matrix is an error).
+
     Raises
     ------
     ValueError
-        If a matrix is not orthonormal with determinant +1 to 1e-6.
+        If a matrix is not orthonormal with determinant +1 to 1e-6 (``project=False``), or is
+        too far from a rotation to project (a reflection, or singular values more than
+        `rotode._validation.PROJECT_TOL` from 1).
     """
-    R = as_rotation_matrices(R, "R")
+    R = project_rotations(R, "R") if project else as_rotation_matrices(R, "R")
     return apply_unary(quat_from_matrix[double], R, 2, (4,))
 
 

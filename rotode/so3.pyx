@@ -17,7 +17,8 @@ References
 """
 import numpy as np
 
-from rotode._validation import as_float_array, batch_of, as_rotation_matrices
+from rotode._validation import (as_float_array, batch_of, as_rotation_matrices,
+                                project_rotations)
 from rotode._loops import all_abs_below
 from rotode._loops cimport (apply_unary, jacobian_unary, new_single, read_single, single_data,
                             unary_dual_kernel, use_threads)
@@ -175,18 +176,24 @@ def _exp_rows_isa(allow_simd=None):
     return so3_exp_rows_isa().decode()
 
 
-def log(R):
+def log(R, project=False):
     """Rotation vectors (``|v| <= pi``) of rotation matrices, (..., 3, 3) -> (..., 3).
 
     Through Shepperd's quaternion ``(w, u)``, ``w >= 0``: ``v = 2 atan2(|u|, w) u/|u|``, accurate
     near the identity and near a half turn (where ``v`` is one of the two valid vectors).
+    ``project=True`` first replaces each matrix by the nearest rotation, as
+    `rotode.quaternion.from_matrix` does.
 
     Raises
     ------
     ValueError
-        If a matrix is not orthonormal with determinant +1 to 1e-6.
+        If a matrix is not orthonormal with determinant +1 to 1e-6 (``project=False``), or is
+        too far from a rotation to project.
     """
     cdef double m[9]
+    if project:
+        R = project_rotations(R, "R")
+        return apply_unary(so3_log[double], R, 2, (3,))
     if read_single(R, 2, 3, m) and _clearly_rotation(m):
         out = new_single(1, 3)
         so3_log[double](m, single_data(out))

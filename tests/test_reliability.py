@@ -237,3 +237,80 @@ def test_15_16_overflowing_parameters_fail_the_run_with_a_message(method):
                                    method=method if method != "cg3" else "magnus4",
                                    max_steps=1000 if "rtol" in step else None, **step)
             assert not kin.success and "body 0" in kin.message
+
+
+# ---- gyroscope data (IMU): zero-order hold, clock offset, stepping on the samples -----------
+
+def _gyro(kind="previous", offset=0.0):
+    t = np.linspace(0.0, 1.0, 101) + 0.003 * np.sin(np.arange(101))   # jittered 100 Hz clock
+    w = np.c_[np.sin(3 * t), np.cos(2 * t), 0.5 * t]
+    return t, w, rotode.omega.Samples(t, w, kind=kind, offset=offset)
+
+
+def test_imu_zero_order_hold_at_every_knot():
+    t, w, s = _gyro()
+    for k in range(len(t) - 1):
+        np.testing.assert_array_equal(s(t[k]), w[k])                       # the sample itself
+        np.testing.assert_array_equal(s(0.5 * (t[k] + t[k + 1])), w[k])    # held until t[k+1]
+    np.testing.assert_array_equal(s(t[-1]), w[-1])
+    from scipy.interpolate import interp1d
+    ref = interp1d(t, w, kind="previous", axis=0)
+    probe = np.linspace(t[0], t[-1], 777)
+    np.testing.assert_array_equal(np.array([s(x) for x in probe]), ref(probe))
+
+
+def test_imu_clock_offset_shifts_the_samples():
+    t, w, s0 = _gyro("linear")
+    _, _, s = _gyro("linear", offset=0.02)
+    np.testing.assert_array_equal(s.times, t - 0.02)
+    for x in (0.1, 0.37, 0.9):
+        np.testing.assert_allclose(s(x - 0.02), s0(x), rtol=0, atol=1e-15)
+    with pytest.raises(ValueError, match="outside"):
+        s(t[-1])                                                   # beyond t[-1] - offset
+    import pickle
+    back = pickle.loads(pickle.dumps(s))
+    assert back.offset == 0.02 and back.kind == "linear"
+    with pytest.raises(ValueError, match="offset"):
+        rotode.omega.Samples(t, w, offset=float("nan"))
+
+
+def test_imu_steps_exactly_on_the_samples():
+    t, w, s = _gyro()
+    res = rotode.integrate(s, (t[0], t[-1]), [1.0, 0, 0, 0], method="lie_euler", dt="samples")
+    np.testing.assert_array_equal(res.t, t)
+    # zero-order hold + Lie-Euler on the sample grid: the exact product of the held rotations
+    q = np.array([1.0, 0, 0, 0])
+    for k in range(len(t) - 1):
+        q = rotode.quaternion.multiply(q, rotode.quaternion.exp(0.5 * (t[k + 1] - t[k]) * w[k]))
+    assert np.abs(res.q[-1] - q).max() < 1e-15
+    te = [0.25, t[40], 0.5]
+    out = rotode.integrate(rotode.QuaternionKinematics(s), (t[0], t[-1]), [1.0, 0, 0, 0],
+                           method="magnus4", dt="samples", t_eval=te)
+    np.testing.assert_array_equal(out.t, te)
+    assert out.stats["n_steps"] == len(t) - 1 + 2                 # two outputs between samples
+    with pytest.raises(ValueError, match="Samples"):
+        rotode.integrate([0, 0, 1.0], (0, 1), [1.0, 0, 0, 0], method="rk4", dt="samples")
+    with pytest.raises(ValueError, match="'samples'"):
+        rotode.integrate(s, (0, 1), [1.0, 0, 0, 0], method="rk4", dt="sample")
+
+
+def test_imu_project_noisy_matrices_onto_rotations():
+    from scipy.spatial.transform import Rotation
+    rng = np.random.default_rng(4)
+    R = Rotation.random(6, random_state=2).as_matrix() + 1e-3 * rng.normal(size=(6, 3, 3))
+    with pytest.raises(ValueError, match="rotation matrices"):
+        Q.from_matrix(R)                                       # refused unless asked
+    q = Q.from_matrix(R, project=True)
+    ref = Rotation.from_matrix(R).as_quat(scalar_first=True)  # SciPy projects too
+    assert np.abs(np.abs(np.sum(q * ref, axis=1)) - 1).max() < 1e-14
+    np.testing.assert_allclose(so3.log(R, project=True),
+                               Rotation.from_matrix(R).as_rotvec(), rtol=0, atol=1e-12)
+    exact = Rotation.random(3, random_state=5).as_matrix()
+    np.testing.assert_allclose(Q.from_matrix(exact, project=True), Q.from_matrix(exact),
+                               rtol=0, atol=1e-15)
+    for far, what in [(np.diag([1.0, 1.0, -1.0]), "determinant -1"),
+                      (np.diag([1.0, 1.0, 1.5]), "singular values")]:
+        with pytest.raises(ValueError, match=what):
+            Q.from_matrix(far, project=True)
+        with pytest.raises(ValueError, match="too far from a rotation"):
+            so3.log(np.stack([exact[0], far]), project=True)
