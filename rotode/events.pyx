@@ -89,11 +89,10 @@ cdef class Event:
 
 
 cdef inline double _unit_cos(const double* q, const double* b, const double* a) noexcept nogil:
-    """(R(q) b) . a for unit b, a and any nonzero q."""
+    """(R(q) b) . a for unit b, a and any nonzero q (quat_rotate normalises)."""
     cdef double v[3]
-    cdef double n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]
-    quat_rotate(q, b, v)                 # R(q) b = |q|^2 R(q/|q|) b for a non-unit q
-    return (v[0] * a[0] + v[1] * a[1] + v[2] * a[2]) / n2
+    quat_rotate(q, b, v)
+    return v[0] * a[0] + v[1] * a[1] + v[2] * a[2]
 
 
 cdef class AxisAngle(Event):
