@@ -20,7 +20,10 @@ With ``step=`` (or ``dt=``) the steps are fixed and ``rtol``/``atol`` do not app
 between steps, built from ``fun`` at both ends.  The methods with an error estimate (`RKMK5`,
 `RKMK8`, `Magnus6`, `Magnus8`) take ``rtol``/``atol``/``first_step``/``max_step`` instead, as
 SciPy's solvers do: the compiled driver advances a chunk of steps at a time (its controller,
-its step sequence: ``rotode.integrate``'s), and ``step()`` hands them out one by one.  Their dense
+its step sequence: ``rotode.integrate``'s), and ``step()`` hands them out one by one.  Each
+chunk continues from the last state with the controller's proposal for the next step, so the
+steps are ``rotode.integrate``'s; the states agree with it to round-off (~1e-15), not bit for
+bit, because a chunk restarts the group methods from the stored unit quaternion.  Their dense
 output is the pair's continuous extension mapped onto the group, ``q_n exp(v(theta)/2)`` (a unit
 quaternion at every time), for `RKMK5`/`RKMK8`, and the Hermite interpolant for the adaptive
 Magnus methods.  The multistep ``ab3`` has no solver class (use `rotode.integrate`).
