@@ -479,14 +479,17 @@ _NO_ROWS = np.zeros((1, 3))          # placeholder (read-only) when there are no
 _NO_ROWS.flags.writeable = False
 
 
-def _as_rows(x, name, n):
-    """A float64 C-contiguous finite array of shape (n, 3)."""
+def _as_rows(x, name, n, shared=False):
+    """A float64 C-contiguous finite array of shape (n, 3) (shared: (3,) is every body's)."""
     arr = np.asarray(x)
+    want = f"(3,) or ({n}, 3)" if shared else f"({n}, 3)"
     if arr.dtype.kind not in "iuf":
-        raise TypeError(f"`{name}` must be a real numeric array of shape ({n}, 3), "
+        raise TypeError(f"`{name}` must be a real numeric array of shape {want}, "
                         f"got dtype {arr.dtype}")
+    if shared and arr.shape == (3,):
+        arr = np.broadcast_to(arr, (n, 3))
     if arr.shape != (n, 3):
-        raise ValueError(f"`{name}` must have shape ({n}, 3), got {arr.shape}")
+        raise ValueError(f"`{name}` must have shape {want}, got {arr.shape}")
     arr = np.ascontiguousarray(arr, dtype=np.float64)
     if not np.isfinite(arr).all():
         raise ValueError(f"`{name}` must contain only finite values (no NaN or inf)")
@@ -512,8 +515,8 @@ def run(method, model, y0, t, save, options, workers=1):
     options : dict
         ``frame`` ("body" or "world", default "body"); ``exp`` ("exact" or "approx", the
         Lie-group methods); for ``magnus_ca``: ``terms`` (1, 2, 3 or 4, default 2), ``alpha``
-        (N, 3) angular accelerations (else w'(t) of the source; for an (N, 3) `model`, w(t) =
-        model + alpha (t - t[0])), ``substep`` (default False: a step whose rotation reaches
+        (N, 3) or (3,) angular accelerations (else w'(t) of the source; for an (N, 3)
+        `model`, w(t) = model + alpha (t - t[0])), ``substep`` (default False: a step whose rotation reaches
         pi/sqrt(2) raises ValueError; True: it is split into equal sub-steps); for ``rk3``,
         ``rk4``, ``ab3``: ``norm_gain`` (default 0) and ``normalize`` (default False).
         With error control ``control`` and ``trace`` (as for `rotode.dynamic.run`).  Unknown
@@ -602,7 +605,7 @@ def run(method, model, y0, t, save, options, workers=1):
     t, save = as_step_grid(t, save)
     src = model if isinstance(model, _PyAngularVelocity) else None
     wconst = _NO_ROWS if src is not None else _as_rows(model, "model", N)
-    alpha_rows = _NO_ROWS if alpha is None else _as_rows(alpha, "alpha", N)
+    alpha_rows = _NO_ROWS if alpha is None else _as_rows(alpha, "alpha", N, shared=True)
     g.is_source = src is not None
     g.src = <PyObject*>src
     g.rate_mode = RATE_ZERO

@@ -314,3 +314,14 @@ def test_imu_project_noisy_matrices_onto_rotations():
             Q.from_matrix(far, project=True)
         with pytest.raises(ValueError, match="too far from a rotation"):
             so3.log(np.stack([exact[0], far]), project=True)
+
+
+def test_28_magnus_ca_alpha_may_be_shared_by_every_body():
+    rates = np.array([[0.1, 0.2, 0.3], [0.3, -0.1, 0.2]])
+    q0 = np.tile([1.0, 0, 0, 0], (2, 1))
+    shared = rotode.integrate(rates, (0, 1), q0, method="magnus_ca", dt=0.1, alpha=[0, 0, 0.5])
+    rows = rotode.integrate(rates, (0, 1), q0, method="magnus_ca", dt=0.1,
+                            alpha=[[0, 0, 0.5], [0, 0, 0.5]])
+    np.testing.assert_array_equal(shared.q, rows.q)
+    with pytest.raises(ValueError, match=r"\(3,\) or \(2, 3\)"):
+        rotode.integrate(rates, (0, 1), q0, method="magnus_ca", dt=0.1, alpha=[1.0, 2.0])
