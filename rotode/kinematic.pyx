@@ -516,8 +516,9 @@ def run(method, model, y0, t, save, options, workers=1):
         ``frame`` ("body" or "world", default "body"); ``exp`` ("exact" or "approx", the
         Lie-group methods); for ``magnus_ca``: ``terms`` (1, 2, 3 or 4, default 2), ``alpha``
         (N, 3) or (3,) angular accelerations (else w'(t) of the source; for an (N, 3)
-        `model`, w(t) = model + alpha (t - t[0])), ``substep`` (default False: a step whose rotation reaches
-        pi/sqrt(2) raises ValueError; True: it is split into equal sub-steps); for ``rk3``,
+        `model`, w(t) = model + alpha (t - t[0])), ``substep`` (default False: a step whose
+        rotation reaches pi/sqrt(2) raises ValueError; True: it is split into equal sub-steps);
+        for ``rk3``,
         ``rk4``, ``ab3``: ``norm_gain`` (default 0) and ``normalize`` (default False).
         With error control ``control`` and ``trace`` (as for `rotode.dynamic.run`).  Unknown
         keys raise TypeError.
