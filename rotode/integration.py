@@ -235,14 +235,7 @@ def _time_grid(t_span, dt, t_eval, save_every):
     else:
         grid = np.append(grid, tf)
     if t_eval is None:
-        every = 1 if save_every is None else save_every
-        if isinstance(every, (bool, np.bool_)) or not isinstance(every, numbers.Integral) \
-                or every < 1:
-            raise ValueError(f"`save_every` must be an integer >= 1, got {save_every!r}")
-        save = np.arange(0, grid.size, int(every), dtype=np.intp)
-        if save[save.size - 1] != grid.size - 1:
-            save = np.append(save, grid.size - 1)
-        return grid, save
+        return grid, _every(grid.size, save_every)
     if save_every is not None:
         raise ValueError("give either `t_eval` or `save_every`, not both")
     te = _eval_times(t_eval, t0, tf)
@@ -293,14 +286,20 @@ def _sample_grid(samples, t_span, t_eval, save_every):
     if t_eval is not None:
         save = np.searchsorted(direction * (grid - t0), direction * (te - t0)).astype(np.intp)
         return np.ascontiguousarray(grid), save
+    return np.ascontiguousarray(grid), _every(grid.size, save_every)
+
+
+def _every(size, save_every):
+    """Indices of every k-th point of a grid of `size` points (``save_every``, default 1) and
+    its last one."""
     every = 1 if save_every is None else save_every
     if isinstance(every, (bool, np.bool_)) or not isinstance(every, numbers.Integral) \
             or every < 1:
         raise ValueError(f"`save_every` must be an integer >= 1, got {save_every!r}")
-    save = np.arange(0, grid.size, int(every), dtype=np.intp)
-    if save[save.size - 1] != grid.size - 1:
-        save = np.append(save, grid.size - 1)
-    return np.ascontiguousarray(grid), save
+    save = np.arange(0, size, int(every), dtype=np.intp)
+    if save[save.size - 1] != size - 1:
+        save = np.append(save, size - 1)
+    return save
 
 
 def _as_workers(workers):

@@ -180,6 +180,18 @@ cdef inline void magnus6_moments(const double* w1, const double* w2, const doubl
         b2[i] = s * (w1[i] + w3[i]) / 24.0
 
 
+cdef inline void magnus6_and_4(const double* w1, const double* w2, const double* w3, double h,
+                               int frame, double* om, double* low) noexcept nogil:
+    """`magnus6_rotvec` and its embedded fourth-order approximation from the same moments
+    (OUT: om[3], low[3])."""
+    cdef double s = 1.0 if frame == FRAME_WORLD else -1.0
+    cdef double b0[3]
+    cdef double b1[3]
+    cdef double b2[3]
+    magnus6_moments(w1, w2, w3, s, b0, b1, b2)
+    magnus6_formula(b0, b1, b2, h, s, om, low)
+
+
 cdef inline void magnus6_rotvec(const double* w1, const double* w2, const double* w3, double h,
                                 int frame, double* om) noexcept nogil:
     """Sixth-order Magnus, three Gauss-Legendre nodes c = 1/2 - sqrt(15)/10, 1/2, 1/2 +
@@ -191,13 +203,8 @@ cdef inline void magnus6_rotvec(const double* w1, const double* w2, const double
     in the world frame, evaluated on a_i = s w_i with s = +1 (world) or -1 (body) and
     multiplied by s (`magnus6_formula`).
     """
-    cdef double s = 1.0 if frame == FRAME_WORLD else -1.0
-    cdef double b0[3]
-    cdef double b1[3]
-    cdef double b2[3]
     cdef double low[3]
-    magnus6_moments(w1, w2, w3, s, b0, b1, b2)
-    magnus6_formula(b0, b1, b2, h, s, om, low)
+    magnus6_and_4(w1, w2, w3, h, frame, om, low)
 
 
 cdef inline void magnus8_moments(const double* a1, const double* a2, const double* a3,
@@ -290,18 +297,6 @@ cdef inline void magnus8_rotvec(const double* a1, const double* a2, const double
 # after its h^3 terms is of order four, and the sixth-order formula on the moments of the four
 # GL4 nodes is of order six.  Their difference from the high-order Omega estimates the local
 # error of the lower order (O(h^5), O(h^7)), and the step goes on with the higher order.
-
-cdef inline void magnus6_and_4(const double* w1, const double* w2, const double* w3, double h,
-                               int frame, double* om, double* low) noexcept nogil:
-    """`magnus6_rotvec` and its embedded fourth-order approximation from the same moments
-    (OUT: om[3], low[3])."""
-    cdef double s = 1.0 if frame == FRAME_WORLD else -1.0
-    cdef double b0[3]
-    cdef double b1[3]
-    cdef double b2[3]
-    magnus6_moments(w1, w2, w3, s, b0, b1, b2)
-    magnus6_formula(b0, b1, b2, h, s, om, low)
-
 
 cdef inline void magnus8_and_6(const double* a1, const double* a2, const double* a3,
                                const double* a4, double h, int frame, double* om,
