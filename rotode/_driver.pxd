@@ -105,6 +105,9 @@ cdef struct Stepper:
     dense_fn dense
     first_fn first
     double exponent      # the controller's exponent -1/(order of the estimate + 1)
+    # > 0: the largest rotation |z[0:3]| one controlled step may take (the methods whose
+    # state is the rotation vector of the step: its chart, dexp^-1, is singular at 2 pi)
+    double max_angle
     int evals            # right-hand-side evaluations per trial step (and per dense output)
 
 
@@ -154,6 +157,7 @@ cdef inline Stepper make_stepper(const void* cfg, begin_fn begin, advance_fn adv
     s.first = NULL
     s.exponent = 0.0
     s.evals = 0
+    s.max_angle = 0.0
     return s
 
 

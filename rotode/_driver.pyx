@@ -8,7 +8,7 @@ import numpy as np
 
 from cpython.exc cimport PyErr_CheckSignals
 from cython.parallel cimport prange, threadid
-from libc.math cimport NAN, INFINITY, fabs, fmin, fmax, pow, nextafter
+from libc.math cimport NAN, INFINITY, fabs, fmin, fmax, pow, nextafter, sqrt
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 from rotode._loops cimport thread_count
 from rotode.events cimport Event
@@ -271,7 +271,7 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
     cdef double min_step
     cdef Py_ssize_t slot = 0, accepted = 0, rejected = 0
     cdef long long nfev = 0
-    cdef double t_end
+    cdef double t_end, angle = 0.0
     cdef double g_old[EVENTS_MAX]
     cdef long long occurrences[EVENTS_MAX]
     cdef double row[STATE_MAX]
@@ -349,11 +349,20 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
                 st = s.trial(s.cfg, i, t, h, z, znew, C, &err, <void*>work)
             if st != STATUS_OK:
                 break
+            if s.max_angle > 0.0:
+                angle = sqrt(znew[0] * znew[0] + znew[1] * znew[1] + znew[2] * znew[2])
+                if angle > s.max_angle:           # too far for the step's local coordinates
+                    h_abs = h_abs * fmax(MIN_FACTOR, SAFETY * s.max_angle / angle)
+                    ok = True
+                    rejected += 1
+                    continue
             if err < 1.0:
                 factor = MAX_FACTOR if err == 0.0 else fmin(MAX_FACTOR,
                                                             SAFETY * pow(err, exponent))
                 if ok:                    # (ok marks a rejection before this acceptance)
                     factor = fmin(1.0, factor)
+                if s.max_angle > 0.0 and angle * factor > s.max_angle:
+                    factor = s.max_angle / angle      # (a rate that the estimate finds exact)
                 h_abs = h_abs * factor
                 break
             h_abs = h_abs * fmax(MIN_FACTOR, SAFETY * pow(err, exponent))

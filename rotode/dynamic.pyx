@@ -52,7 +52,7 @@ from libc.stdlib cimport malloc, free
 from rotode._driver cimport (Engine, Stepper, advance_steps, drive, make_stepper, STATUS_OK,
                              WORK_DOUBLES)
 from rotode.quaternion cimport quat_rotate
-from rotode.rkmk cimport rkmk_rate, rkmk_retract, rkmk_unit
+from rotode.rkmk cimport rkmk_rate, rkmk_retract, rkmk_unit, rkmk_max_step_angle
 from rotode.equations cimport FRAME_BODY
 from rotode.rhs cimport RigidBody
 
@@ -606,6 +606,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
         engine = Engine(spec, control, 6, ref=[1.0, 1.0, 1.0, 0.0, 0.0, 0.0])
         (<Engine>engine).attach(&sp, _deriv_rkmk)
         sp.accept = _accept_rkmk
+        sp.max_angle = rkmk_max_step_angle()
     counts = np.zeros((N, 3), dtype=np.int64)
     fail_t = np.zeros(N)
     adaptive = control is not None

@@ -34,7 +34,8 @@ if sizeof(KinWork) > WORK_DOUBLES * sizeof(double):
 from rotode.omega cimport AngularVelocity
 from rotode.quaternion cimport quat_rotate, quat_conj
 from rotode.equations cimport FRAME_WORLD, quaternion_kinematics_rhs
-from rotode.rkmk cimport rkmk_rate, rkmk_angular_velocity, rkmk_retract, rkmk_unit
+from rotode.rkmk cimport (rkmk_rate, rkmk_angular_velocity, rkmk_retract, rkmk_unit,
+                          rkmk_max_step_angle)
 
 __all__ = ["METHODS", "KERNELS", "run"]
 
@@ -655,6 +656,7 @@ def run(method, model, y0, t, save, options, workers=1):
         (<Engine>engine).attach(&sp, _deriv_rkmk)
         sp.nz = 3
         sp.accept = _accept_rkmk
+        sp.max_angle = rkmk_max_step_angle()
     elif kernel == "magnus" and control is not None:
         # adaptive magnus6/magnus8: the driver's controller with the Magnus trial step and its
         # embedded estimate; the error of Omega scaled as for rkmk
@@ -668,6 +670,7 @@ def run(method, model, y0, t, save, options, workers=1):
         sp.exponent = -1.0 / (spec.embedded.error_order + 1)
         sp.evals = g.stages
         sp.accept = _accept_local
+        sp.max_angle = rkmk_max_step_angle()
     counts = np.zeros((N, 3), dtype=np.int64)
     fail_t = np.zeros(N)
     drive(&sp, t, save, y0, yout, wout, status, failed, workers, counts, fail_t, trace, h_next,

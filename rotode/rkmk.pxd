@@ -14,6 +14,14 @@ from rotode.so3 cimport so3_coefficients, so3_dexp_inv_apply
 from rotode.equations cimport FRAME_BODY
 
 
+cdef inline double rkmk_max_step_angle() noexcept nogil:
+    """The largest rotation (rad) one controlled step may take in local coordinates: pi, half
+    way to the chart's singularity at 2 pi (dexp^-1 has poles at |v| = 2 pi k), which a rate
+    the error estimate finds exact (a constant one) would otherwise reach.  Events closer than
+    that need `max_step` (docs/events.md)."""
+    return 3.141592653589793
+
+
 cdef inline void rkmk_unit(double* q) noexcept nogil:
     """q / |q| (the base of the first step) (IN/OUT: q[4], nonzero)."""
     cdef double s = 1.0 / sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
