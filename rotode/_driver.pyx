@@ -280,7 +280,6 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
     cdef int st, c, n = s.nz
     cdef bint pair = s.trial == NULL                # an explicit Runge-Kutta pair
     cdef double exponent = T.exponent if pair else s.exponent
-    cdef int extra = T.s_dense - T.s - 1 if pair and T.s_dense > T.s else 0   # DOP853: 3
     cdef bint ok, prepared
     direction = 1.0 if tf > t else -1.0
     for c in range(7 * ERK_MAX_N):
@@ -403,8 +402,8 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
             st = _dense_at(s, T, i, t, h, t_new, z, znew, K, F, &prepared, &nfev, t_end, zd,
                            work)
             if st == STATUS_OK and tr != NULL:
-                st = _trace_step(s, T, tr, i, t, h, t_new, z, znew, K, F, prepared, t_end, zd,
-                                 work)
+                st = _trace_step(s, T, tr, i, t, h, t_new, z, znew, K, F, &prepared, &nfev,
+                                 t_end, zd, work)
             for c in range(n):
                 z[c] = zd[c]
             t = t_end
@@ -413,9 +412,8 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
                 st = STATUS_TERMINATED
             break
         if tr != NULL:
-            st = _trace_step(s, T, tr, i, t, h, t_new, z, znew, K, F, prepared, t_new, znew,
-                             work)
-            nfev += extra if tr.F != NULL and not prepared else 0
+            st = _trace_step(s, T, tr, i, t, h, t_new, z, znew, K, F, &prepared, &nfev, t_new,
+                             znew, work)
             if st != STATUS_OK:
                 break
         for c in range(n):
@@ -452,6 +450,21 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
     return st
 
 
+cdef inline int _prepare_dense(const Stepper* s, const ERK* T, Py_ssize_t i, double t,
+                               double h, const double* z, const double* znew, double* K,
+                               double* F, bint* prepared, long long* nfev,
+                               double* work) noexcept nogil:
+    """The pair's interpolant of the accepted step, once per step (DOP853: its three extra
+    stages, counted in nfev) (OUT: F; prepared, nfev)."""
+    cdef int st
+    if prepared[0]:
+        return STATUS_OK
+    nfev[0] += T.s_dense - T.s - 1 if T.s_dense > T.s else 0
+    st = erk_dense_prepare(T, s.deriv, s.cfg, i, <void*>work, s.nz, t, h, z, znew, K, F)
+    prepared[0] = st == STATUS_OK
+    return st
+
+
 cdef int _dense_at(const Stepper* s, const ERK* T, Py_ssize_t i, double t, double h,
                    double t_new, const double* z, const double* znew, double* K, double* F,
                    bint* prepared, long long* nfev, double tt, double* zd,
@@ -465,12 +478,9 @@ cdef int _dense_at(const Stepper* s, const ERK* T, Py_ssize_t i, double t, doubl
     if s.trial != NULL:
         nfev[0] += s.evals
         return s.dense(s.cfg, i, t, h, z, znew, tt, zd, <void*>work)
-    if not prepared[0]:
-        nfev[0] += T.s_dense - T.s - 1 if T.s_dense > T.s else 0
-        st = erk_dense_prepare(T, s.deriv, s.cfg, i, <void*>work, s.nz, t, h, z, znew, K, F)
-        if st != STATUS_OK:
-            return st
-        prepared[0] = True
+    st = _prepare_dense(s, T, i, t, h, z, znew, K, F, prepared, nfev, work)
+    if st != STATUS_OK:
+        return st
     erk_dense(T, s.nz, (tt - t) / h, z, F, zd)
     return STATUS_OK
 
@@ -583,8 +593,8 @@ cdef int _events_in_step(const Stepper* s, const ERK* T, Py_ssize_t i, double t,
 
 cdef int _trace_step(const Stepper* s, const ERK* T, Trace* tr, Py_ssize_t i, double t,
                      double h, double t_new, const double* z, const double* znew, double* K,
-                     double* F, bint prepared, double t_row, const double* zrow,
-                     double* work) noexcept nogil:
+                     double* F, bint* prepared, long long* nfev, double t_row,
+                     const double* zrow, double* work) noexcept nogil:
     """Append the accepted step t -> t_new to `tr` (and its interpolant when tr.F), its row
     at t_row (t_new, or the time of a terminal event inside the step, state zrow)."""
     cdef Py_ssize_t j = tr.n - 1               # the step's index
@@ -592,10 +602,9 @@ cdef int _trace_step(const Stepper* s, const ERK* T, Trace* tr, Py_ssize_t i, do
     if tr.n >= tr.cap:
         return STATUS_TRACE_FULL
     if tr.F != NULL:
-        if not prepared:
-            st = erk_dense_prepare(T, s.deriv, s.cfg, i, <void*>work, n, t, h, z, znew, K, F)
-            if st != STATUS_OK:
-                return st
+        st = _prepare_dense(s, T, i, t, h, z, znew, K, F, prepared, nfev, work)
+        if st != STATUS_OK:
+            return st
         for c in range(n):
             tr.z[j * n + c] = z[c]
         for c in range(7 * n):

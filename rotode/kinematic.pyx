@@ -346,18 +346,26 @@ cdef int _deriv_rkmk(const void* cfg, Py_ssize_t i, double t, const double* v, d
     return st
 
 
-cdef void _accept_rkmk(const void* cfg, Py_ssize_t i, double* v, double* K0,
-                       void* work) noexcept nogil:
-    """After a step: qb <- qb exp(v/2) (body) or exp(v/2) qb (world), v <- 0; the FSAL
-    stage T^-1(v) w(t) becomes w(t), the algebra rate at v = 0 (OUT: v, K0, work)."""
+cdef void _accept_local(const void* cfg, Py_ssize_t i, double* v, double* K0,
+                        void* work) noexcept nogil:
+    """After a step in local coordinates (adaptive Magnus, and rkmk after its FSAL stage):
+    qb <- qb exp(v/2) (body) or exp(v/2) qb (world), retracted to |qb| = 1, and v <- 0
+    (OUT: v, work)."""
     cdef const KinCfg* g = <const KinCfg*>cfg
     cdef KinWork* k = <KinWork*>work
     apply_rotvec(k.qb, v, g.frame, False, k.qb)
     rkmk_retract(k.qb)
-    rkmk_angular_velocity(v, K0, g.frame, K0)
     v[0] = 0.0
     v[1] = 0.0
     v[2] = 0.0
+
+
+cdef void _accept_rkmk(const void* cfg, Py_ssize_t i, double* v, double* K0,
+                       void* work) noexcept nogil:
+    """After a step: qb <- qb exp(v/2) (body) or exp(v/2) qb (world), v <- 0; the FSAL
+    stage T^-1(v) w(t) becomes w(t), the algebra rate at v = 0 (OUT: v, K0, work)."""
+    rkmk_angular_velocity(v, K0, (<const KinCfg*>cfg).frame, K0)
+    _accept_local(cfg, i, v, K0, work)
 
 
 cdef int _magnus_omega(const KinCfg* g, Py_ssize_t i, KinWork* k, double t, double h,
@@ -423,19 +431,6 @@ cdef int _magnus_first(const void* cfg, Py_ssize_t i, double t0, const double* z
     if rate * h[0] > angle:
         h[0] = angle / rate
     return STATUS_OK
-
-
-cdef void _accept_local(const void* cfg, Py_ssize_t i, double* v, double* K0,
-                        void* work) noexcept nogil:
-    """After an adaptive Magnus step: qb <- qb exp(v/2) (body) or exp(v/2) qb (world),
-    retracted to |qb| = 1, and v <- 0 (OUT: v, work)."""
-    cdef const KinCfg* g = <const KinCfg*>cfg
-    cdef KinWork* k = <KinWork*>work
-    apply_rotvec(k.qb, v, g.frame, False, k.qb)
-    rkmk_retract(k.qb)
-    v[0] = 0.0
-    v[1] = 0.0
-    v[2] = 0.0
 
 
 cdef int _store(const void* cfg, Py_ssize_t i, double t, const double* z, double* y,

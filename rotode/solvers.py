@@ -35,6 +35,7 @@ from scipy.integrate import DenseOutput, OdeSolver
 
 from rotode import integration, methods, quaternion
 from rotode._validation import as_control
+from rotode.ivp import _StepInterpolant
 from rotode.omega import Callable
 from rotode.rhs import QuaternionKinematics, RigidBody
 
@@ -77,7 +78,6 @@ class _GroupOutput(DenseOutput):
 
     def __init__(self, t_old, t, q_old, z_old, F, kind, frame):
         super().__init__(t_old, t)
-        from rotode.ivp import _StepInterpolant
         self.q_old = q_old / np.linalg.norm(q_old)
         self.algebra = _StepInterpolant(t_old, t, z_old, F, kind)
         self.world = frame == "world"
@@ -251,7 +251,6 @@ class NativeSolver(OdeSolver):
         if self._adaptive and self._step_done[4] is not None:
             t_new, _, q_old, z_old, F = self._step_done
             if self._spec.kernel(self._kind) == "erk":
-                from rotode.ivp import _StepInterpolant
                 return _StepInterpolant(self._t_old_step, t_new, z_old, F, self._spec.embedded.kind)
             return _GroupOutput(self._t_old_step, t_new, q_old, z_old, F,
                                 self._spec.embedded.kind, self._frame)
