@@ -17,6 +17,9 @@ __all__ = [
     "as_float_array",
     "as_callable_vector",
     "as_positive_scalar",
+    "as_rows",
+    "common_bodies",
+    "is_dask",
     "check_nonzero_quaternions",
     "check_rotation_matrices",
     "as_rotation_matrices",
@@ -231,6 +234,44 @@ def as_float_array(x, name, trailing=(), *, finite=True, batch=True):
     if finite and not all_finite(arr.reshape(-1)):
         raise ValueError(f"`{name}` must contain only finite values (no NaN or inf)")
     return arr
+
+
+def is_dask(x):
+    """True for a dask collection (``dask.array.Array``, ...), without importing dask."""
+    return getattr(type(x), "__dask_graph__", None) is not None
+
+
+def as_rows(x, name, trailing=()):
+    """A parameter given once or once per body: ``(array, N)`` for shape ``(N, *trailing)``,
+    ``(array, None)`` for shape ``trailing`` (float64 NumPy, finite).
+
+    A dask array is kept lazy (its values are checked where its blocks are used); it must have
+    the per-body shape ``(N, *trailing)``.
+    """
+    nt = len(trailing)
+    want = str((*trailing,)) + " or " + str(("N", *trailing)).replace("'", "")
+    if is_dask(x):
+        if x.ndim != nt + 1 or tuple(x.shape[1:]) != tuple(trailing):
+            raise ValueError(f"`{name}` as a dask array must have the per-body shape "
+                             f"{str(('N', *trailing)).replace(chr(39), '')}, got {x.shape}")
+        if x.dtype.kind not in "iuf":
+            raise TypeError(f"`{name}` must be a real numeric array, got dtype {x.dtype}")
+        return x, int(x.shape[0])
+    arr = as_float_array(x, name, ())
+    if tuple(arr.shape) == tuple(trailing):
+        return arr, None
+    if arr.ndim == nt + 1 and tuple(arr.shape[1:]) == tuple(trailing) and arr.shape[0] > 0:
+        return arr, int(arr.shape[0])
+    raise ValueError(f"`{name}` must have shape {want}, got {arr.shape}")
+
+
+def common_bodies(named_counts):
+    """The body count N shared by per-body parameters (``{name: N or None}``), or None."""
+    counts = {name: n for name, n in named_counts.items() if n is not None}
+    if len(set(counts.values())) > 1:
+        raise ValueError("per-body parameters must all hold the same number of bodies, got "
+                         + ", ".join(f"`{k}`: {v}" for k, v in counts.items()))
+    return next(iter(counts.values()), None)
 
 
 def as_positive_scalar(x, name, *, allow_zero=False):

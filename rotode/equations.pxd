@@ -19,6 +19,7 @@ cdef enum:
     RHS_OK = 0
     RHS_SOURCE_ERROR = -1      # a Python error is stored in the omega/torque source
     RHS_GIMBAL_LOCK = -3       # Euler angles at cos(beta) = 0
+    RHS_PER_BODY = -4          # a model of N bodies' parameters evaluated as one body
 
 
 cdef inline void mat3_vec(const double* M, const real* x, real* out) noexcept nogil:

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from rotode import dynamic, implicit, kinematic, methods
+from rotode import _dask, dynamic, implicit, kinematic, methods
 from rotode import events as _events
 from rotode._validation import (
     as_control,
@@ -378,6 +378,12 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     >>> np.round(np.abs(res.q[-1]), 12).tolist()   # half a turn about z
     [0.0, 0.0, 0.0, 1.0]
     """
+    if _dask.has_dask(model, y0):     # an ensemble on dask: one task per chunk of bodies
+        return _dask.integrate(integrate, model, t_span, y0, dict(
+            method=method, dt=dt, rtol=rtol, atol=atol, first_step=first_step,
+            max_step=max_step, max_steps=max_steps, frame=frame, t_eval=t_eval,
+            save_every=save_every, workers=workers, events=events, max_events=max_events,
+            **options))
     if not isinstance(method, str):
         raise TypeError(f"`method` must be a string, got {type(method).__name__}")
     name = method.lower()

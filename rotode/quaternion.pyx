@@ -20,6 +20,7 @@ References
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from rotode._dask import dispatch as _dask_dispatch
 from rotode._validation import (as_float_array, batch_of, check_nonzero_quaternions,
                                 as_rotation_matrices, last_dim, project_rotations)
 from rotode._loops cimport (apply_unary, apply_binary, jacobian_unary, new_single,
@@ -27,7 +28,8 @@ from rotode._loops cimport (apply_unary, apply_binary, jacobian_unary, new_singl
 from rotode.dual cimport dual
 
 __all__ = ["multiply", "conjugate", "inverse", "rotate", "to_matrix", "from_matrix", "exp",
-           "log", "exp_approx", "to_scipy", "from_scipy", "to_matrix_jacobian", "norm"]
+           "log", "exp_approx", "to_scipy", "from_scipy", "to_matrix_jacobian", "norm",
+           "angle_between"]
 
 
 def _quaternions(q, name):
@@ -93,6 +95,38 @@ def norm(q):
     """Euclidean norm ``|q|`` of quaternions of shape (..., 4), returned with shape (...)."""
     q = as_float_array(q, "q", (4,))
     return np.sqrt(np.einsum("...i,...i->...", q, q))
+
+
+def angle_between(p, q):
+    """Angle (radians, in [0, pi]) of the rotation between orientations ``p`` and ``q``.
+
+    Parameters
+    ----------
+    p, q : array_like, shape (..., 4)
+        Nonzero quaternions (any length); batch dimensions broadcast.
+
+    Returns
+    -------
+    ndarray, shape (...)
+        The angle of ``R(p)^T R(q)``, i.e. of ``r = conj(p) q``: ``2 atan2(|vec r|, |r_w|)``,
+        accurate for small angles too (a pointing error); the same for ``q`` and ``-q``, and
+        equal to ``(Rotation(p).inv() * Rotation(q)).magnitude()`` of SciPy.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rotode import quaternion
+    >>> half_turn = [0.0, 0.0, 0.0, 1.0]
+    >>> float(quaternion.angle_between([1, 0, 0, 0], half_turn)) == np.pi
+    True
+    """
+    p = _quaternions(p, "p")
+    q = _quaternions(q, "q")
+    _broadcast_error("p", p, "q", q)
+    r = apply_binary(quat_mul[double], apply_unary(quat_conj[double], p, 1, (4,)), 4, q, 4,
+                     (4,))
+    return 2.0 * np.arctan2(np.sqrt(np.einsum("...i,...i->...", r[..., 1:], r[..., 1:])),
+                            np.abs(r[..., 0]))
 
 
 def inverse(q):
@@ -309,3 +343,13 @@ def to_matrix_jacobian(q):
     with nogil:
         jacobian_unary(quat_to_matrix[dual], qin, Rv, Jv)
     return R, np.ldexp(J, -exponent[..., None, None, None])
+
+
+# dask arrays in: the same kernels block by block, dask arrays out (rotode/_dask.py)
+for _name, _signature, _n_out in (
+        ("multiply", "(4),(4)->(4)", 1), ("conjugate", "(4)->(4)", 1), ("norm", "(4)->()", 1),
+        ("inverse", "(4)->(4)", 1), ("rotate", "(4),(3)->(3)", 1), ("to_matrix", "(4)->(3,3)", 1),
+        ("from_matrix", "(3,3)->(4)", 1), ("exp", "(3)->(4)", 1), ("log", "(4)->(4)", 1),
+        ("exp_approx", "(3)->(4)", 1), ("to_matrix_jacobian", "(4)->(3,3),(3,3,4)", 2),
+        ("angle_between", "(4),(4)->()", 1)):
+    globals()[_name] = _dask_dispatch(_signature, _n_out)(globals()[_name])

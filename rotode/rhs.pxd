@@ -42,6 +42,8 @@ cdef class _Body(RightHandSide):
 cdef class RigidBody(_Body):
     cdef readonly double norm_gain
     cdef readonly bint gyroscopic
+    cdef readonly object n_bodies        # None: one body; N: per-body parameters
+    cdef object _rows                    # per body: (inertia (N, 3, 3), inverse) or dask
 
 
 cdef class ExpCoordRigidBody(_Body):

@@ -24,10 +24,13 @@ Calling conventions
 2-D ``(n, k)`` array of k states as columns (``vectorized=True``); it returns a new array of the
 same shape.  The hot path does no validation beyond the shape when ``y`` is a float64 buffer.
 """
+import gc
+
 import numpy as np
 
 from rotode._validation import (as_float_array, as_frame, as_inertia, as_positive_scalar,
-                                check_nonzero_quaternions)
+                                check_nonzero_quaternions, common_bodies)
+from rotode._validation import is_dask as _is_dask
 from rotode.omega import as_source
 from rotode.torque import as_torque
 
@@ -68,11 +71,47 @@ def check_inertia(inertia):
     return Im, Iinv
 
 
+def _per_body_inertia(inertia):
+    """Inertia given once or per body: ``((I, I_inv), N or None)``; I of shape (3, 3) or
+    (N, 3, 3) (checked), or the dask array itself (N, 3) / (N, 3, 3) with I_inv None."""
+    if _is_dask(inertia):
+        if not (inertia.ndim == 2 and inertia.shape[1] == 3
+                or inertia.ndim == 3 and inertia.shape[1:] == (3, 3)):
+            raise ValueError("`inertia` as a dask array must have the per-body shape (N, 3) or "
+                             f"(N, 3, 3), got {inertia.shape}")
+        return (inertia, None), int(inertia.shape[0])
+    arr = as_float_array(inertia, "inertia", (), finite=False)
+    if arr.shape in ((3,), (3, 3)):
+        Im, Iinv = check_inertia(arr)
+        return (Im, Iinv), None
+    if arr.ndim == 2 and arr.shape[1] == 3 and arr.shape[0] > 0:
+        if not np.all(arr > 0):
+            raise ValueError("`inertia` principal moments must be positive for every body")
+        full = np.zeros((arr.shape[0], 3, 3))
+        idx = np.arange(3)
+        full[:, idx, idx] = arr
+        Im = as_inertia(full, "inertia")
+        Iinv = np.zeros_like(Im)
+        Iinv[:, idx, idx] = 1.0 / arr
+        return (np.ascontiguousarray(Im), Iinv), arr.shape[0]
+    if arr.ndim == 3 and arr.shape[1:] == (3, 3) and arr.shape[0] > 0:
+        Im = np.ascontiguousarray(as_inertia(arr, "inertia"))
+        Iinv = np.linalg.inv(Im)
+        Iinv = np.ascontiguousarray(0.5 * (Iinv + np.swapaxes(Iinv, 1, 2)))
+        return (Im, Iinv), arr.shape[0]
+    raise ValueError("`inertia` must have shape (3,) (principal moments), (3, 3), or per body "
+                     f"(N, 3) or (N, 3, 3), got {arr.shape}")
+
+
 def rigid_body_list(model, n):
     """The per-body models of a rigid-body runner: ``[model]`` for one shared `RigidBody`, or
     the list itself when it holds exactly one `RigidBody` per body (``n`` bodies)."""
     if isinstance(model, RigidBody):
-        return [model]
+        nb = (<RigidBody>model).n_bodies
+        if nb is not None and nb != n:
+            raise ValueError(f"`model` holds per-body parameters for {nb} bodies but `y0` "
+                             f"holds {n} states")
+        return model.bodies()
     if isinstance(model, (list, tuple)):
         if len(model) != n:
             raise ValueError(f"`model` must hold one RigidBody per body: N = {n} bodies in "
@@ -114,6 +153,10 @@ cdef class RightHandSide:
         return ()
 
     cdef void raise_status(self, int status) except *:
+        if status == RHS_PER_BODY:
+            raise ValueError(f"this {type(self).__name__} holds per-body parameters for "
+                             f"{self.n_bodies} bodies: evaluating it needs one body (take it "
+                             "with model[i]), or give rotode.integrate N states")
         if status == RHS_GIMBAL_LOCK:
             raise ValueError(f"{type(self).__name__}: gimbal lock, cos(beta) = 0; XYZ Euler "
                              "angles are singular there (use quaternions)")
@@ -387,13 +430,18 @@ cdef class _Body(RightHandSide):
     """Shared parts of the rigid-body right-hand sides: inertia, torque, invariants."""
 
     def _init_body(self, inertia, torque):
+        tq = as_torque(torque)
+        if tq is not None and tq.n_bodies is not None:
+            raise ValueError(f"`torque` holds per-body parameters for {tq.n_bodies} bodies; "
+                             f"{type(self).__name__} is one body's right-hand side (per-body "
+                             "parameters: rotode.RigidBody with rotode.integrate)")
         Im, Iinv = check_inertia(inertia)
         self.inertia = Im
         for i in range(3):
             for j in range(3):
                 self._I[3 * i + j] = Im[i, j]
                 self._Iinv[3 * i + j] = Iinv[i, j]
-        self.torque = as_torque(torque)
+        self.torque = tq
 
     def _sources(self):
         return (self.torque,)
@@ -475,6 +523,8 @@ cdef inline int _body_torque(_Body body, double t, const real* q, const real* w,
 cdef int _rigid_body(RigidBody self, double t, const real* y, real* dy):
     cdef real tau[3]
     cdef int status
+    if self._rows is not None:
+        return RHS_PER_BODY
     status = _body_torque(self, t, y, &y[4], tau)
     if status != 0:
         return status
@@ -487,16 +537,27 @@ cdef class RigidBody(_Body):
 
     Parameters
     ----------
-    inertia : array_like, shape (3,) or (3, 3)
-        Principal moments, or a symmetric positive definite body-frame inertia (checked).
-    torque : Torque, array_like (3,), callable or None
-        Body torque tau(t, q, w): a `rotode.torque` source, a constant body vector, a Python
-        function ``tau(t, q, w)``, or None (torque-free).
+    inertia : array_like, shape (3,), (3, 3), (N, 3) or (N, 3, 3)
+        Principal moments, or a symmetric positive definite body-frame inertia (checked); with
+        a leading axis N, one inertia per body (a (3, 3) array is one tensor: give three
+        bodies' moments as (3, 3, 3) tensors).
+    torque : Torque, array_like (3,) or (N, 3), callable or None
+        Body torque tau(t, q, w): a `rotode.torque` source (shared, or per body when its
+        parameters are), a constant body vector (or one per body), a Python function
+        ``tau(t, q, w)``, or None (torque-free).
     norm_gain : float, optional
         Norm controller gain of Rucker 2018 eq. 23 (0: none).
     gyroscopic : bool, optional
         Keep the gyroscopic term w x I w (True, physical); False drops it as many game engines
         do (Mandre 2008 sec. 7.6).
+
+    Attributes
+    ----------
+    n_bodies : int or None
+        N when the inertia or the torque is given per body (an ensemble of N dispersed bodies,
+        for `rotode.integrate` with N states; ``model[i]`` is body i), else None.  Per-body
+        parameters may be dask arrays (chunked along N; ``rotode.integrate`` then returns dask
+        arrays, docs/scaling.md).
 
     Notes
     -----
@@ -507,9 +568,98 @@ cdef class RigidBody(_Body):
 
     def __init__(self, inertia, torque=None, norm_gain=0.0, gyroscopic=True):
         self.n = 7
-        self._init_body(inertia, torque)
         self.norm_gain = as_positive_scalar(norm_gain, "norm_gain", allow_zero=True)
         self.gyroscopic = bool(gyroscopic)
+        tq = as_torque(torque)
+        n_tq = tq.n_bodies if tq is not None else None
+        one = not _is_dask(inertia) and (np.ndim(inertia) <= 1 or np.shape(inertia) == (3, 3))
+        if one and n_tq is None:          # (3, 3) is one tensor; 3 bodies' moments: (3, 3, 3)
+            self._init_body(inertia, tq)
+            self.n_bodies = None
+            self._rows = None
+            return
+        rows, n_in = _per_body_inertia(inertia)
+        self.n_bodies = common_bodies({"inertia": n_in, "torque": n_tq})
+        self.torque = tq
+        self._rows = rows
+        self.inertia = rows[0]
+        for i in range(9):
+            self._I[i] = np.nan
+            self._Iinv[i] = np.nan
+
+    def __getitem__(self, i):
+        """Body ``i`` of a per-body model (``n_bodies`` is not None), as a one-body
+        `RigidBody`."""
+        if self.n_bodies is None:
+            raise TypeError("this RigidBody holds one body's parameters; only a per-body model "
+                            "(n_bodies = N) can be indexed")
+        n = self.n_bodies
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+            raise TypeError(f"a body index must be an integer, got {type(i).__name__}")
+        if not -n <= i < n:
+            raise IndexError(f"body index {i} out of range for {n} bodies")
+        if self._lazy():
+            raise ValueError("this RigidBody holds dask arrays: index it after computing them "
+                             "(rotode.integrate does this per chunk)")
+        return self.bodies()[i % n]
+
+    def _lazy(self):
+        return self._rows is not None and (_is_dask(self._rows[0])
+                                           or (self.torque is not None and self.torque._lazy()))
+
+    def bodies(self):
+        """The one-body models: ``[self]``, or the N bodies of a per-body model."""
+        if self._rows is None:
+            return [self]
+        if self._lazy():
+            raise ValueError("this RigidBody holds dask arrays; rotode.integrate runs it chunk "
+                             "by chunk (docs/scaling.md)")
+        Is, Iinvs = self._rows
+        N = self.n_bodies
+        # 10^5-10^6 small objects: the cyclic collector would re-scan them as they are made
+        # (5x the cost); they hold no cycles
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._make_bodies(Is, Iinvs, N)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _make_bodies(self, Is, Iinvs, Py_ssize_t N):
+        cdef Py_ssize_t b
+        cdef int k
+        cdef const double[:, :, ::1] iv
+        cdef const double[:, :, ::1] jv
+        cdef bint shared_I = Is.ndim == 2
+        if not shared_I:
+            iv = Is
+            jv = Iinvs
+        tq = self.torque
+        torques = (<Torque>tq).per_body(N) if tq is not None else [None] * N
+        views = list(Is) if not shared_I else None
+        out = [None] * N
+        cdef RigidBody body
+        for b in range(N):
+            body = RigidBody.__new__(RigidBody)
+            body.n = 7
+            body.norm_gain = self.norm_gain
+            body.gyroscopic = self.gyroscopic
+            body.n_bodies = None
+            body._rows = None
+            if shared_I:
+                body.inertia = Is
+                for k in range(9):
+                    body._I[k] = Is[k // 3, k % 3]
+                    body._Iinv[k] = Iinvs[k // 3, k % 3]
+            else:
+                body.inertia = views[b]
+                for k in range(9):
+                    body._I[k] = iv[b, k // 3, k % 3]
+                    body._Iinv[k] = jv[b, k // 3, k % 3]
+            body.torque = torques[b]
+            out[b] = body
+        return out
 
     cdef int eval(self, double t, const double* y, double* dy):
         return _rigid_body(self, t, y, dy)
@@ -525,6 +675,10 @@ cdef class RigidBody(_Body):
             w[i] = y[4 + i]
 
     def __repr__(self):
+        if self._rows is not None:
+            return (f"RigidBody(<per-body parameters of {self.n_bodies} bodies>, "
+                    f"torque={self.torque!r}, norm_gain={self.norm_gain!r}, "
+                    f"gyroscopic={self.gyroscopic!r})")
         return (f"RigidBody(inertia={self.inertia.tolist()}, torque={self.torque!r}, "
                 f"norm_gain={self.norm_gain!r}, gyroscopic={self.gyroscopic!r})")
 

@@ -17,6 +17,7 @@ References
 """
 import numpy as np
 
+from rotode._dask import dispatch as _dask_dispatch
 from rotode._validation import (as_float_array, batch_of, as_rotation_matrices,
                                 project_rotations)
 from rotode._loops import all_abs_below
@@ -308,3 +309,13 @@ def dexp_inv_jacobian(v):
     v = _vectors(v)
     _inside_dexp_inv_domain(v)
     return _jacobian(so3_dexp_inv[dual], v, (3, 3))
+
+
+# dask arrays in: the same kernels block by block, dask arrays out (rotode/_dask.py)
+for _name, _signature, _n_out in (
+        ("hat", "(3)->(3,3)", 1), ("vee", "(3,3)->(3)", 1), ("exp", "(3)->(3,3)", 1),
+        ("log", "(3,3)->(3)", 1), ("dexp", "(3)->(3,3)", 1), ("dexp_inv", "(3)->(3,3)", 1),
+        ("exp_and_dexp", "(3)->(3,3),(3,3)", 2), ("coefficients", "()->(),(),(),()", 4),
+        ("exp_jacobian", "(3)->(3,3),(3,3,3)", 2), ("dexp_jacobian", "(3)->(3,3),(3,3,3)", 2),
+        ("dexp_inv_jacobian", "(3)->(3,3),(3,3,3)", 2)):
+    globals()[_name] = _dask_dispatch(_signature, _n_out)(globals()[_name])

@@ -17,6 +17,9 @@ cdef enum:
 
 cdef class Torque:
     cdef public object error
+    cdef readonly object n_bodies      # None: one source; N: per-body parameters (rows)
+    cdef Torque body(self, Py_ssize_t i)                              # the source of body i
+    cdef list per_body(self, Py_ssize_t n)         # the sources of bodies 0..n-1
     cdef int evaluate(self, double t, const double* q, const double* w,
                       double* tau) noexcept nogil                      # OUT: tau[3]
     cdef int evaluate_dual(self, double t, const dual* q, const dual* w,
@@ -27,11 +30,14 @@ cdef class Constant(Torque):
     cdef double _tau[3]
     cdef readonly str frame
     cdef bint _world
+    cdef object _rows                  # per-body: tau (N, 3) (NumPy or dask), else None
 
 
 cdef class Gravity(Torque):
     cdef double _mg, _mass, _g
     cdef double _com[3]
+    cdef object _rows                  # per-body: (mass (N,), g (N,), com (N, 3)), else None
+    cdef list _range(self, Py_ssize_t start, Py_ssize_t stop)
 
 
 cdef class Callable(Torque):

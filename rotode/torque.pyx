@@ -23,7 +23,15 @@ noexcept nogil``, and ``evaluate_dual`` for exact Jacobians.
 """
 import numpy as np
 
-from rotode._validation import as_callable_vector, as_float_array, as_frame, as_positive_scalar
+from rotode._validation import (
+    as_callable_vector,
+    as_float_array,
+    as_frame,
+    as_positive_scalar,
+    as_rows,
+    common_bodies,
+    is_dask,
+)
 
 from libc.math cimport fabs, sqrt
 from rotode.dual cimport *
@@ -112,6 +120,39 @@ cdef class Torque:
                         q[j].d[i] if j < 4 else w[j - 4].d[i])
         return TORQUE_OK
 
+    cdef Torque body(self, Py_ssize_t i):
+        return self
+
+    cdef list per_body(self, Py_ssize_t n):
+        cdef Py_ssize_t b
+        if self.n_bodies is None:
+            return [self] * n
+        return [self.body(b) for b in range(n)]
+
+    def __getitem__(self, i):
+        """The source of body ``i`` of a per-body source (``n_bodies`` is not None)."""
+        if self.n_bodies is None:
+            raise TypeError(f"{type(self).__name__} holds one body's parameters; only a "
+                            "per-body source (n_bodies = N) can be indexed")
+        n = self.n_bodies
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+            raise TypeError(f"a body index must be an integer, got {type(i).__name__}")
+        if not -n <= i < n:
+            raise IndexError(f"body index {i} out of range for {n} bodies")
+        if self._lazy():
+            raise ValueError(f"{type(self).__name__} holds dask arrays: index it after "
+                             "computing them (rotode.integrate does this per chunk)")
+        return self.body(i % n)
+
+    def _lazy(self):
+        return False
+
+    def _single(self, what):
+        if self.n_bodies is not None:
+            raise ValueError(f"{type(self).__name__} holds per-body parameters for "
+                             f"{self.n_bodies} bodies: {what} needs one body's source "
+                             "(take it with source[i]) or rotode.integrate with N states")
+
     def _check(self, int status):
         if status == TORQUE_OK:
             return
@@ -120,6 +161,7 @@ cdef class Torque:
             f"{type(self).__name__} failed with status {status}")
 
     def __call__(self, double t, q, w):
+        self._single("evaluating it")
         qa = as_float_array(q, "q", (4,), batch=False)
         wa = as_float_array(w, "w", (3,), batch=False)
         out = np.empty(3)
@@ -133,22 +175,64 @@ cdef class Torque:
 
 
 cdef class Constant(Torque):
-    """Constant torque ``tau`` (shape (3,)) given in ``frame`` "body" or "world".
+    """Constant torque ``tau`` given in ``frame`` "body" or "world".
 
-    A world-frame torque is rotated into the body: ``R(q)^T tau``.
+    ``tau`` of shape (3,) is one body's torque; of shape (N, 3) (NumPy or dask) one torque per
+    body of a batch (``n_bodies`` = N, e.g. dispersed disturbance torques of an ensemble; used
+    through a `rotode.RigidBody` with N states).  A world-frame torque is rotated into the
+    body: ``R(q)^T tau``.
     """
 
     def __init__(self, tau, frame="body"):
-        tau = as_float_array(tau, "tau", (3,), batch=False)
+        rows, n = as_rows(tau, "tau", (3,))
         as_frame(frame)
         self.frame = frame
         self._world = frame == "world"
+        self.n_bodies = n
+        self._rows = rows if n is not None else None
         for i in range(3):
-            self._tau[i] = tau[i]
+            self._tau[i] = rows[i] if n is None else np.nan
 
     @property
     def tau(self):
+        """The torque, shape (3,), or (N, 3) for a per-body source."""
+        if self._rows is not None:
+            return self._rows
         return np.array([self._tau[0], self._tau[1], self._tau[2]])
+
+    def _lazy(self):
+        return is_dask(self._rows)
+
+    cdef Torque body(self, Py_ssize_t i):
+        if self._rows is None:
+            return self
+        cdef Constant c = Constant.__new__(Constant)
+        cdef const double[:, ::1] r = self._rows
+        c.frame = self.frame
+        c._world = self._world
+        c.n_bodies = None
+        c._rows = None
+        c._tau[0] = r[i, 0]
+        c._tau[1] = r[i, 1]
+        c._tau[2] = r[i, 2]
+        return c
+
+    cdef list per_body(self, Py_ssize_t n):
+        if self._rows is None:
+            return [self] * n
+        cdef const double[:, ::1] r = self._rows
+        cdef Py_ssize_t b
+        cdef Constant c
+        out = [None] * n
+        for b in range(n):
+            c = Constant.__new__(Constant)
+            c.frame = self.frame
+            c._world = self._world
+            c._tau[0] = r[b, 0]
+            c._tau[1] = r[b, 1]
+            c._tau[2] = r[b, 2]
+            out[b] = c
+        return out
 
     cdef int evaluate(self, double t, const double* q, const double* w,
                       double* tau) noexcept nogil:
@@ -171,6 +255,8 @@ cdef class Constant(Torque):
         return TORQUE_OK
 
     def __repr__(self):
+        if self._rows is not None:
+            return f"Constant(tau=<{self.n_bodies} bodies>, frame={self.frame!r})"
         return f"Constant(tau={self.tau.tolist()}, frame={self.frame!r})"
 
 
@@ -179,12 +265,15 @@ cdef class Gravity(Torque):
 
     Parameters
     ----------
-    mass : float
+    mass : float or array_like, shape (N,)
         Mass m > 0.
-    g : float
+    g : float or array_like, shape (N,)
         Gravitational acceleration (>= 0), acting along -z of the world.
-    com : array_like, shape (3,)
+    com : array_like, shape (3,) or (N, 3)
         Pivot-to-centre-of-mass vector in body coordinates (``[0, 0, h]`` for a Lagrange top).
+
+    Any parameter given per body (NumPy or dask, leading axis N) makes a per-body source
+    (``n_bodies`` = N) for a `rotode.RigidBody` with N states; the others are shared.
 
     Notes
     -----
@@ -195,18 +284,83 @@ cdef class Gravity(Torque):
     """
 
     def __init__(self, mass, g, com):
-        m = as_positive_scalar(mass, "mass")
-        gg = as_positive_scalar(g, "g", allow_zero=True)
-        com = as_float_array(com, "com", (3,), batch=False)
-        self._mg = m * gg
+        if np.ndim(mass) == 0 and np.ndim(g) == 0 and np.ndim(com) == 1:
+            m = as_positive_scalar(mass, "mass")
+            gg = as_positive_scalar(g, "g", allow_zero=True)
+            com = as_float_array(com, "com", (3,), batch=False)
+            self._mg = m * gg
+            for i in range(3):
+                self._com[i] = com[i]
+            self._mass = m
+            self._g = gg
+            self.n_bodies = None
+            self._rows = None
+            return
+        ms, nm = as_rows(mass, "mass")
+        gs, ng = as_rows(g, "g")
+        cs, nc = as_rows(com, "com", (3,))
+        n = common_bodies({"mass": nm, "g": ng, "com": nc})
+        if not is_dask(ms) and not np.all(ms > 0):
+            raise ValueError("`mass` must be > 0 for every body")
+        if not is_dask(gs) and not np.all(gs >= 0):
+            raise ValueError("`g` must be >= 0 for every body")
+        self.n_bodies = n
+        self._rows = (ms, gs, cs)
+        self._mg = self._mass = self._g = np.nan
         for i in range(3):
-            self._com[i] = com[i]
-        self._mass = m
-        self._g = gg
+            self._com[i] = np.nan
+
+    @property
+    def mass(self):
+        return self._mass if self._rows is None else self._rows[0]
+
+    @property
+    def g(self):
+        return self._g if self._rows is None else self._rows[1]
 
     @property
     def com(self):
+        """Pivot-to-centre-of-mass vector, shape (3,), or (3,) / (N, 3) per body."""
+        if self._rows is not None:
+            return self._rows[2]
         return np.array([self._com[0], self._com[1], self._com[2]])
+
+    def _lazy(self):
+        return self._rows is not None and any(is_dask(r) for r in self._rows)
+
+    cdef Torque body(self, Py_ssize_t i):
+        if self._rows is None:
+            return self
+        return self._range(i, i + 1)[0]
+
+    cdef list per_body(self, Py_ssize_t n):
+        if self._rows is None:
+            return [self] * n
+        return self._range(0, n)
+
+    cdef list _range(self, Py_ssize_t start, Py_ssize_t stop):
+        """The one-body sources of bodies start..stop-1 (parameters broadcast per body)."""
+        ms, gs, cs = self._rows
+        # a shared parameter is one row (index 0 for every body)
+        cdef const double[:, ::1] mv = np.ascontiguousarray(np.reshape(ms, (-1, 1)))
+        cdef const double[:, ::1] gv = np.ascontiguousarray(np.reshape(gs, (-1, 1)))
+        cdef const double[:, ::1] cv = np.ascontiguousarray(np.reshape(cs, (-1, 3)))
+        cdef Py_ssize_t b, mi, gi, ci
+        cdef int k
+        cdef Gravity c
+        out = [None] * (stop - start)
+        for b in range(start, stop):
+            mi = b if mv.shape[0] > 1 else 0
+            gi = b if gv.shape[0] > 1 else 0
+            ci = b if cv.shape[0] > 1 else 0
+            c = Gravity.__new__(Gravity)
+            c._mass = mv[mi, 0]
+            c._g = gv[gi, 0]
+            c._mg = c._mass * c._g
+            for k in range(3):
+                c._com[k] = cv[ci, k]
+            out[b - start] = c
+        return out
 
     cdef int evaluate(self, double t, const double* q, const double* w,
                       double* tau) noexcept nogil:
@@ -220,6 +374,7 @@ cdef class Gravity(Torque):
 
     def potential_energy(self, q):
         """``m g (R(q) com) . e_z`` for q of shape (4,) or (4, k) (any nonzero length)."""
+        self._single("the potential energy")
         q = np.asarray(q, dtype=np.float64)
         n2 = np.sum(q * q, axis=0)
         w, x, y, z = q
@@ -231,6 +386,8 @@ cdef class Gravity(Torque):
         return self._mg * (r20 * c[0] + r21 * c[1] + r22 * c[2])
 
     def __repr__(self):
+        if self._rows is not None:
+            return f"Gravity(<per-body parameters of {self.n_bodies} bodies>)"
         return f"Gravity(mass={self._mass!r}, g={self._g!r}, com={self.com.tolist()})"
 
 
@@ -268,7 +425,8 @@ cdef class Callable(Torque):
 
 
 def as_torque(torque, name="torque"):
-    """A `Torque` from None (torque-free), a source, an array (body frame) or a callable."""
+    """A `Torque` from None (torque-free), a source, an array (body frame: (3,), or (N, 3) per
+    body) or a callable."""
     if torque is None or isinstance(torque, Torque):
         return torque
     if callable(torque):
@@ -276,4 +434,5 @@ def as_torque(torque, name="torque"):
     if isinstance(torque, (str, bytes)):
         raise TypeError(f"`{name}` must be a Torque source, an array of shape (3,) or a "
                         f"callable tau(t, q, w), got {type(torque).__name__}")
-    return Constant(as_float_array(torque, name, (3,), batch=False), "body")
+    rows, n = as_rows(torque, name, (3,))
+    return Constant(rows, "body")

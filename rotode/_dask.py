@@ -1,0 +1,361 @@
+"""Dask arrays in, dask arrays out: `rotode.integrate` and the kernels on ensembles.
+
+A dask array in ``y0`` (or in a model's per-body parameters) makes `rotode.integrate` build one
+task per chunk of bodies; each task runs the ordinary batched compiled call on its NumPy blocks
+(docs/scaling.md).  Because every body does exactly the arithmetic of a single run, the result
+equals the NumPy batched run bit for bit for any chunking, any dask scheduler and any number of
+workers.  The kernels of `rotode.quaternion` and `rotode.so3` map over the blocks of their
+arguments with ``dask.array.apply_gufunc`` (signatures below), so post-processing stays lazy.
+
+Nothing here imports dask until a dask array is seen: the core install does not need it
+(``pip install "rotode[dask]"``).
+"""
+import functools
+
+import numpy as np
+
+from rotode._validation import is_dask
+
+__all__ = ["dispatch", "has_dask", "integrate", "LazyIntegrationResult"]
+
+
+def _dask_array():
+    try:
+        import dask.array as da
+    except ImportError:             # (a dask collection came from somewhere: say what is missing)
+        raise ImportError("dask arrays need dask: pip install \"rotode[dask]\"") from None
+    return da
+
+
+# ---- kernels ------------------------------------------------------------------------------
+
+def dispatch(signature, n_out=1):
+    """Decorate a kernel facade so that dask arrays among its positional arguments run it
+    block by block (``dask.array.apply_gufunc`` with this generalised-ufunc `signature`, e.g.
+    ``"(4),(4)->(4)"``); NumPy input takes the facade unchanged."""
+    def wrap(func):
+        @functools.wraps(func)
+        def kernel(*args, **kwargs):
+            for a in args:
+                if is_dask(a):
+                    return _apply(func, signature, n_out, args, kwargs)
+            return func(*args, **kwargs)
+        kernel.dask_signature = signature
+        return kernel
+    return wrap
+
+
+def _apply(func, signature, n_out, args, kwargs):
+    da = _dask_array()
+    if kwargs.get("out") is not None:
+        raise TypeError(f"`out` cannot be given with dask arrays ({func.__name__} returns a "
+                        "new dask array)")
+    kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+    dtypes = (float,) * n_out if n_out > 1 else float
+    return da.apply_gufunc(func, signature, *args, output_dtypes=dtypes, allow_rechunk=True,
+                           **kwargs)
+
+
+# ---- integrate ----------------------------------------------------------------------------
+
+def _per_body_fields(model):
+    """The per-body arrays of `model` (name -> array with leading axis N, NumPy or dask) and a
+    small recipe from which `_rebuild` makes the model of a chunk from NumPy blocks of them
+    (the recipe holds only shared parameters: a task ships its own rows, not the ensemble's)."""
+    from rotode.rhs import RigidBody
+    if is_dask(model) or isinstance(model, np.ndarray) and model.ndim == 2:
+        return {"rates": model}, ("rates",)
+    if not isinstance(model, RigidBody) or model.n_bodies is None:
+        return {}, ("shared",)
+    from rotode import torque as _torque
+    fields, shared = {}, {}
+    inertia = model.inertia                   # (N, 3, 3), dask (N, 3) / (N, 3, 3), or shared
+    (fields if is_dask(inertia) or np.ndim(inertia) == 3 else shared)["inertia"] = inertia
+    tq = model.torque
+    kind = None
+    if tq is not None and tq.n_bodies is not None:
+        if isinstance(tq, _torque.Constant):
+            kind = ("constant", tq.frame)
+            fields["tau"] = tq.tau
+        elif isinstance(tq, _torque.Gravity):
+            kind = ("gravity",)
+            for name, value, dims in (("mass", tq.mass, 1), ("g", tq.g, 1), ("com", tq.com, 2)):
+                (fields if np.ndim(value) == dims else shared)[name] = value
+        else:                                   # (as_torque makes no other per-body source)
+            raise TypeError(f"per-body {type(tq).__name__} sources cannot be split in chunks")
+    else:
+        shared["torque"] = tq
+    return fields, ("rigid body", kind, shared, model.norm_gain, model.gyroscopic)
+
+
+def _rebuild(recipe, blocks, model=None):
+    """The model of a chunk: `recipe` of `_per_body_fields` with NumPy `blocks` (or `model`
+    itself when nothing is per body)."""
+    if recipe[0] == "shared":
+        return model
+    if recipe[0] == "rates":
+        return blocks["rates"]
+    from rotode import torque as _torque
+    from rotode.rhs import RigidBody
+    _, kind, shared, norm_gain, gyroscopic = recipe
+    values = {**shared, **blocks}
+    if kind is None:
+        torque = shared["torque"]
+    elif kind[0] == "constant":
+        torque = _torque.Constant(values["tau"], kind[1])
+    else:
+        torque = _torque.Gravity(values["mass"], values["g"], values["com"])
+    return RigidBody(values["inertia"], torque=torque, norm_gain=norm_gain,
+                     gyroscopic=gyroscopic)
+
+
+def has_dask(model, y0):
+    """True when `y0`, a rate array or a per-body parameter of `model` is a dask array."""
+    if is_dask(y0) or is_dask(model):
+        return True
+    lazy = getattr(model, "_lazy", None)         # a per-body RigidBody holding dask arrays
+    return lazy is not None and getattr(model, "n_bodies", None) is not None and lazy()
+
+
+def _dummy(model, fields, recipe, k):
+    """A one-body stand-in with the structure of `model` (per-body values replaced by valid
+    placeholders) and a valid state, for checking the call before any task runs."""
+    blocks = {}
+    for name, v in fields.items():
+        shape = (1,) + tuple(np.shape(v)[1:])
+        blocks[name] = (np.broadcast_to(np.eye(3), shape).copy() if name == "inertia"
+                        and len(shape) == 3 else np.ones(shape) if name in ("inertia", "mass")
+                        else np.zeros(shape))
+    y = np.zeros((1, k))
+    y[0, 0] = 1.0
+    return _rebuild(recipe, blocks, model), y
+
+
+def integrate(facade, model, t_span, y0, kwargs):
+    """`rotode.integrate` on dask arrays (see the module docstring); `facade` is the NumPy
+    `rotode.integrate`, `kwargs` its other arguments."""
+    da = _dask_array()
+    import dask
+    fields, recipe = _per_body_fields(model)
+    n_bodies = {name: int(np.shape(v)[0]) for name, v in fields.items()}
+    if not is_dask(y0):
+        y0 = np.asarray(y0)
+        if y0.ndim != 2:
+            raise ValueError("with per-body dask parameters `y0` must hold one state per body, "
+                             f"shape (N, k), got {y0.shape}")
+        chunks = next(v.chunks[0] for v in fields.values() if is_dask(v))
+        y0 = da.from_array(y0, chunks=(chunks, -1))
+    if y0.ndim != 2:
+        raise ValueError(f"a dask `y0` must have shape (N, k) (one state per row), got "
+                         f"{y0.shape}")
+    if len(y0.chunks[1]) != 1:
+        raise ValueError(f"`y0` is chunked along the state axis (chunks {y0.chunks[1]}): a "
+                         "task needs whole states; rechunk it with y0.rechunk({1: -1})")
+    if y0.dtype.kind not in "iuf":
+        raise TypeError(f"`y0` must be a real numeric array, got dtype {y0.dtype}")
+    N, k = (int(s) for s in y0.shape)
+    for name, n in n_bodies.items():
+        if n != N:
+            raise ValueError(f"the model's per-body `{name}` holds {n} bodies but `y0` {N}")
+    rows = y0.chunks[0]
+    # per-body parameters: aligned with y0's chunks of bodies (rechunked when they differ)
+    blocks_of = {}
+    for name, v in fields.items():
+        arr = v if is_dask(v) else da.from_array(np.asarray(v), chunks=-1)
+        arr = arr.rechunk((rows,) + tuple(-1 for _ in arr.shape[1:]))
+        blocks_of[name] = arr.to_delayed().reshape(-1)
+    # the call checked once on a stand-in body: bad arguments raise now, not inside a task
+    one_model, one_y0 = _dummy(model, fields, recipe, k)
+    probe = facade(one_model, t_span, one_y0, **kwargs)
+    t = probe.t
+    n_t = t.shape[0]
+    events = kwargs.get("events")
+    n_ev = len(probe.t_events[0]) if probe.t_events is not None else 0
+    cap = kwargs.get("max_events") or 16
+    # the shared inputs (a model, a recording, events) are one graph key each, shipped once
+    # to a worker and not once per task
+    shared = dask.delayed((model if recipe[0] == "shared" else None, kwargs), pure=False,
+                          traverse=False)
+    run = dask.delayed(_run_chunk, pure=False)
+    parts = []
+    for j, yb in enumerate(y0.to_delayed().reshape(-1)):
+        param = {name: blocks[j] for name, blocks in blocks_of.items()}
+        parts.append(run(facade, recipe, yb, param, t_span, shared, n_ev, cap))
+
+    def stack(key, tail, dtype=float):
+        return da.concatenate([da.from_delayed(p[key], shape=(c,) + tail, dtype=dtype)
+                               for p, c in zip(parts, rows, strict=True)])
+    y = stack("y", (n_t, k))
+    w = stack("w", (n_t, 3))
+    status = stack("status", (), int)
+    stats = {key: da.concatenate([da.from_delayed(p["stats"][key], shape=(1,),
+                                                  dtype=np.asarray(value).dtype)
+                                  for p in parts])
+             for key, value in probe.stats.items() if _counter(value)}
+    ev = None
+    if events is not None:
+        ev = {"t_events": stack("t_events", (n_ev, cap)),
+              "y_events": stack("y_events", (n_ev, cap, k)),
+              "n_events": stack("n_events", (n_ev,), np.int64),
+              "t_stop": stack("t_stop", ())}
+    return LazyIntegrationResult(t, y, w, status, stats, probe.method, parts, rows, ev)
+
+
+def _counter(value):
+    return np.ndim(value) == 0 and isinstance(value, (int, float, np.number))
+
+
+def _run_chunk(facade, recipe, y0, params, t_span, shared, n_ev, cap):
+    """One task: the NumPy batched call on a chunk of bodies, its outputs as arrays."""
+    model, kwargs = shared
+    model = _rebuild(recipe, {name: np.ascontiguousarray(v) for name, v in params.items()},
+                     model)
+    kwargs = dict(kwargs)
+    if kwargs.get("events") is not None:
+        kwargs["max_events"] = cap
+    res = facade(model, t_span, np.ascontiguousarray(y0, dtype=np.float64), **kwargs)
+    c = y0.shape[0]
+    status = np.zeros(c, dtype=int)
+    out = {"y": res.y, "w": res.w, "message": res.message, "code": res.status}
+    if res.status not in (0, 1):
+        status[~np.isfinite(res.y[:, -1]).all(axis=1)] = res.status
+    stats = {}
+    for key, value in res.stats.items():
+        if _counter(value):
+            stats[key] = np.array([value])
+    stats["status"] = np.array([res.status])
+    out["stats"] = stats
+    if kwargs.get("events") is not None:
+        t_ev = np.full((c, n_ev, cap), np.nan)
+        y_ev = np.full((c, n_ev, cap, y0.shape[1]), np.nan)
+        for i in range(c):
+            for e in range(n_ev):
+                m = res.t_events[i][e].shape[0]
+                t_ev[i, e, :m] = res.t_events[i][e]
+                y_ev[i, e, :m] = res.y_events[i][e]
+        stopped = np.isfinite(res.t_stop)
+        status[stopped & (status == 0)] = 1
+        out.update(t_events=t_ev, y_events=y_ev, n_events=np.asarray(res.stats["n_events"]),
+                   t_stop=np.asarray(res.t_stop, dtype=float))
+    out["status"] = status
+    return out
+
+
+class LazyIntegrationResult:
+    """What `rotode.integrate` returns for dask input: the fields of `IntegrationResult` as
+    dask arrays chunked like ``y0`` along the bodies (nothing runs until they are computed).
+
+    Attributes
+    ----------
+    t : ndarray, shape (n_t,)
+        Output times (known in advance).
+    y, q, w, p, v : dask arrays, shape (N, n_t, ...)
+    status : dask array of int, shape (N,)
+        Per body: 0 ran to the end, 1 stopped by a terminal event, otherwise the failure code
+        of its chunk's run (`IntegrationResult.status`).
+    stats : dict of dask arrays
+        Each counter once per chunk (shape (n_chunks,)), as the chunk's batched run reports it.
+    t_events, y_events : dask arrays or None
+        With ``events``: per body and event, the first ``max_events`` (default 16) times
+        (N, n_events, max_events) and rows (..., k), NaN-padded; ``stats["n_events"]`` (N,
+        n_events) counts every occurrence; ``t_stop`` (N,) as in `IntegrationResult`.
+
+    Notes
+    -----
+    Each of these arrays reads the same per-chunk tasks: compute them together
+    (``dask.compute(res.q, res.w)``, `persist`, or `compute` for a NumPy `IntegrationResult`)
+    to run every chunk once.
+    """
+
+    def __init__(self, t, y, w, status, stats, method, parts, rows, events=None):
+        self.t = t
+        self.y = y
+        self.w = w
+        self.status = status
+        self.stats = stats
+        self.method = method
+        self._parts = parts
+        self._rows = rows
+        ev = events or {}
+        self.t_events = ev.get("t_events")
+        self.y_events = ev.get("y_events")
+        self.t_stop = ev.get("t_stop")
+        if events is not None:
+            self.stats["n_events"] = ev["n_events"]
+
+    @property
+    def q(self):
+        return self.y[..., :4]
+
+    @property
+    def p(self):
+        return self.y[..., 7:10] if self.y.shape[-1] == 13 else None
+
+    @property
+    def v(self):
+        return self.y[..., 10:13] if self.y.shape[-1] == 13 else None
+
+    @property
+    def nfev(self):
+        return self.stats.get("nfev")
+
+    @property
+    def success(self):
+        """A lazy boolean: every body ran to its end or to a terminal event."""
+        return ((self.status == 0) | (self.status == 1)).all()
+
+    def _arrays(self):
+        names = ["y", "w", "status", "t_events", "y_events", "t_stop"]
+        return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
+
+    def persist(self, **kwargs):
+        """Run every chunk (dask.persist) and keep the results on the workers; returns self."""
+        import dask
+        arrays = self._arrays()
+        done = dask.persist(*arrays.values(), self.stats, **kwargs)
+        for name, value in zip(arrays, done[:-1], strict=True):
+            setattr(self, name, value)
+        self.stats = done[-1]
+        return self
+
+    def compute(self, **kwargs):
+        """Run every chunk once and gather an `IntegrationResult` (NumPy, all bodies)."""
+        import dask
+
+        from rotode.integration import IntegrationResult
+        arrays = self._arrays()
+        values = dask.compute(*arrays.values(), self.stats, [p["message"] for p in self._parts],
+                              [p["code"] for p in self._parts], **kwargs)
+        got = dict(zip(arrays, values[:-3], strict=True))
+        stats, messages, codes = values[-3:]
+        stats = {key: (np.asarray(v).max().item() if key != "n_events" else np.asarray(v))
+                 for key, v in stats.items()}
+        code, message = 0, "success"
+        starts = np.concatenate([[0], np.cumsum(self._rows)])
+        for j, c in enumerate(codes):
+            if c == 1 and code == 0:
+                code, message = 1, messages[j]
+            elif c not in (0, 1):
+                code = int(c)
+                message = (f"bodies {starts[j]}..{starts[j + 1] - 1} (chunk {j}; its body "
+                           f"numbers count from {starts[j]}): {messages[j]}")
+                break
+        stats["status"] = code
+        stats["message"] = message
+        t_events = y_events = t_stop = None
+        if "t_events" in got:
+            n = stats["n_events"]
+            cap = got["t_events"].shape[2]
+            kept = np.minimum(n, cap)
+            t_events = [[got["t_events"][i, e, :kept[i, e]] for e in range(n.shape[1])]
+                        for i in range(n.shape[0])]
+            y_events = [[got["y_events"][i, e, :kept[i, e]] for e in range(n.shape[1])]
+                        for i in range(n.shape[0])]
+            t_stop = got["t_stop"]
+        return IntegrationResult(self.t, got["y"], got["w"], stats, self.method, t_events,
+                                 y_events, t_stop)
+
+    def __repr__(self):
+        shape = "x".join(str(s) for s in self.y.shape)
+        return (f"LazyIntegrationResult(method={self.method!r}, y: {shape} in "
+                f"{len(self._rows)} chunks)")
