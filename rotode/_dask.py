@@ -37,8 +37,8 @@ def dispatch(signature, n_out=1):
         @functools.wraps(func)
         def kernel(*args, **kwargs):
             for a in args:
-                if is_dask(a):
-                    return _apply(func, signature, n_out, args, kwargs)
+                if is_dask(a):      # (the tasks call `kernel`: it pickles by its module name)
+                    return _apply(kernel, signature, n_out, args, kwargs)
             return func(*args, **kwargs)
         kernel.dask_signature = signature
         return kernel
@@ -52,8 +52,10 @@ def _apply(func, signature, n_out, args, kwargs):
                         "new dask array)")
     kwargs = {k: v for k, v in kwargs.items() if k != "out"}
     dtypes = (float,) * n_out if n_out > 1 else float
-    return da.apply_gufunc(func, signature, *args, output_dtypes=dtypes, allow_rechunk=True,
-                           **kwargs)
+    # core dimensions are sizes (3, 4): dask reads them as names, whose sizes it needs
+    sizes = {d: int(d) for d in "".join(c if c.isdigit() else " " for c in signature).split()}
+    return da.apply_gufunc(func, signature, *args, output_dtypes=dtypes, output_sizes=sizes,
+                           allow_rechunk=True, **kwargs)
 
 
 # ---- integrate ----------------------------------------------------------------------------
@@ -135,7 +137,6 @@ def integrate(facade, model, t_span, y0, kwargs):
     """`rotode.integrate` on dask arrays (see the module docstring); `facade` is the NumPy
     `rotode.integrate`, `kwargs` its other arguments."""
     da = _dask_array()
-    import dask
     fields, recipe = _per_body_fields(model)
     n_bodies = {name: int(np.shape(v)[0]) for name, v in fields.items()}
     if not is_dask(y0):
@@ -158,12 +159,6 @@ def integrate(facade, model, t_span, y0, kwargs):
         if n != N:
             raise ValueError(f"the model's per-body `{name}` holds {n} bodies but `y0` {N}")
     rows = y0.chunks[0]
-    # per-body parameters: aligned with y0's chunks of bodies (rechunked when they differ)
-    blocks_of = {}
-    for name, v in fields.items():
-        arr = v if is_dask(v) else da.from_array(np.asarray(v), chunks=-1)
-        arr = arr.rechunk((rows,) + tuple(-1 for _ in arr.shape[1:]))
-        blocks_of[name] = arr.to_delayed().reshape(-1)
     # the call checked once on a stand-in body: bad arguments raise now, not inside a task
     one_model, one_y0 = _dummy(model, fields, recipe, k)
     probe = facade(one_model, t_span, one_y0, **kwargs)
@@ -172,40 +167,66 @@ def integrate(facade, model, t_span, y0, kwargs):
     events = kwargs.get("events")
     n_ev = len(probe.t_events[0]) if probe.t_events is not None else 0
     cap = kwargs.get("max_events") or 16
-    # the shared inputs (a model, a recording, events) are one graph key each, shipped once
-    # to a worker and not once per task
-    shared = dask.delayed((model if recipe[0] == "shared" else None, kwargs), pure=False,
-                          traverse=False)
-    run = dask.delayed(_run_chunk, pure=False)
-    parts = []
-    for j, yb in enumerate(y0.to_delayed().reshape(-1)):
-        param = {name: blocks[j] for name, blocks in blocks_of.items()}
-        parts.append(run(facade, recipe, yb, param, t_span, shared, n_ev, cap))
+    keys = [key for key, value in probe.stats.items() if _counter(value)]
+    # One blockwise layer: block i of y0 and of every per-body parameter (rechunked to y0's
+    # chunks of bodies) -> one task, whose result (a dict of NumPy arrays in a 1-element
+    # object array) the outputs below slice without running it again.
+    args = [y0, "ij"]
+    names = list(fields)
+    for name in names:
+        v = fields[name]
+        arr = v if is_dask(v) else da.from_array(np.asarray(v), chunks=-1)
+        arr = arr.rechunk((rows,) + tuple(-1 for _ in arr.shape[1:]))
+        args += [arr, "i" + "klm"[:arr.ndim - 1]]
+    shared = (model if recipe[0] == "shared" else None, kwargs)
+    parts = da.blockwise(_run_block, "i", *args, names=names, facade=facade, recipe=recipe,
+                         t_span=t_span, shared=shared, n_ev=n_ev, cap=cap, keys=keys,
+                         adjust_chunks={"i": 1}, concatenate=True, dtype=object,
+                         meta=np.empty((0,), dtype=object))
 
-    def stack(key, tail, dtype=float):
-        return da.concatenate([da.from_delayed(p[key], shape=(c,) + tail, dtype=dtype)
-                               for p, c in zip(parts, rows, strict=True)])
-    y = stack("y", (n_t, k))
-    w = stack("w", (n_t, 3))
-    status = stack("status", (), int)
-    stats = {key: da.concatenate([da.from_delayed(p["stats"][key], shape=(1,),
-                                                  dtype=np.asarray(value).dtype)
-                                  for p in parts])
-             for key, value in probe.stats.items() if _counter(value)}
+    def pick(key, tail, dtype=float):
+        return parts.map_blocks(_pick, key, chunks=(rows,) + tuple((d,) for d in tail),
+                                new_axis=list(range(1, 1 + len(tail))), dtype=dtype,
+                                meta=np.empty((0,) * (1 + len(tail)), dtype=dtype))
+    y = pick("y", (n_t, k))
+    w = pick("w", (n_t, 3))
+    status = pick("status", (), int)
+    # the counters of a chunk as one row per chunk
+    dtype = np.result_type(*(np.asarray(probe.stats[key]).dtype for key in keys))
+    table = parts.map_blocks(_pick, "stats", chunks=((1,) * len(rows), (len(keys),)),
+                             new_axis=[1], dtype=dtype, meta=np.empty((0, 0), dtype=dtype))
+    stats = {key: table[:, j] for j, key in enumerate(keys)}
     ev = None
     if events is not None:
-        ev = {"t_events": stack("t_events", (n_ev, cap)),
-              "y_events": stack("y_events", (n_ev, cap, k)),
-              "n_events": stack("n_events", (n_ev,), np.int64),
-              "t_stop": stack("t_stop", ())}
+        ev = {"t_events": pick("t_events", (n_ev, cap)),
+              "y_events": pick("y_events", (n_ev, cap, k)),
+              "n_events": pick("n_events", (n_ev,), np.int64),
+              "t_stop": pick("t_stop", ())}
     return LazyIntegrationResult(t, y, w, status, stats, probe.method, parts, rows, ev)
+
+
+def _outcome(part):
+    out = np.empty(1, dtype=object)
+    out[0] = (part[0]["code"], part[0]["message"])
+    return out
+
+
+def _pick(part, key):
+    return part[0][key]
+
+
+def _run_block(y0, *params, names, facade, recipe, t_span, shared, n_ev, cap, keys):
+    out = np.empty(1, dtype=object)
+    out[0] = _run_chunk(facade, recipe, y0, dict(zip(names, params, strict=True)), t_span,
+                        shared, n_ev, cap, keys)
+    return out
 
 
 def _counter(value):
     return np.ndim(value) == 0 and isinstance(value, (int, float, np.number))
 
 
-def _run_chunk(facade, recipe, y0, params, t_span, shared, n_ev, cap):
+def _run_chunk(facade, recipe, y0, params, t_span, shared, n_ev, cap, keys):
     """One task: the NumPy batched call on a chunk of bodies, its outputs as arrays."""
     model, kwargs = shared
     model = _rebuild(recipe, {name: np.ascontiguousarray(v) for name, v in params.items()},
@@ -219,12 +240,7 @@ def _run_chunk(facade, recipe, y0, params, t_span, shared, n_ev, cap):
     out = {"y": res.y, "w": res.w, "message": res.message, "code": res.status}
     if res.status not in (0, 1):
         status[~np.isfinite(res.y[:, -1]).all(axis=1)] = res.status
-    stats = {}
-    for key, value in res.stats.items():
-        if _counter(value):
-            stats[key] = np.array([value])
-    stats["status"] = np.array([res.status])
-    out["stats"] = stats
+    out["stats"] = np.array([[res.stats.get(key, 0) for key in keys]])
     if kwargs.get("events") is not None:
         t_ev = np.full((c, n_ev, cap), np.nan)
         y_ev = np.full((c, n_ev, cap, y0.shape[1]), np.nan)
@@ -324,10 +340,12 @@ class LazyIntegrationResult:
 
         from rotode.integration import IntegrationResult
         arrays = self._arrays()
-        values = dask.compute(*arrays.values(), self.stats, [p["message"] for p in self._parts],
-                              [p["code"] for p in self._parts], **kwargs)
-        got = dict(zip(arrays, values[:-3], strict=True))
-        stats, messages, codes = values[-3:]
+        outcome = self._parts.map_blocks(_outcome, dtype=object)
+        values = dask.compute(*arrays.values(), self.stats, outcome, **kwargs)
+        got = dict(zip(arrays, values[:-2], strict=True))
+        stats, outcome = values[-2:]
+        codes = [c for c, _ in outcome]
+        messages = [m for _, m in outcome]
         stats = {key: (np.asarray(v).max().item() if key != "n_events" else np.asarray(v))
                  for key, v in stats.items()}
         code, message = 0, "success"
