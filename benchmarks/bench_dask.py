@@ -18,8 +18,8 @@ Measured for each method:
 Throughput is body-steps per second per core (rk4: N x 1000 steps; rkmk8: N x the largest step
 count per body, the same count for both runs), and the dask/single ratio.  ``--memory`` runs
 rkmk8 on N/4 and N bodies (same chunks) on fresh clusters and prints each worker's peak
-resident memory (sampled every 10 ms): O(chunk) means equal peaks.  ``--overhead`` measures the cost of one task
-(chunks of 10 bodies, 10 steps).
+resident memory (sampled every 10 ms): O(chunk) means equal peaks.  ``--overhead`` measures
+the cost of one task (chunks of 10 bodies, 10 steps).
 """
 import argparse
 import os
@@ -106,7 +106,7 @@ def _start_sampler():
     import builtins
     import threading
 
-    import psutil                                   # (a dependency of distributed)
+    import psutil  # (a dependency of distributed)
     proc = psutil.Process()
     state = builtins.__dict__.setdefault("_rotode_bench_rss", {"peak": 0, "on": False})
     state["peak"] = proc.memory_info().rss

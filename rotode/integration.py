@@ -325,13 +325,17 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
           (``Sinusoid``, ``Samples``, ...), a callable ``w(t)``, a constant ``(3,)`` rate, an
           ``(N, 3)`` array of constant per-body rates, or a `rotode.QuaternionKinematics`
           (whose ``frame`` and ``norm_gain`` are used); state ``q`` (4).
-        - **rigid-body dynamics**: a `rotode.RigidBody` (inertia, torque, norm gain) or a
-          list of N ``RigidBody`` (per-body inertia and torque); state ``[q, w_body]`` (7), or
-          13 with ``[p, v]`` when ``rkn4`` is given a ``force``.
+        - **rigid-body dynamics**: a `rotode.RigidBody` (inertia, torque, norm gain; with
+          per-body parameters, ``n_bodies`` = N, one inertia/torque per row of ``y0``) or a
+          list of N ``RigidBody``; state ``[q, w_body]`` (7), or 13 with ``[p, v]`` when
+          ``rkn4`` is given a ``force``.
     t_span : (t0, tf)
         Integration interval; ``tf < t0`` integrates backwards.
     y0 : array_like, shape (k,) or (N, k)
-        Initial state(s); quaternions scalar first, any nonzero length.
+        Initial state(s); quaternions scalar first, any nonzero length.  A dask array (or
+        per-body model parameters that are dask arrays) runs one task per chunk of bodies and
+        returns a `rotode._dask.LazyIntegrationResult` of dask arrays, equal to the NumPy run
+        bit for bit (docs/scaling.md).
     method : str
         A method of the registry for the model's kind: ``rotode.methods.names("kinematics")``
         or ``rotode.methods.names("rigid body")`` (table in docs/methods.md; the equations

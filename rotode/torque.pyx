@@ -434,5 +434,5 @@ def as_torque(torque, name="torque"):
     if isinstance(torque, (str, bytes)):
         raise TypeError(f"`{name}` must be a Torque source, an array of shape (3,) or a "
                         f"callable tau(t, q, w), got {type(torque).__name__}")
-    rows, n = as_rows(torque, name, (3,))
+    rows, _ = as_rows(torque, name, (3,))
     return Constant(rows, "body")

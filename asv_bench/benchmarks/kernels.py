@@ -156,6 +156,13 @@ class QuaternionProduct:
     def time_rotate(self, n):
         quaternion.rotate(self.p, self.q[:, 1:])
 
+    def time_angle_between(self, n):
+        quaternion.angle_between(self.p, self.q)
+
+    def time_scipy_angle_between(self, n):
+        (Rotation.from_quat(self.p, scalar_first=True).inv()
+         * Rotation.from_quat(self.q, scalar_first=True)).magnitude()
+
     def track_norm_of_product_error(self, n):
         pq = quaternion.multiply(self.p, self.q)
         expected = np.linalg.norm(self.p, axis=1) * np.linalg.norm(self.q, axis=1)
@@ -195,6 +202,7 @@ def _facade_calls(n):
         "quaternion.to_scipy": lambda: quaternion.to_scipy(q),
         "quaternion.from_scipy": lambda: quaternion.from_scipy(rot),
         "quaternion.to_matrix_jacobian": lambda: quaternion.to_matrix_jacobian(q),
+        "quaternion.angle_between": lambda: quaternion.angle_between(q, q[::-1]),
     }
 
 

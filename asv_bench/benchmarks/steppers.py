@@ -318,3 +318,43 @@ class Events:
     def time_dop853(self, case, events):
         rotode.integrate(self.model, (0.0, 100.0), self.y0, method="dop853", rtol=1e-10,
                          events=self.events)
+
+
+class Ensemble:
+    """An ensemble of 10^4 Lagrange tops for 2 s with rk4 (dt = 0.01): one shared model, per-body
+    inertias and centres of mass (NumPy), and the per-body model on dask arrays (4 chunks, the
+    threaded scheduler, so dask's own cost shows; benchmarks/bench_dask.py times a cluster)."""
+
+    params = (["shared", "per-body", "dask"],)
+    param_names = ["model"]
+
+    def setup(self, kind):
+        if not hasattr(rotode.RigidBody([1.0, 1.0, 1.0]), "n_bodies"):
+            raise NotImplementedError("per-body parameters are newer than this commit")
+        n = 10_000
+        rng = np.random.default_rng(11)
+        self.y0 = np.tile([1.0, 0, 0, 0, 0.0, 0.0, 5.0], (n, 1))
+        self.y0[:, 4:] += 0.5 * rng.normal(size=(n, 3))
+        inertia = np.array([1.0, 1.0, 0.5]) * rng.uniform(0.95, 1.05, (n, 3))
+        com = np.c_[np.zeros((n, 2)), rng.uniform(0.45, 0.55, n)]
+        if kind == "shared":
+            self.model = rotode.RigidBody([1.0, 1.0, 0.5],
+                                          torque=rotode.torque.Gravity(1.0, 9.81, [0, 0, 0.5]))
+        elif kind == "per-body":
+            self.model = rotode.RigidBody(inertia, torque=rotode.torque.Gravity(1.0, 9.81, com))
+        else:
+            try:
+                import dask.array as da
+            except ImportError:
+                raise NotImplementedError("dask is not installed") from None
+            self.model = rotode.RigidBody(da.from_array(inertia, chunks=2500),
+                                          torque=rotode.torque.Gravity(
+                                              1.0, 9.81, da.from_array(com, chunks=2500)))
+            self.y0 = da.from_array(self.y0, chunks=(2500, 7))
+        self.kind = kind
+
+    def time_rk4(self, kind):
+        res = rotode.integrate(self.model, (0.0, 2.0), self.y0, method="rk4", dt=0.01,
+                               t_eval=[0.0, 2.0])
+        if kind == "dask":
+            res.compute(scheduler="threads")
