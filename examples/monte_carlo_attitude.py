@@ -1,7 +1,7 @@
 """Monte Carlo attitude dispersion of an inertially pointed spacecraft, on dask.
 
 An ensemble of spacecraft, each with its own inertia (+-5 % per axis about the nominal
-diag(1200, 1000, 1500) kg m^2), residual body rates after detumbling (N(0, (2e-4 rad/s)^2) per
+diag(1200, 1000, 1500) kg m^2), residual body rates after detumbling (N(0, (2e-5 rad/s)^2) per
 axis) and constant body-frame disturbance torques (N(0, (1e-4 N m)^2) per axis, solar pressure and
 magnetic residuals), starts at the target attitude and drifts freely for 600 s.  The pointing
 error at 60 s and 600 s is the rotation angle between each attitude and the target
@@ -37,7 +37,7 @@ def ensemble(index, seed):
     n = len(index)
     y0 = np.zeros((n, 7))
     y0[:, 0] = 1.0
-    y0[:, 4:] = rng.normal(0.0, 2e-4, (n, 3))
+    y0[:, 4:] = rng.normal(0.0, 2e-5, (n, 3))
     inertia = NOMINAL * rng.uniform(0.95, 1.05, (n, 3))
     torque = rng.normal(0.0, 1e-4, (n, 3))
     return y0, inertia, torque
