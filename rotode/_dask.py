@@ -111,9 +111,16 @@ def _rebuild(recipe, blocks, model=None):
                      gyroscopic=gyroscopic)
 
 
-def has_dask(model, y0):
-    """True when `y0`, a rate array or a per-body parameter of `model` is a dask array."""
+#: options of `integrate` that may hold one row per body (name: their number of dimensions)
+PER_BODY_OPTIONS = {"force": 2, "mass": 1, "qdot0": 2}
+
+
+def has_dask(model, y0, options=None):
+    """True when `y0`, a rate array, a per-body parameter of `model` or a per-body option is a
+    dask array."""
     if is_dask(y0) or is_dask(model):
+        return True
+    if options and any(is_dask(options.get(name)) for name in PER_BODY_OPTIONS):
         return True
     lazy = getattr(model, "_lazy", None)         # a per-body RigidBody holding dask arrays
     return lazy is not None and getattr(model, "n_bodies", None) is not None and lazy()
@@ -126,11 +133,12 @@ def _dummy(model, fields, recipe, k):
     for name, v in fields.items():
         shape = (1,) + tuple(np.shape(v)[1:])
         blocks[name] = (np.broadcast_to(np.eye(3), shape).copy() if name == "inertia"
-                        and len(shape) == 3 else np.ones(shape) if name in ("inertia", "mass")
-                        else np.zeros(shape))
+                        and len(shape) == 3 else np.ones(shape)
+                        if name in ("inertia", "mass", "option:mass") else np.zeros(shape))
     y = np.zeros((1, k))
     y[0, 0] = 1.0
-    return _rebuild(recipe, blocks, model), y
+    options = {name: blocks.pop(name) for name in list(blocks) if name.startswith("option:")}
+    return _rebuild(recipe, blocks, model), y, options
 
 
 def integrate(facade, model, t_span, y0, kwargs):
@@ -138,6 +146,11 @@ def integrate(facade, model, t_span, y0, kwargs):
     `rotode.integrate`, `kwargs` its other arguments."""
     da = _dask_array()
     fields, recipe = _per_body_fields(model)
+    kwargs = dict(kwargs)
+    for name, dims in PER_BODY_OPTIONS.items():       # rkn4's per-body force, mass, q'
+        value = kwargs.get(name)
+        if value is not None and not callable(value) and np.ndim(value) == dims:
+            fields["option:" + name] = kwargs.pop(name)
     n_bodies = {name: int(np.shape(v)[0]) for name, v in fields.items()}
     if not is_dask(y0):
         y0 = np.asarray(y0)
@@ -157,11 +170,14 @@ def integrate(facade, model, t_span, y0, kwargs):
     N, k = (int(s) for s in y0.shape)
     for name, n in n_bodies.items():
         if n != N:
-            raise ValueError(f"the model's per-body `{name}` holds {n} bodies but `y0` {N}")
+            what = (f"option `{name[7:]}`" if name.startswith("option:")
+                    else f"the model's per-body `{name}`")
+            raise ValueError(f"{what} holds {n} bodies but `y0` {N}")
     rows = y0.chunks[0]
     # the call checked once on a stand-in body: bad arguments raise now, not inside a task
-    one_model, one_y0 = _dummy(model, fields, recipe, k)
-    probe = facade(one_model, t_span, one_y0, **kwargs)
+    one_model, one_y0, dummy_options = _dummy(model, fields, recipe, k)
+    probe = facade(one_model, t_span, one_y0, **kwargs, **{
+        name[7:]: value for name, value in dummy_options.items()})
     t = probe.t
     n_t = t.shape[0]
     events = kwargs.get("events")
@@ -229,9 +245,14 @@ def _counter(value):
 def _run_chunk(facade, recipe, y0, params, t_span, shared, n_ev, cap, keys):
     """One task: the NumPy batched call on a chunk of bodies, its outputs as arrays."""
     model, kwargs = shared
-    model = _rebuild(recipe, {name: np.ascontiguousarray(v) for name, v in params.items()},
-                     model)
     kwargs = dict(kwargs)
+    blocks = {}
+    for name, v in params.items():
+        if name.startswith("option:"):
+            kwargs[name[7:]] = np.ascontiguousarray(v)
+        else:
+            blocks[name] = np.ascontiguousarray(v)
+    model = _rebuild(recipe, blocks, model)
     if kwargs.get("events") is not None:
         kwargs["max_events"] = cap
     res = facade(model, t_span, np.ascontiguousarray(y0, dtype=np.float64), **kwargs)

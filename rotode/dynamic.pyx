@@ -30,8 +30,9 @@ torque_start : {"hold", "evaluate"}
     first main steps and after a reset), "hold" (default) extrapolates from the values it has
     (zero-order hold, then linear), "evaluate" calls the torque at every stage as usual.  The
     single low-order start-up step limits the global order to 2 with "hold".
-force, mass : callable F(t, x, v) -> (3,) or array (3,), float
-    rkn4 only: world force on the centre of mass; the state gains [x, v] (13 columns).
+force, mass : callable F(t, x, v) -> (3,) or array (3,) or (N, 3); float or array (N,)
+    rkn4 only: world force on the centre of mass (a constant per body with shape (N, 3)) and
+    the mass (per body with shape (N,)); the state gains [x, v] (13 columns).
 qdot0 : array_like, shape (N, 4) or (4,)
     rkn4 only: the initial q' (default 1/2 q0 * w0).  The state [q, w] keeps only the part of
     q' that is a rate (w = 2 vec(conj(q) q')/|q|^2); a run continued from the final
@@ -43,7 +44,7 @@ from rotode import methods as _methods
 from rotode._driver import Engine, algebra_atol, outcome
 from rotode._loops import TINY_NORM2, first_small_norm, largest
 from rotode._validation import (as_bool_option, as_callable_vector, as_float_array,
-                                as_int_option, as_positive_scalar, as_step_grid, as_workers)
+                                as_int_option, as_rows, as_step_grid, as_workers)
 from rotode.rhs import rigid_body_list
 
 from cpython.ref cimport PyObject
@@ -90,7 +91,8 @@ cdef struct RunCfg:
     int nz             # internal state size
     const BodyCtx* bodies   # one per body, or one shared (shared)
     bint shared
-    const ForceCtx* force
+    const ForceCtx* force    # one per body, or one shared (force_shared)
+    bint force_shared
     const double* qdot0     # (N, 4) initial q' (rkn4) or NULL
     double* qdot            # (N, 4) final q' (rkn4) (OUT)
     long* nfev              # (N,) torque evaluations (OUT)
@@ -202,7 +204,7 @@ cdef int _begin(const void* c, Py_ssize_t i, const double* y0, double* z,
     cdef double v[3]
     cdef int k
     d.b = cfg.bodies[0 if cfg.shared else i]
-    d.f = cfg.force[0]
+    d.f = cfg.force[0 if cfg.force_shared else i]
     d.b.nfev = 0
     d.b.nh = 0
     d.f.nfev = 0
@@ -504,8 +506,15 @@ def run(method, model, y0, t, save, options=None, workers=1):
             raise ValueError("option `mass` needs `force`")
         if mass is None:
             raise ValueError("option `force` needs `mass` (the body's mass, > 0)")
-        mass = as_positive_scalar(mass, "mass")
-        fsrc = ForceSource(force)
+        masses, n_mass = as_rows(mass, "mass")
+        if not np.all(masses > 0):
+            raise ValueError("option `mass` must be > 0 (for every body)")
+        if callable(force):
+            forces, n_force = None, None
+            fsrc = ForceSource(force)
+        else:
+            forces, n_force = as_rows(force, "force", (3,))
+            fsrc = ForceSource(forces if n_force is None else forces[0])
     else:
         fsrc = None
     k = 13 if fsrc is not None else 7
@@ -516,6 +525,14 @@ def run(method, model, y0, t, save, options=None, workers=1):
         extra = " (with `force`: [q, w, x, v])" if k == 13 else ""
         raise ValueError(f"`y0` must have shape (N, {k}){extra}, got {y0.shape}")
     N = y0.shape[0]
+    n_fctx = 1
+    if fsrc is not None:
+        for name, n_rows in (("force", n_force), ("mass", n_mass)):
+            if n_rows is not None and n_rows != N:
+                raise ValueError(f"option `{name}` holds {n_rows} per-body rows but `y0` {N} "
+                                 "bodies")
+        if n_force is not None or n_mass is not None:
+            n_fctx = N
     if qdot0 is not None:
         qdot0 = as_float_array(qdot0, "qdot0", (4,))
         if qdot0.shape not in ((4,), (N, 4)):
@@ -561,19 +578,9 @@ def run(method, model, y0, t, save, options=None, workers=1):
     cfg.resets = &resv[0] if cfg.nres else NULL
 
     cdef Py_ssize_t nmod = len(models), b_
-    cdef ForceCtx fctx
-    fctx.source = NULL
-    fctx.constant = False
-    fctx.F[0] = 0.0
-    fctx.F[1] = 0.0
-    fctx.F[2] = 0.0
-    if fsrc is not None:
-        fctx.source = <PyObject*>fsrc
-        fctx.constant = fsrc._function is None
-        for i_ in range(3):
-            fctx.F[i_] = fsrc._F[i_]
-    fctx.inv_mass = 1.0 / mass if fsrc is not None else 0.0
-    fctx.nfev = 0
+    cdef ForceCtx* fctx = NULL
+    cdef const double[:, ::1] fv
+    cdef const double[::1] mv
 
     m = save.shape[0]
     n = t.shape[0] - 1
@@ -588,7 +595,8 @@ def run(method, model, y0, t, save, options=None, workers=1):
     cdef const double[:, ::1] qd0v = qdot0 if qdot0 is not None else np.empty((1, 4))
     cdef long[::1] nv = nfev
     cdef long[::1] nfv = nfevf
-    cfg.force = &fctx
+    cfg.force = NULL
+    cfg.force_shared = n_fctx == 1
     cfg.shared = nmod == 1
     cfg.qdot0 = &qd0v[0, 0] if qdot0 is not None else NULL
     cfg.qdot = &qdv[0, 0] if N else NULL
@@ -614,6 +622,29 @@ def run(method, model, y0, t, save, options=None, workers=1):
     if ctx == NULL:
         raise MemoryError()
     try:
+        fctx = <ForceCtx*>malloc(n_fctx * sizeof(ForceCtx))
+        if fctx == NULL:
+            raise MemoryError()
+        # one force context shared by every body, or one per body (per-body force or mass rows)
+        for b_ in range(n_fctx):
+            fctx[b_].source = NULL
+            fctx[b_].constant = False
+            fctx[b_].F[0] = 0.0
+            fctx[b_].F[1] = 0.0
+            fctx[b_].F[2] = 0.0
+            fctx[b_].inv_mass = 0.0
+            fctx[b_].nfev = 0
+        if fsrc is not None:
+            fv = np.ascontiguousarray(np.reshape(forces, (-1, 3))) if forces is not None \
+                else np.zeros((1, 3))
+            mv = np.ascontiguousarray(np.reshape(masses, -1))
+            for b_ in range(n_fctx):
+                fctx[b_].source = <PyObject*>fsrc
+                fctx[b_].constant = fsrc._function is None
+                for i_ in range(3):
+                    fctx[b_].F[i_] = fv[b_ if fv.shape[0] > 1 else 0, i_]
+                fctx[b_].inv_mass = 1.0 / mv[b_ if mv.shape[0] > 1 else 0]
+        cfg.force = fctx
         for b_ in range(nmod):
             _fill_body(&ctx[b_], models[b_], hold, npoints, start == "evaluate")
         cfg.bodies = ctx
@@ -621,6 +652,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
               h_next, events)
     finally:
         free(ctx)
+        free(fctx)
     code, message = outcome(status, failed, t, [mdl.torque for mdl in models] + [fsrc]
                             + (list(events["objects"]) if events is not None else []),
                             fail_t=fail_t if adaptive else None,

@@ -382,7 +382,7 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     >>> np.round(np.abs(res.q[-1]), 12).tolist()   # half a turn about z
     [0.0, 0.0, 0.0, 1.0]
     """
-    if _dask.has_dask(model, y0):     # an ensemble on dask: one task per chunk of bodies
+    if _dask.has_dask(model, y0, options):   # an ensemble on dask: one task per chunk of bodies
         return _dask.integrate(integrate, model, t_span, y0, dict(
             method=method, dt=dt, rtol=rtol, atol=atol, first_step=first_step,
             max_step=max_step, max_steps=max_steps, frame=frame, t_eval=t_eval,

@@ -72,6 +72,23 @@ def test_dask_kinematics_shared_source_and_per_body_rates():
                                                    rtol=1e-8).y)
 
 
+def test_dask_per_body_force_and_mass():
+    rng = np.random.default_rng(10)
+    y0 = np.zeros((25, 13))
+    y0[:, 0] = 1.0
+    y0[:, 4:7] = rng.normal(size=(25, 3))
+    y0[:, 10:13] = rng.normal(size=(25, 3))
+    force, mass = rng.normal(size=(25, 3)), 1.0 + rng.random(25)
+    body = rotode.RigidBody([1.0, 2.0, 2.5])
+    ref = rotode.integrate(body, (0, 1), y0, method="rkn4", dt=0.01, force=force, mass=mass)
+    res = rotode.integrate(body, (0, 1), da.from_array(y0, chunks=(6, 13)), method="rkn4",
+                           dt=0.01, force=da.from_array(force, chunks=10), mass=mass)
+    np.testing.assert_array_equal(res.compute(scheduler="threads").y, ref.y)
+    with pytest.raises(ValueError, match="option `mass` holds 24 bodies but `y0` 25"):
+        rotode.integrate(body, (0, 1), da.from_array(y0), method="rkn4", dt=0.01, force=force,
+                         mass=mass[:24])
+
+
 def test_dask_events_per_body():
     _, _, y0 = _ensemble(40, seed=5)
     top = rotode.RigidBody([1.0, 1.0, 0.5], torque=rotode.torque.Gravity(1.0, 1.0, [0, 0, 1]))

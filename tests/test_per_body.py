@@ -90,3 +90,25 @@ def test_per_body_errors():
         rotode.RigidBody([1.0, 2.0, 2.5])[0]
     with pytest.raises(TypeError, match="integer"):
         model[1.5]
+
+
+def test_per_body_force_and_mass_rkn4():
+    rng = np.random.default_rng(9)
+    y0 = np.zeros((N, 13))
+    y0[:, 0] = 1.0
+    y0[:, 4:7] = rng.normal(size=(N, 3))
+    y0[:, 10:13] = rng.normal(size=(N, 3))
+    force, mass = rng.normal(size=(N, 3)), 1.0 + rng.random(N)
+    body = rotode.RigidBody([1.0, 2.0, 2.5])
+    res = rotode.integrate(body, (0, 1), y0, method="rkn4", dt=0.01, force=force, mass=mass)
+    for i in range(N):
+        single = rotode.integrate(body, (0, 1), y0[i], method="rkn4", dt=0.01, force=force[i],
+                                  mass=mass[i])
+        np.testing.assert_array_equal(res.y[i], single.y)
+    # x'' = F/m exactly (a constant force moves the centre of mass on a parabola)
+    expected = y0[:, 7:10] + y0[:, 10:13] + 0.5 * force / mass[:, None]
+    np.testing.assert_allclose(res.p[:, -1], expected, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="option `force` holds 3 per-body rows but `y0` 7"):
+        rotode.integrate(body, (0, 1), y0, method="rkn4", dt=0.1, force=force[:3], mass=1.0)
+    with pytest.raises(ValueError, match="option `mass` must be > 0"):
+        rotode.integrate(body, (0, 1), y0, method="rkn4", dt=0.1, force=force, mass=-mass)
