@@ -53,6 +53,7 @@ from rotode import (
     steps,
     torque,
 )
+from rotode._dask import LazyIntegrationResult
 from rotode.frames import DynamicTransform, MovingFrameParticle, MovingFrameRigidBody, Transform
 from rotode.inertia import principal_axes, validate_inertia
 from rotode.integration import IntegrationResult, integrate
@@ -91,7 +92,8 @@ from rotode.solvers import (
 __version__ = "0.1.0"
 __all__ = [
     "quaternion", "so3", "inertia", "frames", "omega", "torque", "rhs", "exact", "events",
-    "kinematic", "dynamic", "implicit", "steps", "integrate", "IntegrationResult", "solve_ivp",
+    "kinematic", "dynamic", "implicit", "steps", "integrate", "IntegrationResult",
+    "LazyIntegrationResult", "solve_ivp",
     "LieEuler", "Exp2", "MagnusCA", "Magnus2", "Magnus4", "Magnus6", "Magnus8", "CG1", "CG2",
     "CG3", "RK3", "RK4", "RKN4", "RKMK5", "RKMK8", "ImplicitMidpoint", "Trapezoid",
     "ObjectTrapezoid",

@@ -199,26 +199,30 @@ def integrate(facade, model, t_span, y0, kwargs):
                          t_span=t_span, shared=shared, n_ev=n_ev, cap=cap, keys=keys,
                          adjust_chunks={"i": 1}, concatenate=True, dtype=object,
                          meta=np.empty((0,), dtype=object))
+    dtype = np.result_type(*(np.asarray(probe.stats[key]).dtype for key in keys))
+    layout = (rows, n_t, k, keys, dtype, n_ev if events is not None else None, cap)
+    return LazyIntegrationResult(t, probe.method, parts, layout)
+
+
+def _outputs(parts, layout):
+    """The result's dask arrays, each a slice of the per-chunk results `parts`."""
+    rows, n_t, k, keys, dtype, n_ev, cap = layout
 
     def pick(key, tail, dtype=float):
         return parts.map_blocks(_pick, key, chunks=(rows,) + tuple((d,) for d in tail),
                                 new_axis=list(range(1, 1 + len(tail))), dtype=dtype,
                                 meta=np.empty((0,) * (1 + len(tail)), dtype=dtype))
-    y = pick("y", (n_t, k))
-    w = pick("w", (n_t, 3))
-    status = pick("status", (), int)
+    out = {"y": pick("y", (n_t, k)), "w": pick("w", (n_t, 3)), "status": pick("status", (), int)}
     # the counters of a chunk as one row per chunk
-    dtype = np.result_type(*(np.asarray(probe.stats[key]).dtype for key in keys))
     table = parts.map_blocks(_pick, "stats", chunks=((1,) * len(rows), (len(keys),)),
                              new_axis=[1], dtype=dtype, meta=np.empty((0, 0), dtype=dtype))
-    stats = {key: table[:, j] for j, key in enumerate(keys)}
-    ev = None
-    if events is not None:
-        ev = {"t_events": pick("t_events", (n_ev, cap)),
-              "y_events": pick("y_events", (n_ev, cap, k)),
-              "n_events": pick("n_events", (n_ev,), np.int64),
-              "t_stop": pick("t_stop", ())}
-    return LazyIntegrationResult(t, y, w, status, stats, probe.method, parts, rows, ev)
+    out["stats"] = {key: table[:, j] for j, key in enumerate(keys)}
+    if n_ev is not None:
+        out.update(t_events=pick("t_events", (n_ev, cap)),
+                   y_events=pick("y_events", (n_ev, cap, k)),
+                   t_stop=pick("t_stop", ()))
+        out["stats"]["n_events"] = pick("n_events", (n_ev,), np.int64)
+    return out
 
 
 def _outcome(part):
@@ -304,21 +308,20 @@ class LazyIntegrationResult:
     to run every chunk once.
     """
 
-    def __init__(self, t, y, w, status, stats, method, parts, rows, events=None):
+    def __init__(self, t, method, parts, layout):
         self.t = t
-        self.y = y
-        self.w = w
-        self.status = status
-        self.stats = stats
         self.method = method
+        self._set(parts, layout)
+
+    def _set(self, parts, layout):
         self._parts = parts
-        self._rows = rows
-        ev = events or {}
-        self.t_events = ev.get("t_events")
-        self.y_events = ev.get("y_events")
-        self.t_stop = ev.get("t_stop")
-        if events is not None:
-            self.stats["n_events"] = ev["n_events"]
+        self._layout = layout
+        self._rows = layout[0]
+        out = _outputs(parts, layout)
+        self.y, self.w, self.status, self.stats = out["y"], out["w"], out["status"], out["stats"]
+        self.t_events = out.get("t_events")
+        self.y_events = out.get("y_events")
+        self.t_stop = out.get("t_stop")
 
     @property
     def q(self):
@@ -346,13 +349,11 @@ class LazyIntegrationResult:
         return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
 
     def persist(self, **kwargs):
-        """Run every chunk (dask.persist) and keep the results on the workers; returns self."""
+        """Run every chunk once (``dask.persist``) and keep the results in memory (on the
+        workers with dask.distributed); every array then reads them.  Returns self."""
         import dask
-        arrays = self._arrays()
-        done = dask.persist(*arrays.values(), self.stats, **kwargs)
-        for name, value in zip(arrays, done[:-1], strict=True):
-            setattr(self, name, value)
-        self.stats = done[-1]
+        (parts,) = dask.persist(self._parts, **kwargs)
+        self._set(parts, self._layout)
         return self
 
     def compute(self, **kwargs):

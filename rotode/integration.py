@@ -334,7 +334,7 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     y0 : array_like, shape (k,) or (N, k)
         Initial state(s); quaternions scalar first, any nonzero length.  A dask array (or
         per-body model parameters that are dask arrays) runs one task per chunk of bodies and
-        returns a `rotode._dask.LazyIntegrationResult` of dask arrays, equal to the NumPy run
+        returns a `rotode.LazyIntegrationResult` of dask arrays, equal to the NumPy run
         bit for bit (docs/scaling.md).
     method : str
         A method of the registry for the model's kind: ``rotode.methods.names("kinematics")``

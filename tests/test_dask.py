@@ -207,3 +207,25 @@ def test_local_cluster_worker_killed_mid_run(client):
     deadline = time.monotonic() + 30
     while len(client.scheduler_info()["workers"]) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)                          # (the nanny restarts it for the next tests)
+
+
+def test_dask_persist_runs_each_chunk_once():
+    calls = []
+
+    def torque(t, q, w):
+        calls.append(t)
+        return np.zeros(3)
+
+    y0 = np.tile([1.0, 0, 0, 0, 0.1, 0.2, 0.3], (10, 1))
+    res = rotode.integrate(rotode.RigidBody([1.0, 2.0, 2.5], torque=torque), (0, 1),
+                           da.from_array(y0, chunks=(4, 7)), method="rk4", dt=0.1)
+    probe = len(calls)                       # the one-body check of the call: 10 steps x 4
+    assert probe == 40
+    with dask.config.set(scheduler="synchronous"):
+        res.persist()
+        assert len(calls) - probe == 10 * 40          # every body once
+        out = res.compute()
+        q, status = dask.compute(res.q, res.status)
+    assert len(calls) - probe == 10 * 40               # nothing ran again
+    np.testing.assert_array_equal(q, out.q)
+    assert isinstance(res, rotode.LazyIntegrationResult) and not status.any()
