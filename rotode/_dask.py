@@ -14,6 +14,7 @@ import functools
 
 import numpy as np
 
+from rotode._results import StateViews
 from rotode._validation import is_dask
 
 __all__ = ["dispatch", "has_dask", "integrate", "LazyIntegrationResult"]
@@ -282,7 +283,7 @@ def _run_chunk(facade, recipe, y0, params, t_span, shared, n_ev, cap, keys):
     return out
 
 
-class LazyIntegrationResult:
+class LazyIntegrationResult(StateViews):
     """What `rotode.integrate` returns for dask input: the fields of `IntegrationResult` as
     dask arrays chunked like ``y0`` along the bodies (nothing runs until they are computed).
 
@@ -322,22 +323,6 @@ class LazyIntegrationResult:
         self.t_events = out.get("t_events")
         self.y_events = out.get("y_events")
         self.t_stop = out.get("t_stop")
-
-    @property
-    def q(self):
-        return self.y[..., :4]
-
-    @property
-    def p(self):
-        return self.y[..., 7:10] if self.y.shape[-1] == 13 else None
-
-    @property
-    def v(self):
-        return self.y[..., 10:13] if self.y.shape[-1] == 13 else None
-
-    @property
-    def nfev(self):
-        return self.stats.get("nfev")
 
     @property
     def success(self):

@@ -18,6 +18,7 @@ __all__ = [
     "as_callable_vector",
     "as_positive_scalar",
     "as_rows",
+    "as_body_index",
     "common_bodies",
     "is_dask",
     "check_nonzero_quaternions",
@@ -272,6 +273,22 @@ def common_bodies(named_counts):
         raise ValueError("per-body parameters must all hold the same number of bodies, got "
                          + ", ".join(f"`{k}`: {v}" for k, v in counts.items()))
     return next(iter(counts.values()), None)
+
+
+def as_body_index(i, n_bodies, what, lazy=False):
+    """Index ``i`` (an integer, negative from the end) of a body of a per-body model or source
+    `what` holding ``n_bodies`` (None: one body's parameters, not indexable), as 0..N-1."""
+    if n_bodies is None:
+        raise TypeError(f"{what} holds one body's parameters; only a per-body one "
+                        "(n_bodies = N) can be indexed")
+    if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+        raise TypeError(f"a body index must be an integer, got {type(i).__name__}")
+    if not -n_bodies <= i < n_bodies:
+        raise IndexError(f"body index {i} out of range for {n_bodies} bodies")
+    if lazy:
+        raise ValueError(f"{what} holds dask arrays: index it after computing them "
+                         "(rotode.integrate does this per chunk)")
+    return int(i) % n_bodies
 
 
 def as_positive_scalar(x, name, *, allow_zero=False):

@@ -14,6 +14,7 @@ from scipy.spatial.transform import Rotation
 
 from rotode import _dask, dynamic, implicit, kinematic, methods
 from rotode import events as _events
+from rotode._results import StateViews
 from rotode._validation import (
     as_control,
     as_float_array,
@@ -44,7 +45,7 @@ def methods_for(kind):
 METHODS = tuple(sorted(methods.REGISTRY))
 
 
-class IntegrationResult:
+class IntegrationResult(StateViews):
     """What `integrate` returns.
 
     Attributes
@@ -92,22 +93,6 @@ class IntegrationResult:
         self.t_events = t_events
         self.y_events = y_events
         self.t_stop = t_stop
-
-    @property
-    def q(self):
-        return self.y[..., :4]
-
-    @property
-    def p(self):
-        return self.y[..., 7:10] if self.y.shape[-1] == 13 else None
-
-    @property
-    def v(self):
-        return self.y[..., 10:13] if self.y.shape[-1] == 13 else None
-
-    @property
-    def nfev(self):
-        return self.stats.get("nfev", 0)
 
     @property
     def rotation(self):

@@ -29,7 +29,7 @@ import gc
 import numpy as np
 
 from rotode._validation import (as_float_array, as_frame, as_inertia, as_positive_scalar,
-                                check_nonzero_quaternions, common_bodies)
+                                as_body_index, check_nonzero_quaternions, common_bodies)
 from rotode._validation import is_dask as _is_dask
 from rotode.omega import as_source
 from rotode.torque import as_torque
@@ -96,9 +96,16 @@ def _per_body_inertia(inertia):
         return (np.ascontiguousarray(Im), Iinv), arr.shape[0]
     if arr.ndim == 3 and arr.shape[1:] == (3, 3) and arr.shape[0] > 0:
         Im = np.ascontiguousarray(as_inertia(arr, "inertia"))
+        # the inverse of each row as `check_inertia` takes it for one body (same bits)
         Iinv = np.linalg.inv(Im)
-        Iinv = np.ascontiguousarray(0.5 * (Iinv + np.swapaxes(Iinv, 1, 2)))
-        return (Im, Iinv), arr.shape[0]
+        Iinv = 0.5 * (Iinv + np.swapaxes(Iinv, 1, 2))
+        d = np.diagonal(Im, axis1=1, axis2=2)
+        diagonal = np.count_nonzero((Im - d[:, :, None] * np.eye(3)).reshape(-1, 9), axis=1) == 0
+        idx = np.arange(3)
+        rows = np.flatnonzero(diagonal)
+        Iinv[rows] = 0.0
+        Iinv[rows[:, None], idx, idx] = 1.0 / d[rows]
+        return (Im, np.ascontiguousarray(Iinv)), arr.shape[0]
     raise ValueError("`inertia` must have shape (3,) (principal moments), (3, 3), or per body "
                      f"(N, 3) or (N, 3, 3), got {arr.shape}")
 
@@ -589,19 +596,13 @@ cdef class RigidBody(_Body):
 
     def __getitem__(self, i):
         """Body ``i`` of a per-body model (``n_bodies`` is not None), as a one-body
-        `RigidBody`."""
-        if self.n_bodies is None:
-            raise TypeError("this RigidBody holds one body's parameters; only a per-body model "
-                            "(n_bodies = N) can be indexed")
-        n = self.n_bodies
-        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
-            raise TypeError(f"a body index must be an integer, got {type(i).__name__}")
-        if not -n <= i < n:
-            raise IndexError(f"body index {i} out of range for {n} bodies")
-        if self._lazy():
-            raise ValueError("this RigidBody holds dask arrays: index it after computing them "
-                             "(rotode.integrate does this per chunk)")
-        return self.bodies()[i % n]
+        `RigidBody` (the same numbers as that body in a batched run)."""
+        b = as_body_index(i, self.n_bodies, "this RigidBody", self._lazy())
+        Is = self._rows[0]
+        tq = self.torque
+        return RigidBody(Is if Is.ndim == 2 else Is[b],
+                         torque=tq[b] if tq is not None and tq.n_bodies is not None else tq,
+                         norm_gain=self.norm_gain, gyroscopic=self.gyroscopic)
 
     def _lazy(self):
         return self._rows is not None and (_is_dask(self._rows[0])

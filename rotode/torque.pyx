@@ -24,6 +24,7 @@ noexcept nogil``, and ``evaluate_dual`` for exact Jacobians.
 import numpy as np
 
 from rotode._validation import (
+    as_body_index,
     as_callable_vector,
     as_float_array,
     as_frame,
@@ -131,18 +132,7 @@ cdef class Torque:
 
     def __getitem__(self, i):
         """The source of body ``i`` of a per-body source (``n_bodies`` is not None)."""
-        if self.n_bodies is None:
-            raise TypeError(f"{type(self).__name__} holds one body's parameters; only a "
-                            "per-body source (n_bodies = N) can be indexed")
-        n = self.n_bodies
-        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
-            raise TypeError(f"a body index must be an integer, got {type(i).__name__}")
-        if not -n <= i < n:
-            raise IndexError(f"body index {i} out of range for {n} bodies")
-        if self._lazy():
-            raise ValueError(f"{type(self).__name__} holds dask arrays: index it after "
-                             "computing them (rotode.integrate does this per chunk)")
-        return self.body(i % n)
+        return self.body(as_body_index(i, self.n_bodies, type(self).__name__, self._lazy()))
 
     def _lazy(self):
         return False
