@@ -86,7 +86,7 @@ def test_per_body_errors():
         rotode.torque.Gravity(-np.ones(N), 1.0, [0, 0, 1])
     with pytest.raises(IndexError):
         model[N]
-    with pytest.raises(TypeError, match="only a per-body model"):
+    with pytest.raises(TypeError, match="only a per-body one"):
         rotode.RigidBody([1.0, 2.0, 2.5])[0]
     with pytest.raises(TypeError, match="integer"):
         model[1.5]
