@@ -273,6 +273,8 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
     cdef long long nfev = 0
     cdef double t_end, angle = 0.0
     cdef double g_old[EVENTS_MAX]
+    cdef double g_prev[EVENTS_MAX]              # g at the previous step's start (t_prev)
+    cdef double t_prev = NAN
     cdef long long occurrences[EVENTS_MAX]
     cdef double row[STATE_MAX]
     cdef double wrow[3]
@@ -284,6 +286,11 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
     direction = 1.0 if tf > t else -1.0
     for c in range(7 * ERK_MAX_N):
         F[c] = 0.0
+    if s.events != NULL:            # (counts and t_stop are reported whatever happens next)
+        s.events.t_stop[i] = NAN
+        for c in range(s.events.n):
+            occurrences[c] = 0
+            g_prev[c] = NAN
     cdef bint began = not rotode_load_flag(&p.stop)
     st = s.begin(s.cfg, i, y0, z, <void*>work) if began else STATUS_INTERRUPTED
     if st == STATUS_OK and g.m > 0 and g.save[0] == 0:
@@ -297,9 +304,6 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
         tr.t[0] = t
         st = _store_first(s, i, t, y0, z, tr.y, tr.w, work)
     if st == STATUS_OK and s.events != NULL:
-        s.events.t_stop[i] = NAN
-        for c in range(s.events.n):
-            occurrences[c] = 0
         st = _event_values(s, i, t, z, row, wrow, g_old, -1, work)
     if st == STATUS_OK and pair:
         st = s.deriv(s.cfg, i, t, z, K, <void*>work)
@@ -378,7 +382,8 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
         t_end = t_new                             # a terminal event may end the body earlier
         if s.events != NULL:
             st = _events_in_step(s, T, i, t, h, t_new, z, znew, K, F, &prepared, &nfev,
-                                 g_old, occurrences, zd, row, wrow, &t_end, work)
+                                 g_old, t_prev, g_prev, occurrences, zd, row, wrow, &t_end,
+                                 work)
             if st == STATUS_TERMINATED:
                 terminated = True
                 st = STATUS_OK
@@ -422,6 +427,7 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
                 K[c] = K[T.s * n + c]            # FSAL: f(t_new, y_new) starts the next step
         if s.accept != NULL:
             s.accept(s.cfg, i, z, K, <void*>work)
+        t_prev = t
         t = t_new
         accepted += 1
     while slot < g.m:
@@ -501,22 +507,150 @@ cdef int _event_values(const Stepper* s, Py_ssize_t i, double t, const double* z
     return STATUS_OK
 
 
+cdef enum:
+    ROW = STATE_MAX + 3             # an output row and its body angular velocity
+
+
+cdef inline double _quadratic_root(double t_prev, double g_prev, double t, double g0,
+                                   double t_new, double g1) noexcept nogil:
+    """The root inside (t, t_new) of the parabola through (t_prev, g_prev), (t, g0) and
+    (t_new, g1), g0 and g1 of opposite signs (NaN when rounding leaves none there)."""
+    cdef double h = t_new - t, s01 = (g1 - g0) / h
+    cdef double c = (s01 - (g0 - g_prev) / (t - t_prev)) / (t_new - t_prev)
+    cdef double b = s01 - c * h                 # g0 + b u + c u^2, u = x - t
+    cdef double d = b * b - 4.0 * c * g0, q, u
+    if not d >= 0.0:
+        return NAN
+    q = -0.5 * (b + (sqrt(d) if b >= 0.0 else -sqrt(d)))
+    if q != 0.0:
+        u = g0 / q                              # (the two roots: g0 / q and q / c)
+        if 0.0 < u / h < 1.0:
+            return t + u
+    if c != 0.0:
+        u = q / c
+        if 0.0 < u / h < 1.0:
+            return t + u
+    return NAN
+
+
+cdef int _event_root(const Stepper* s, const ERK* T, Py_ssize_t i, double t, double h,
+                     double t_new, const double* z, const double* znew, double* K, double* F,
+                     bint* prepared, long long* nfev, int e, double g0, double g1,
+                     double t_prev, double g_prev, double* zd, double* g_try, double* root,
+                     double* row, bint* have_row, double* work) noexcept nogil:
+    """The time in the accepted step t -> t_new at which event e changes sign, g(t) = g0 and
+    g(t_new) = g1 having opposite signs or one of them zero (OUT: root; and when have_row,
+    row[:k] and row[STATE_MAX:][:3]: the output row there, already computed).
+
+    Brent's method (Algorithms for Minimization without Derivatives, 1973, ch. 4; the form of
+    SciPy's brentq) on the dense output: inverse quadratic or linear interpolation inside the
+    bracket, bisection when that does not shrink it fast enough, and every new point at least
+    2 ulp (of 1 + |t|) from the last one, so that the bracket closes to 4 ulp; the root is the
+    end with the smaller |g|, or a point where g == 0.  Its first point is the root of the
+    parabola through the previous step's start (t_prev, g_prev; NaN: none) and the two ends
+    when that is close enough to the end with the smaller |g|, else the secant's (a long step
+    across a curved g: about one evaluation fewer)."""
+    cdef double xpre = t, fpre = g0, xcur = t_new, fcur = g1, xblk = 0.0, fblk = 0.0
+    cdef double spre = 0.0, scur = 0.0, sbis, stry, dpre, dblk, p
+    cdef double delta = 2.0 * 2.220446049250313e-16 * (1.0 + fmax(fabs(t), fabs(t_new)))
+    cdef double rows[2 * ROW]                   # the rows of the last two points evaluated
+    cdef double xrow[2]
+    cdef int st, c, q, n = 0
+    cdef bint first = True
+    have_row[0] = False
+    if fpre == 0.0:
+        root[0] = xpre
+        return STATUS_OK
+    for _ in range(200):
+        if fpre != 0.0 and fcur != 0.0 and (fpre > 0.0) != (fcur > 0.0):
+            xblk = xpre                         # the bracket: [xcur, xblk] (either order)
+            fblk = fpre
+            spre = xcur - xpre
+            scur = spre
+        if fabs(fblk) < fabs(fcur):             # xcur: the end with the smaller |g|
+            xpre = xcur
+            xcur = xblk
+            xblk = xpre
+            fpre = fcur
+            fcur = fblk
+            fblk = fpre
+        sbis = 0.5 * (xblk - xcur)
+        if fcur == 0.0 or fabs(sbis) <= delta:  # (the bracket is at most 4 ulp wide)
+            break
+        p = NAN
+        if first and g_prev == g_prev:
+            p = _quadratic_root(t_prev, g_prev, t, g0, t_new, g1)
+            stry = p - xcur
+            if p == p and 2.0 * fabs(stry) < 3.0 * fabs(sbis) - delta:
+                spre = scur
+                scur = stry
+            else:
+                p = NAN
+        first = False
+        if p == p:
+            pass
+        elif fabs(spre) > delta and fabs(fcur) < fabs(fpre):
+            if xpre == xblk:                    # secant
+                stry = -fcur * (xcur - xpre) / (fcur - fpre)
+            else:                               # inverse quadratic interpolation
+                dpre = (fpre - fcur) / (xpre - xcur)
+                dblk = (fblk - fcur) / (xblk - xcur)
+                stry = -fcur * (fblk * dblk - fpre * dpre) / (dblk * dpre * (fblk - fpre))
+            if 2.0 * fabs(stry) < fmin(fabs(spre), 3.0 * fabs(sbis) - delta):
+                spre = scur                     # (NaN or a long step: bisection)
+                scur = stry
+            else:
+                spre = sbis
+                scur = sbis
+        else:
+            spre = sbis
+            scur = sbis
+        xpre = xcur
+        fpre = fcur
+        if fabs(scur) > delta:
+            xcur = xcur + scur
+        else:
+            xcur = xcur + (delta if sbis > 0.0 else -delta)
+        c = n & 1
+        n += 1
+        st = _dense_at(s, T, i, t, h, t_new, z, znew, K, F, prepared, nfev, xcur, zd, work)
+        if st == STATUS_OK:
+            st = _event_values(s, i, xcur, zd, &rows[c * ROW], &rows[c * ROW + STATE_MAX],
+                               g_try, e, work)
+        if st != STATUS_OK:
+            return st
+        xrow[c] = xcur
+        fcur = g_try[e]
+    root[0] = xcur
+    for c in range(2 if n >= 2 else n):
+        if xrow[c] == xcur:
+            for q in range(ROW):
+                row[q] = rows[c * ROW + q]
+            have_row[0] = True
+            break
+    return STATUS_OK
+
+
 cdef int _events_in_step(const Stepper* s, const ERK* T, Py_ssize_t i, double t, double h,
                          double t_new, const double* z, const double* znew, double* K,
                          double* F, bint* prepared, long long* nfev, double* g_old,
-                         long long* occurrences, double* zd, double* row, double* wrow,
-                         double* t_end, double* work) noexcept nogil:
+                         double t_prev, double* g_prev, long long* occurrences, double* zd,
+                         double* row, double* wrow, double* t_end,
+                         double* work) noexcept nogil:
     """Locate the events of the accepted step t -> t_new (SciPy's rule for a sign change and
-    its direction; roots by the Illinois method on the dense output to 4 ulp), record them in
-    time order and stop at a terminal one: t_end = its time, STATUS_TERMINATED (IN/OUT: g_old
-    becomes g(t_new); occurrences)."""
+    its direction; roots by Brent's method on the dense output to 4 ulp, `_event_root`),
+    record them in time order and stop at a terminal one: t_end = its time, STATUS_TERMINATED
+    (IN/OUT: g_prev and g_old become g(t) and g(t_new); occurrences)."""
     cdef const EventSet* E = s.events
     cdef double g_new[EVENTS_MAX]
     cdef double g_try[EVENTS_MAX]
     cdef double te[EVENTS_MAX]
+    cdef double rows[EVENTS_MAX * ROW]          # the row at te[j] when found[j]
+    cdef bint found[EVENTS_MAX]
     cdef int order[EVENTS_MAX]
-    cdef int e, j, m = 0, st, it, side, dirn, term, q
-    cdef double lo, hi, glo, ghi, c, gc, tol, direction = 1.0 if h > 0 else -1.0
+    cdef int at[EVENTS_MAX]                     # the slot of rows and found of te[j]
+    cdef int e, j, m = 0, st, it, dirn, term, q, a
+    cdef double c, direction = 1.0 if h > 0 else -1.0
     cdef long long slot
     st = _event_values(s, i, t_new, znew, row, wrow, g_new, -1, work)
     if st != STATUS_OK:
@@ -528,62 +662,48 @@ cdef int _events_in_step(const Stepper* s, const ERK* T, Py_ssize_t i, double t,
             continue
         if g_old[e] == 0.0 and g_new[e] == 0.0:
             continue                            # no crossing: g stays at zero
-        lo, glo, hi, ghi = t, g_old[e], t_new, g_new[e]
-        tol = 4.0 * 2.220446049250313e-16 * (1.0 + fmax(fabs(t), fabs(t_new)))
-        side = 0
-        for _ in range(200):
-            if glo == 0.0:
-                hi, ghi = lo, glo
-                break
-            if ghi == 0.0 or fabs(hi - lo) <= tol:
-                break
-            c = (lo * ghi - hi * glo) / (ghi - glo)
-            if not (fmin(lo, hi) < c < fmax(lo, hi)):
-                c = 0.5 * (lo + hi)
-            st = _dense_at(s, T, i, t, h, t_new, z, znew, K, F, prepared, nfev, c, zd, work)
-            if st == STATUS_OK:
-                st = _event_values(s, i, c, zd, row, wrow, g_try, e, work)
-            if st != STATUS_OK:
-                return st
-            gc = g_try[e]
-            if (gc > 0.0) == (ghi > 0.0):       # c replaces the end with the same sign
-                hi, ghi = c, gc
-                if side == 1:
-                    glo = 0.5 * glo
-                side = 1
-            else:
-                lo, glo = c, gc
-                if side == -1:
-                    ghi = 0.5 * ghi
-                side = -1
-        te[m] = hi if fabs(ghi) <= fabs(glo) else lo
+        st = _event_root(s, T, i, t, h, t_new, z, znew, K, F, prepared, nfev, e, g_old[e],
+                         g_new[e], t_prev, g_prev[e], zd, g_try, &te[m], &rows[m * ROW],
+                         &found[m], work)
+        if st != STATUS_OK:
+            return st
         order[m] = e
         m += 1
     for e in range(E.n):
+        g_prev[e] = g_old[e]
         g_old[e] = g_new[e]
+    for j in range(m):
+        at[j] = j
     for j in range(1, m):                       # the occurrences in time order
         e = order[j]
         c = te[j]
+        a = at[j]
         it = j
         while it > 0 and direction * (te[it - 1] - c) > 0.0:
             te[it] = te[it - 1]
             order[it] = order[it - 1]
+            at[it] = at[it - 1]
             it -= 1
         te[it] = c
         order[it] = e
+        at[it] = a
     for j in range(m):
         e = order[j]
-        st = _dense_at(s, T, i, t, h, t_new, z, znew, K, F, prepared, nfev, te[j], zd, work)
-        if st == STATUS_OK:
-            st = s.store(s.cfg, i, te[j], zd, row, wrow, <void*>work)
-        if st != STATUS_OK:
-            return st
+        a = at[j]
+        if not found[a]:
+            st = _dense_at(s, T, i, t, h, t_new, z, znew, K, F, prepared, nfev, te[j], zd,
+                           work)
+            if st == STATUS_OK:
+                st = s.store(s.cfg, i, te[j], zd, &rows[a * ROW], &rows[a * ROW + STATE_MAX],
+                             <void*>work)
+            if st != STATUS_OK:
+                return st
         slot = occurrences[e]
         occurrences[e] += 1
         if slot < E.cap:
             E.t_ev[(i * E.n + e) * E.cap + slot] = te[j]
             for q in range(s.k):
-                E.y_ev[((i * E.n + e) * E.cap + slot) * s.k + q] = row[q]
+                E.y_ev[((i * E.n + e) * E.cap + slot) * s.k + q] = rows[a * ROW + q]
         term = (<Event>E.ev[e]).terminal
         if term > 0 and occurrences[e] >= term:
             t_end[0] = te[j]
@@ -842,6 +962,20 @@ cdef class Engine:
                     T.dense[r * 4 + j] = dense[r][j]            # P[stage][power]
                 else:
                     T.dense[r * ERK_MAX_STAGES + j] = dense[r][j]   # D[row][stage]
+        T.ncols = 0                    # the stages that the dense output's sums read
+        for j in range(s + 1 if kind == "dopri5" else T.s_dense):
+            for r in range(4):
+                if (T.dense[j * 4 + r] if kind == "dopri5" else
+                        T.dense[r * ERK_MAX_STAGES + j]) != 0.0:
+                    T.cols[T.ncols] = j
+                    T.ncols += 1
+                    break
+        for r in range(ERK_MAX_STAGES):
+            T.nacols[r] = 0
+            for j in range(r):
+                if T.a[r * ERK_MAX_STAGES + j] != 0.0:
+                    T.acols[r * ERK_MAX_STAGES + T.nacols[r]] = j
+                    T.nacols[r] += 1
         _PAIRS[spec.name] = self
 
     cdef _set_control(self, object control, int n, object ref):
