@@ -494,16 +494,25 @@ def _event_buffers(evs, shape, max_events):
 def _event_results(buf, stats):
     """Per body, per event: the times and rows recorded (t_events, y_events), and t_stop."""
     count = buf["count"]
-    cap = buf["t"].shape[2]
+    tb, yb = buf["t"], buf["y"]
+    cap = tb.shape[2]
     stats["n_events"] = count
-    if count.max() > cap:
+    t_events = []
+    y_events = []
+    over = False
+    for i, row in enumerate(count.tolist()):       # (plain loops: a few arrays per call)
+        te = []
+        ye = []
+        for e, c in enumerate(row):
+            if c > cap:
+                over = True
+                c = cap
+            te.append(tb[i, e, :c].copy())
+            ye.append(yb[i, e, :c].copy())
+        t_events.append(te)
+        y_events.append(ye)
+    if over:
         warnings.warn(f"an event occurred more than `max_events`={cap} times in a body; only "
                       "the first ones are kept (stats['n_events'] counts them all)",
                       RuntimeWarning, stacklevel=3)
-    kept = np.minimum(count, cap)
-    t_events = [[buf["t"][i, e, :kept[i, e]].copy() for e in range(count.shape[1])]
-                for i in range(count.shape[0])]
-    y_events = [[buf["y"][i, e, :kept[i, e]].copy() for e in range(count.shape[1])]
-                for i in range(count.shape[0])]
     return t_events, y_events, buf["t_stop"]
-
