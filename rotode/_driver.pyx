@@ -9,7 +9,10 @@ import numpy as np
 from cpython.exc cimport PyErr_CheckSignals
 from cython.parallel cimport prange, threadid
 from libc.math cimport NAN, INFINITY, fabs, fmin, fmax, pow, nextafter, sqrt
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+cimport numpy as cnp
 from rotode._loops cimport thread_count
 from rotode.events cimport Event
 from rotode.erk cimport (ERK, ERK_MAX_STAGES, ERK_MAX_N, erk_step, erk_error_norm,
@@ -24,6 +27,8 @@ cdef extern from *:
     """
     int rotode_load_flag(const int* p) noexcept nogil
     void rotode_set_flag(int* p) noexcept nogil
+
+cnp.import_array()
 
 __all__ = ["STATUS", "Engine", "outcome", "algebra_atol"]
 
@@ -498,9 +503,7 @@ cdef int _event_values(const Stepper* s, Py_ssize_t i, double t, const double* z
     cdef int e, st = s.store(s.cfg, i, t, z, row, wrow, <void*>work)
     if st != STATUS_OK:
         return st
-    for e in range(E.n):
-        if only >= 0 and e != only:
-            continue
+    for e in range(only if only >= 0 else 0, only + 1 if only >= 0 else E.n):
         g[e] = (<Event>E.ev[e]).evaluate(t, row, s.k, wrow)
         if g[e] != g[e]:
             return STATUS_SOURCE_ERROR          # (a Python event stored its error)
@@ -551,7 +554,7 @@ cdef int _event_root(const Stepper* s, const ERK* T, Py_ssize_t i, double t, dou
     when that is close enough to the end with the smaller |g|, else the secant's (a long step
     across a curved g: about one evaluation fewer)."""
     cdef double xpre = t, fpre = g0, xcur = t_new, fcur = g1, xblk = 0.0, fblk = 0.0
-    cdef double spre = 0.0, scur = 0.0, sbis, stry, dpre, dblk, p
+    cdef double spre = 0.0, scur = 0.0, sbis, stry, dpre, dblk, p, lim
     cdef double delta = 2.0 * 2.220446049250313e-16 * (1.0 + fmax(fabs(t), fabs(t_new)))
     cdef double rows[2 * ROW]                   # the rows of the last two points evaluated
     cdef double xrow[2]
@@ -592,12 +595,16 @@ cdef int _event_root(const Stepper* s, const ERK* T, Py_ssize_t i, double t, dou
         elif fabs(spre) > delta and fabs(fcur) < fabs(fpre):
             if xpre == xblk:                    # secant
                 stry = -fcur * (xcur - xpre) / (fcur - fpre)
-            else:                               # inverse quadratic interpolation
-                dpre = (fpre - fcur) / (xpre - xcur)
-                dblk = (fblk - fcur) / (xblk - xcur)
-                stry = -fcur * (fblk * dblk - fpre * dpre) / (dblk * dpre * (fblk - fpre))
-            if 2.0 * fabs(stry) < fmin(fabs(spre), 3.0 * fabs(sbis) - delta):
-                spre = scur                     # (NaN or a long step: bisection)
+            else:                               # inverse quadratic interpolation (with the
+                dpre = fpre - fcur              # slopes' divisions folded into one)
+                dblk = fblk - fcur
+                stry = (-fcur * (fblk * dblk * (xpre - xcur) - fpre * dpre * (xblk - xcur))
+                        / (dblk * dpre * (fblk - fpre)))
+            lim = 3.0 * fabs(sbis) - delta
+            if fabs(spre) < lim:
+                lim = fabs(spre)
+            if 2.0 * fabs(stry) < lim:          # (NaN or a long step: bisection)
+                spre = scur
                 scur = stry
             else:
                 spre = sbis
@@ -672,6 +679,8 @@ cdef int _events_in_step(const Stepper* s, const ERK* T, Py_ssize_t i, double t,
     for e in range(E.n):
         g_prev[e] = g_old[e]
         g_old[e] = g_new[e]
+    if m == 0:
+        return STATUS_OK
     for j in range(m):
         at[j] = j
     for j in range(1, m):                       # the occurrences in time order
@@ -742,6 +751,93 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
                object status, object failed, int workers, object counts=None,
                object fail_t=None, object trace=None, object h_next=None,
                object events=None) except -1:
+    # events: {"objects": tuple of Event, "cap": occurrences kept per body and event}
+    # (adaptive runs); the occurrences go to buffers of the driver's own, and after the run
+    # the dict receives "count" ((N, n) int64: every occurrence, also those beyond cap),
+    # "t_stop" ((N,): the time of a terminal event, NaN without one), "t" and "y" (per body,
+    # per event: the kept times (c,) and rows (c, k), c = min(count, cap)) and "over" (some
+    # count exceeds cap)
+    cdef EventSet es
+    cdef void* evp[EVENTS_MAX]
+    cdef Py_ssize_t nbodies, cap, size, i
+    if events is None or not len(events["objects"]):
+        return _drive(s, t, save, y0, y_out, w_out, status, failed, workers, counts, fail_t,
+                      trace, h_next, NULL)
+    objects = events["objects"]
+    cap = events["cap"]
+    nbodies = len(y0)
+    if s.control == NULL or len(objects) > EVENTS_MAX or cap < 1:
+        raise ValueError("the events do not match the stepper")
+    for i in range(len(objects)):
+        if not isinstance(objects[i], Event):
+            raise TypeError("events must be rotode.events.Event objects")
+        evp[i] = <void*>objects[i]
+    es.ev = evp
+    es.n = len(objects)
+    es.cap = cap
+    size = nbodies * es.n
+    es.t_ev = <double*>malloc(max(size * cap, 1) * sizeof(double))
+    es.y_ev = <double*>malloc(max(size * cap * s.k, 1) * sizeof(double))
+    es.count = <long long*>malloc(max(size, 1) * sizeof(long long))
+    es.t_stop = <double*>malloc(max(nbodies, 1) * sizeof(double))
+    try:
+        if es.t_ev == NULL or es.y_ev == NULL or es.count == NULL or es.t_stop == NULL:
+            raise MemoryError()
+        _drive(s, t, save, y0, y_out, w_out, status, failed, workers, counts, fail_t, trace,
+               h_next, &es)
+        _event_output(&es, nbodies, s.k, events)
+    finally:
+        free(es.t_ev)
+        free(es.y_ev)
+        free(es.count)
+        free(es.t_stop)
+    return 0
+
+
+cdef int _event_output(const EventSet* es, Py_ssize_t nbodies, int k,
+                       dict events) except -1:
+    """The occurrences kept in es as arrays and lists in `events` (see `drive`)."""
+    cdef cnp.npy_intp dims[2]
+    cdef Py_ssize_t i, c, cap = es.cap, at
+    cdef int e
+    cdef bint over = False
+    cdef list t_all = [], y_all = [], te, ye
+    dims[0] = nbodies
+    dims[1] = es.n
+    count = cnp.PyArray_EMPTY(2, dims, cnp.NPY_INT64, 0)
+    memcpy(cnp.PyArray_DATA(<cnp.ndarray>count), es.count, nbodies * es.n * sizeof(long long))
+    t_stop = cnp.PyArray_EMPTY(1, dims, cnp.NPY_DOUBLE, 0)
+    memcpy(cnp.PyArray_DATA(<cnp.ndarray>t_stop), es.t_stop, nbodies * sizeof(double))
+    dims[1] = k
+    for i in range(nbodies):
+        te = []
+        ye = []
+        for e in range(es.n):
+            c = es.count[i * es.n + e]
+            if c > cap:
+                over = True
+                c = cap
+            at = (i * es.n + e) * cap
+            dims[0] = c
+            a = cnp.PyArray_EMPTY(1, dims, cnp.NPY_DOUBLE, 0)
+            memcpy(cnp.PyArray_DATA(<cnp.ndarray>a), &es.t_ev[at], c * sizeof(double))
+            te.append(a)
+            a = cnp.PyArray_EMPTY(2, dims, cnp.NPY_DOUBLE, 0)
+            memcpy(cnp.PyArray_DATA(<cnp.ndarray>a), &es.y_ev[at * k], c * k * sizeof(double))
+            ye.append(a)
+        t_all.append(te)
+        y_all.append(ye)
+    events["count"] = count
+    events["t_stop"] = t_stop
+    events["t"] = t_all
+    events["y"] = y_all
+    events["over"] = over
+    return 0
+
+
+cdef int _drive(const Stepper* s, object t, object save, object y0, object y_out,
+                object w_out, object status, object failed, int workers, object counts,
+                object fail_t, object trace, object h_next, EventSet* es) except -1:
     cdef const double[::1] tv = t
     cdef const Py_ssize_t[::1] sv = save
     cdef const double[:, ::1] yv = y0
@@ -780,39 +876,10 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
             raise ValueError("the stepper does not match its arrays")
         if nbodies:
             hp = &hv[0]
-    # events: {"objects": tuple of Event, "t": (N, n, cap), "y": (N, n, cap, k), "count":
-    # (N, n) int64, "t_stop": (N,)} (adaptive runs); the stepper is copied to carry them
-    cdef Stepper with_events
-    cdef EventSet es
-    cdef void* evp[EVENTS_MAX]
-    cdef double[:, :, ::1] ev_t
-    cdef double[:, :, :, ::1] ev_y
-    cdef long long[:, ::1] ev_n
-    cdef double[::1] ev_stop
-    if events is not None and len(events["objects"]):
-        objects = events["objects"]
-        ev_t = events["t"]
-        ev_y = events["y"]
-        ev_n = events["count"]
-        ev_stop = events["t_stop"]
-        if (not adaptive or len(objects) > EVENTS_MAX or ev_t.shape[0] != nbodies
-                or ev_t.shape[1] != len(objects) or ev_y.shape[3] != s.k
-                or ev_n.shape[0] != nbodies or ev_stop.shape[0] != nbodies
-                or ev_t.shape[2] < 1):
-            raise ValueError("the events do not match the stepper")
-        for i in range(len(objects)):
-            if not isinstance(objects[i], Event):
-                raise TypeError("events must be rotode.events.Event objects")
-            evp[i] = <void*>objects[i]
-        es.ev = evp
-        es.n = len(objects)
-        es.cap = ev_t.shape[2]
-        es.t_ev = &ev_t[0, 0, 0] if nbodies else NULL
-        es.y_ev = &ev_y[0, 0, 0, 0] if nbodies else NULL
-        es.count = &ev_n[0, 0] if nbodies else NULL
-        es.t_stop = &ev_stop[0] if nbodies else NULL
+    cdef Stepper with_events             # (the stepper, copied to carry the events)
+    if es != NULL:
         with_events = s[0]
-        with_events.events = &es
+        with_events.events = es
         s = &with_events
     cdef Trace tr
     cdef Trace* trp = NULL
