@@ -558,8 +558,9 @@ cdef int _event_root(const Stepper* s, const ERK* T, Py_ssize_t i, double t, dou
     cdef double delta = 2.0 * 2.220446049250313e-16 * (1.0 + fmax(fabs(t), fabs(t_new)))
     cdef double rows[2 * ROW]                   # the rows of the last two points evaluated
     cdef double xrow[2]
+    cdef double xnext = 0.0, fnext = 0.0
     cdef int st, c, q, n = 0
-    cdef bint first = True
+    cdef bint first = True, pending = False
     have_row[0] = False
     if fpre == 0.0:
         root[0] = xpre
@@ -580,6 +581,13 @@ cdef int _event_root(const Stepper* s, const ERK* T, Py_ssize_t i, double t, dou
         sbis = 0.5 * (xblk - xcur)
         if fcur == 0.0 or fabs(sbis) <= delta:  # (the bracket is at most 4 ulp wide)
             break
+        if pending:                             # the second point of a pair
+            pending = False
+            xpre = xcur
+            fpre = fcur
+            xcur = xnext
+            fcur = fnext
+            continue
         p = NAN
         if first and g_prev == g_prev:
             p = _quadratic_root(t_prev, g_prev, t, g0, t_new, g1)
@@ -614,6 +622,31 @@ cdef int _event_root(const Stepper* s, const ERK* T, Py_ssize_t i, double t, dou
             scur = sbis
         xpre = xcur
         fpre = fcur
+        if (fabs(scur) > delta and scur * scur < delta * fabs(spre)
+                and fabs(scur) + delta < 2.0 * fabs(sbis)):
+            # converging fast enough that xcur + scur is within delta/2 of the root: the
+            # points delta/2 either side of it, evaluated back to back (independent, their
+            # latencies overlap), close the bracket at once (else they are two more points)
+            lim = 0.5 * delta if scur > 0.0 else -0.5 * delta
+            xnext = xcur + scur + lim
+            xcur = xcur + scur - lim
+            for q in range(2):
+                c = n & 1
+                n += 1
+                xrow[c] = xcur if q == 0 else xnext
+                st = _dense_at(s, T, i, t, h, t_new, z, znew, K, F, prepared, nfev, xrow[c], zd,
+                               work)
+                if st == STATUS_OK:
+                    st = _event_values(s, i, xrow[c], zd, &rows[c * ROW],
+                                       &rows[c * ROW + STATE_MAX], g_try, e, work)
+                if st != STATUS_OK:
+                    return st
+                if q == 0:
+                    fcur = g_try[e]
+                else:
+                    fnext = g_try[e]
+            pending = True
+            continue
         if fabs(scur) > delta:
             xcur = xcur + scur
         else:
