@@ -202,8 +202,10 @@ cdef struct Grid:
 # "w" and optionally "z", "F" (shapes of `Trace`) that receive every step, and whose "n" (an
 # int64 array of one) receives the rows written; `h_next` (N,) receives each body's proposal
 # for the step after its last one (an adaptive run continued from there takes the same
-# steps).  Raises the KeyboardInterrupt (or other exception of a signal handler) caught while
-# polling.
+# steps); `events` (adaptive): a dict {"objects": tuple of rotode.events.Event, "cap": int}
+# that receives the occurrences after the run ("count", "t_stop", "t", "y", "over"; see
+# _driver.pyx).  Raises the KeyboardInterrupt (or other exception of a signal handler)
+# caught while polling.
 cdef int drive(const Stepper* s, object t, object save, object y0, object y_out, object w_out,
                object status, object failed, int workers, object counts=*,
                object fail_t=*, object trace=*, object h_next=*,

@@ -9,7 +9,10 @@ import numpy as np
 from cpython.exc cimport PyErr_CheckSignals
 from cython.parallel cimport prange, threadid
 from libc.math cimport NAN, INFINITY, fabs, fmin, fmax, pow, nextafter, sqrt
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+cimport numpy as cnp
 from rotode._loops cimport thread_count
 from rotode.events cimport Event
 from rotode.erk cimport (ERK, ERK_MAX_STAGES, ERK_MAX_N, erk_step, erk_error_norm,
@@ -24,6 +27,8 @@ cdef extern from *:
     """
     int rotode_load_flag(const int* p) noexcept nogil
     void rotode_set_flag(int* p) noexcept nogil
+
+cnp.import_array()
 
 __all__ = ["STATUS", "Engine", "outcome", "algebra_atol"]
 
@@ -273,6 +278,8 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
     cdef long long nfev = 0
     cdef double t_end, angle = 0.0
     cdef double g_old[EVENTS_MAX]
+    cdef double g_prev[EVENTS_MAX]              # g at the previous step's start (t_prev)
+    cdef double t_prev = NAN
     cdef long long occurrences[EVENTS_MAX]
     cdef double row[STATE_MAX]
     cdef double wrow[3]
@@ -284,6 +291,11 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
     direction = 1.0 if tf > t else -1.0
     for c in range(7 * ERK_MAX_N):
         F[c] = 0.0
+    if s.events != NULL:            # (counts and t_stop are reported whatever happens next)
+        s.events.t_stop[i] = NAN
+        for c in range(s.events.n):
+            occurrences[c] = 0
+            g_prev[c] = NAN
     cdef bint began = not rotode_load_flag(&p.stop)
     st = s.begin(s.cfg, i, y0, z, <void*>work) if began else STATUS_INTERRUPTED
     if st == STATUS_OK and g.m > 0 and g.save[0] == 0:
@@ -297,9 +309,6 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
         tr.t[0] = t
         st = _store_first(s, i, t, y0, z, tr.y, tr.w, work)
     if st == STATUS_OK and s.events != NULL:
-        s.events.t_stop[i] = NAN
-        for c in range(s.events.n):
-            occurrences[c] = 0
         st = _event_values(s, i, t, z, row, wrow, g_old, -1, work)
     if st == STATUS_OK and pair:
         st = s.deriv(s.cfg, i, t, z, K, <void*>work)
@@ -378,7 +387,8 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
         t_end = t_new                             # a terminal event may end the body earlier
         if s.events != NULL:
             st = _events_in_step(s, T, i, t, h, t_new, z, znew, K, F, &prepared, &nfev,
-                                 g_old, occurrences, zd, row, wrow, &t_end, work)
+                                 g_old, t_prev, g_prev, occurrences, zd, row, wrow, &t_end,
+                                 work)
             if st == STATUS_TERMINATED:
                 terminated = True
                 st = STATUS_OK
@@ -422,6 +432,7 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
                 K[c] = K[T.s * n + c]            # FSAL: f(t_new, y_new) starts the next step
         if s.accept != NULL:
             s.accept(s.cfg, i, z, K, <void*>work)
+        t_prev = t
         t = t_new
         accepted += 1
     while slot < g.m:
@@ -492,31 +503,194 @@ cdef int _event_values(const Stepper* s, Py_ssize_t i, double t, const double* z
     cdef int e, st = s.store(s.cfg, i, t, z, row, wrow, <void*>work)
     if st != STATUS_OK:
         return st
-    for e in range(E.n):
-        if only >= 0 and e != only:
-            continue
+    for e in range(only if only >= 0 else 0, only + 1 if only >= 0 else E.n):
         g[e] = (<Event>E.ev[e]).evaluate(t, row, s.k, wrow)
         if g[e] != g[e]:
             return STATUS_SOURCE_ERROR          # (a Python event stored its error)
     return STATUS_OK
 
 
+cdef enum:
+    ROW = STATE_MAX + 3             # an output row and its body angular velocity
+
+
+cdef inline double _quadratic_root(double t_prev, double g_prev, double t, double g0,
+                                   double t_new, double g1) noexcept nogil:
+    """The root inside (t, t_new) of the parabola through (t_prev, g_prev), (t, g0) and
+    (t_new, g1), g0 and g1 of opposite signs (NaN when rounding leaves none there)."""
+    cdef double h = t_new - t, s01 = (g1 - g0) / h
+    cdef double c = (s01 - (g0 - g_prev) / (t - t_prev)) / (t_new - t_prev)
+    cdef double b = s01 - c * h                 # g0 + b u + c u^2, u = x - t
+    cdef double d = b * b - 4.0 * c * g0, q, u
+    if not d >= 0.0:
+        return NAN
+    q = -0.5 * (b + (sqrt(d) if b >= 0.0 else -sqrt(d)))
+    if q != 0.0:
+        u = g0 / q                              # (the two roots: g0 / q and q / c)
+        if 0.0 < u / h < 1.0:
+            return t + u
+    if c != 0.0:
+        u = q / c
+        if 0.0 < u / h < 1.0:
+            return t + u
+    return NAN
+
+
+cdef int _event_root(const Stepper* s, const ERK* T, Py_ssize_t i, double t, double h,
+                     double t_new, const double* z, const double* znew, double* K, double* F,
+                     bint* prepared, long long* nfev, int e, double g0, double g1,
+                     double t_prev, double g_prev, double* zd, double* g_try, double* root,
+                     double* row, bint* have_row, double* work) noexcept nogil:
+    """The time in the accepted step t -> t_new at which event e changes sign, g(t) = g0 and
+    g(t_new) = g1 having opposite signs or one of them zero (OUT: root; and when have_row,
+    row[:k] and row[STATE_MAX:][:3]: the output row there, already computed).
+
+    Brent's method (Algorithms for Minimization without Derivatives, 1973, ch. 4; the form of
+    SciPy's brentq) on the dense output: inverse quadratic or linear interpolation inside the
+    bracket, bisection when that does not shrink it fast enough, and every new point at least
+    2 ulp (of 1 + |t|) from the last one, so that the bracket closes to 4 ulp; the root is the
+    end with the smaller |g|, or a point where g == 0.  Its first point is the root of the
+    parabola through the previous step's start (t_prev, g_prev; NaN: none) and the two ends
+    when that is close enough to the end with the smaller |g|, else the secant's (a long step
+    across a curved g: about one evaluation fewer)."""
+    cdef double xpre = t, fpre = g0, xcur = t_new, fcur = g1, xblk = 0.0, fblk = 0.0
+    cdef double spre = 0.0, scur = 0.0, sbis, stry, dpre, dblk, p, lim
+    cdef double delta = 2.0 * 2.220446049250313e-16 * (1.0 + fmax(fabs(t), fabs(t_new)))
+    cdef double rows[2 * ROW]                   # the rows of the last two points evaluated
+    cdef double xrow[2]
+    cdef double xnext = 0.0, fnext = 0.0
+    cdef int st, c, q, n = 0
+    cdef bint first = True, pending = False
+    have_row[0] = False
+    if fpre == 0.0:
+        root[0] = xpre
+        return STATUS_OK
+    for _ in range(200):
+        if fpre != 0.0 and fcur != 0.0 and (fpre > 0.0) != (fcur > 0.0):
+            xblk = xpre                         # the bracket: [xcur, xblk] (either order)
+            fblk = fpre
+            spre = xcur - xpre
+            scur = spre
+        if fabs(fblk) < fabs(fcur):             # xcur: the end with the smaller |g|
+            xpre = xcur
+            xcur = xblk
+            xblk = xpre
+            fpre = fcur
+            fcur = fblk
+            fblk = fpre
+        sbis = 0.5 * (xblk - xcur)
+        if fcur == 0.0 or fabs(sbis) <= delta:  # (the bracket is at most 4 ulp wide)
+            break
+        if pending:                             # the second point of a pair
+            pending = False
+            xpre = xcur
+            fpre = fcur
+            xcur = xnext
+            fcur = fnext
+            continue
+        p = NAN
+        if first and g_prev == g_prev:
+            p = _quadratic_root(t_prev, g_prev, t, g0, t_new, g1)
+            stry = p - xcur
+            if p == p and 2.0 * fabs(stry) < 3.0 * fabs(sbis) - delta:
+                spre = scur
+                scur = stry
+            else:
+                p = NAN
+        first = False
+        if p == p:
+            pass
+        elif fabs(spre) > delta and fabs(fcur) < fabs(fpre):
+            if xpre == xblk:                    # secant
+                stry = -fcur * (xcur - xpre) / (fcur - fpre)
+            else:                               # inverse quadratic interpolation (with the
+                dpre = fpre - fcur              # slopes' divisions folded into one)
+                dblk = fblk - fcur
+                stry = (-fcur * (fblk * dblk * (xpre - xcur) - fpre * dpre * (xblk - xcur))
+                        / (dblk * dpre * (fblk - fpre)))
+            lim = 3.0 * fabs(sbis) - delta
+            if fabs(spre) < lim:
+                lim = fabs(spre)
+            if 2.0 * fabs(stry) < lim:          # (NaN or a long step: bisection)
+                spre = scur
+                scur = stry
+            else:
+                spre = sbis
+                scur = sbis
+        else:
+            spre = sbis
+            scur = sbis
+        xpre = xcur
+        fpre = fcur
+        if (fabs(scur) > delta and scur * scur < delta * fabs(spre)
+                and fabs(scur) + delta < 2.0 * fabs(sbis)):
+            # converging fast enough that xcur + scur is within delta/2 of the root: the
+            # points delta/2 either side of it, evaluated back to back (independent, their
+            # latencies overlap), close the bracket at once (else they are two more points)
+            lim = 0.5 * delta if scur > 0.0 else -0.5 * delta
+            xnext = xcur + scur + lim
+            xcur = xcur + scur - lim
+            for q in range(2):
+                c = n & 1
+                n += 1
+                xrow[c] = xcur if q == 0 else xnext
+                st = _dense_at(s, T, i, t, h, t_new, z, znew, K, F, prepared, nfev, xrow[c], zd,
+                               work)
+                if st == STATUS_OK:
+                    st = _event_values(s, i, xrow[c], zd, &rows[c * ROW],
+                                       &rows[c * ROW + STATE_MAX], g_try, e, work)
+                if st != STATUS_OK:
+                    return st
+                if q == 0:
+                    fcur = g_try[e]
+                else:
+                    fnext = g_try[e]
+            pending = True
+            continue
+        if fabs(scur) > delta:
+            xcur = xcur + scur
+        else:
+            xcur = xcur + (delta if sbis > 0.0 else -delta)
+        c = n & 1
+        n += 1
+        st = _dense_at(s, T, i, t, h, t_new, z, znew, K, F, prepared, nfev, xcur, zd, work)
+        if st == STATUS_OK:
+            st = _event_values(s, i, xcur, zd, &rows[c * ROW], &rows[c * ROW + STATE_MAX],
+                               g_try, e, work)
+        if st != STATUS_OK:
+            return st
+        xrow[c] = xcur
+        fcur = g_try[e]
+    root[0] = xcur
+    for c in range(2 if n >= 2 else n):
+        if xrow[c] == xcur:
+            for q in range(ROW):
+                row[q] = rows[c * ROW + q]
+            have_row[0] = True
+            break
+    return STATUS_OK
+
+
 cdef int _events_in_step(const Stepper* s, const ERK* T, Py_ssize_t i, double t, double h,
                          double t_new, const double* z, const double* znew, double* K,
                          double* F, bint* prepared, long long* nfev, double* g_old,
-                         long long* occurrences, double* zd, double* row, double* wrow,
-                         double* t_end, double* work) noexcept nogil:
+                         double t_prev, double* g_prev, long long* occurrences, double* zd,
+                         double* row, double* wrow, double* t_end,
+                         double* work) noexcept nogil:
     """Locate the events of the accepted step t -> t_new (SciPy's rule for a sign change and
-    its direction; roots by the Illinois method on the dense output to 4 ulp), record them in
-    time order and stop at a terminal one: t_end = its time, STATUS_TERMINATED (IN/OUT: g_old
-    becomes g(t_new); occurrences)."""
+    its direction; roots by Brent's method on the dense output to 4 ulp, `_event_root`),
+    record them in time order and stop at a terminal one: t_end = its time, STATUS_TERMINATED
+    (IN/OUT: g_prev and g_old become g(t) and g(t_new); occurrences)."""
     cdef const EventSet* E = s.events
     cdef double g_new[EVENTS_MAX]
     cdef double g_try[EVENTS_MAX]
     cdef double te[EVENTS_MAX]
+    cdef double rows[EVENTS_MAX * ROW]          # the row at te[j] when found[j]
+    cdef bint found[EVENTS_MAX]
     cdef int order[EVENTS_MAX]
-    cdef int e, j, m = 0, st, it, side, dirn, term, q
-    cdef double lo, hi, glo, ghi, c, gc, tol, direction = 1.0 if h > 0 else -1.0
+    cdef int at[EVENTS_MAX]                     # the slot of rows and found of te[j]
+    cdef int e, j, m = 0, st, it, dirn, term, q, a
+    cdef double c, direction = 1.0 if h > 0 else -1.0
     cdef long long slot
     st = _event_values(s, i, t_new, znew, row, wrow, g_new, -1, work)
     if st != STATUS_OK:
@@ -528,62 +702,50 @@ cdef int _events_in_step(const Stepper* s, const ERK* T, Py_ssize_t i, double t,
             continue
         if g_old[e] == 0.0 and g_new[e] == 0.0:
             continue                            # no crossing: g stays at zero
-        lo, glo, hi, ghi = t, g_old[e], t_new, g_new[e]
-        tol = 4.0 * 2.220446049250313e-16 * (1.0 + fmax(fabs(t), fabs(t_new)))
-        side = 0
-        for _ in range(200):
-            if glo == 0.0:
-                hi, ghi = lo, glo
-                break
-            if ghi == 0.0 or fabs(hi - lo) <= tol:
-                break
-            c = (lo * ghi - hi * glo) / (ghi - glo)
-            if not (fmin(lo, hi) < c < fmax(lo, hi)):
-                c = 0.5 * (lo + hi)
-            st = _dense_at(s, T, i, t, h, t_new, z, znew, K, F, prepared, nfev, c, zd, work)
-            if st == STATUS_OK:
-                st = _event_values(s, i, c, zd, row, wrow, g_try, e, work)
-            if st != STATUS_OK:
-                return st
-            gc = g_try[e]
-            if (gc > 0.0) == (ghi > 0.0):       # c replaces the end with the same sign
-                hi, ghi = c, gc
-                if side == 1:
-                    glo = 0.5 * glo
-                side = 1
-            else:
-                lo, glo = c, gc
-                if side == -1:
-                    ghi = 0.5 * ghi
-                side = -1
-        te[m] = hi if fabs(ghi) <= fabs(glo) else lo
+        st = _event_root(s, T, i, t, h, t_new, z, znew, K, F, prepared, nfev, e, g_old[e],
+                         g_new[e], t_prev, g_prev[e], zd, g_try, &te[m], &rows[m * ROW],
+                         &found[m], work)
+        if st != STATUS_OK:
+            return st
         order[m] = e
         m += 1
     for e in range(E.n):
+        g_prev[e] = g_old[e]
         g_old[e] = g_new[e]
+    if m == 0:
+        return STATUS_OK
+    for j in range(m):
+        at[j] = j
     for j in range(1, m):                       # the occurrences in time order
         e = order[j]
         c = te[j]
+        a = at[j]
         it = j
         while it > 0 and direction * (te[it - 1] - c) > 0.0:
             te[it] = te[it - 1]
             order[it] = order[it - 1]
+            at[it] = at[it - 1]
             it -= 1
         te[it] = c
         order[it] = e
+        at[it] = a
     for j in range(m):
         e = order[j]
-        st = _dense_at(s, T, i, t, h, t_new, z, znew, K, F, prepared, nfev, te[j], zd, work)
-        if st == STATUS_OK:
-            st = s.store(s.cfg, i, te[j], zd, row, wrow, <void*>work)
-        if st != STATUS_OK:
-            return st
+        a = at[j]
+        if not found[a]:
+            st = _dense_at(s, T, i, t, h, t_new, z, znew, K, F, prepared, nfev, te[j], zd,
+                           work)
+            if st == STATUS_OK:
+                st = s.store(s.cfg, i, te[j], zd, &rows[a * ROW], &rows[a * ROW + STATE_MAX],
+                             <void*>work)
+            if st != STATUS_OK:
+                return st
         slot = occurrences[e]
         occurrences[e] += 1
         if slot < E.cap:
             E.t_ev[(i * E.n + e) * E.cap + slot] = te[j]
             for q in range(s.k):
-                E.y_ev[((i * E.n + e) * E.cap + slot) * s.k + q] = row[q]
+                E.y_ev[((i * E.n + e) * E.cap + slot) * s.k + q] = rows[a * ROW + q]
         term = (<Event>E.ev[e]).terminal
         if term > 0 and occurrences[e] >= term:
             t_end[0] = te[j]
@@ -622,6 +784,93 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
                object status, object failed, int workers, object counts=None,
                object fail_t=None, object trace=None, object h_next=None,
                object events=None) except -1:
+    # events: {"objects": tuple of Event, "cap": occurrences kept per body and event}
+    # (adaptive runs); the occurrences go to buffers of the driver's own, and after the run
+    # the dict receives "count" ((N, n) int64: every occurrence, also those beyond cap),
+    # "t_stop" ((N,): the time of a terminal event, NaN without one), "t" and "y" (per body,
+    # per event: the kept times (c,) and rows (c, k), c = min(count, cap)) and "over" (some
+    # count exceeds cap)
+    cdef EventSet es
+    cdef void* evp[EVENTS_MAX]
+    cdef Py_ssize_t nbodies, cap, size, i
+    if events is None or not len(events["objects"]):
+        return _drive(s, t, save, y0, y_out, w_out, status, failed, workers, counts, fail_t,
+                      trace, h_next, NULL)
+    objects = events["objects"]
+    cap = events["cap"]
+    nbodies = len(y0)
+    if s.control == NULL or len(objects) > EVENTS_MAX or cap < 1:
+        raise ValueError("the events do not match the stepper")
+    for i in range(len(objects)):
+        if not isinstance(objects[i], Event):
+            raise TypeError("events must be rotode.events.Event objects")
+        evp[i] = <void*>objects[i]
+    es.ev = evp
+    es.n = len(objects)
+    es.cap = cap
+    size = nbodies * es.n
+    es.t_ev = <double*>malloc(max(size * cap, 1) * sizeof(double))
+    es.y_ev = <double*>malloc(max(size * cap * s.k, 1) * sizeof(double))
+    es.count = <long long*>malloc(max(size, 1) * sizeof(long long))
+    es.t_stop = <double*>malloc(max(nbodies, 1) * sizeof(double))
+    try:
+        if es.t_ev == NULL or es.y_ev == NULL or es.count == NULL or es.t_stop == NULL:
+            raise MemoryError()
+        _drive(s, t, save, y0, y_out, w_out, status, failed, workers, counts, fail_t, trace,
+               h_next, &es)
+        _event_output(&es, nbodies, s.k, events)
+    finally:
+        free(es.t_ev)
+        free(es.y_ev)
+        free(es.count)
+        free(es.t_stop)
+    return 0
+
+
+cdef int _event_output(const EventSet* es, Py_ssize_t nbodies, int k,
+                       dict events) except -1:
+    """The occurrences kept in es as arrays and lists in `events` (see `drive`)."""
+    cdef cnp.npy_intp dims[2]
+    cdef Py_ssize_t i, c, cap = es.cap, at
+    cdef int e
+    cdef bint over = False
+    cdef list t_all = [], y_all = [], te, ye
+    dims[0] = nbodies
+    dims[1] = es.n
+    count = cnp.PyArray_EMPTY(2, dims, cnp.NPY_INT64, 0)
+    memcpy(cnp.PyArray_DATA(<cnp.ndarray>count), es.count, nbodies * es.n * sizeof(long long))
+    t_stop = cnp.PyArray_EMPTY(1, dims, cnp.NPY_DOUBLE, 0)
+    memcpy(cnp.PyArray_DATA(<cnp.ndarray>t_stop), es.t_stop, nbodies * sizeof(double))
+    dims[1] = k
+    for i in range(nbodies):
+        te = []
+        ye = []
+        for e in range(es.n):
+            c = es.count[i * es.n + e]
+            if c > cap:
+                over = True
+                c = cap
+            at = (i * es.n + e) * cap
+            dims[0] = c
+            a = cnp.PyArray_EMPTY(1, dims, cnp.NPY_DOUBLE, 0)
+            memcpy(cnp.PyArray_DATA(<cnp.ndarray>a), &es.t_ev[at], c * sizeof(double))
+            te.append(a)
+            a = cnp.PyArray_EMPTY(2, dims, cnp.NPY_DOUBLE, 0)
+            memcpy(cnp.PyArray_DATA(<cnp.ndarray>a), &es.y_ev[at * k], c * k * sizeof(double))
+            ye.append(a)
+        t_all.append(te)
+        y_all.append(ye)
+    events["count"] = count
+    events["t_stop"] = t_stop
+    events["t"] = t_all
+    events["y"] = y_all
+    events["over"] = over
+    return 0
+
+
+cdef int _drive(const Stepper* s, object t, object save, object y0, object y_out,
+                object w_out, object status, object failed, int workers, object counts,
+                object fail_t, object trace, object h_next, EventSet* es) except -1:
     cdef const double[::1] tv = t
     cdef const Py_ssize_t[::1] sv = save
     cdef const double[:, ::1] yv = y0
@@ -660,39 +909,10 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
             raise ValueError("the stepper does not match its arrays")
         if nbodies:
             hp = &hv[0]
-    # events: {"objects": tuple of Event, "t": (N, n, cap), "y": (N, n, cap, k), "count":
-    # (N, n) int64, "t_stop": (N,)} (adaptive runs); the stepper is copied to carry them
-    cdef Stepper with_events
-    cdef EventSet es
-    cdef void* evp[EVENTS_MAX]
-    cdef double[:, :, ::1] ev_t
-    cdef double[:, :, :, ::1] ev_y
-    cdef long long[:, ::1] ev_n
-    cdef double[::1] ev_stop
-    if events is not None and len(events["objects"]):
-        objects = events["objects"]
-        ev_t = events["t"]
-        ev_y = events["y"]
-        ev_n = events["count"]
-        ev_stop = events["t_stop"]
-        if (not adaptive or len(objects) > EVENTS_MAX or ev_t.shape[0] != nbodies
-                or ev_t.shape[1] != len(objects) or ev_y.shape[3] != s.k
-                or ev_n.shape[0] != nbodies or ev_stop.shape[0] != nbodies
-                or ev_t.shape[2] < 1):
-            raise ValueError("the events do not match the stepper")
-        for i in range(len(objects)):
-            if not isinstance(objects[i], Event):
-                raise TypeError("events must be rotode.events.Event objects")
-            evp[i] = <void*>objects[i]
-        es.ev = evp
-        es.n = len(objects)
-        es.cap = ev_t.shape[2]
-        es.t_ev = &ev_t[0, 0, 0] if nbodies else NULL
-        es.y_ev = &ev_y[0, 0, 0, 0] if nbodies else NULL
-        es.count = &ev_n[0, 0] if nbodies else NULL
-        es.t_stop = &ev_stop[0] if nbodies else NULL
+    cdef Stepper with_events             # (the stepper, copied to carry the events)
+    if es != NULL:
         with_events = s[0]
-        with_events.events = &es
+        with_events.events = es
         s = &with_events
     cdef Trace tr
     cdef Trace* trp = NULL
@@ -842,6 +1062,20 @@ cdef class Engine:
                     T.dense[r * 4 + j] = dense[r][j]            # P[stage][power]
                 else:
                     T.dense[r * ERK_MAX_STAGES + j] = dense[r][j]   # D[row][stage]
+        T.ncols = 0                    # the stages that the dense output's sums read
+        for j in range(s + 1 if kind == "dopri5" else T.s_dense):
+            for r in range(4):
+                if (T.dense[j * 4 + r] if kind == "dopri5" else
+                        T.dense[r * ERK_MAX_STAGES + j]) != 0.0:
+                    T.cols[T.ncols] = j
+                    T.ncols += 1
+                    break
+        for r in range(ERK_MAX_STAGES):
+            T.nacols[r] = 0
+            for j in range(r):
+                if T.a[r * ERK_MAX_STAGES + j] != 0.0:
+                    T.acols[r * ERK_MAX_STAGES + T.nacols[r]] = j
+                    T.nacols[r] += 1
         _PAIRS[spec.name] = self
 
     cdef _set_control(self, object control, int n, object ref):

@@ -30,6 +30,14 @@ cdef struct ERK:
     double e[ERK_MAX_STAGES]      # error weights over K[0..s]
     double e3[ERK_MAX_STAGES]     # DOP853's order-3 estimate
     double dense[4 * ERK_MAX_STAGES]   # DOPRI5: P[j * 4 + p]; DOP853: D[r * 16 + j]
+    # the stages with a nonzero weight in the dense output (cols[:ncols]) and, for each
+    # dense-output stage r > s, those with a nonzero a[r][j] (acols[r * 16 :][:nacols[r]]):
+    # the sums skip exact zeros, which leaves every finite result unchanged (a sum that
+    # starts at +0.0 is never -0.0, and adding +-0 to it changes nothing)
+    int cols[ERK_MAX_STAGES]
+    int ncols
+    int acols[ERK_MAX_STAGES * ERK_MAX_STAGES]
+    int nacols[ERK_MAX_STAGES]
 
 
 cdef inline int erk_stage(const ERK* T, erk_rhs f, const void* cfg, Py_ssize_t i,
@@ -142,19 +150,38 @@ cdef inline int erk_initial_step(const ERK* T, erk_rhs f, const void* cfg, Py_ss
 cdef inline int erk_dense_prepare(const ERK* T, erk_rhs f, const void* cfg, Py_ssize_t i,
                                   void* work, int n, double t, double h, const double* y,
                                   const double* ynew, double* K, double* F) noexcept nogil:
-    """Coefficients of the step's interpolant (DOP853: its three extra stages) (OUT: K, F)."""
-    cdef double acc, dy
-    cdef int st, r, j, k
+    """Coefficients of the step's interpolant (DOP853: its three extra stages) (OUT: K, F).
+    The sums run over the stages in order (those with nonzero coefficients, `ERK.cols`), the
+    four of a component side by side."""
+    cdef double ys[ERK_MAX_N]
+    cdef double a0, a1, a2, a3, kj, dy
+    cdef int st, r, j, k, c
     if T.kind == ERK_DOPRI5:
-        for r in range(4):
-            for k in range(n):
-                acc = 0.0
-                for j in range(T.s + 1):
-                    acc = acc + T.dense[j * 4 + r] * K[j * n + k]
-                F[r * n + k] = h * acc
+        for k in range(n):
+            a0 = 0.0
+            a1 = 0.0
+            a2 = 0.0
+            a3 = 0.0
+            for c in range(T.ncols):
+                j = T.cols[c]
+                kj = K[j * n + k]
+                a0 = a0 + T.dense[j * 4] * kj
+                a1 = a1 + T.dense[j * 4 + 1] * kj
+                a2 = a2 + T.dense[j * 4 + 2] * kj
+                a3 = a3 + T.dense[j * 4 + 3] * kj
+            F[k] = h * a0
+            F[n + k] = h * a1
+            F[2 * n + k] = h * a2
+            F[3 * n + k] = h * a3
         return 0
-    for r in range(T.s + 1, T.s_dense):
-        st = erk_stage(T, f, cfg, i, work, n, t, h, y, K, r)
+    for r in range(T.s + 1, T.s_dense):          # erk_stage over the nonzero a[r][j]
+        for k in range(n):
+            a0 = 0.0
+            for c in range(T.nacols[r]):
+                j = T.acols[r * ERK_MAX_STAGES + c]
+                a0 = a0 + T.a[r * ERK_MAX_STAGES + j] * K[j * n + k]
+            ys[k] = y[k] + h * a0
+        st = f(cfg, i, t + T.c[r] * h, ys, &K[r * n], work)
         if st != 0:
             return st
     for k in range(n):
@@ -162,11 +189,21 @@ cdef inline int erk_dense_prepare(const ERK* T, erk_rhs f, const void* cfg, Py_s
         F[k] = dy
         F[n + k] = h * K[k] - dy
         F[2 * n + k] = 2.0 * dy - h * (K[T.s * n + k] + K[k])
-        for r in range(4):
-            acc = 0.0
-            for j in range(T.s_dense):
-                acc = acc + T.dense[r * ERK_MAX_STAGES + j] * K[j * n + k]
-            F[(3 + r) * n + k] = h * acc
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        a3 = 0.0
+        for c in range(T.ncols):
+            j = T.cols[c]
+            kj = K[j * n + k]
+            a0 = a0 + T.dense[j] * kj
+            a1 = a1 + T.dense[ERK_MAX_STAGES + j] * kj
+            a2 = a2 + T.dense[2 * ERK_MAX_STAGES + j] * kj
+            a3 = a3 + T.dense[3 * ERK_MAX_STAGES + j] * kj
+        F[3 * n + k] = h * a0
+        F[4 * n + k] = h * a1
+        F[5 * n + k] = h * a2
+        F[6 * n + k] = h * a3
     return 0
 
 

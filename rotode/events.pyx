@@ -2,17 +2,17 @@
 
 ``rotode.integrate(..., rtol=..., events=[...])`` evaluates them without the GIL on the dense
 output of every accepted step and locates each sign change of ``g`` inside the step to the
-spacing of floats (the Illinois variant of regula falsi; Dowell & Jarratt, BIT 11, 1971), as
-``scipy.integrate.solve_ivp`` does with its event functions.  Each event has SciPy's
-attributes: ``terminal`` (False, True, or a count k: stop at the k-th occurrence, SciPy >= 1.11)
-and ``direction`` (+1: only where g increases, -1: decreases, 0: both).  An event that is zero
-at ``t0`` and moves away from zero in its direction is recorded at ``t0``, as in SciPy.
+spacing of floats (Brent's method, as SciPy's ``brentq``), as ``scipy.integrate.solve_ivp``
+does with its event functions.  Each event has SciPy's attributes: ``terminal`` (False, True,
+or a count k: stop at the k-th occurrence, SciPy >= 1.11) and ``direction`` (+1: only where g
+increases, -1: decreases, 0: both).  An event that is zero at ``t0`` and moves away from zero
+in its direction is recorded at ``t0``, as in SciPy.
 
 Every event is also a plain callable ``event(t, y)`` on the state vector (``[q]`` or ``[q, w]``)
 with ``terminal`` and ``direction``, so the same objects work with ``scipy.integrate.solve_ivp``
 (the ``"w"`` component of a kinematic state is not in ``y``: those events need
 `rotode.integrate`).  A Python function ``g(t, y)`` becomes a `PythonEvent` (called with the
-GIL, slower: about 1 us per evaluation, a dozen evaluations per located event).
+GIL, slower: about 1 us per evaluation, five or six evaluations per located event).
 """
 import numpy as np
 

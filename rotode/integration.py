@@ -463,7 +463,8 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
 
 
 def _event_buffers(evs, shape, max_events):
-    """The arrays the driver writes the events of a run into (see `_driver.drive`)."""
+    """The events of a run as the driver takes them (`_driver.drive`): the checked events and
+    how many occurrences to keep per body and event."""
     n_bodies, k = shape
     if len(evs) > 16:
         raise ValueError(f"`events` may hold at most 16 events, got {len(evs)}")
@@ -478,27 +479,14 @@ def _event_buffers(evs, shape, max_events):
         raise ValueError(f"`max_events` must be an integer >= 1, got {max_events!r}")
     else:
         cap = int(max_events)
-    n = len(evs)
-    # (the driver writes every entry that is read back: counts, t_stop and the kept records)
-    return {"objects": evs, "t": np.empty((n_bodies, n, cap)),
-            "y": np.empty((n_bodies, n, cap, k)),
-            "count": np.zeros((n_bodies, n), dtype=np.int64),
-            "t_stop": np.empty(n_bodies)}
+    return {"objects": evs, "cap": cap}
 
 
 def _event_results(buf, stats):
     """Per body, per event: the times and rows recorded (t_events, y_events), and t_stop."""
-    count = buf["count"]
-    cap = buf["t"].shape[2]
-    stats["n_events"] = count
-    if count.max() > cap:
-        warnings.warn(f"an event occurred more than `max_events`={cap} times in a body; only "
-                      "the first ones are kept (stats['n_events'] counts them all)",
+    stats["n_events"] = buf["count"]
+    if buf["over"]:
+        warnings.warn(f"an event occurred more than `max_events`={buf['cap']} times in a body; "
+                      "only the first ones are kept (stats['n_events'] counts them all)",
                       RuntimeWarning, stacklevel=3)
-    kept = np.minimum(count, cap)
-    t_events = [[buf["t"][i, e, :kept[i, e]].copy() for e in range(count.shape[1])]
-                for i in range(count.shape[0])]
-    y_events = [[buf["y"][i, e, :kept[i, e]].copy() for e in range(count.shape[1])]
-                for i in range(count.shape[0])]
-    return t_events, y_events, buf["t_stop"]
-
+    return buf["t"], buf["y"], buf["t_stop"]
