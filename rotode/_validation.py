@@ -14,6 +14,10 @@ import numpy as np
 from rotode._loops import TINY_NORM2, all_finite, first_small_norm, step_grid_ok
 
 __all__ = [
+    "as_bool",
+    "as_choice",
+    "as_real",
+    "as_int",
     "as_float_array",
     "as_callable_vector",
     "as_positive_scalar",
@@ -39,11 +43,68 @@ __all__ = [
 ]
 
 
+def _shown(value):
+    """A short description of a bad value for a message: its repr when short, else its type
+    (no addresses of functions, no pages of array)."""
+    if isinstance(value, (str, bytes, bool, int, float, complex, np.generic)) or value is None:
+        text = repr(value)
+        if len(text) <= 60:
+            return text
+    return type(value).__name__
+
+
+def as_bool(value, name):
+    """An argument that must be True or False (TypeError naming it otherwise)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"`{name}` must be a bool (True or False), got {_shown(value)}")
+    return bool(value)
+
+
 def as_bool_option(value, name):
     """A method option that must be True or False (TypeError naming it otherwise)."""
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"option `{name}` must be a bool (True or False), got {value!r}")
+        raise TypeError(f"option `{name}` must be a bool (True or False), got {_shown(value)}")
     return bool(value)
+
+
+def as_choice(value, name, choices, what="`{}`"):
+    """One of the strings ``choices`` (ValueError naming the argument otherwise; arrays and
+    other unhashable values included)."""
+    if isinstance(value, str) and value in choices:
+        return value
+    shown = " or ".join(repr(c) for c in choices) if len(choices) <= 2 else \
+        "one of " + ", ".join(repr(c) for c in choices)
+    raise ValueError(f"{what.format(name)} must be {shown}, got {_shown(value)}")
+
+
+def as_real(x, name, *, finite=True):
+    """A real scalar (a Python or NumPy number, or a 0-d real array) as float; TypeError or
+    ValueError naming the argument otherwise."""
+    if type(x) is float and (not finite or math.isfinite(x)):      # the common case, fast
+        return x
+    if isinstance(x, np.ndarray) and x.ndim == 0 and x.dtype.kind in "iuf":
+        x = x[()]
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise TypeError(f"`{name}` must be a real number, got {_shown(x)}")
+    try:
+        x = float(x)
+    except OverflowError:      # an integer beyond the float range
+        x = math.inf
+    if finite and not math.isfinite(x):
+        raise ValueError(f"`{name}` must be a finite real number, got {x!r}")
+    return x
+
+
+def as_int(value, name, low=None, high=None):
+    """An integer argument in [low, high] (TypeError or ValueError naming it)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"`{name}` must be an integer, got {_shown(value)}")
+    value = int(value)
+    if (low is not None and value < low) or (high is not None and value > high):
+        rng = (f">= {low}" if high is None else f"<= {high}" if low is None
+               else f"in [{low}, {high}]")
+        raise ValueError(f"`{name}` must be {rng}, got {value}")
+    return value
 
 
 def as_int_option(value, name, low, high=None):
@@ -91,16 +152,24 @@ def as_control(rtol, atol, first_step, max_step, max_steps, n, length):
             raise ValueError(f"`first_step`={first!r} exceeds the span {length!r}")
     top = np.inf
     if max_step is not None and not (isinstance(max_step, numbers.Real)
-                                     and float(max_step) == np.inf):
+                                     and not isinstance(max_step, (bool, np.bool_))
+                                     and max_step == np.inf or _beyond_float(max_step)):
         top = as_positive_scalar(max_step, "max_step")
     if max_steps is None:
         cap = DEFAULT_MAX_STEPS
     elif isinstance(max_steps, (bool, np.bool_)) or not isinstance(max_steps, numbers.Integral) \
             or max_steps < 1:
-        raise ValueError(f"`max_steps` must be an integer >= 1, got {max_steps!r}")
+        raise ValueError(f"`max_steps` must be an integer >= 1, got {_shown(max_steps)}")
     else:
-        cap = int(max_steps)
+        cap = min(int(max_steps), 2 ** 62)      # more is no limit at all
     return rtol, a, first, top, cap
+
+
+def _beyond_float(x):
+    """True for a positive integer beyond the float range (a step bound that is no bound)."""
+    return isinstance(x, numbers.Integral) and not isinstance(x, (bool, np.bool_)) \
+        and x >= 2 ** 1024
+
 
 #: Relative tolerance of the inertia checks (symmetry, positive definiteness, triangle
 #: inequality), as a fraction of the tensor's largest entry or moment: far above the round-off
@@ -114,12 +183,37 @@ def as_symmetric(i, name):
     if not i.size:
         return i
     scale = np.abs(i).max(axis=(-2, -1))
-    asym = np.abs(i - np.swapaxes(i, -1, -2)).max(axis=(-2, -1))
+    with np.errstate(over="ignore"):     # |I - I^T| of entries near the float limit
+        asym = np.abs(i - np.swapaxes(i, -1, -2)).max(axis=(-2, -1))
     bad = asym > INERTIA_RTOL * scale
     if np.any(bad):
         raise ValueError(f"`{name}` must be symmetric; max |I - I^T| = {np.max(asym[bad]):.3g} "
                          f"relative to max |I| = {np.max(scale[bad]):.3g}")
-    return 0.5 * (i + np.swapaxes(i, -1, -2))
+    with np.errstate(over="ignore"):
+        sym = 0.5 * (i + np.swapaxes(i, -1, -2))
+    if not all_finite(sym.reshape(-1)):      # entries near the float limit: halve first
+        sym = 0.5 * i + 0.5 * np.swapaxes(i, -1, -2)
+    return sym
+
+
+def eigh_scaled(i, vectors=True):
+    """``numpy.linalg.eigh`` (or ``eigvalsh``) of symmetric (..., 3, 3) matrices whose entries
+    may lie near the float limit: those are scaled by an exact power of two first (the products
+    inside the eigensolver would overflow), the others are passed on unchanged."""
+    f = np.linalg.eigh if vectors else np.linalg.eigvalsh
+    top = np.abs(i).max() if i.size else 0.0
+    if top < 1e150:
+        return f(i)
+    _, e = np.frexp(np.abs(i).max(axis=(-2, -1), keepdims=True))
+    out = f(np.ldexp(i, -e))
+    if vectors:
+        return np.ldexp(out[0], e[..., 0]), out[1]
+    return np.ldexp(out, e[..., 0])
+
+
+def eigvalsh_scaled(i):
+    """`eigh_scaled` without the eigenvectors."""
+    return eigh_scaled(i, vectors=False)
 
 
 def as_inertia(inertia, name="inertia", *, moments=True, triangle=True):
@@ -155,7 +249,7 @@ def as_inertia(inertia, name="inertia", *, moments=True, triangle=True):
     if not i.size:
         return i
     i = as_symmetric(i, name)
-    eig = np.linalg.eigvalsh(i)
+    eig = eigvalsh_scaled(i)
     top = np.abs(eig).max(axis=-1)
     not_pd = ~(eig[..., 0] > INERTIA_RTOL * top)
     if np.any(not_pd):
@@ -214,13 +308,20 @@ def as_float_array(x, name, trailing=(), *, finite=True, batch=True):
     def expected():
         return format_shape(trailing) if batch else str(tuple(trailing))
 
+    if x is None:
+        raise TypeError(f"`{name}` must be a real numeric array, got None")
     try:
         arr = np.asarray(x)
-    except Exception as exc:  # ragged nested sequences and the like
-        raise ValueError(f"`{name}` must be an array of shape {expected()}: {exc}") from None
+    except Exception:  # ragged nested sequences and the like
+        what = "a real array" if not trailing and batch else f"an array of shape {expected()}"
+        raise ValueError(f"`{name}` must be {what}, got a ragged nested {type(x).__name__} "
+                         "(rows of different lengths)") from None
     if arr.dtype == object:
         try:
             arr = arr.astype(np.float64)
+        except OverflowError:      # an integer beyond the float range
+            raise ValueError(f"`{name}` must contain only finite values, got an integer beyond "
+                             "the float range") from None
         except (TypeError, ValueError):
             raise TypeError(f"`{name}` must be a real numeric array, got dtype object") from None
     if arr.dtype.kind not in "iuf":
@@ -325,9 +426,11 @@ def check_nonzero_quaternions(q, name):
 
 def check_rotation_matrices(R, name, atol=1e-6):
     """Reject matrices that are not orthonormal with determinant +1 (to ``atol``)."""
-    gram = np.einsum("...ki,...kj->...ij", R, R)
-    err = np.abs(gram - np.eye(3)).max(axis=(-2, -1)) if R.size else np.zeros(R.shape[:-2])
-    det = np.linalg.det(R) if R.size else np.ones(R.shape[:-2])
+    with np.errstate(over="ignore", invalid="ignore"):   # huge entries: reported below
+        gram = np.einsum("...ki,...kj->...ij", R, R)
+        err = np.abs(gram - np.eye(3)).max(axis=(-2, -1)) if R.size else np.zeros(R.shape[:-2])
+        det = np.linalg.det(R) if R.size else np.ones(R.shape[:-2])
+    err = np.where(np.isnan(err), np.inf, err)
     bad = (err > atol) | (det <= 0)
     if np.any(bad):
         raise ValueError(
@@ -364,9 +467,10 @@ def project_rotations(R, name):
     R = as_float_array(R, name, (3, 3))
     if not R.size:
         return R
-    U, S, Vt = np.linalg.svd(R)
-    P = U @ Vt
-    det = np.linalg.det(R)
+    with np.errstate(over="ignore", invalid="ignore"):   # huge entries: reported below
+        U, S, Vt = np.linalg.svd(R)
+        P = U @ Vt
+        det = np.linalg.det(R)
     bad = (det <= 0) | (np.abs(S - 1.0).max(axis=-1) > PROJECT_TOL)
     if np.any(bad):
         j = int(np.flatnonzero(np.ravel(bad))[0])
@@ -375,7 +479,8 @@ def project_rotations(R, name):
         sv = S.reshape(-1, 3)[j]
         where = f"`{name}` entry {k}" if k else f"`{name}`"
         raise ValueError(f"{where} is too far from a rotation to project it: "
-                         f"determinant {d:.3g}, singular values {np.round(sv, 3).tolist()} "
+                         f"determinant {d:.3g}, singular values "
+                         f"{[float(f'{x:.3g}') for x in sv]} "
                          f"(a rotation has 1, 1, 1; accepted: within {PROJECT_TOL} of 1, "
                          "determinant > 0)")
     return np.ascontiguousarray(P)
@@ -401,7 +506,11 @@ def as_callable_vector(value, what, t):
 
     ``what`` names the callable in the message (e.g. ``"torque callable"``).
     """
-    r = np.asarray(value, dtype=np.float64)
+    try:
+        r = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise TypeError(f"the {what} must return a real array of shape (3,), got "
+                        f"{_shown(value)} at t = {t!r}") from None
     if r.shape != (3,):
         raise ValueError(f"the {what} must return shape (3,), got {r.shape} at t = {t!r}")
     if not np.isfinite(r).all():

@@ -43,8 +43,9 @@ import numpy as np
 from rotode import methods as _methods
 from rotode._driver import Engine, algebra_atol, outcome
 from rotode._loops import TINY_NORM2, first_small_norm, largest
-from rotode._validation import (as_bool_option, as_callable_vector, as_float_array,
-                                as_int_option, as_rows, as_step_grid, as_workers)
+from rotode._validation import (as_bool_option, as_callable_vector, as_choice,
+                                as_float_array, as_int_option, as_rows, as_step_grid,
+                                as_workers)
 from rotode.rhs import rigid_body_list
 
 from cpython.ref cimport PyObject
@@ -483,11 +484,10 @@ def run(method, model, y0, t, save, options=None, workers=1):
                         f"{method!r} (it keeps |q| = 1 by construction)")
     hold = substeps is not None
     if hold:
-        substeps = as_int_option(substeps, "torque_substeps", 1)
+        substeps = as_int_option(substeps, "torque_substeps", 1, 2 ** 31 - 1)
         npoints = as_int_option(3 if npoints is None else npoints, "torque_points", 1, 3)
-        start = "hold" if start is None else start
-        if start not in ("hold", "evaluate"):
-            raise ValueError(f"option `torque_start` must be 'hold' or 'evaluate', got {start!r}")
+        start = as_choice("hold" if start is None else start, "torque_start",
+                          ("hold", "evaluate"), "option `{}`")
     else:
         substeps = 1
         if npoints is not None or resets is not None or start is not None:

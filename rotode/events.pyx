@@ -16,7 +16,8 @@ GIL, slower: about 1 us per evaluation, five or six evaluations per located even
 """
 import numpy as np
 
-from rotode._validation import as_float_array, as_positive_scalar
+from rotode._validation import (as_choice, as_float_array, as_positive_scalar, as_real,
+                                check_nonzero_quaternions)
 
 from libc.math cimport NAN, sqrt, fabs, cos
 from rotode.quaternion cimport quat_rotate
@@ -28,23 +29,37 @@ __all__ = ["Event", "AxisAngle", "Component", "RotationAngle", "KineticEnergy",
 def _terminal(terminal):
     if isinstance(terminal, (bool, np.bool_)):
         return int(bool(terminal))
-    if isinstance(terminal, (int, np.integer)) and terminal >= 0:
+    if isinstance(terminal, (int, np.integer)) and 0 <= terminal <= 2 ** 31 - 1:
         return int(terminal)
-    raise ValueError(f"`terminal` must be a bool or an integer >= 0, got {terminal!r}")
+    shown = repr(terminal) if isinstance(terminal, (int, float, str)) and \
+        len(repr(terminal)) <= 40 else type(terminal).__name__
+    raise ValueError(f"`terminal` must be a bool or an integer in [0, 2**31 - 1], got {shown}")
 
 
 def _direction(direction):
-    if isinstance(direction, (bool, np.bool_)) or direction not in (-1, 0, 1):
-        raise ValueError(f"`direction` must be -1, 0 or 1, got {direction!r}")
+    number = isinstance(direction, (int, float, np.number))
+    if isinstance(direction, (bool, np.bool_)) or not number or direction not in (-1, 0, 1):
+        shown = repr(direction) if isinstance(direction, (int, float, str)) and \
+            len(repr(direction)) <= 40 else type(direction).__name__
+        raise ValueError(f"`direction` must be -1, 0 or 1, got {shown}")
     return int(direction)
+
+
+def _direction_of(v):
+    """``v / |v|`` of a finite nonzero vector, scaled first (no overflow of |v|^2)."""
+    top = float(np.abs(v).max())
+    if not top > 0:
+        return None
+    u = v / top
+    return u / np.linalg.norm(u)
 
 
 def _unit(x, name):
     v = as_float_array(x, name, (3,), batch=False)
-    n = float(np.linalg.norm(v))
-    if not n > 0:
+    u = _direction_of(v)
+    if u is None:
         raise ValueError(f"`{name}` must be a nonzero vector")
-    return v / n
+    return u
 
 
 cdef class Event:
@@ -69,15 +84,19 @@ cdef class Event:
 
     def __call__(self, t, y):
         """g at time t and state y (``[q]`` or ``[q, w_body]``), as SciPy's events take it."""
-        cdef const double[::1] yv = np.ascontiguousarray(y, dtype=np.float64)
+        tt = as_real(t, "t")
+        arr = as_float_array(y, "y")
+        if arr.shape not in ((4,), (7,)):
+            raise ValueError(f"`y` must be a state [q] of shape (4,) or [q, w] of shape (7,), "
+                             f"got shape {arr.shape}")
+        cdef const double[::1] yv = arr
         k = yv.shape[0]
-        if k not in (4, 7):
-            raise ValueError(f"`y` must be a state [q] (4) or [q, w] (7), got {k} values")
         cdef double w[3]
         w[0] = yv[4] if k == 7 else NAN
         w[1] = yv[5] if k == 7 else NAN
         w[2] = yv[6] if k == 7 else NAN
-        value = self.evaluate(float(t), &yv[0], k, w)
+        check_nonzero_quaternions(arr[None, :4], "y (quaternion part y[:4])")
+        value = self.evaluate(tt, &yv[0], k, w)
         if self.error is not None:
             err, self.error = self.error, None
             raise err
@@ -128,15 +147,14 @@ cdef class Component(Event):
     def __init__(self, name, index, value=0.0, terminal=False, direction=0):
         super().__init__(terminal, direction)
         sizes = {"q": 4, "w": 3, "y": 13}
-        if name not in sizes:
-            raise ValueError(f"`name` must be 'q', 'w' or 'y', got {name!r}")
+        as_choice(name, "name", ("q", "w", "y"))
         if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)) \
                 or not 0 <= index < sizes[name]:
+            shown = repr(index) if isinstance(index, (int, float, str)) and \
+                len(repr(index)) <= 40 else type(index).__name__
             raise ValueError(f"`index` of {name!r} must be an integer in [0, {sizes[name]}), "
-                             f"got {index!r}")
-        v = float(value)
-        if not np.isfinite(v):
-            raise ValueError(f"`value` must be finite, got {value!r}")
+                             f"got {shown}")
+        v = as_real(value, "value")
         self.name = name
         self.index = int(index)
         self.value = v
@@ -162,14 +180,14 @@ cdef class RotationAngle(Event):
     def __init__(self, reference, angle, terminal=False, direction=0):
         super().__init__(terminal, direction)
         r = as_float_array(reference, "reference", (4,), batch=False)
-        n = float(np.linalg.norm(r))
-        if not n > 0:
+        u = _direction_of(r)
+        if u is None:
             raise ValueError("`reference` must be a nonzero quaternion")
         angle = as_positive_scalar(angle, "angle", allow_zero=True)
         if angle > np.pi:
             raise ValueError(f"`angle` must be in [0, pi], got {angle!r}")
         for i in range(4):
-            self._r[i] = r[i] / n
+            self._r[i] = u[i]
         self._cos_half = cos(0.5 * angle)
 
     cdef double evaluate(self, double t, const double* y, int k,
@@ -190,9 +208,7 @@ cdef class KineticEnergy(Event):
             inertia = np.diag(inertia)
         if inertia.shape != (3, 3):
             raise ValueError(f"`inertia` must have shape (3,) or (3, 3), got {inertia.shape}")
-        v = float(value)
-        if not np.isfinite(v):
-            raise ValueError(f"`value` must be finite, got {value!r}")
+        v = as_real(value, "value")
         for i in range(9):
             self._I[i] = inertia.reshape(-1)[i]
         self.value = v
@@ -213,7 +229,7 @@ cdef class PythonEvent(Event):
 
     def __init__(self, function, terminal=None, direction=None):
         if not callable(function):
-            raise TypeError(f"an event must be callable, got {type(function).__name__}")
+            raise TypeError(f"`function` must be callable g(t, y), got {type(function).__name__}")
         super().__init__(getattr(function, "terminal", False) if terminal is None else terminal,
                          getattr(function, "direction", 0) if direction is None else direction)
         self.function = function
@@ -223,9 +239,8 @@ cdef class PythonEvent(Event):
         cdef double g
         with gil:
             try:
-                g = float(self.function(t, np.array([y[i] for i in range(k)])))
-                if g != g:
-                    raise ValueError(f"the event {self.function!r} returned NaN at t = {t!r}")
+                g = _event_value(self.function(t, np.array([y[i] for i in range(k)])),
+                                 self.function, t)
                 return g
             except BaseException as exc:      # Ctrl-C in user code too
                 self.error = exc
@@ -234,6 +249,23 @@ cdef class PythonEvent(Event):
     def __repr__(self):
         return f"PythonEvent({self.function!r}, terminal={self.terminal}, " \
                f"direction={self.direction})"
+
+
+def _event_value(r, function, t):
+    """The float an event function returned: a finite real scalar (a 0-d or one-element array
+    included), else ValueError/TypeError naming the function."""
+    if not isinstance(r, float):
+        arr = np.asarray(r) if not isinstance(r, (str, bytes)) else np.asarray(None)
+        if arr.dtype.kind not in "iuf" or arr.size != 1:
+            what = (f"an array of shape {arr.shape}" if arr.dtype.kind in "iufcb"
+                    else type(r).__name__)
+            raise TypeError(f"the event {function!r} must return a real number, got {what} "
+                            f"at t = {t!r}")
+        r = float(arr.reshape(-1)[0])
+    if not np.isfinite(r):
+        value = "NaN" if r != r else repr(r)
+        raise ValueError(f"the event {function!r} returned {value} at t = {t!r}")
+    return r
 
 
 def as_events(events):

@@ -64,8 +64,7 @@ def _scalar(x, name):
 
 def _real_array(x, name):
     """A finite float64 array of any shape, 0-d input kept 0-d."""
-    shape = np.shape(x)
-    return as_float_array(x, name).reshape(shape)
+    return as_float_array(x, name)
 
 
 def _parameter(m, m1):
@@ -250,7 +249,7 @@ def _check_inertia(inertia):
     """Principal moments and principal axes (columns, det +1) of an inertia checked by
     `rotode._validation.as_inertia` (3 moments or a symmetric positive definite 3x3; the closed
     form holds for any positive moments, so the triangle inequality is not required)."""
-    arr = np.asarray(inertia) if not isinstance(inertia, np.ndarray) else inertia
+    arr = as_float_array(inertia, "inertia", finite=False)
     if arr.shape == (3,):
         i = as_inertia(arr, triangle=False)
         return np.diag(i).copy(), np.eye(3)
@@ -302,7 +301,9 @@ class _PeriodicIntegral:
     def __call__(self, u):
         n = np.floor(u / self.period)
         r = u - n * self.period
-        j = np.clip((r // self.width).astype(np.intp), 0, self.n_sub - 1)
+        # (clipped before the cast: for |u| ~ 1e300 the rounding of n * period leaves r far
+        # outside [0, P), beyond the integer range)
+        j = np.clip(r // self.width, 0, self.n_sub - 1).astype(np.intp)
         start = j * self.width
         return n * self.cumulative[-1] + self.cumulative[j] + _gauss_legendre(self.f, start,
                                                                               r - start)
@@ -586,11 +587,17 @@ def free_rigid_body(inertia, w0, t, q0=None):
     """
     moments, axes = _check_inertia(inertia)
     w0 = as_float_array(w0, "w0", (3,), batch=False)
-    scalar = np.ndim(t) == 0
-    t_arr = np.asarray(t) if not isinstance(t, np.ndarray) else t
+    with np.errstate(over="ignore"):
+        Iw = moments.max() * np.abs(w0).max()
+        if not np.isfinite(Iw * Iw * 3.0):
+            raise ValueError(f"`w0` and `inertia` are too large: |I w0|^2 overflows (largest "
+                             f"moment {moments.max()!r}, largest |w0| component "
+                             f"{np.abs(w0).max()!r})")
+    t_arr = as_float_array(t, "t")
+    scalar = t_arr.ndim == 0
     if t_arr.ndim > 1:
         raise ValueError(f"`t` must be a scalar or have shape (n,), got {t_arr.shape}")
-    t = as_float_array(t_arr, "t").reshape(-1)
+    t = t_arr.reshape(-1)
     if q0 is None:
         q0 = np.array([1.0, 0.0, 0.0, 0.0])
     else:

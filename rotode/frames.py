@@ -28,15 +28,20 @@ References
    Newtonian mechanics (inertial forces in n-D, 3-D and 2-D).
 """
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
 
 from rotode import quaternion as _quat
 from rotode._validation import (
+    as_bool,
+    as_choice,
     as_float_array,
+    as_int,
     as_positive_array,
     as_positive_scalar,
+    as_real,
     check_nonzero_quaternions,
 )
 
@@ -95,15 +100,48 @@ def _batch_index(index, shape):
     """An index into the batch axes only: the Ellipsis is spelled out so that the trailing
     (coordinate) axes can be appended safely."""
     index = index if isinstance(index, tuple) else (index,)
+    for i in index:
+        ok = (i is None or i is Ellipsis or isinstance(i, slice)
+              or (isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)))
+              or (isinstance(i, np.ndarray) and i.dtype.kind in "iub"))
+        if not ok:
+            raise TypeError("a batch index must be an integer, a slice, an ellipsis, None or an "
+                            f"integer or boolean array, got {type(i).__name__}")
     used = sum(i is not None and i is not Ellipsis for i in index)
     if used > len(shape):
         raise IndexError(f"too many indices for a batch of shape {shape}")
-    if sum(i is Ellipsis for i in index) > 1:
+    ellipses = [k for k, i in enumerate(index) if i is Ellipsis]
+    if len(ellipses) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    if Ellipsis in index:
-        k = index.index(Ellipsis)
+    if ellipses:
+        k = ellipses[0]
         return index[:k] + (slice(None),) * (len(shape) - used) + index[k + 1:]
     return index + (slice(None),) * (len(shape) - used)
+
+
+def _take(array, index, shape):
+    """``array[index]`` with an IndexError that names the batch shape."""
+    try:
+        return array[index]
+    except IndexError:
+        raise IndexError(f"index out of range for a batch of shape {shape}") from None
+
+
+def _dim_and_shape(dim, shape):
+    """``identity``'s dimension (an integer >= 1) and batch shape (integers >= 0), checked."""
+    dim = as_int(dim, "dim", 1)
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
+        shape = (shape,)
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError(f"`shape` must be a tuple of integers, got {type(shape).__name__}")
+    shape = tuple(as_int(s, "shape", 0) for s in shape)
+    size = (dim + 1) * dim
+    for s in shape:
+        size *= s
+    if size > 2 ** 31:
+        raise ValueError(f"`dim` = {dim if dim < 10 ** 9 else 'huge'} and `shape` give more "
+                         "than 2**31 entries: too large")
+    return dim, shape
 
 
 def _check_rotations(R, name):
@@ -111,8 +149,10 @@ def _check_rotations(R, name):
     n = R.shape[-1]
     if not R.size:
         return R
-    err = np.abs(R @ _mT(R) - np.eye(n)).max(axis=(-2, -1))
-    det = np.linalg.det(R)
+    with np.errstate(over="ignore", invalid="ignore"):   # huge entries: reported below
+        err = np.abs(R @ _mT(R) - np.eye(n)).max(axis=(-2, -1))
+        det = np.linalg.det(R)
+    err = np.where(np.isnan(err), np.inf, err)
     bad = (err > _ROTATION_ATOL) | (det <= 0)
     if np.any(bad):
         raise ValueError(
@@ -139,6 +179,7 @@ def _skew(x, n, name, skew):
     Natural forms: a scalar (...) in 2-D, a vector (..., 3) in 3-D, a matrix otherwise or
     when ``skew`` is true.
     """
+    skew = as_bool(skew, "skew")
     if x is None:
         return np.zeros((n, n))
     if not skew and n == 2:
@@ -149,7 +190,8 @@ def _skew(x, n, name, skew):
     W = as_float_array(x, name, (n, n))
     if W.size:
         scale = np.abs(W).max()
-        asym = np.abs(W + _mT(W)).max()
+        with np.errstate(over="ignore"):
+            asym = np.abs(W + _mT(W)).max()
         if asym > _SKEW_RTOL * scale:
             raise ValueError(f"`{name}` must hold skew-symmetric {n} x {n} matrices; "
                              f"max |W + W^T| = {asym:.3g}")
@@ -225,11 +267,16 @@ class Transform:
         n = T.shape[-1]
         if rotation is None:
             R = np.eye(n)
-        elif n == 3 and np.shape(rotation)[-1:] == (4,):
-            q = check_nonzero_quaternions(as_float_array(rotation, "rotation", (4,)), "rotation")
-            R = _quat.to_matrix(q)
         else:
-            R = _check_rotations(as_float_array(rotation, "rotation", (n, n)), "rotation")
+            R = as_float_array(rotation, "rotation")
+            if n == 3 and R.shape[-1:] == (4,):
+                R = _quat.to_matrix(check_nonzero_quaternions(R, "rotation"))
+            elif R.ndim < 2 or R.shape[-2:] != (n, n):
+                also = " or (..., 4) (quaternions)" if n == 3 else ""
+                raise ValueError(f"`rotation` must have shape (..., {n}, {n}){also} to match "
+                                 f"`translation` (n = {n}), got {R.shape}")
+            else:
+                R = _check_rotations(R, "rotation")
         S = as_positive_array(scale, "scale")
         self._set(T, R, S)
 
@@ -250,10 +297,7 @@ class Transform:
     @classmethod
     def identity(cls, dim, shape=()):
         """The identity ``(0, 1, 1)`` in ``dim`` dimensions, broadcast to batch ``shape``."""
-        dim = int(dim)
-        if dim < 1:
-            raise ValueError(f"`dim` must be >= 1, got {dim}")
-        shape = tuple(int(s) for s in np.atleast_1d(shape))
+        dim, shape = _dim_and_shape(dim, shape)
         return cls._from_parts(np.zeros(shape + (dim,)), np.eye(dim), np.ones(shape))
 
     # -- components --------------------------------------------------------------------------
@@ -289,9 +333,10 @@ class Transform:
 
     def __getitem__(self, index):
         index = _batch_index(index, self.shape)
-        return type(self)._from_parts(self._T[index + (slice(None),)],
-                                      self._R[index + (slice(None), slice(None))],
-                                      self._S[index])
+        return type(self)._from_parts(_take(self._T, index + (slice(None),), self.shape),
+                                      _take(self._R, index + (slice(None), slice(None)),
+                                            self.shape),
+                                      _take(self._S, index, self.shape))
 
     @property
     def linear(self):
@@ -317,7 +362,7 @@ class Transform:
     # -- group structure ---------------------------------------------------------------------
     def _check_dim(self, other, what="compose"):
         if not isinstance(other, (Transform, DynamicTransform)):
-            raise TypeError(f"can only {what} with a Transform or DynamicTransform, "
+            raise TypeError(f"`other` must be a Transform or DynamicTransform to {what} with, "
                             f"got {type(other).__name__}")
         if other.dim != self.dim:
             raise ValueError(f"cannot {what} transforms of dimension {self.dim} and {other.dim}")
@@ -335,8 +380,6 @@ class Transform:
         return Transform._from_parts(T, self._R @ other._R, self._S * other._S)
 
     def __matmul__(self, other):
-        if not isinstance(other, (Transform, DynamicTransform)):
-            return NotImplemented
         return self.compose(other)
 
     def inverse(self):
@@ -538,8 +581,6 @@ class DynamicTransform:
                                             v3, a3, w3, al3)
 
     def __matmul__(self, other):
-        if not isinstance(other, (Transform, DynamicTransform)):
-            return NotImplemented
         return self.compose(other)
 
     def __rmatmul__(self, other):
@@ -558,11 +599,16 @@ class DynamicTransform:
                                             -_mT(R) @ w @ R, -_mT(R) @ al @ R)
 
     # -- instantaneous changes (impulses), self = the parent's global dynamics A2 -----------
-    def _deltas(self, dv, da, dw, dal, skew):
+    def _deltas(self, dv, da, dw, dal, skew, batches=None):
         n = self.dim
-        return (_vector(dv, n, "velocity"), _vector(da, n, "acceleration"),
-                _skew(dw, n, "angular_velocity", skew),
-                _skew(dal, n, "angular_acceleration", skew))
+        out = (_vector(dv, n, "velocity"), _vector(da, n, "acceleration"),
+               _skew(dw, n, "angular_velocity", skew),
+               _skew(dal, n, "angular_acceleration", skew))
+        _batch_shape((batches or [("transform", self.shape)])
+                     + [("velocity", out[0].shape[:-1]), ("acceleration", out[1].shape[:-1]),
+                        ("angular_velocity", out[2].shape[:-2]),
+                        ("angular_acceleration", out[3].shape[:-2])])
+        return out
 
     def delta_local_to_global(self, velocity=None, acceleration=None, angular_velocity=None,
                               angular_acceleration=None, *, skew=False):
@@ -702,6 +748,19 @@ def global_to_local(parent, child):
     return DynamicTransform._from_parts(t1, v1, a1, w1, al1)
 
 
+def _chain(chain):
+    """The nodes of ``chain`` (a sequence of DynamicTransform), checked."""
+    if isinstance(chain, (DynamicTransform, Transform, str, bytes)):
+        raise TypeError("`chain` must be a sequence of DynamicTransform, got "
+                        f"{type(chain).__name__}")
+    try:
+        items = list(chain)
+    except TypeError:
+        raise TypeError("`chain` must be a sequence of DynamicTransform, got "
+                        f"{type(chain).__name__}") from None
+    return [_dynamic(x, f"chain[{k}]") for k, x in enumerate(items)]
+
+
 def chain_local_to_global(chain):
     """Global dynamics of every node along a path from the world to a leaf.
 
@@ -717,8 +776,7 @@ def chain_local_to_global(chain):
         the root towards the leaf as [DTH] describes.
     """
     out = []
-    for k, node in enumerate(chain):
-        node = _dynamic(node, f"chain[{k}]")
+    for node in _chain(chain):
         out.append(node if not out else out[-1].compose(node))
     return out
 
@@ -737,11 +795,27 @@ def chain_global_to_local(chain):
     list of DynamicTransform
         ``out[k]`` is node ``k`` relative to node ``k - 1`` (:func:`global_to_local`).
     """
-    chain = [_dynamic(x, f"chain[{k}]") for k, x in enumerate(chain)]
+    chain = _chain(chain)
     return chain[:1] + [global_to_local(p, c) for p, c in zip(chain[:-1], chain[1:],
                                                              strict=True)]
 
 
+def _finite_delta(f):
+    """Decorator: evaluate a change of dynamics with overflow warnings off; ValueError if the
+    result is not finite (changes near the float limit)."""
+    @functools.wraps(f)
+    def checked(*args, **kwargs):
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = f(*args, **kwargs)
+        if not all(np.isfinite(part).all() for part in out):
+            raise ValueError("the changes `velocity`, `acceleration`, `angular_velocity` and "
+                             "`angular_acceleration` are too large: the result overflows (is "
+                             "not finite)")
+        return out
+    return checked
+
+
+@_finite_delta
 def inherited_delta(parent, child, velocity=None, acceleration=None, angular_velocity=None,
                     angular_acceleration=None, *, skew=False):
     """Change of a child's global dynamics when its parent's global dynamics change.
@@ -771,7 +845,8 @@ def inherited_delta(parent, child, velocity=None, acceleration=None, angular_vel
     A2, A1 = _dynamic(parent, "parent"), _dynamic(child, "child")
     A2.transform._check_dim(A1, "relate")
     dv2, da2, dw2, dal2 = A2._deltas(velocity, acceleration, angular_velocity,
-                                     angular_acceleration, skew)
+                                     angular_acceleration, skew,
+                                     [("parent", A2.shape), ("child", A1.shape)])
     J2, R2, w2 = A2.linear, A2.rotation, A2._w
     JT1 = _mv(J2, A1.translation)
     dv3 = dv2 + _mv(dw2, JT1)
@@ -781,6 +856,7 @@ def inherited_delta(parent, child, velocity=None, acceleration=None, angular_vel
     return Delta.from_matrices(dv3, da3, dw2 + 0.0 * w2, dal3)
 
 
+@_finite_delta
 def cancel_inherited(parent, child, velocity=None, acceleration=None, angular_velocity=None,
                      angular_acceleration=None, *, skew=False):
     """Local change of a child that cancels what it inherits from a change of its parent.
@@ -810,8 +886,12 @@ def cancel_inherited(parent, child, velocity=None, acceleration=None, angular_ve
     """
     A2, A1 = _dynamic(parent, "parent"), _dynamic(child, "child")
     A2.transform._check_dim(A1, "relate")
-    new = global_to_local(A2.add_delta(velocity, acceleration, angular_velocity,
-                                       angular_acceleration, skew=skew), A2.compose(A1))
+    dv, da, dw, dal = A2._deltas(velocity, acceleration, angular_velocity,
+                                 angular_acceleration, skew,
+                                 [("parent", A2.shape), ("child", A1.shape)])
+    changed = DynamicTransform._from_parts(A2.transform, A2._v + dv, A2._a + da, A2._w + dw,
+                                           A2._al + dal)
+    new = global_to_local(changed, A2.compose(A1))
     return Delta.from_matrices(new._v - A1._v, new._a - A1._a, new._w - A1._w,
                                new._al - A1._al)
 
@@ -897,14 +977,15 @@ def local_acceleration(parent, position, velocity, force=None, mass=1.0, *,
         converted with ``J2^-1``).
     """
     mass = as_positive_scalar(mass, "mass")
+    as_choice(force_frame, "force_frame", ("parent", "world"))
     acc = inertial_accelerations(parent, position, velocity).total
     if force is None:
         return acc
     F = as_float_array(force, "force", (parent.dim,))
+    _batch_shape([("parent", parent.shape), ("position", np.shape(position)[:-1]),
+                  ("velocity", np.shape(velocity)[:-1]), ("force", F.shape[:-1])])
     if force_frame == "world":
         F = _mv(_mT(parent.rotation), F) / parent.scale[..., None]
-    elif force_frame != "parent":
-        raise ValueError(f"`force_frame` must be 'parent' or 'world', got {force_frame!r}")
     return acc + F / mass
 
 
@@ -922,9 +1003,28 @@ def _frame_at(parent, t):
     return A
 
 
+def _returned(value, name, shape, t):
+    """What a user's ``force``/``torque`` callable returned, checked: a finite real array that
+    broadcasts to ``shape`` (k, n)."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"the `{name}` callable must return a real array of shape "
+                        f"({shape[1]},) or {shape}, got {type(value).__name__} at t = {t!r}") \
+            from None
+    try:
+        np.broadcast_to(arr, shape)
+    except ValueError:
+        raise ValueError(f"the `{name}` callable must return shape ({shape[1]},) or {shape}, "
+                         f"got {arr.shape} at t = {t!r}") from None
+    if not np.isfinite(arr).all():
+        raise ValueError(f"the `{name}` callable returned a non-finite value at t = {t!r}")
+    return arr
+
+
 def _state(y, size, name="y"):
     """``y`` of shape (size,) or (size, k) as a float array of shape (k, size), and k or None."""
-    y = np.asarray(y, dtype=float)
+    y = as_float_array(y, name)
     if y.ndim not in (1, 2) or y.shape[0] != size:
         raise ValueError(f"`{name}` must have shape ({size},) or ({size}, k), got {y.shape}")
     return (y[:, None] if y.ndim == 1 else y).T, y.ndim == 1
@@ -985,8 +1085,7 @@ class MovingFrameParticle:
             _frame_at(parent, 0.0)
         if force is not None and not callable(force):
             raise TypeError(f"`force` must be callable force(t, x, v), got {type(force).__name__}")
-        if force_frame not in ("parent", "world"):
-            raise ValueError(f"`force_frame` must be 'parent' or 'world', got {force_frame!r}")
+        as_choice(force_frame, "force_frame", ("parent", "world"))
         self.parent = parent
         self.force = force
         self.mass = as_positive_scalar(mass, "mass")
@@ -994,11 +1093,12 @@ class MovingFrameParticle:
         self.dim = parent.dim if isinstance(parent, DynamicTransform) else None
 
     def __call__(self, t, y):
+        t = as_real(t, "t")
         A2 = _frame_at(self.parent, t)
         n = A2.dim
         Y, single = _state(y, 2 * n)
         x, v = Y[:, :n], Y[:, n:]
-        F = None if self.force is None else self.force(t, x, v)
+        F = None if self.force is None else _returned(self.force(t, x, v), "force", x.shape, t)
         acc = local_acceleration(A2, x, v, F, self.mass, force_frame=self.force_frame)
         out = np.concatenate([v, np.broadcast_to(acc, v.shape)], axis=1).T
         return out[:, 0].copy() if single else np.ascontiguousarray(out)
@@ -1080,16 +1180,18 @@ class MovingFrameRigidBody:
         self.torque = torque
 
     def __call__(self, t, y):
+        t = as_real(t, "t")
         A2 = _frame_at(self.parent, t)
         if A2.dim != 3:
             raise ValueError(f"`parent` must be 3-D for a rigid body, got {A2.dim}-D")
         Y, single = _state(y, 13)
         x, v, q, w = Y[:, :3], Y[:, 3:6], Y[:, 6:10], Y[:, 10:]
+        check_nonzero_quaternions(q, "y (quaternion part y[6:10])")
         args = (t, x, v, q, w)
-        F = None if self.force is None else self.force(*args)
+        F = None if self.force is None else _returned(self.force(*args), "force", x.shape, t)
         acc = np.broadcast_to(local_acceleration(A2, x, v, F, self.mass), x.shape)
         tau = np.zeros_like(w) if self.torque is None else np.broadcast_to(
-            self.torque(*args), w.shape)
+            _returned(self.torque(*args), "torque", w.shape, t), w.shape)
         Iw = w @ self.inertia.T
         wdot = (tau - np.cross(w, Iw)) @ self._inv.T
         R2 = A2.rotation

@@ -34,7 +34,8 @@ from rotode._driver cimport Stepper, advance_steps, drive, make_stepper, STATUS_
 from rotode.dual cimport dual, seed_duals
 from rotode.rhs cimport RigidBody
 from rotode.torque cimport Torque, Gravity, Constant
-from rotode._validation import as_float_array, as_step_grid, as_workers
+from rotode._validation import (as_choice, as_float_array, as_real, as_step_grid, as_workers,
+                                check_nonzero_quaternions)
 from rotode.rhs import rigid_body_list
 
 __all__ = ["METHODS", "run", "newton_trace", "max_step", "residual_jacobian"]
@@ -191,19 +192,11 @@ cdef int _store_row(const void* c, Py_ssize_t i, double t, const double* z, doub
 def _options(options):
     """Pop the implicit options; TypeError naming any key left over."""
     options = dict(options or {})
-    solver = options.pop("solver", "newton")
-    if solver not in SOLVERS:
-        raise ValueError(f"`solver` must be one of {SOLVERS}, got {solver!r}")
-    tol = options.pop("tol", DEFAULT_TOL)
-    try:
-        tol = float(tol)
-    except (TypeError, ValueError):
-        raise TypeError(f"`tol` must be a float, got {type(tol).__name__}") from None
-    if not (np.isfinite(tol) and 0.0 < tol < 1.0):
+    solver = as_choice(options.pop("solver", "newton"), "solver", SOLVERS)
+    tol = as_real(options.pop("tol", DEFAULT_TOL), "tol")
+    if not 0.0 < tol < 1.0:
         raise ValueError(f"`tol` must be in (0, 1), got {tol!r}")
-    bound = options.pop("bound", "euclidean")
-    if bound not in BOUNDS:
-        raise ValueError(f"`bound` must be one of {BOUNDS}, got {bound!r}")
+    bound = as_choice(options.pop("bound", "euclidean"), "bound", BOUNDS)
     max_iter = options.pop("max_iter", DEFAULT_MAX_ITER[solver])
     max_substeps = options.pop("max_substeps", DEFAULT_MAX_SUBSTEPS)
     for name, val in (("max_iter", max_iter), ("max_substeps", max_substeps)):
@@ -211,6 +204,8 @@ def _options(options):
             raise ValueError(f"`{name}` must be an integer >= 1, got {val!r}")
     if max_iter > 1000:
         raise ValueError(f"`max_iter` must be <= 1000, got {max_iter!r}")
+    if max_substeps > 2 ** 31 - 1:
+        raise ValueError("`max_substeps` must be <= 2**31 - 1")
     if options:
         raise TypeError(f"unexpected option(s) for the implicit methods: "
                         f"{', '.join(sorted(options))}")
@@ -287,8 +282,8 @@ def run(method, model, y0, t, save, options=None, workers=1):
     T, S = as_step_grid(t, save)
     workers = as_workers(workers)
     cdef Py_ssize_t N = Y.shape[0], n = T.shape[0] - 1, m = S.shape[0], i
-    if N and np.any(np.sum(Y[:, :4] ** 2, axis=1) == 0):
-        raise ValueError("`y0` quaternion part must be nonzero")
+    if N:
+        check_nonzero_quaternions(np.ascontiguousarray(Y[:, :4]), "y0 (quaternion part)")
     bodies = rigid_body_list(model, N)
     if len(bodies) == 1:
         bodies = bodies * N

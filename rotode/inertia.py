@@ -20,6 +20,7 @@ References
    closed forms of the solids.
 """
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -32,6 +33,7 @@ from rotode._validation import (
     as_symmetric,
     check_nonzero_quaternions,
     check_rotation_matrices,
+    eigh_scaled,
 )
 
 __all__ = [
@@ -68,6 +70,24 @@ def _broadcast(**arrays):
         raise ValueError(f"cannot broadcast the batch shapes of {shapes}") from None
 
 
+def _finite(*names):
+    """Decorator: run a tensor formula with overflow warnings off and raise a ValueError naming
+    ``names`` if its result is not finite (inputs near the float limit)."""
+    def wrap(f):
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            with np.errstate(over="ignore", invalid="ignore"):
+                out = f(*args, **kwargs)
+            parts = out if isinstance(out, tuple) else (out,)
+            if not all(np.isfinite(p).all() for p in parts):
+                given = " and ".join(f"`{n}`" for n in names)
+                raise ValueError(f"{given} are too large: the result of {f.__name__} "
+                                 "overflows (is not finite)")
+            return out
+        return checked
+    return wrap
+
+
 def _diagonal(ixx, iyy, izz):
     """(..., 3, 3) diagonal tensors from broadcastable diagonals."""
     ixx, iyy, izz = np.broadcast_arrays(ixx, iyy, izz)
@@ -84,17 +104,21 @@ def _inertias(inertia, name):
 
 def _rotation_matrices(rotation, name):
     """Rotation matrices (..., 3, 3) from matrices or nonzero scalar-first quaternions (..., 4)."""
-    arr = np.asarray(rotation) if not isinstance(rotation, np.ndarray) else rotation
+    arr = as_float_array(rotation, name)
     if arr.ndim >= 1 and arr.shape[-1] == 4:
-        q = check_nonzero_quaternions(as_float_array(arr, name, (4,)), name)
+        q = check_nonzero_quaternions(arr, name)
         return _quat.to_matrix(q)
-    return check_rotation_matrices(as_float_array(arr, name, (3, 3)), name)
+    if arr.ndim < 2 or arr.shape[-2:] != (3, 3):
+        raise ValueError(f"`{name}` must have shape (..., 3, 3) (matrices) or (..., 4) "
+                         f"(quaternions), got {arr.shape}")
+    return check_rotation_matrices(arr, name)
 
 
 # --------------------------------------------------------------------------------------------
 # solids about their centre of mass
 # --------------------------------------------------------------------------------------------
 
+@_finite("mass", "size")
 def box(mass, size):
     """Inertia tensor of a solid cuboid about its centre, edges along the axes.
 
@@ -128,6 +152,7 @@ def box(mass, size):
                      m / 12 * (sq[..., 0] + sq[..., 1]))
 
 
+@_finite("mass", "radius", "height")
 def solid_cylinder(mass, radius, height):
     """Inertia tensor of a solid circular cylinder about its centre, axis along z.
 
@@ -149,6 +174,7 @@ def solid_cylinder(mass, radius, height):
     return _diagonal(side, side, m * r * r / 2)
 
 
+@_finite("mass", "radius", "height")
 def hollow_cylinder(mass, radius, height, inner_radius=None):
     """Inertia tensor of a tube (thick-walled cylinder) about its centre, axis along z.
 
@@ -180,6 +206,7 @@ def hollow_cylinder(mass, radius, height, inner_radius=None):
     return _diagonal(side, side, m * rr / 2)
 
 
+@_finite("mass", "radius")
 def solid_sphere(mass, radius):
     """Inertia tensor ``(2/5) m r^2 1`` of a solid ball about its centre (Mandre 2008 sec. 3).
 
@@ -198,6 +225,7 @@ def solid_sphere(mass, radius):
     return _diagonal(i, i, i)
 
 
+@_finite("mass", "radius")
 def hollow_sphere(mass, radius, inner_radius=None):
     """Inertia tensor of a spherical shell about its centre.
 
@@ -229,6 +257,7 @@ def hollow_sphere(mass, radius, inner_radius=None):
     return _diagonal(i, i, i)
 
 
+@_finite("mass", "length")
 def thin_rod(mass, length):
     """Inertia tensor ``diag(m L^2/12, m L^2/12, 0)`` of a thin rod along z about its centre.
 
@@ -250,6 +279,7 @@ def thin_rod(mass, length):
     return _diagonal(i, i, np.zeros_like(i))
 
 
+@_finite("mass", "semi_axes")
 def ellipsoid(mass, semi_axes):
     """Inertia tensor of a solid ellipsoid about its centre, semi-axes along x, y, z.
 
@@ -274,6 +304,7 @@ def ellipsoid(mass, semi_axes):
                      m / 5 * (sq[..., 0] + sq[..., 1]))
 
 
+@_finite("mass", "radius", "height")
 def cone(mass, radius, height):
     """Inertia tensor of a solid right circular cone about its centre of mass, axis along z.
 
@@ -302,6 +333,7 @@ def cone(mass, radius, height):
 # moving tensors between frames and summing parts
 # --------------------------------------------------------------------------------------------
 
+@_finite("inertia")
 def rotate_inertia(inertia, rotation):
     """Express a tensor in a rotated frame: ``A I A^T`` (Mandre 2008 sec. 3, ``I^W = A I A^T``).
 
@@ -323,6 +355,7 @@ def rotate_inertia(inertia, rotation):
     return np.einsum("...ij,...jk,...lk->...il", A, i, A)
 
 
+@_finite("inertia", "mass", "offset")
 def parallel_axis(inertia, mass, offset):
     """Displace a centre-of-mass tensor to another point (parallel-axis theorem).
 
@@ -360,6 +393,7 @@ class MassProperties(NamedTuple):
     inertia: np.ndarray
 
 
+@_finite("masses", "inertias", "positions")
 def compound(masses, inertias, positions=None, rotations=None):
     """Mass properties of a body made of parts (Mandre 2008 sec. 3, sum over parts).
 
@@ -402,10 +436,13 @@ def compound(masses, inertias, positions=None, rotations=None):
     [0.008, 0.674667, 0.674667]
     """
     m = as_positive_array(masses, "masses")
-    if m.ndim < 1:
-        raise ValueError(f"`masses` must have shape (..., k), got {m.shape}")
+    if m.ndim < 1 or m.shape[-1] == 0:
+        raise ValueError(f"`masses` must have shape (..., k) with k >= 1 parts, got {m.shape}")
     k = m.shape[-1]
-    i = as_float_array(inertias, "inertias", (k, 3, 3))
+    i = as_float_array(inertias, "inertias")
+    if i.ndim < 3 or i.shape[-3:] != (k, 3, 3):
+        raise ValueError(f"`inertias` must have shape (..., {k}, 3, 3), one tensor per part of "
+                         f"`masses` (k = {k}), got {i.shape}")
     if rotations is not None:
         A = _rotation_matrices(rotations, "rotations")
         if A.shape[-3:-2] != (k,):
@@ -495,7 +532,7 @@ def principal_axes(inertia):
     True
     """
     i = as_symmetric(as_float_array(inertia, "inertia", (3, 3)), "inertia")
-    moments, B = np.linalg.eigh(i)
+    moments, B = eigh_scaled(i)
     diag = np.diagonal(B, axis1=-2, axis2=-1)
     B = B * np.where(diag < 0, -1.0, 1.0)[..., None, :]
     det = np.linalg.det(B) if B.size else np.ones(B.shape[:-2])
@@ -522,6 +559,27 @@ def _axes(axes):
 
 def _body_vectors(x, name):
     return None if x is None else as_float_array(x, name, (3,))
+
+
+def _state_parts(axes, orientation, angular_velocity, torque):
+    """``B``, ``q``, ``w``, ``tau`` checked, their batch shapes broadcasting together."""
+    B = _axes(axes)
+    q = None
+    if orientation is not None:
+        q = check_nonzero_quaternions(as_float_array(orientation, "orientation", (4,)),
+                                      "orientation")
+    w = _body_vectors(angular_velocity, "angular_velocity")
+    t = _body_vectors(torque, "torque")
+    batches = {"axes": B.shape[:-2]}
+    for name, x in (("orientation", q), ("angular_velocity", w), ("torque", t)):
+        if x is not None:
+            batches[name] = x.shape[:-1]
+    try:
+        np.broadcast_shapes(*batches.values())
+    except ValueError:
+        shapes = ", ".join(f"`{k}` {v}" for k, v in batches.items())
+        raise ValueError(f"cannot broadcast the batch shapes of {shapes}") from None
+    return B, q, w, t
 
 
 def to_principal_frame(axes, orientation=None, angular_velocity=None, torque=None):
@@ -553,14 +611,9 @@ def to_principal_frame(axes, orientation=None, angular_velocity=None, torque=Non
     BodyState
         The given quantities in the principal frame (``None`` where not given).
     """
-    B = _axes(axes)
-    q = None
-    if orientation is not None:
-        q = check_nonzero_quaternions(as_float_array(orientation, "orientation", (4,)),
-                                      "orientation")
+    B, q, w, t = _state_parts(axes, orientation, angular_velocity, torque)
+    if q is not None:
         q = _quat.multiply(q, _quat.from_matrix(B))
-    w = _body_vectors(angular_velocity, "angular_velocity")
-    t = _body_vectors(torque, "torque")
     return BodyState(q,
                      None if w is None else np.einsum("...ji,...j->...i", B, w),
                      None if t is None else np.einsum("...ji,...j->...i", B, t))
@@ -583,14 +636,9 @@ def from_principal_frame(axes, orientation=None, angular_velocity=None, torque=N
     BodyState
         The given quantities in the original body frame (Mandre 2008 sec. 7.1).
     """
-    B = _axes(axes)
-    q = None
-    if orientation is not None:
-        q = check_nonzero_quaternions(as_float_array(orientation, "orientation", (4,)),
-                                      "orientation")
+    B, q, w, t = _state_parts(axes, orientation, angular_velocity, torque)
+    if q is not None:
         q = _quat.multiply(q, _quat.conjugate(_quat.from_matrix(B)))
-    w = _body_vectors(angular_velocity, "angular_velocity")
-    t = _body_vectors(torque, "torque")
     return BodyState(q,
                      None if w is None else np.einsum("...ij,...j->...i", B, w),
                      None if t is None else np.einsum("...ij,...j->...i", B, t))

@@ -18,6 +18,7 @@ from rotode._results import StateViews
 from rotode._validation import (
     as_control,
     as_float_array,
+    as_frame,
     as_positive_scalar,
     as_workers,
     check_nonzero_quaternions,
@@ -122,14 +123,14 @@ def _classify(model, frame):
         kind = "rigid body"
         model = list(model)
     elif isinstance(model, QuaternionKinematics):
-        if frame is not None and frame != model.frame:
+        if frame is not None and as_frame(frame) != as_frame(model.frame):
             raise ValueError(f"`frame`={frame!r} contradicts the model's frame {model.frame!r}")
         implied = {"frame": model.frame}
         if model.norm_gain != 0.0:   # only the RK methods on non-unit quaternions take a gain
             implied["norm_gain"] = model.norm_gain
         return "kinematics", model.omega, implied
     elif isinstance(model, AngularVelocity) or callable(model):
-        return "kinematics", as_source(model, "model"), {"frame": frame or "body"}
+        return "kinematics", as_source(model, "model"), {"frame": _frame_or_body(frame)}
     else:
         if isinstance(model, (str, bytes)) or model is None:
             raise TypeError(
@@ -138,15 +139,36 @@ def _classify(model, frame):
                 f"a rotode.RigidBody or a list of RigidBody; got {type(model).__name__}")
         w = as_float_array(model, "model")
         if w.shape == (3,):
-            return "kinematics", as_source(w, "model"), {"frame": frame or "body"}
+            return "kinematics", as_source(w, "model"), {"frame": _frame_or_body(frame)}
         if w.ndim == 2 and w.shape[1] == 3:
-            return "kinematics", np.ascontiguousarray(w), {"frame": frame or "body"}
+            return "kinematics", np.ascontiguousarray(w), {"frame": _frame_or_body(frame)}
         raise ValueError("`model` as constant angular velocities must have shape (3,) or "
                          f"(N, 3), got {w.shape}")
     if frame is not None:
         raise ValueError("`frame` applies to kinematics only; a rigid body's state carries the "
                          "BODY angular velocity")
     return kind, model, {}
+
+
+def _frame_or_body(frame):
+    """``frame`` checked ("body" or "world"), or "body" when it is None."""
+    if frame is None:
+        return "body"
+    as_frame(frame)
+    return frame
+
+
+#: Keys the facades pass to the runners themselves; a user's option of that name is unknown.
+INTERNAL_OPTIONS = ("control", "trace", "h_next", "events")
+
+
+def check_option_names(options):
+    """TypeError for an option the runners reserve for the facades (``trace``, ...)."""
+    for key in INTERNAL_OPTIONS:
+        if key in options:
+            hint = (" (error control: rtol, atol, first_step, max_step, max_steps)"
+                    if key == "control" else "")
+            raise TypeError(f"unknown option `{key}`{hint}")
 
 
 def _state_width(kind, options):
@@ -203,15 +225,17 @@ def _output_grid(t_span, t_eval, save_every):
     return grid, save
 
 
-def _time_grid(t_span, dt, t_eval, save_every):
-    """Grid (n+1,) and the indices to save; see `integrate` for the rules."""
+def _time_grid(t_span, dt, t_eval, save_every, dt_name="dt"):
+    """Grid (n+1,) and the indices to save; see `integrate` for the rules (``dt_name``: the
+    step's name in messages, as the caller wrote it)."""
     t0, tf = _span(t_span)
-    dt = as_positive_scalar(dt, "dt")
+    dt = as_positive_scalar(dt, dt_name)
     direction = 1.0 if tf > t0 else -1.0
     length = abs(tf - t0)
     ratio = length / dt
     if ratio > 2e8:
-        raise ValueError(f"`dt`={dt!r} needs {ratio:.3g} steps over t_span; the limit is 2e8")
+        raise ValueError(f"`{dt_name}`={dt!r} needs {ratio:.3g} steps over t_span; the limit "
+                         "is 2e8")
     n = int(np.floor(ratio))
     grid = t0 + direction * dt * np.arange(n + 1, dtype=np.float64)
     # The final point: tf itself, replacing the last uniform point when it is tf to round-off.
@@ -395,9 +419,7 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
             raise ValueError("dt='samples' steps on the sample times of a rotode.omega.Samples "
                              f"angular velocity; this model's is {type(runner_model).__name__}")
         samples = runner_model
-    if "control" in options:
-        raise TypeError("unknown option `control` (use rtol, atol, first_step, max_step, "
-                        "max_steps)")
+    check_option_names(options)
     control = (rtol, atol, first_step, max_step, max_steps)
     adaptive = dt is None and spec.adaptive
     if dt is not None and (rtol is not None or atol is not None):
@@ -479,6 +501,12 @@ def _event_buffers(evs, shape, max_events):
         raise ValueError(f"`max_events` must be an integer >= 1, got {max_events!r}")
     else:
         cap = int(max_events)
+    # the driver allocates n_bodies x n x cap records of k + 1 values (Python ints: no overflow)
+    need = n_bodies * len(evs) * cap * (k + 1) * 8
+    if need > 2 ** 46:
+        given = f"`max_events`={cap} is" if max_events is not None else "the events are"
+        raise ValueError(f"{given} too large: {n_bodies} bodies x {len(evs)} events x {cap} "
+                         f"records of {k + 1} values do not fit in memory")
     return {"objects": evs, "cap": cap}
 
 

@@ -19,7 +19,7 @@ from scipy.optimize import OptimizeResult
 
 from rotode import events as _events
 from rotode import integration, methods
-from rotode._validation import as_control, as_float_array, check_nonzero_quaternions
+from rotode._validation import as_bool, as_control, as_float_array, check_nonzero_quaternions
 from rotode.rhs import QuaternionKinematics, RigidBody
 
 __all__ = ["solve_ivp", "COMPILED_METHODS"]
@@ -143,12 +143,19 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     >>> sol.success, sol.y.shape[0], sol.sol(2.5).shape
     (True, 7, (7,))
     """
+    if not callable(fun):
+        raise TypeError(f"`fun` must be callable fun(t, y), got {type(fun).__name__}")
+    if not (isinstance(method, str) or (isinstance(method, type)
+                                        and issubclass(method, scipy.integrate.OdeSolver))):
+        raise TypeError("`method` must be a string or an OdeSolver subclass, got "
+                        f"{type(method).__name__}")
     name = _compiled(fun, method, events, args)
     evs = _events.as_events(events) if name is not None else ()
     if name is None:
         return scipy.integrate.solve_ivp(fun, t_span, y0, method=method, t_eval=t_eval,
                                          dense_output=dense_output, events=events,
                                          vectorized=vectorized, args=args, **options)
+    dense_output = as_bool(dense_output, "dense_output")
     control = {key: options.pop(key, None) for key in ("rtol", "atol", "first_step",
                                                        "max_step")}
     if options:

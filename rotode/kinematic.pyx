@@ -19,8 +19,8 @@ from rotode import methods as _methods
 from rotode._driver import Engine, algebra_atol, outcome
 from rotode.omega import AngularVelocity as _PyAngularVelocity
 from rotode._loops import TINY_NORM2, all_finite, first_small_norm, largest
-from rotode._validation import (as_bool_option, as_frame, as_positive_scalar, as_step_grid,
-                                as_workers)
+from rotode._validation import (as_bool_option, as_choice, as_float_array, as_frame,
+                                as_int_option, as_positive_scalar, as_step_grid, as_workers)
 
 from cpython.ref cimport PyObject
 from libc.math cimport floor, fabs, fmax, fmin, pow, sqrt
@@ -477,11 +477,8 @@ _NO_ROWS.flags.writeable = False
 
 def _as_rows(x, name, n, shared=False):
     """A float64 C-contiguous finite array of shape (n, 3) (shared: (3,) is every body's)."""
-    arr = np.asarray(x)
+    arr = as_float_array(x, name, finite=False)
     want = f"(3,) or ({n}, 3)" if shared else f"({n}, 3)"
-    if arr.dtype.kind not in "iuf":
-        raise TypeError(f"`{name}` must be a real numeric array of shape {want}, "
-                        f"got dtype {arr.dtype}")
     if shared and arr.shape == (3,):
         arr = np.broadcast_to(arr, (n, 3))
     if arr.shape != (n, 3):
@@ -540,9 +537,7 @@ def run(method, model, y0, t, save, options, workers=1):
     lie = kernel not in ("rk3", "rk4", "ab3", "erk")      # |q| kept by construction
     g.approx = False
     if lie and kernel != "rkmk":
-        e = options.pop("exp", "exact")
-        if e not in ("exact", "approx"):
-            raise ValueError(f"option `exp` must be 'exact' or 'approx', got {e!r}")
+        e = as_choice(options.pop("exp", "exact"), "exp", ("exact", "approx"), "option `{}`")
         g.approx = e == "approx"
     g.gain = 0.0
     g.normalize = False
@@ -563,10 +558,7 @@ def run(method, model, y0, t, save, options, workers=1):
     g.substep = False
     alpha = None
     if kernel == "magnus_ca":
-        terms = options.pop("terms", 2)
-        if terms not in (1, 2, 3, 4) or isinstance(terms, bool):
-            raise ValueError(f"option `terms` must be 1, 2, 3 or 4, got {terms!r}")
-        g.terms = int(terms)
+        g.terms = as_int_option(options.pop("terms", 2), "terms", 1, 4)
         g.substep = as_bool_option(options.pop("substep", False), "substep")
         alpha = options.pop("alpha", None)
     if options:

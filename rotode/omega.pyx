@@ -16,12 +16,11 @@ right-hand side that uses the source (``frame="body"`` or ``"world"``).
 Cython users subclass `AngularVelocity` (``from rotode.omega cimport AngularVelocity``) and
 override ``cdef int evaluate(self, double t, double* w) noexcept nogil`` (return 0 on success).
 """
-import numbers
 
 import numpy as np
 from scipy.interpolate import CubicSpline
 
-from rotode._validation import as_callable_vector, as_float_array
+from rotode._validation import as_callable_vector, as_choice, as_float_array, as_real
 
 from libc.math cimport sin, cos
 
@@ -54,17 +53,19 @@ cdef class AngularVelocity:
             err = RuntimeError(f"{type(self).__name__} failed with status {status}")
         raise err
 
-    def __call__(self, double t):
+    def __call__(self, t):
+        cdef double tt = as_real(t, "t")
         out = np.empty(3)
         cdef double[::1] o = out
-        self._check(self.evaluate(t, &o[0]), "w(t)")
+        self._check(self.evaluate(tt, &o[0]), "w(t)")
         return out
 
-    def derivative(self, double t):
+    def derivative(self, t):
         """w'(t) as an array of shape (3,) (raises NotImplementedError if unavailable)."""
+        cdef double tt = as_real(t, "t")
         out = np.empty(3)
         cdef double[::1] o = out
-        self._check(self.evaluate_rate(t, &o[0]), "w'(t)")
+        self._check(self.evaluate_rate(tt, &o[0]), "w'(t)")
         return out
 
 
@@ -98,9 +99,12 @@ cdef class Constant(AngularVelocity):
 
 def _vector3(x, name):
     """A scalar broadcast to 3 components, or an array of shape (3,)."""
-    if np.ndim(x) == 0:
-        return np.broadcast_to(as_float_array(x, name, ()), (3,))
-    return as_float_array(x, name, (3,), batch=False)
+    arr = as_float_array(x, name)
+    if arr.ndim == 0:
+        return np.broadcast_to(arr, (3,))
+    if arr.shape != (3,):
+        raise ValueError(f"`{name}` must be a scalar or have shape (3,), got {arr.shape}")
+    return arr
 
 
 cdef class Sinusoid(AngularVelocity):
@@ -130,6 +134,10 @@ cdef class Sinusoid(AngularVelocity):
         p = _vector3(phase, "phase")
         r = as_float_array(rate, "rate", (), batch=False)
         self._rate = float(r.reshape(-1)[0])
+        with np.errstate(over="ignore"):
+            if not np.isfinite(a * self._rate).all():
+                raise ValueError(f"`amplitude` times `rate` must be finite (w'(t) overflows), "
+                                 f"got amplitude {a.tolist()} and rate {self._rate!r}")
         for i in range(3):
             self._amplitude[i] = a[i]
             self._phase[i] = p[i]
@@ -203,22 +211,29 @@ cdef class Samples(AngularVelocity):
                              f"got {w.shape}")
         if not np.all(np.diff(t) > 0):
             raise ValueError("`t` must be strictly increasing")
-        if kind not in ("linear", "cubic", "previous"):
-            raise ValueError(f"`kind` must be 'linear', 'cubic' or 'previous', got {kind!r}")
-        if isinstance(offset, (bool, np.bool_)) or not isinstance(offset, numbers.Real) \
-                or not np.isfinite(float(offset)):
-            raise ValueError(f"`offset` must be a finite real number, got {offset!r}")
+        as_choice(kind, "kind", ("linear", "cubic", "previous"))
+        offset = as_real(offset, "offset")
         m = t.shape[0]
+        with np.errstate(over="ignore", invalid="ignore"):
+            slopes = np.diff(w, axis=0) / np.diff(t)[:, None]
+            shifted = t - offset
+        if not (np.isfinite(slopes).all() and np.isfinite(shifted).all()):
+            raise ValueError("`w` and `t` must give finite interpolation slopes and times "
+                             "(differences of samples overflow or are not representable)")
         coef = np.zeros((m - 1, 4, 3))
         if kind == "previous":
             coef[:, 3, :] = w[:m - 1]
         elif kind == "linear":
-            coef[:, 2, :] = np.diff(w, axis=0) / np.diff(t)[:, None]
+            coef[:, 2, :] = slopes
             coef[:, 3, :] = w[:m - 1]
         else:
             if m < 4:
                 raise ValueError(f"`kind='cubic'` needs at least 4 samples, got {m}")
-            coef[...] = np.moveaxis(CubicSpline(t, w, bc_type="not-a-knot").c, 0, 1)
+            with np.errstate(over="ignore", invalid="ignore"):
+                coef[...] = np.moveaxis(CubicSpline(t, w, bc_type="not-a-knot").c, 0, 1)
+            if not np.isfinite(coef).all():
+                raise ValueError("`w` and `t` must give a finite cubic spline (its coefficients "
+                                 "overflow)")
         # private read-only copies: changing the caller's arrays later changes nothing here
         t, w = t.copy(), w.copy()
         self.offset = float(offset)
@@ -311,7 +326,8 @@ cdef class Callable(AngularVelocity):
 
     def __init__(self, function):
         if not callable(function):
-            raise TypeError(f"`omega` must be callable, got {type(function).__name__}")
+            raise TypeError("omega.Callable: `function` must be callable w(t), got "
+                            f"{type(function).__name__}")
         self.function = function
 
     cdef int evaluate(self, double t, double* w) noexcept nogil:

@@ -21,7 +21,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from rotode._dask import dispatch as _dask_dispatch
-from rotode._validation import (as_float_array, batch_of, check_nonzero_quaternions,
+from rotode._validation import (as_bool, as_float_array, batch_of, check_nonzero_quaternions,
                                 as_rotation_matrices, last_dim, project_rotations)
 from rotode._loops cimport (apply_unary, apply_binary, jacobian_unary, new_single,
                             read_single, read_single_quaternion, single_data)
@@ -94,7 +94,12 @@ def conjugate(q):
 def norm(q):
     """Euclidean norm ``|q|`` of quaternions of shape (..., 4), returned with shape (...)."""
     q = as_float_array(q, "q", (4,))
-    return np.sqrt(np.einsum("...i,...i->...", q, q))
+    with np.errstate(over="ignore"):
+        n = np.sqrt(np.einsum("...i,...i->...", q, q))
+    if not np.isfinite(n).all():              # |q|^2 overflows: scale by the largest entry
+        top = np.abs(q).max(axis=q.ndim - 1, keepdims=True)
+        n = top[..., 0] * np.sqrt(np.einsum("...i,...i->...", q / top, q / top))
+    return n
 
 
 def angle_between(p, q):
@@ -212,7 +217,8 @@ def from_matrix(R, project=False):
         too far from a rotation to project (a reflection, or singular values more than
         `rotode._validation.PROJECT_TOL` from 1).
     """
-    R = project_rotations(R, "R") if project else as_rotation_matrices(R, "R")
+    R = project_rotations(R, "R") if as_bool(project, "project") else \
+        as_rotation_matrices(R, "R")
     return apply_unary(quat_from_matrix[double], R, 2, (4,))
 
 
@@ -235,13 +241,14 @@ def exp(x):
     A rotation by the rotation vector ``phi`` is ``exp(phi/2)`` ([NIRD]).  Small arguments
     use Taylor polynomials in ``|x|^2`` (exact at 0, no square root).
     """
-    x = np.asarray(x) if not isinstance(x, np.ndarray) else x
+    x = as_float_array(x, "x")
     if last_dim(x) == 4:
-        x = as_float_array(x, "x", (4,))
         out = apply_unary(quat_exp[double], x, 1, (4,))
-    else:
-        x = as_float_array(x, "x", (3,))
+    elif last_dim(x) == 3:
         out = apply_unary(quat_exp_pure[double], x, 1, (4,))
+    else:
+        raise ValueError(f"`x` must have shape (..., 3) (vector parts) or (..., 4), "
+                         f"got {x.shape}")
     if not np.isfinite(out).all():
         _reject_exp_argument(x)
     return out

@@ -28,8 +28,9 @@ import gc
 
 import numpy as np
 
-from rotode._validation import (as_float_array, as_frame, as_inertia, as_positive_scalar,
-                                as_body_index, check_nonzero_quaternions, common_bodies)
+from rotode._validation import (as_body_index, as_bool, as_float_array, as_frame, as_inertia,
+                                as_positive_scalar, as_real, check_nonzero_quaternions,
+                                common_bodies)
 from rotode._validation import is_dask as _is_dask
 from rotode.omega import as_source
 from rotode.torque import as_torque
@@ -183,7 +184,7 @@ cdef class RightHandSide:
 
     def __call__(self, t, y):
         """Evaluate y' = f(t, y) for a state (n,) or states as columns (n, k)."""
-        cdef double tt = t
+        cdef double tt = t if isinstance(t, float) else as_real(t, "t")
         cdef Py_buffer view
         cdef double buf[16]
         cdef double res[16]
@@ -261,7 +262,7 @@ cdef class RightHandSide:
         Tangents are seeded in chunks of at most 7 (the dual width), so 8- and 12-state systems
         take two evaluations.
         """
-        cdef double tt = t
+        cdef double tt = t if isinstance(t, float) else as_real(t, "t")
         cdef const double[:] yv
         arr = y
         if not (isinstance(y, np.ndarray) and y.dtype == np.float64 and y.ndim == 1
@@ -474,6 +475,8 @@ cdef class _Body(RightHandSide):
 
     def _invariants(self, y):
         arr = self._coerce(y)
+        if not np.isfinite(arr).all():
+            raise ValueError("`y` must contain only finite values (no NaN or inf)")
         single = arr.ndim == 1
         cols = arr.reshape(self.n, -1)
         k = cols.shape[1]
@@ -485,7 +488,7 @@ cdef class _Body(RightHandSide):
         cdef double w[3]
         cdef double Iw[3]
         cdef double Lw[3]
-        cdef double[:, :] c = cols
+        cdef const double[:, :] c = cols
         cdef int i, j
         for j in range(k):
             for i in range(self.n):
@@ -498,6 +501,7 @@ cdef class _Body(RightHandSide):
                 L[i, j] = Lw[i]
             for i in range(4):
                 Q[i, j] = q[i]
+        check_nonzero_quaternions(Q.T, "y (orientation part)")
         if self.torque is not None:
             V = self.torque.potential_energy(Q)
             if V is not None:
@@ -576,9 +580,11 @@ cdef class RigidBody(_Body):
     def __init__(self, inertia, torque=None, norm_gain=0.0, gyroscopic=True):
         self.n = 7
         self.norm_gain = as_positive_scalar(norm_gain, "norm_gain", allow_zero=True)
-        self.gyroscopic = bool(gyroscopic)
+        self.gyroscopic = as_bool(gyroscopic, "gyroscopic")
         tq = as_torque(torque)
         n_tq = tq.n_bodies if tq is not None else None
+        if not _is_dask(inertia):
+            inertia = as_float_array(inertia, "inertia", finite=False)
         one = not _is_dask(inertia) and (np.ndim(inertia) <= 1 or np.shape(inertia) == (3, 3))
         if one and n_tq is None:          # (3, 3) is one tensor; 3 bodies' moments: (3, 3, 3)
             self._init_body(inertia, tq)

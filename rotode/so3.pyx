@@ -18,7 +18,7 @@ References
 import numpy as np
 
 from rotode._dask import dispatch as _dask_dispatch
-from rotode._validation import (as_float_array, batch_of, as_rotation_matrices,
+from rotode._validation import (as_bool, as_float_array, batch_of, as_rotation_matrices,
                                 project_rotations)
 from rotode._loops import all_abs_below
 from rotode._loops cimport (apply_unary, jacobian_unary, new_single, read_single, single_data,
@@ -192,7 +192,7 @@ def log(R, project=False):
         too far from a rotation to project.
     """
     cdef double m[9]
-    if project:
+    if as_bool(project, "project"):
         R = project_rotations(R, "R")
         return apply_unary(so3_log[double], R, 2, (3,))
     if read_single(R, 2, 3, m) and _clearly_rotation(m):
@@ -276,6 +276,9 @@ def coefficients(angle):
     a = as_float_array(angle, "angle", ())
     if np.any(a < 0):
         raise ValueError("`angle` must be >= 0")
+    if not all_abs_below(a.reshape(-1), 1.3e154):
+        raise ValueError(f"`angle` must be < 1.3e154 (its square overflows), got "
+                         f"{float(np.max(a))!r}")
     cdef double[::1] x = (a * a).ravel()
     out = np.empty((4,) + a.shape)
     cdef double[:, ::1] o = out.reshape(4, -1) if a.size else np.empty((4, 0))

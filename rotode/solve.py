@@ -13,7 +13,12 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import OptimizeResult
 from scipy.spatial.transform import Rotation
 
-from rotode._validation import as_float_array, check_nonzero_quaternions
+from rotode._validation import (
+    as_choice,
+    as_float_array,
+    as_positive_scalar,
+    check_nonzero_quaternions,
+)
 from rotode.rhs import ExpCoordKinematics, ExpCoordRigidBody
 
 __all__ = ["as_rotation", "solve_expcoord"]
@@ -47,20 +52,31 @@ def as_rotation(sol_or_states, kind="auto", t=None):
     scipy.spatial.transform.Rotation
         One rotation per output time (a single rotation for a 1-D state or a scalar ``t``).
     """
-    if kind not in ("auto",) + _KINDS:
-        raise ValueError(f"`kind` must be one of {('auto',) + _KINDS}, got {kind!r}")
+    as_choice(kind, "kind", ("auto",) + _KINDS)
     if t is not None:
         dense = getattr(sol_or_states, "sol", None)
         if dense is None:
-            raise ValueError("`t` needs a solution with dense output (solve_ivp(..., "
-                             "dense_output=True))")
-        sol_or_states = dense(as_float_array(t, "t"))
+            raise ValueError("`sol_or_states` must be a solution with dense output "
+                             "(solve_ivp(..., dense_output=True)) when `t` is given, got "
+                             f"{type(sol_or_states).__name__}")
+        times = as_float_array(t, "t")
+        if times.ndim > 1 or times.size == 0:
+            raise ValueError(f"`t` must be a scalar or have shape (n,) with n >= 1, got "
+                             f"{times.shape}")
+        span = (getattr(dense, "t_min", None), getattr(dense, "t_max", None))
+        if None not in span:
+            lo, hi = sorted(float(x) for x in span)
+            if np.any(times < lo) or np.any(times > hi):
+                raise ValueError(f"`t` must lie within the solution's span [{lo!r}, {hi!r}] "
+                                 "(no extrapolation)")
+        sol_or_states = dense(times)
     if hasattr(sol_or_states, "quaternion") and kind in ("auto", "quaternion"):
         return Rotation.from_quat(sol_or_states.quaternion, scalar_first=True)
     y = getattr(sol_or_states, "y", sol_or_states)
     y = as_float_array(y, "sol_or_states")
-    if y.ndim not in (1, 2):
-        raise ValueError(f"`sol_or_states` must have shape (n,) or (n, k), got {y.shape}")
+    if y.ndim not in (1, 2) or y.shape[0] == 0:
+        raise ValueError(f"`sol_or_states` must have shape (n,) or (n, k) with n >= 1, got "
+                         f"{y.shape}")
     single = y.ndim == 1
     Y = y.reshape(y.shape[0], -1)
     n = Y.shape[0]
@@ -71,14 +87,27 @@ def as_rotation(sol_or_states, kind="auto", t=None):
         kind = _AUTO[n]
     need = {"quaternion": 4, "expcoord": 3, "matrix": 9, "euler_xyz": 3}[kind]
     if n < need:
-        raise ValueError(f"kind={kind!r} needs at least {need} state components, got {n}")
+        raise ValueError(f"`sol_or_states` with kind={kind!r} needs at least {need} state "
+                         f"components (rows), got {n}")
     if kind == "quaternion":
-        q = check_nonzero_quaternions(np.ascontiguousarray(Y[:4].T), "quaternion states")
+        q = check_nonzero_quaternions(np.ascontiguousarray(Y[:4].T),
+                                      "sol_or_states (quaternion rows)")
         rot = Rotation.from_quat(q, scalar_first=True)
     elif kind == "expcoord":
         rot = Rotation.from_rotvec(Y[:3].T)
     elif kind == "matrix":
-        rot = Rotation.from_matrix(Y[:9].T.reshape(-1, 3, 3))
+        M = Y[:9].T.reshape(-1, 3, 3)
+        top = np.abs(M).max(axis=(1, 2), keepdims=True)
+        if np.any(top > 1e150):      # the projection onto SO(3) ignores a positive scale
+            M = M / top
+        with np.errstate(over="ignore", invalid="ignore"):
+            det = np.linalg.det(M)
+        if not np.all(det > 0) or not np.isfinite(det).all():
+            j = int(np.flatnonzero(~(det > 0) | ~np.isfinite(det))[0])
+            raise ValueError(f"`sol_or_states` (matrix rows) column {j} is not a rotation: "
+                             f"determinant {float(det[j])!r} (projection onto SO(3) needs a "
+                             "finite determinant > 0)")
+        rot = Rotation.from_matrix(M)
     else:
         rot = Rotation.from_euler("XYZ", Y[:3].T)
     return rot[0] if single else rot
@@ -90,6 +119,27 @@ def _compose(base, v, frame):
     b = Rotation.from_quat(base, scalar_first=True)
     rot = b * r if frame == "body" else r * b
     return rot.as_quat(scalar_first=True)
+
+
+def _check_tolerances(options, n):
+    """``rtol``, ``atol`` (scalars or (n,), >= 0), ``first_step`` (> 0) and ``max_step``
+    (> 0, inf allowed) of the options handed on to ``solve_ivp``, checked with their names."""
+    for key in ("rtol", "atol", "first_step", "max_step"):
+        if key in options and options[key] is None:     # None: solve_ivp's default
+            del options[key]
+    for key in ("rtol", "atol"):
+        if key not in options:
+            continue
+        v = as_float_array(options[key], key)
+        if v.shape not in ((), (n,)):
+            raise ValueError(f"`{key}` must be a scalar or have shape ({n},), got {v.shape}")
+        if np.any(v < 0):
+            raise ValueError(f"`{key}` must be >= 0, got {options[key]!r}")
+    for key in ("first_step", "max_step"):
+        value = options.get(key)
+        if value is not None and not (key == "max_step" and isinstance(value, (int, float))
+                                      and value == np.inf):
+            as_positive_scalar(value, key)
 
 
 def solve_expcoord(rhs, t_span, y0, **options):
@@ -127,6 +177,12 @@ def solve_expcoord(rhs, t_span, y0, **options):
             raise ValueError(f"solve_expcoord does not support `{key}`")
     t0, tf = (float(x) for x in as_float_array(t_span, "t_span", (2,), batch=False))
     y = as_float_array(y0, "y0", (rhs.n,), batch=False).copy()
+    top = float(np.abs(y[:3]).max())
+    size = top * float(np.linalg.norm(y[:3] / top)) if top > 0 else 0.0
+    if not size < 2 * np.pi:
+        raise ValueError("`y0` rotation vector y0[:3] must satisfy |v| < 2 pi (the chart is "
+                         f"singular at 2 pi), got |v| = {size!r}")
+    _check_tolerances(options, rhs.n)
     t_eval = options.pop("t_eval", None)
     if t_eval is not None:
         t_eval = as_float_array(t_eval, "t_eval")

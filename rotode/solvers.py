@@ -102,7 +102,17 @@ class _RateFromKinematics:
 
     def __call__(self, t):
         q = self.q
-        dq = np.asarray(self.fun(t, q.copy()), dtype=float)
+        r = self.fun(t, q.copy())
+        try:
+            dq = np.asarray(r, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError(f"`fun` must return dq/dt as a real array of shape (4,), got "
+                            f"{type(r).__name__} at t = {t!r}") from None
+        if dq.shape != (4,):
+            raise ValueError(f"`fun` must return dq/dt of shape (4,), got shape {dq.shape} at "
+                             f"t = {t!r}")
+        if not np.isfinite(dq).all():
+            raise ValueError(f"`fun` returned a non-finite value {dq.tolist()} at t = {t!r}")
         inv = quaternion.inverse(q)
         u = quaternion.multiply(dq, inv) if self.world else quaternion.multiply(inv, dq)
         return 2.0 * u[1:]
@@ -130,10 +140,12 @@ class NativeSolver(OdeSolver):
 
     def __init__(self, fun, t0, y0, t_bound, step=None, dt=None, vectorized=False,
                  frame=None, rtol=None, atol=None, first_step=None, max_step=None, **options):
+        step_name = "step"
         if step is None:
-            step = dt
+            step, step_name = dt, "dt"
         elif dt is not None:
             raise TypeError("give `step` or its alias `dt`, not both")
+        integration.check_option_names(options)
         spec = methods.get(self._method)
         control = (rtol, atol, first_step, max_step)
         if step is None and not spec.adaptive:
@@ -144,17 +156,28 @@ class NativeSolver(OdeSolver):
         self._recover = None
         if isinstance(fun, (QuaternionKinematics, RigidBody)):
             model = fun
-        elif callable(fun) and np.size(y0) == 4:
-            self._recover = _RateFromKinematics(fun, frame or "body")
+        elif callable(fun):
+            frame = integration._frame_or_body(frame)
+            if np.shape(y0) != (4,):
+                raise TypeError(
+                    f"{type(self).__name__} needs `fun` to be a rotode.QuaternionKinematics, a "
+                    "rotode.RigidBody, or quaternion kinematics fun(t, q) with `y0` of shape "
+                    f"(4,); got a plain callable with `y0` of shape {np.shape(y0)}")
+            self._recover = _RateFromKinematics(fun, frame)
             model = Callable(self._recover)
-            frame = frame or "body"
         else:
             raise TypeError(
                 f"{type(self).__name__} needs `fun` to be a rotode.QuaternionKinematics, a "
-                "rotode.RigidBody, or quaternion kinematics fun(t, q) with a 4-component state")
+                "rotode.RigidBody, or quaternion kinematics fun(t, q) with a 4-component state; "
+                f"got {type(fun).__name__}")
         super().__init__(fun, t0, y0, t_bound, vectorized, support_complex=False)
         kind, runner_model, implied = integration._classify(model, frame)
         self._kind = kind
+        widths = integration._state_width(kind, options)
+        if self.y.shape[0] not in widths:
+            want = " or ".join(f"({w},)" for w in widths)
+            raise ValueError(f"`y0` of a {type(fun).__name__} must have shape {want} for "
+                             f"{type(self).__name__}, got {self.y.shape}")
         for key, value in implied.items():
             options.setdefault(key, value)
         self._runner = integration.runner_for(methods.get(self._method), kind)
@@ -171,7 +194,8 @@ class NativeSolver(OdeSolver):
             self._h_next = None
             self._step_done = None
         else:
-            self._grid, _ = integration._time_grid((t0, t_bound), step, None, None)
+            self._grid, _ = integration._time_grid((t0, t_bound), step, None, None,
+                                                   dt_name=step_name)
         self._k = 0
         self._y_old = None
         self._t_old_step = None

@@ -23,7 +23,8 @@ q' = 1/2 w q).  ``NODES`` gives the fractions of the step at which ``magnus2``/`
 import numpy as np
 
 from rotode import methods as _methods
-from rotode._validation import as_frame
+from rotode._validation import (as_choice, as_float_array, as_frame, as_int,
+                                as_positive_scalar, as_real)
 
 from libc.math cimport isfinite
 from rotode.kinematic cimport (apply_rotvec, lie_euler_rotvec, exp2_rotvec, magnus_ca_rotvec,
@@ -67,26 +68,24 @@ cdef enum:
     K_RK4 = 10
 
 
-cdef int _frame(str frame) except -1:
+cdef int _frame(object frame) except -1:
     return as_frame(frame)
 
 
-cdef bint _approx(str exp) except -1:
-    if exp == "exact":
-        return False
-    if exp == "approx":
-        return True
-    raise ValueError(f"`exp` must be 'exact' or 'approx', got {exp!r}")
+cdef bint _approx(object exp) except -1:
+    if type(exp) is str:
+        if exp == "exact":
+            return False
+        if exp == "approx":
+            return True
+    return as_choice(exp, "exp", ("exact", "approx")) == "approx"
 
 
 cdef object _array(object x, str name):
     """x as a float64 C-contiguous ndarray (no copy when it already is one)."""
     if type(x) is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous:
         return x
-    arr = np.asarray(x)
-    if arr.dtype.kind not in "iuf":
-        raise TypeError(f"`{name}` must be a real numeric array, got dtype {arr.dtype}")
-    return np.ascontiguousarray(arr, dtype=np.float64)
+    return as_float_array(x, name, finite=False)   # (finiteness: checked row by row)
 
 
 def _check_overlap(out, q, rates, names):
@@ -102,8 +101,12 @@ def _check_overlap(out, q, rates, names):
             raise ValueError(f"`out` overlaps `{name}`: the step would overwrite its input")
 
 
-cdef object _step(int kind, object q, tuple rates, tuple names, double dt, object out,
-                  str frame, str exp, int terms, double gain):
+cdef object _step(int kind, object q, tuple rates, tuple names, object dt_, object out,
+                  object frame, object exp, int terms, object gain_):
+    cdef double dt = as_real(dt_, "dt")
+    cdef double gain = 0.0
+    if not (type(gain_) is float and gain_ == 0.0):      # (the default: nothing to check)
+        gain = as_positive_scalar(gain_, "norm_gain", allow_zero=True)
     cdef int fr = _frame(frame)
     cdef bint ap = _approx(exp) if kind < K_RK3 else False
     q = _array(q, "q")
@@ -125,7 +128,7 @@ cdef object _step(int kind, object q, tuple rates, tuple names, double dt, objec
         elif w.ndim == 2 and w.shape[1] == 3 and w.shape[0] == n and q.ndim == 2:
             wstride[r] = 3
         else:
-            want = "(3,)" if q.ndim == 1 else f"(3,) or ({n}, 3)"
+            want = "(3,)" if q.ndim == 1 else f"(3,) or ({n}, 3) (a row per row of `q`)"
             raise ValueError(f"`{names[r]}` must have shape {want}, got {w.shape}")
         keep.append(w)
         flat = w.reshape(-1)
@@ -171,6 +174,16 @@ cdef object _step(int kind, object q, tuple rates, tuple names, double dt, objec
         if not bad:
             for i in range(n):
                 _one(kind, qp + 4 * i, wp, wstride, nr, i, dt, fr, ap, terms, gain, op + 4 * i)
+            for i in range(4 * n):        # finite input, huge |q| or |dt w|: an overflow
+                if not isfinite(op[i]):
+                    bad = -2
+                    badi = i // 4
+                    break
+    if bad == -2:
+        given = "`q`, the rates, `dt` and `norm_gain` are" if kind >= K_RK3 else \
+            "`q`, the rates and `dt` are"
+        raise ValueError(f"the step of body {badi} is not finite: {given} too large (|q| or "
+                         "|dt w| overflows)")
     if bad == -1:
         raise ValueError(f"magnus_ca: the rotation over the step of body {badi} is {ang:.6g} "
                          f"rad, at or above the convergence bound pi/sqrt(2) = 2.2214 rad "
@@ -221,7 +234,7 @@ cdef inline void _one(int kind, const double* q, const double** wp, const Py_ssi
     apply_rotvec(q, om, fr, ap, out)
 
 
-def lie_euler(q, w, double dt, out=None, *, str frame="body", str exp="exact"):
+def lie_euler(q, w, dt, out=None, *, frame="body", exp="exact"):
     """One Lie-Euler step q exp(dt w / 2) (Rucker 2018 eq. 24, zero-order hold on w).
 
     Parameters
@@ -246,14 +259,13 @@ def lie_euler(q, w, double dt, out=None, *, str frame="body", str exp="exact"):
     return _step(K_LIE, q, (w,), ("w",), dt, out, frame, exp, 2, 0.0)
 
 
-def exp2(q, w, dw, double dt, out=None, *, str frame="body", str exp="exact"):
+def exp2(q, w, dw, dt, out=None, *, frame="body", exp="exact"):
     """Second-order exponential update with Omega = dt w + dt^2/2 w' (Rucker 2018 eq. 28,
     reconstructed: docs/methods-kinematic.md); `dw` is w' at the start of the step."""
     return _step(K_EXP2, q, (w, dw), ("w", "dw"), dt, out, frame, exp, 2, 0.0)
 
 
-def magnus_ca(q, w, alpha, double dt, out=None, *, str frame="body", int terms=2,
-              str exp="exact"):
+def magnus_ca(q, w, alpha, dt, out=None, *, frame="body", terms=2, exp="exact"):
     """One Magnus step under constant angular acceleration ([NIRD]).
 
     w(t0 + s) = w + alpha s over the step; Omega = Omega_1 + ... + Omega_terms (terms 1 to 4;
@@ -261,52 +273,52 @@ def magnus_ca(q, w, alpha, double dt, out=None, *, str frame="body", int terms=2
     anything, when a body's rotation over the step reaches pi/sqrt(2), the convergence bound of
     the series.  See `lie_euler` for the common parameters.
     """
-    if terms < 1 or terms > 4:
-        raise ValueError(f"`terms` must be 1, 2, 3 or 4, got {terms}")
+    if not (type(terms) is int and 1 <= terms <= 4):
+        terms = as_int(terms, "terms", 1, 4)
     return _step(K_CA, q, (w, alpha), ("w", "alpha"), dt, out, frame, exp, terms, 0.0)
 
 
-def magnus2(q, w_mid, double dt, out=None, *, str frame="body", str exp="exact"):
+def magnus2(q, w_mid, dt, out=None, *, frame="body", exp="exact"):
     """Exponential midpoint step q exp(dt w(t0 + dt/2) / 2) (second order)."""
     return _step(K_M2, q, (w_mid,), ("w_mid",), dt, out, frame, exp, 2, 0.0)
 
 
-def magnus4(q, w1, w2, double dt, out=None, *, str frame="body", str exp="exact"):
+def magnus4(q, w1, w2, dt, out=None, *, frame="body", exp="exact"):
     """Fourth-order Magnus step; w1, w2 at t0 + NODES["magnus4"][k] dt (Gauss-Legendre)."""
     return _step(K_M4, q, (w1, w2), ("w1", "w2"), dt, out, frame, exp, 2, 0.0)
 
 
-def magnus6(q, w1, w2, w3, double dt, out=None, *, str frame="body", str exp="exact"):
+def magnus6(q, w1, w2, w3, dt, out=None, *, frame="body", exp="exact"):
     """Sixth-order Magnus step; rates at the three Gauss-Legendre nodes NODES["magnus6"]."""
     return _step(K_M6, q, (w1, w2, w3), ("w1", "w2", "w3"), dt, out, frame, exp, 2, 0.0)
 
 
-def magnus8(q, w1, w2, w3, w4, double dt, out=None, *, str frame="body", str exp="exact"):
+def magnus8(q, w1, w2, w3, w4, dt, out=None, *, frame="body", exp="exact"):
     """Eighth-order Magnus step (Blanes, Casas & Ros 2000); rates at NODES["magnus8"]."""
     return _step(K_M8, q, (w1, w2, w3, w4), ("w1", "w2", "w3", "w4"), dt, out, frame, exp, 2,
                  0.0)
 
 
-def cg2(q, w0, w1, double dt, out=None, *, str frame="body", str exp="exact"):
+def cg2(q, w0, w1, dt, out=None, *, frame="body", exp="exact"):
     """Crouch-Grossman step of order 2 (Heun's tableau): q exp(dt/2 w0) exp(dt/2 w1) (body
     frame; the product reverses in the world frame), rates at the start and end of the step."""
     return _step(K_CG2, q, (w0, w1), ("w0", "w1"), dt, out, frame, exp, 2, 0.0)
 
 
-def cg3(q, w1, w2, w3, double dt, out=None, *, str frame="body", str exp="exact"):
+def cg3(q, w1, w2, w3, dt, out=None, *, frame="body", exp="exact"):
     """Crouch-Grossman step of order 3 (Crouch & Grossman 1993): the product of the
     exponentials of dt b_i w(t0 + c_i dt), rates at NODES["cg3"] = (0, 3/4, 17/24)."""
     return _step(K_CG3, q, (w1, w2, w3), ("w1", "w2", "w3"), dt, out, frame, exp, 2, 0.0)
 
 
-def rk3(q, w0, w_mid, w1, double dt, out=None, *, str frame="body", double norm_gain=0.0):
+def rk3(q, w0, w_mid, w1, dt, out=None, *, frame="body", norm_gain=0.0):
     """Kutta's RK3 step on the non-unit quaternion equation (Rucker 2018 sec. III); rates at the
     start, middle and end of the step."""
     return _step(K_RK3, q, (w0, w_mid, w1), ("w0", "w_mid", "w1"), dt, out, frame, "exact", 2,
                  norm_gain)
 
 
-def rk4(q, w0, w_mid, w1, double dt, out=None, *, str frame="body", double norm_gain=0.0):
+def rk4(q, w0, w_mid, w1, dt, out=None, *, frame="body", norm_gain=0.0):
     """Classical RK4 step on the non-unit quaternion equation q' = 1/2 q w + c q (Rucker 2018
     sec. III, c = norm_gain (1 - |q|^2)); rates at the start, middle and end of the step."""
     return _step(K_RK4, q, (w0, w_mid, w1), ("w0", "w_mid", "w1"), dt, out, frame, "exact", 2,

@@ -27,6 +27,8 @@ from rotode._validation import (
     as_body_index,
     as_callable_vector,
     as_float_array,
+    as_real,
+    check_nonzero_quaternions,
     as_frame,
     as_positive_scalar,
     as_rows,
@@ -150,13 +152,15 @@ cdef class Torque:
         raise err if err is not None else RuntimeError(
             f"{type(self).__name__} failed with status {status}")
 
-    def __call__(self, double t, q, w):
+    def __call__(self, t, q, w):
+        cdef double tt = as_real(t, "t")
         self._single("evaluating it")
-        qa = as_float_array(q, "q", (4,), batch=False)
+        qa = check_nonzero_quaternions(as_float_array(q, "q", (4,), batch=False), "q")
         wa = as_float_array(w, "w", (3,), batch=False)
         out = np.empty(3)
-        cdef double[::1] qv = qa, wv = wa, o = out
-        self._check(self.evaluate(t, &qv[0], &wv[0], &o[0]))
+        cdef const double[::1] qv = qa, wv = wa
+        cdef double[::1] o = out
+        self._check(self.evaluate(tt, &qv[0], &wv[0], &o[0]))
         return out
 
     def potential_energy(self, q):
@@ -274,10 +278,16 @@ cdef class Gravity(Torque):
     """
 
     def __init__(self, mass, g, com):
-        if np.ndim(mass) == 0 and np.ndim(g) == 0 and np.ndim(com) == 1:
+        ndims = [np.ndim(x) if is_dask(x) else as_float_array(x, name, finite=False).ndim
+                 for x, name in ((mass, "mass"), (g, "g"), (com, "com"))]
+        if ndims == [0, 0, 1]:
             m = as_positive_scalar(mass, "mass")
             gg = as_positive_scalar(g, "g", allow_zero=True)
             com = as_float_array(com, "com", (3,), batch=False)
+            with np.errstate(over="ignore"):
+                if not np.isfinite(m * gg * com).all():
+                    raise ValueError("`mass` * `g` * `com` must be finite (the torque "
+                                     f"overflows), got mass {m!r}, g {gg!r}, com {com.tolist()}")
             self._mg = m * gg
             for i in range(3):
                 self._com[i] = com[i]
@@ -294,6 +304,11 @@ cdef class Gravity(Torque):
             raise ValueError("`mass` must be > 0 for every body")
         if not is_dask(gs) and not np.all(gs >= 0):
             raise ValueError("`g` must be >= 0 for every body")
+        if not (is_dask(ms) or is_dask(gs) or is_dask(cs)):
+            with np.errstate(over="ignore", invalid="ignore"):
+                if not np.isfinite(np.reshape(ms * gs, (-1, 1)) * np.reshape(cs, (-1, 3))).all():
+                    raise ValueError("`mass` * `g` * `com` must be finite for every body (the "
+                                     "torque overflows)")
         self.n_bodies = n
         self._rows = (ms, gs, cs)
         self._mg = self._mass = self._g = np.nan
@@ -365,7 +380,10 @@ cdef class Gravity(Torque):
     def potential_energy(self, q):
         """``m g (R(q) com) . e_z`` for q of shape (4,) or (4, k) (any nonzero length)."""
         self._single("the potential energy")
-        q = np.asarray(q, dtype=np.float64)
+        q = as_float_array(q, "q")
+        if q.ndim not in (1, 2) or q.shape[0] != 4:
+            raise ValueError(f"`q` must have shape (4,) or (4, k), got {q.shape}")
+        check_nonzero_quaternions(q.T, "q")
         n2 = np.sum(q * q, axis=0)
         w, x, y, z = q
         # third row of R(q) = R(q/|q|)
@@ -390,7 +408,8 @@ cdef class Callable(Torque):
 
     def __init__(self, function):
         if not callable(function):
-            raise TypeError(f"`torque` must be callable, got {type(function).__name__}")
+            raise TypeError("torque.Callable: `function` must be callable tau(t, q, w), got "
+                            f"{type(function).__name__}")
         self.function = function
 
     cdef int evaluate(self, double t, const double* q, const double* w,
@@ -422,7 +441,7 @@ def as_torque(torque, name="torque"):
     if callable(torque):
         return Callable(torque)
     if isinstance(torque, (str, bytes)):
-        raise TypeError(f"`{name}` must be a Torque source, an array of shape (3,) or a "
+        raise TypeError(f"`{name}` must be a Torque source, an array of shape (3,) or (N, 3) or a "
                         f"callable tau(t, q, w), got {type(torque).__name__}")
     rows, _ = as_rows(torque, name, (3,))
     return Constant(rows, "body")
