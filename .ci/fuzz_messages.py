@@ -653,8 +653,8 @@ ACCEPTED = [
     ("scipy.solve_ivp[", {"t_span", "y0", "method"}, None,
      "SciPy's own solve_ivp checks these before rotode's solver class is built"),
     ("rotode.solve_ivp[", {"fun"}, None,
-     "a fun that is not a rotode model runs in SciPy as documented: SciPy's messages, and its "
-     "step-size loop that never ends on a NaN derivative (scipy/scipy#17846)"),
+     "a fun that is not a rotode model runs in SciPy as documented: SciPy's messages (a None "
+     "or non-finite value, on which SciPy's step-size loop never ends, raises in rotode)"),
     ("integrate[rigid", {"model"}, {"lambda:raise", "lambda:ones(5)", "lambda:nan",
                                     "lambda:list", "lambda:None", "lambda:'abc'", "lambda:inf",
                                     "lambda():no args"},

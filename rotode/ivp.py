@@ -94,6 +94,26 @@ def _compiled(fun, method, events, args):
     return COMPILED_METHODS.get(method)
 
 
+def _checked(fun):
+    """``fun`` for SciPy's loop, its values checked: SciPy turns a ``None`` into NaN, and its
+    step-size control then shrinks the step forever on NaN or infinite derivatives (a hang);
+    here they raise, naming the time.  Finite values pass unchanged (the same results)."""
+    if not callable(fun):
+        return fun                      # (SciPy says what is wrong)
+
+    def checked(t, y, *args):
+        value = fun(t, y, *args)
+        if value is None:
+            raise TypeError(f"`fun` returned None at t = {t!r}; it must return dy/dt, an "
+                            "array shaped like y")
+        arr = np.asarray(value)
+        if arr.dtype.kind in "fc" and not np.isfinite(arr).all():
+            raise ValueError(f"`fun` returned non-finite values at t = {t!r}: SciPy's step-size "
+                             "control cannot recover from them")
+        return value
+    return checked
+
+
 def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, events=None,
               vectorized=False, args=None, **options):
     """Solve an initial value problem as ``scipy.integrate.solve_ivp`` does, in compiled code
@@ -104,7 +124,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     fun : callable
         The right-hand side ``fun(t, y)``.  A `rotode.QuaternionKinematics` (state ``q``, 4) or
         `rotode.RigidBody` (state ``[q, w_body]``, 7) with ``method`` "RK45" or "DOP853" runs
-        in rotode's compiled loop; anything else runs in SciPy.
+        in rotode's compiled loop; anything else runs in SciPy (its values checked: ``None``
+        or non-finite derivatives raise instead of shrinking SciPy's step forever).
     t_span, y0, method, t_eval, dense_output, events, vectorized, args
         As for ``scipy.integrate.solve_ivp``.  ``events`` may be `rotode.events` objects
         (compiled, nogil) or SciPy event functions ``g(t, y)`` (with their ``terminal`` and
@@ -152,7 +173,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     name = _compiled(fun, method, events, args)
     evs = _events.as_events(events) if name is not None else ()
     if name is None:
-        return scipy.integrate.solve_ivp(fun, t_span, y0, method=method, t_eval=t_eval,
+        return scipy.integrate.solve_ivp(_checked(fun), t_span, y0, method=method, t_eval=t_eval,
                                          dense_output=dense_output, events=events,
                                          vectorized=vectorized, args=args, **options)
     dense_output = as_bool(dense_output, "dense_output")

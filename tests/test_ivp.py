@@ -220,3 +220,27 @@ def test_as_rotation_at_any_time_from_the_dense_output():
     assert rotode.as_rotation(sol, t=1.0).single
     with pytest.raises(ValueError, match="dense output"):
         rotode.as_rotation(scipy.integrate.solve_ivp(TOP, (0, 1), CASES["top"][1]), t=0.5)
+
+
+@pytest.mark.parametrize("value, error", [(None, TypeError), (np.nan, ValueError),
+                                          (np.inf, ValueError)])
+def test_python_fun_returning_none_or_nan_raises_instead_of_hanging(value, error):
+    """SciPy itself loops forever on these (its step shrinks on NaN errors); the delegation
+    checks the values and names the time."""
+    def fun(t, y):
+        return None if value is None else np.full_like(y, value if t > 0.5 else 1.0)
+
+    with pytest.raises(error, match="`fun` returned"):
+        rotode.solve_ivp(fun, (0, 1), [1.0, 2.0], method="RK45")
+
+
+def test_checked_python_fun_gives_scipy_s_numbers():
+    def fun(t, y, a):
+        return -a * y
+
+    ours = rotode.solve_ivp(fun, (0, 3), [1.0, 2.0], method="Radau", args=(0.7,),
+                            dense_output=True)
+    theirs = scipy.integrate.solve_ivp(fun, (0, 3), [1.0, 2.0], method="Radau", args=(0.7,),
+                                       dense_output=True)
+    np.testing.assert_array_equal(ours.y, theirs.y)
+    assert ours.nfev == theirs.nfev
