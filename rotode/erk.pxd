@@ -147,6 +147,25 @@ cdef inline int erk_initial_step(const ERK* T, erk_rhs f, const void* cfg, Py_ss
     return 0
 
 
+cdef inline void _dense_sums(const ERK* T, const double* K, int n, int k, int sj, int sm,
+                             double* a) noexcept nogil:
+    """a[m] = sum over the stages j with nonzero dense coefficients (`ERK.cols`, in order) of
+    dense[j sj + m sm] K[j][k], m = 0..3, the four sums side by side (OUT: a[4])."""
+    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0, kj
+    cdef int c, j
+    for c in range(T.ncols):
+        j = T.cols[c]
+        kj = K[j * n + k]
+        a0 = a0 + T.dense[j * sj] * kj
+        a1 = a1 + T.dense[j * sj + sm] * kj
+        a2 = a2 + T.dense[j * sj + 2 * sm] * kj
+        a3 = a3 + T.dense[j * sj + 3 * sm] * kj
+    a[0] = a0
+    a[1] = a1
+    a[2] = a2
+    a[3] = a3
+
+
 cdef inline int erk_dense_prepare(const ERK* T, erk_rhs f, const void* cfg, Py_ssize_t i,
                                   void* work, int n, double t, double h, const double* y,
                                   const double* ynew, double* K, double* F) noexcept nogil:
@@ -154,25 +173,16 @@ cdef inline int erk_dense_prepare(const ERK* T, erk_rhs f, const void* cfg, Py_s
     The sums run over the stages in order (those with nonzero coefficients, `ERK.cols`), the
     four of a component side by side."""
     cdef double ys[ERK_MAX_N]
-    cdef double a0, a1, a2, a3, kj, dy
+    cdef double a[4]
+    cdef double a0, dy
     cdef int st, r, j, k, c
     if T.kind == ERK_DOPRI5:
         for k in range(n):
-            a0 = 0.0
-            a1 = 0.0
-            a2 = 0.0
-            a3 = 0.0
-            for c in range(T.ncols):
-                j = T.cols[c]
-                kj = K[j * n + k]
-                a0 = a0 + T.dense[j * 4] * kj
-                a1 = a1 + T.dense[j * 4 + 1] * kj
-                a2 = a2 + T.dense[j * 4 + 2] * kj
-                a3 = a3 + T.dense[j * 4 + 3] * kj
-            F[k] = h * a0
-            F[n + k] = h * a1
-            F[2 * n + k] = h * a2
-            F[3 * n + k] = h * a3
+            _dense_sums(T, K, n, k, 4, 1, a)
+            F[k] = h * a[0]
+            F[n + k] = h * a[1]
+            F[2 * n + k] = h * a[2]
+            F[3 * n + k] = h * a[3]
         return 0
     for r in range(T.s + 1, T.s_dense):          # erk_stage over the nonzero a[r][j]
         for k in range(n):
@@ -189,21 +199,11 @@ cdef inline int erk_dense_prepare(const ERK* T, erk_rhs f, const void* cfg, Py_s
         F[k] = dy
         F[n + k] = h * K[k] - dy
         F[2 * n + k] = 2.0 * dy - h * (K[T.s * n + k] + K[k])
-        a0 = 0.0
-        a1 = 0.0
-        a2 = 0.0
-        a3 = 0.0
-        for c in range(T.ncols):
-            j = T.cols[c]
-            kj = K[j * n + k]
-            a0 = a0 + T.dense[j] * kj
-            a1 = a1 + T.dense[ERK_MAX_STAGES + j] * kj
-            a2 = a2 + T.dense[2 * ERK_MAX_STAGES + j] * kj
-            a3 = a3 + T.dense[3 * ERK_MAX_STAGES + j] * kj
-        F[3 * n + k] = h * a0
-        F[4 * n + k] = h * a1
-        F[5 * n + k] = h * a2
-        F[6 * n + k] = h * a3
+        _dense_sums(T, K, n, k, 1, ERK_MAX_STAGES, a)
+        F[3 * n + k] = h * a[0]
+        F[4 * n + k] = h * a[1]
+        F[5 * n + k] = h * a[2]
+        F[6 * n + k] = h * a[3]
     return 0
 
 
