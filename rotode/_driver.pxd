@@ -109,6 +109,9 @@ cdef struct Stepper:
     # state is the rotation vector of the step: its chart, dexp^-1, is singular at 2 pi)
     double max_angle
     int evals            # right-hand-side evaluations per trial step (and per dense output)
+    # True: `store` gives the row z[:k] and w = z[4:7] unchanged (the rigid body's pairs), so
+    # that events read the state itself
+    bint row_is_state
 
 
 cdef inline int advance_steps(step_fn step, int nz, const void* cfg, Py_ssize_t i,
@@ -158,6 +161,7 @@ cdef inline Stepper make_stepper(const void* cfg, begin_fn begin, advance_fn adv
     s.exponent = 0.0
     s.evals = 0
     s.max_angle = 0.0
+    s.row_is_state = False
     return s
 
 

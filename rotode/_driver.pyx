@@ -309,7 +309,7 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
         tr.t[0] = t
         st = _store_first(s, i, t, y0, z, tr.y, tr.w, work)
     if st == STATUS_OK and s.events != NULL:
-        st = _event_values(s, i, t, z, row, wrow, g_old, -1, work)
+        st = _event_values(s, i, t, z, row, wrow, g_old, -1, work, False)
     if st == STATUS_OK and pair:
         st = s.deriv(s.cfg, i, t, z, K, <void*>work)
         nfev += 1
@@ -497,14 +497,29 @@ cdef int _dense_at(const Stepper* s, const ERK* T, Py_ssize_t i, double t, doubl
 
 
 cdef int _event_values(const Stepper* s, Py_ssize_t i, double t, const double* z, double* row,
-                       double* wrow, double* g, int only, double* work) noexcept nogil:
-    """g of every event (only: just that one) at the state z of time t (OUT: g, row, wrow)."""
+                       double* wrow, double* g, int only, double* work,
+                       bint keep_row=True) noexcept nogil:
+    """g of every event (only: just that one) at the state z of time t (OUT: g, and row, wrow
+    unless the stepper's row is its state and not keep_row)."""
     cdef const EventSet* E = s.events
-    cdef int e, st = s.store(s.cfg, i, t, z, row, wrow, <void*>work)
-    if st != STATUS_OK:
-        return st
+    cdef const double* y = row
+    cdef const double* w = wrow
+    cdef int e, c, st
+    if s.row_is_state:
+        if keep_row:
+            for c in range(s.k):
+                row[c] = z[c]
+            for c in range(3):
+                wrow[c] = z[4 + c]
+        else:
+            y = z
+            w = &z[4]
+    else:
+        st = s.store(s.cfg, i, t, z, row, wrow, <void*>work)
+        if st != STATUS_OK:
+            return st
     for e in range(only if only >= 0 else 0, only + 1 if only >= 0 else E.n):
-        g[e] = (<Event>E.ev[e]).evaluate(t, row, s.k, wrow)
+        g[e] = (<Event>E.ev[e]).evaluate(t, y, s.k, w)
         if g[e] != g[e]:
             return STATUS_SOURCE_ERROR          # (a Python event stored its error)
     return STATUS_OK
@@ -692,7 +707,7 @@ cdef int _events_in_step(const Stepper* s, const ERK* T, Py_ssize_t i, double t,
     cdef int e, j, m = 0, st, it, dirn, term, q, a
     cdef double c, direction = 1.0 if h > 0 else -1.0
     cdef long long slot
-    st = _event_values(s, i, t_new, znew, row, wrow, g_new, -1, work)
+    st = _event_values(s, i, t_new, znew, row, wrow, g_new, -1, work, False)
     if st != STATUS_OK:
         return st
     for e in range(E.n):

@@ -607,6 +607,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     if kernel == "erk":
         engine = Engine(spec, control, 7)
         (<Engine>engine).attach(&sp, _deriv)
+        sp.row_is_state = k == 7 and cfg.method != M_RKN4      # (`_store`: z[:7] as it is)
     elif kernel == "rkmk":
         # v's error scaled as an error |dv|/2 of a unit q (rotode/kinematic.pyx, erk_error_norm)
         if control is not None:

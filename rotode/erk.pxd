@@ -8,6 +8,15 @@
 # Allocation-free; the caller owns K (ERK_MAX_STAGES rows of n) and F (7 rows of n).
 from libc.math cimport sqrt, fabs, fmax, fmin, pow, INFINITY
 
+cdef extern from "_erk.hpp" namespace "rotode" nogil:
+    # the dense output's sums, each in the order of a plain loop over the stages (same bits),
+    # with the state size fixed at compile time for n = 3, 4, 6 and 7 (rotode/_erk.hpp)
+    void erk_stage_state(int n, int ncols, const int* cols, const double* a, const double* K,
+                         double h, const double* y, double* ys)
+    void erk_dense_rows(int n, int ncols, const int* cols, const double* D, int sj, int sm,
+                        const double* K, double h, double* out)
+    void erk_dop853_eval(int n, double x, const double* y, const double* F, double* out)
+
 cdef enum:
     ERK_MAX_STAGES = 16      # stages of the step, the FSAL stage and the dense-output stages
     ERK_MAX_N = 8            # largest state
@@ -147,50 +156,21 @@ cdef inline int erk_initial_step(const ERK* T, erk_rhs f, const void* cfg, Py_ss
     return 0
 
 
-cdef inline void _dense_sums(const ERK* T, const double* K, int n, int k, int sj, int sm,
-                             double* a) noexcept nogil:
-    """a[m] = sum over the stages j with nonzero dense coefficients (`ERK.cols`, in order) of
-    dense[j sj + m sm] K[j][k], m = 0..3, the four sums side by side (OUT: a[4])."""
-    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0, kj
-    cdef int c, j
-    for c in range(T.ncols):
-        j = T.cols[c]
-        kj = K[j * n + k]
-        a0 = a0 + T.dense[j * sj] * kj
-        a1 = a1 + T.dense[j * sj + sm] * kj
-        a2 = a2 + T.dense[j * sj + 2 * sm] * kj
-        a3 = a3 + T.dense[j * sj + 3 * sm] * kj
-    a[0] = a0
-    a[1] = a1
-    a[2] = a2
-    a[3] = a3
-
-
 cdef inline int erk_dense_prepare(const ERK* T, erk_rhs f, const void* cfg, Py_ssize_t i,
                                   void* work, int n, double t, double h, const double* y,
                                   const double* ynew, double* K, double* F) noexcept nogil:
     """Coefficients of the step's interpolant (DOP853: its three extra stages) (OUT: K, F).
-    The sums run over the stages in order (those with nonzero coefficients, `ERK.cols`), the
-    four of a component side by side."""
+    Every sum runs over the stages in order (those with nonzero coefficients, `ERK.acols`,
+    `ERK.cols`), the components side by side (rotode/_erk.hpp)."""
     cdef double ys[ERK_MAX_N]
-    cdef double a[4]
-    cdef double a0, dy
-    cdef int st, r, j, k, c
+    cdef double dy
+    cdef int st, r, k
     if T.kind == ERK_DOPRI5:
-        for k in range(n):
-            _dense_sums(T, K, n, k, 4, 1, a)
-            F[k] = h * a[0]
-            F[n + k] = h * a[1]
-            F[2 * n + k] = h * a[2]
-            F[3 * n + k] = h * a[3]
+        erk_dense_rows(n, T.ncols, T.cols, T.dense, 4, 1, K, h, F)
         return 0
     for r in range(T.s + 1, T.s_dense):          # erk_stage over the nonzero a[r][j]
-        for k in range(n):
-            a0 = 0.0
-            for c in range(T.nacols[r]):
-                j = T.acols[r * ERK_MAX_STAGES + c]
-                a0 = a0 + T.a[r * ERK_MAX_STAGES + j] * K[j * n + k]
-            ys[k] = y[k] + h * a0
+        erk_stage_state(n, T.nacols[r], &T.acols[r * ERK_MAX_STAGES],
+                        &T.a[r * ERK_MAX_STAGES], K, h, y, ys)
         st = f(cfg, i, t + T.c[r] * h, ys, &K[r * n], work)
         if st != 0:
             return st
@@ -199,11 +179,7 @@ cdef inline int erk_dense_prepare(const ERK* T, erk_rhs f, const void* cfg, Py_s
         F[k] = dy
         F[n + k] = h * K[k] - dy
         F[2 * n + k] = 2.0 * dy - h * (K[T.s * n + k] + K[k])
-        _dense_sums(T, K, n, k, 1, ERK_MAX_STAGES, a)
-        F[3 * n + k] = h * a[0]
-        F[4 * n + k] = h * a[1]
-        F[5 * n + k] = h * a[2]
-        F[6 * n + k] = h * a[3]
+    erk_dense_rows(n, T.ncols, T.cols, T.dense, 1, ERK_MAX_STAGES, K, h, &F[3 * n])
     return 0
 
 
@@ -221,9 +197,4 @@ cdef inline void erk_dense(const ERK* T, int n, double x, const double* y, const
                 acc = acc + F[r * n + k] * p
             out[k] = y[k] + acc
         return
-    for k in range(n):
-        acc = 0.0
-        for r in range(7):
-            acc = acc + F[(6 - r) * n + k]
-            acc = acc * (x if r % 2 == 0 else 1.0 - x)
-        out[k] = y[k] + acc
+    erk_dop853_eval(n, x, y, F, out)
