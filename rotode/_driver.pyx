@@ -498,7 +498,7 @@ cdef int _dense_at(const Stepper* s, const ERK* T, Py_ssize_t i, double t, doubl
 
 cdef int _event_values(const Stepper* s, Py_ssize_t i, double t, const double* z, double* row,
                        double* wrow, double* g, int only, double* work,
-                       bint keep_row=True) noexcept nogil:
+                       bint keep_row) noexcept nogil:
     """g of every event (only: just that one) at the state z of time t (OUT: g, and row, wrow
     unless the stepper's row is its state and not keep_row)."""
     cdef const EventSet* E = s.events
@@ -653,7 +653,7 @@ cdef int _event_root(const Stepper* s, const ERK* T, Py_ssize_t i, double t, dou
                                work)
                 if st == STATUS_OK:
                     st = _event_values(s, i, xrow[c], zd, &rows[c * ROW],
-                                       &rows[c * ROW + STATE_MAX], g_try, e, work)
+                                       &rows[c * ROW + STATE_MAX], g_try, e, work, True)
                 if st != STATUS_OK:
                     return st
                 if q == 0:
@@ -671,7 +671,7 @@ cdef int _event_root(const Stepper* s, const ERK* T, Py_ssize_t i, double t, dou
         st = _dense_at(s, T, i, t, h, t_new, z, znew, K, F, prepared, nfev, xcur, zd, work)
         if st == STATUS_OK:
             st = _event_values(s, i, xcur, zd, &rows[c * ROW], &rows[c * ROW + STATE_MAX],
-                               g_try, e, work)
+                               g_try, e, work, True)
         if st != STATUS_OK:
             return st
         xrow[c] = xcur
