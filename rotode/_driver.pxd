@@ -84,6 +84,9 @@ cdef struct Stepper:
     begin_fn begin
     advance_fn advance
     store_fn store
+    # NULL, or `store` without the body angular velocity (w left as it is): the row alone,
+    # for events that do not read w (a kinematic run's w costs a rate evaluation)
+    store_fn store_row
     end_fn end
     int k0               # columns of y0
     int k                # columns of y_out
@@ -144,6 +147,7 @@ cdef inline Stepper make_stepper(const void* cfg, begin_fn begin, advance_fn adv
     s.begin = begin
     s.advance = advance
     s.store = store
+    s.store_row = NULL
     s.end = end
     s.k0 = k0
     s.k = k
@@ -174,6 +178,7 @@ cdef struct EventSet:
     double* y_ev             # (N, n, cap, k) output rows
     long long* count         # (N, n) occurrences (also those beyond cap)
     double* t_stop           # (N,) time of the terminal event, NaN without one
+    bint needs_w             # some event reads the body angular velocity (Event.needs_w)
 
 
 cdef struct Trace:

@@ -515,7 +515,10 @@ cdef int _event_values(const Stepper* s, Py_ssize_t i, double t, const double* z
             y = z
             w = &z[4]
     else:
-        st = s.store(s.cfg, i, t, z, row, wrow, <void*>work)
+        if E.needs_w or s.store_row == NULL:
+            st = s.store(s.cfg, i, t, z, row, wrow, <void*>work)
+        else:
+            st = s.store_row(s.cfg, i, t, z, row, wrow, <void*>work)
         if st != STATUS_OK:
             return st
     for e in range(only if only >= 0 else 0, only + 1 if only >= 0 else E.n):
@@ -822,6 +825,7 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
         evp[i] = <void*>objects[i]
     es.ev = evp
     es.n = len(objects)
+    es.needs_w = any([(<Event>e).needs_w for e in objects])
     es.cap = cap
     size = nbodies * es.n
     es.t_ev = <double*>malloc(max(size * cap, 1) * sizeof(double))

@@ -6,12 +6,16 @@
 # angular velocity.  A downstream Cython class derives from `Event` and overrides `evaluate`
 # (README, "Cython API"); status codes as in rotode/omega.pxd: `evaluate` returns NaN after
 # storing a Python error in `error` (the Python-callable event), which stops the run and
-# re-raises it in the caller.
+# re-raises it in the caller.  A subclass whose `evaluate` does not read w may set
+# `needs_w = False` in its constructor (cheaper kinematic runs).
 
 cdef class Event:
     cdef public object error
     cdef readonly int terminal     # 0: record only; k > 0: stop at the k-th occurrence
     cdef readonly int direction    # -1, 0 or +1: the sign of g' at the events recorded
+    # False: `evaluate` never reads w (the driver may then skip computing the body angular
+    # velocity of a kinematic run, a rate evaluation); True by default
+    cdef readonly bint needs_w
     cdef double evaluate(self, double t, const double* y, int k,
                          const double* w) noexcept nogil
 

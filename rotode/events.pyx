@@ -77,6 +77,7 @@ cdef class Event:
         self.error = None
         self.terminal = _terminal(terminal)
         self.direction = _direction(direction)
+        self.needs_w = True
 
     cdef double evaluate(self, double t, const double* y, int k,
                          const double* w) noexcept nogil:
@@ -133,6 +134,7 @@ cdef class AxisAngle(Event):
             self._b[i] = b[i]
             self._a[i] = a[i]
         self._cos = cos(angle)
+        self.needs_w = False
 
     cdef double evaluate(self, double t, const double* y, int k,
                          const double* w) noexcept nogil:
@@ -159,6 +161,7 @@ cdef class Component(Event):
         self.index = int(index)
         self.value = v
         self._which = ("q", "w", "y").index(name)
+        self.needs_w = name == "w"
 
     cdef double evaluate(self, double t, const double* y, int k,
                          const double* w) noexcept nogil:
@@ -189,6 +192,7 @@ cdef class RotationAngle(Event):
         for i in range(4):
             self._r[i] = u[i]
         self._cos_half = cos(0.5 * angle)
+        self.needs_w = False
 
     cdef double evaluate(self, double t, const double* y, int k,
                          const double* w) noexcept nogil:
@@ -233,6 +237,7 @@ cdef class PythonEvent(Event):
         super().__init__(getattr(function, "terminal", False) if terminal is None else terminal,
                          getattr(function, "direction", 0) if direction is None else direction)
         self.function = function
+        self.needs_w = False              # (it sees the row y only)
 
     cdef double evaluate(self, double t, const double* y, int k,
                          const double* w) noexcept nogil:

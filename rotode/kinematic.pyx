@@ -462,6 +462,21 @@ cdef int _store(const void* cfg, Py_ssize_t i, double t, const double* z, double
     return STATUS_OK
 
 
+cdef int _store_q(const void* cfg, Py_ssize_t i, double t, const double* z, double* y,
+                  double* w, void* work) noexcept nogil:
+    """q at t alone, w left as it is (`Stepper.store_row`: events that do not read w)
+    (OUT: y[4])."""
+    cdef const KinCfg* g = <const KinCfg*>cfg
+    cdef KinWork* k = <KinWork*>work
+    cdef int c
+    if g.local:
+        apply_rotvec(k.qb, z, g.frame, False, y)
+    else:
+        for c in range(4):
+            y[c] = z[c]
+    return STATUS_OK
+
+
 cdef void _end(const void* cfg, Py_ssize_t i, int status, const double* q,
                void* work) noexcept nogil:
     cdef const KinCfg* g = <const KinCfg*>cfg
@@ -631,6 +646,7 @@ def run(method, model, y0, t, save, options, workers=1):
     g.nsub = &nsv[0] if N else NULL
     g.fail_angle = &fav[0] if N else NULL
     cdef Stepper sp = make_stepper(&g, _begin, _advance, _store, _end, 4, 4, 4, False)
+    sp.store_row = _store_q
     if kernel == "erk":
         engine = Engine(spec, control, 4)
         (<Engine>engine).attach(&sp, _deriv)

@@ -160,3 +160,4 @@ def test_downstream_event_subclass_runs_in_the_driver(downstream):
                            rtol=1e-10, max_step=0.5, events=event)
     np.testing.assert_allclose(res.t_events[0], [0.0, np.pi, 2 * np.pi, 3 * np.pi], atol=1e-12)
     assert event(0.0, [1.0, 0, 0, 0]) == 0.0
+    assert event.needs_w           # (the default: the driver computes w for it)

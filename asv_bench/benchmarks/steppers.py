@@ -284,17 +284,20 @@ class SolveIvp:
 
 class Events:
     """The cost of events (rotode.events) on error-controlled runs over 100 s: the T-handle's
-    w_y sign changes (10 occurrences, 5 each way, two compiled events) and the Lagrange top's
-    60 degree tilt crossings (32 occurrences), none / compiled / a Python function.  Compiled
-    events cost about +6 % (T-handle) and +17 % (top) over none (docs/events.md)."""
+    w_y sign changes (10 occurrences, 5 each way, two compiled events), the Lagrange top's
+    60 degree tilt crossings (32 occurrences) and the 60 degree tilt crossings of Rucker's
+    gyro (kinematics, 30 occurrences), none / compiled / a Python function, with dop853 and
+    the group method rkmk8.  Compiled events cost +5 % (T-handle), +13 % (top) and +17 %
+    (gyro) with dop853 over none; the group methods more on the gyro (docs/events.md)."""
 
-    params = (["t-handle", "top"], ["none", "compiled", "python"])
+    params = (["t-handle", "top", "gyro"], ["none", "compiled", "python"])
     param_names = ["case", "events"]
 
     def setup(self, case, events):
         if not hasattr(rotode, "events"):
             raise NotImplementedError("rotode.events is newer than this commit")
         ev = rotode.events
+        self.options = {}
         if case == "t-handle":
             self.model = rotode.RigidBody(T_HANDLE)
             self.y0 = np.r_[1.0, 0, 0, 0, T_HANDLE_W0]
@@ -303,7 +306,7 @@ class Events:
 
             def python(t, y):
                 return y[5]
-        else:
+        elif case == "top":
             self.model = rotode.RigidBody([1.0, 1.0, 0.5],
                                           torque=rotode.torque.Gravity(1.0, 1.0, [0, 0, 1]))
             self.y0 = np.array([1.0, 0, 0, 0, 1.5, 0.0, 1.0])
@@ -314,11 +317,27 @@ class Events:
                 return 0.5 - (1 - 2 * (q[1] ** 2 + q[2] ** 2))
 
             python.direction = +1
+        else:
+            self.model = rotode.omega.Sinusoid(amplitude=np.pi / 2, rate=2 * np.pi / 10,
+                                               phase=[0, 2 * np.pi / 3, 4 * np.pi / 3])
+            self.y0 = np.array([1.0, 0, 0, 0])
+            self.options = {"frame": "body"}
+            compiled = [ev.AxisAngle([0, 0, 1], [0, 0, 1], np.radians(60))]
+
+            def python(t, y):
+                q = y[:4] / np.linalg.norm(y[:4])
+                return 0.5 - (1 - 2 * (q[1] ** 2 + q[2] ** 2))
         self.events = {"none": None, "compiled": compiled, "python": python}[events]
 
+    def _run(self, method):
+        rotode.integrate(self.model, (0.0, 100.0), self.y0, method=method, rtol=1e-10,
+                         events=self.events, **self.options)
+
     def time_dop853(self, case, events):
-        rotode.integrate(self.model, (0.0, 100.0), self.y0, method="dop853", rtol=1e-10,
-                         events=self.events)
+        self._run("dop853")
+
+    def time_rkmk8(self, case, events):
+        self._run("rkmk8")
 
 
 class Ensemble:
