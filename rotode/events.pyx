@@ -71,6 +71,14 @@ cdef class Event:
         Stop at the first (True) or k-th occurrence; False records only.
     direction : {-1, 0, 1}
         Record only the crossings where g decreases (-1), increases (+1), or all (0).
+
+    Attributes
+    ----------
+    needs_w : bool
+        Whether ``evaluate`` reads the body angular velocity ``w`` (True unless a subclass
+        sets it False in its constructor; False for `AxisAngle`, `RotationAngle`, the ``"q"``
+        and ``"y"`` components and Python functions).  A kinematic run computes ``w`` from its
+        rate source only for the events that need it.
     """
 
     def __init__(self, terminal=False, direction=0):
