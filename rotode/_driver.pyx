@@ -567,7 +567,10 @@ cdef int _event_root(const Stepper* s, const ERK* T, Py_ssize_t i, double t, dou
     SciPy's brentq) on the dense output: inverse quadratic or linear interpolation inside the
     bracket, bisection when that does not shrink it fast enough, and every new point at least
     2 ulp (of 1 + |t|) from the last one, so that the bracket closes to 4 ulp; the root is the
-    end with the smaller |g|, or a point where g == 0.  Its first point is the root of the
+    end with the smaller |g|, or a point where g == 0.  Once the iteration converges fast, its
+    next point is accepted alone when g there puts the root within 1 ulp of it by the last
+    secant's slope (a residual test; else two points 1 ulp either side of the next estimate
+    close the bracket).  Its first point is the root of the
     parabola through the previous step's start (t_prev, g_prev; NaN: none) and the two ends
     when that is close enough to the end with the smaller |g|, else the secant's (a long step
     across a curved g: about one evaluation fewer)."""
@@ -576,9 +579,9 @@ cdef int _event_root(const Stepper* s, const ERK* T, Py_ssize_t i, double t, dou
     cdef double delta = 2.0 * 2.220446049250313e-16 * (1.0 + fmax(fabs(t), fabs(t_new)))
     cdef double rows[2 * ROW]                   # the rows of the last two points evaluated
     cdef double xrow[2]
-    cdef double xnext = 0.0, fnext = 0.0
+    cdef double xnext = 0.0, fnext = 0.0, slope
     cdef int st, c, q, n = 0
-    cdef bint first = True, pending = False
+    cdef bint first = True, pending = False, tried = False
     have_row[0] = False
     if fpre == 0.0:
         root[0] = xpre
@@ -638,13 +641,34 @@ cdef int _event_root(const Stepper* s, const ERK* T, Py_ssize_t i, double t, dou
         else:
             spre = sbis
             scur = sbis
+        slope = (fcur - fpre) / (xcur - xpre) if xcur != xpre else 0.0
         xpre = xcur
         fpre = fcur
         if (fabs(scur) > delta and scur * scur < delta * fabs(spre)
+                and fabs(scur) + delta < 2.0 * fabs(sbis) and not tried):
+            # converging fast enough that xcur + scur is within delta/2 of the root: that
+            # point alone, accepted when g there puts the root within delta/2 of it by the
+            # last secant's slope (g's rounding is then far below |g'| delta/2)
+            tried = True
+            xcur = xcur + scur
+            c = n & 1
+            n += 1
+            st = _dense_at(s, T, i, t, h, t_new, z, znew, K, F, prepared, nfev, xcur, zd,
+                           work)
+            if st == STATUS_OK:
+                st = _event_values(s, i, xcur, zd, &rows[c * ROW],
+                                   &rows[c * ROW + STATE_MAX], g_try, e, work, True)
+            if st != STATUS_OK:
+                return st
+            xrow[c] = xcur
+            fcur = g_try[e]
+            if fcur == 0.0 or fabs(fcur) < 0.5 * delta * fabs(slope):
+                break
+            continue
+        if (fabs(scur) > delta and scur * scur < delta * fabs(spre)
                 and fabs(scur) + delta < 2.0 * fabs(sbis)):
-            # converging fast enough that xcur + scur is within delta/2 of the root: the
-            # points delta/2 either side of it, evaluated back to back (independent, their
-            # latencies overlap), close the bracket at once (else they are two more points)
+            # still converging fast: the points delta/2 either side of xcur + scur, evaluated
+            # back to back (independent, their latencies overlap), close the bracket at once
             lim = 0.5 * delta if scur > 0.0 else -0.5 * delta
             xnext = xcur + scur + lim
             xcur = xcur + scur - lim

@@ -238,3 +238,24 @@ def test_kinematic_events_with_and_without_w(method):
     exact = np.arange(0, 6) * np.pi / b                            # sin(b t) = 0 in [0, 29]
     np.testing.assert_allclose(both.t_events[1], exact, rtol=0, atol=1e-12)
     assert alone.stats["nfev"] < both.stats["nfev"]
+
+
+@pytest.mark.parametrize("method", ["RK45", "DOP853"])
+def test_roots_are_on_the_runs_own_dense_output_to_a_few_ulp(method):
+    """rotode's root search (Brent's method, its last point accepted by g's residual) puts
+    each located time within a few ulp of the root of g on the run's own dense output, found
+    here independently by SciPy's brentq on ``sol.sol``."""
+    tilt = ev.AxisAngle([0, 0, 1], [0, 0, 1], np.radians(60), direction=1)
+    res = rotode.solve_ivp(TOP, (0, 60), [1.0, 0, 0, 0, 1.5, 0.0, 1.0], method=method,
+                           rtol=1e-10, atol=1e-12, events=tilt, dense_output=True)
+    times = res.t_events[0]
+    assert len(times) >= 15
+
+    def g(t):
+        return tilt(t, res.sol(t))
+
+    for te in times:
+        a, b = te - 1e-7, te + 1e-7
+        assert g(a) < 0 < g(b)
+        root = brentq(g, a, b, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500)
+        assert abs(root - te) <= 4 * np.spacing(te)
