@@ -12,14 +12,17 @@ Every event is also a plain callable ``event(t, y)`` on the state vector (``[q]`
 with ``terminal`` and ``direction``, so the same objects work with ``scipy.integrate.solve_ivp``
 (the ``"w"`` component of a kinematic state is not in ``y``: those events need
 `rotode.integrate`).  A Python function ``g(t, y)`` becomes a `PythonEvent` (called with the
-GIL, slower: about 1 us per evaluation, five or six evaluations per located event).
+GIL, slower: about 0.3 us per evaluation besides the function's own time, about five
+evaluations per located event).
 """
 import numpy as np
 
 from rotode._validation import (as_choice, as_float_array, as_positive_scalar, as_real,
                                 check_nonzero_quaternions)
 
-from libc.math cimport NAN, sqrt, fabs, cos
+from libc.math cimport NAN, sqrt, fabs, cos, isfinite
+from libc.string cimport memcpy
+cimport numpy as cnp
 from rotode.quaternion cimport quat_rotate
 
 __all__ = ["Event", "AxisAngle", "Component", "RotationAngle", "KineticEnergy",
@@ -252,8 +255,7 @@ cdef class PythonEvent(Event):
         cdef double g
         with gil:
             try:
-                g = _event_value(self.function(t, np.array([y[i] for i in range(k)])),
-                                 self.function, t)
+                g = _event_value(self.function(t, _row_array(y, k)), self.function, t)
                 return g
             except BaseException as exc:      # Ctrl-C in user code too
                 self.error = exc
@@ -262,6 +264,14 @@ cdef class PythonEvent(Event):
     def __repr__(self):
         return f"PythonEvent({self.function!r}, terminal={self.terminal}, " \
                f"direction={self.direction})"
+
+
+cdef object _row_array(const double* y, int k):
+    """A new (k,) float64 array holding y[:k] (the row a Python event receives)."""
+    cdef cnp.npy_intp n = k
+    a = cnp.PyArray_EMPTY(1, &n, cnp.NPY_DOUBLE, 0)
+    memcpy(cnp.PyArray_DATA(<cnp.ndarray>a), y, k * sizeof(double))
+    return a
 
 
 def _event_value(r, function, t):
@@ -275,7 +285,7 @@ def _event_value(r, function, t):
             raise TypeError(f"the event {function!r} must return a real number, got {what} "
                             f"at t = {t!r}")
         r = float(arr.reshape(-1)[0])
-    if not np.isfinite(r):
+    if not isfinite(<double>r):
         value = "NaN" if r != r else repr(r)
         raise ValueError(f"the event {function!r} returned {value} at t = {t!r}")
     return r
