@@ -287,8 +287,8 @@ class Events:
     w_y sign changes (10 occurrences, 5 each way, two compiled events), the Lagrange top's
     60 degree tilt crossings (32 occurrences) and the 60 degree tilt crossings of Rucker's
     gyro (kinematics, 30 occurrences), none / compiled / a Python function, with dop853 and
-    the group method rkmk8.  Compiled events cost +7 % (T-handle), +12 % (top) and +21 %
-    (gyro) with dop853 over none, +7/+13/+26 % with rkmk8 (docs/events.md)."""
+    the group method rkmk8.  Compiled events cost about +7 % (T-handle), +13 % (top) and
+    +18..21 % (gyro) with dop853 over none, +6/+13/+27 % with rkmk8 (docs/events.md)."""
 
     params = (["t-handle", "top", "gyro"], ["none", "compiled", "python"])
     param_names = ["case", "events"]
