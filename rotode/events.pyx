@@ -17,13 +17,15 @@ evaluations per located event).
 """
 import numpy as np
 
-from rotode._validation import (as_choice, as_float_array, as_positive_scalar, as_real,
-                                check_nonzero_quaternions)
+from rotode._validation import (TINY_NORM2, as_choice, as_float_array, as_positive_scalar,
+                                as_real, check_nonzero_quaternions)
 
 from libc.math cimport NAN, sqrt, fabs, cos, isfinite
 from libc.string cimport memcpy
 cimport numpy as cnp
 from rotode.quaternion cimport quat_rotate
+
+cdef double _TINY_NORM2 = TINY_NORM2
 
 __all__ = ["Event", "AxisAngle", "Component", "RotationAngle", "KineticEnergy",
            "PythonEvent", "as_events"]
@@ -96,6 +98,29 @@ cdef class Event:
 
     def __call__(self, t, y):
         """g at time t and state y (``[q]`` or ``[q, w_body]``), as SciPy's events take it."""
+        cdef cnp.ndarray a
+        cdef const double* p
+        cdef double n2
+        cdef double wf[3]
+        cdef int kf, i
+        if isinstance(t, float) and type(y) is np.ndarray:   # SciPy's calls: no conversion
+            a = <cnp.ndarray>y
+            kf = <int>cnp.PyArray_DIM(a, 0) if cnp.PyArray_NDIM(a) == 1 else 0
+            if ((kf == 4 or kf == 7) and cnp.PyArray_TYPE(a) == cnp.NPY_DOUBLE
+                    and cnp.PyArray_IS_C_CONTIGUOUS(a)):
+                p = <const double*>cnp.PyArray_DATA(a)
+                n2 = p[0] * p[0] + p[1] * p[1] + p[2] * p[2] + p[3] * p[3]
+                for i in range(4, kf):
+                    n2 = n2 + 0.0 * p[i]                       # (NaN for a non-finite w)
+                if n2 > _TINY_NORM2 and isfinite(n2):          # (else the checks below)
+                    wf[0] = p[4] if kf == 7 else NAN
+                    wf[1] = p[5] if kf == 7 else NAN
+                    wf[2] = p[6] if kf == 7 else NAN
+                    value = self.evaluate(<double>t, p, kf, wf)
+                    if self.error is not None:
+                        err, self.error = self.error, None
+                        raise err
+                    return value
         tt = as_real(t, "t")
         arr = as_float_array(y, "y")
         if arr.shape not in ((4,), (7,)):

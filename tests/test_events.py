@@ -270,3 +270,24 @@ def test_roots_are_on_the_runs_own_dense_output_to_a_few_ulp(method):
         assert g(a) < 0 < g(b)
         root = brentq(g, a, b, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500)
         assert abs(root - te) <= 4 * np.spacing(te)
+
+
+def test_event_calls_from_scipy_take_the_fast_path_with_the_same_values(rng):
+    """Called as SciPy calls it (a float t and a float64 row), an event skips the argument
+    conversion: the same value as through the checked path (a list), and bad rows still
+    raise the checked path's errors."""
+    events = [ev.AxisAngle([0, 0, 1], [0.3, 0, 1], 1.0),
+              ev.RotationAngle([0.5, 0.5, 0.5, 0.5], 2.0), ev.Component("w", 2, 0.1),
+              ev.Component("q", 3), ev.KineticEnergy([1, 2, 3], 0.5)]
+    for _ in range(20):
+        y = np.r_[rng.normal(size=4), rng.normal(size=3)]
+        for e in events:
+            assert e(0.25, y) == e(0.25, y.tolist())
+            if not (isinstance(e, ev.Component) and e.name == "w") and \
+                    not isinstance(e, ev.KineticEnergy):
+                assert e(0.25, y[:4].copy()) == e(0.25, y[:4].tolist())
+    for bad, match in [(np.zeros(7), "nonzero quaternions"),
+                       (np.r_[1.0, 0, 0, 0, 0, np.nan, 0], "finite"),
+                       (np.r_[np.inf, 0, 0, 0], "finite"), (np.ones(5), "shape")]:
+        with pytest.raises(ValueError, match=match):
+            events[2](0.0, bad)
