@@ -64,31 +64,25 @@ def _apply(func, signature, n_out, args, kwargs):
 def _per_body_fields(model):
     """The per-body arrays of `model` (name -> array with leading axis N, NumPy or dask) and a
     small recipe from which `_rebuild` makes the model of a chunk from NumPy blocks of them
-    (the recipe holds only shared parameters: a task ships its own rows, not the ensemble's)."""
+    (the recipe holds only shared parameters: a task ships its own rows, not the ensemble's).
+    A per-body torque gives its own parts (`Torque._chunk_split`), named ``torque:<name>``."""
     from rotode.rhs import RigidBody
     if is_dask(model) or isinstance(model, np.ndarray) and model.ndim == 2:
         return {"rates": model}, ("rates",)
     if not isinstance(model, RigidBody) or model.n_bodies is None:
         return {}, ("shared",)
-    from rotode import torque as _torque
     fields, shared = {}, {}
     inertia = model.inertia                   # (N, 3, 3), dask (N, 3) / (N, 3, 3), or shared
     (fields if is_dask(inertia) or np.ndim(inertia) == 3 else shared)["inertia"] = inertia
     tq = model.torque
-    kind = None
+    torque = None                             # (class, shared parameters, row placeholders)
     if tq is not None and tq.n_bodies is not None:
-        if isinstance(tq, _torque.Constant):
-            kind = ("constant", tq.frame)
-            fields["tau"] = tq.tau
-        elif isinstance(tq, _torque.Gravity):
-            kind = ("gravity",)
-            for name, value, dims in (("mass", tq.mass, 1), ("g", tq.g, 1), ("com", tq.com, 2)):
-                (fields if np.ndim(value) == dims else shared)[name] = value
-        else:                                   # (as_torque makes no other per-body source)
-            raise TypeError(f"per-body {type(tq).__name__} sources cannot be split in chunks")
+        per_body, tshared, placeholders = tq._chunk_split()
+        fields.update({"torque:" + name: v for name, v in per_body.items()})
+        torque = (type(tq), tshared, placeholders)
     else:
         shared["torque"] = tq
-    return fields, ("rigid body", kind, shared, model.norm_gain, model.gyroscopic)
+    return fields, ("rigid body", torque, shared, model.norm_gain, model.gyroscopic)
 
 
 def _rebuild(recipe, blocks, model=None):
@@ -98,18 +92,16 @@ def _rebuild(recipe, blocks, model=None):
         return model
     if recipe[0] == "rates":
         return blocks["rates"]
-    from rotode import torque as _torque
     from rotode.rhs import RigidBody
-    _, kind, shared, norm_gain, gyroscopic = recipe
-    values = {**shared, **blocks}
-    if kind is None:
-        torque = shared["torque"]
-    elif kind[0] == "constant":
-        torque = _torque.Constant(values["tau"], kind[1])
+    _, torque, shared, norm_gain, gyroscopic = recipe
+    if torque is None:
+        source = shared["torque"]
     else:
-        torque = _torque.Gravity(values["mass"], values["g"], values["com"])
-    return RigidBody(values["inertia"], torque=torque, norm_gain=norm_gain,
-                     gyroscopic=gyroscopic)
+        cls, tshared, _ = torque
+        source = cls._chunk_join({**tshared, **{name[7:]: v for name, v in blocks.items()
+                                                if name.startswith("torque:")}})
+    inertia = blocks["inertia"] if "inertia" in blocks else shared["inertia"]
+    return RigidBody(inertia, torque=source, norm_gain=norm_gain, gyroscopic=gyroscopic)
 
 
 #: options of `integrate` that may hold one row per body (name: their number of dimensions)
@@ -130,12 +122,14 @@ def has_dask(model, y0, options=None):
 def _dummy(model, fields, recipe, k):
     """A one-body stand-in with the structure of `model` (per-body values replaced by valid
     placeholders) and a valid state, for checking the call before any task runs."""
+    placeholders = {"inertia": 1.0, "option:mass": 1.0}
+    if recipe[0] == "rigid body" and recipe[1] is not None:
+        placeholders.update({"torque:" + name: v for name, v in recipe[1][2].items()})
     blocks = {}
     for name, v in fields.items():
         shape = (1,) + tuple(np.shape(v)[1:])
         blocks[name] = (np.broadcast_to(np.eye(3), shape).copy() if name == "inertia"
-                        and len(shape) == 3 else np.ones(shape)
-                        if name in ("inertia", "mass", "option:mass") else np.zeros(shape))
+                        and len(shape) == 3 else np.full(shape, placeholders.get(name, 0.0)))
     y = np.zeros((1, k))
     y[0, 0] = 1.0
     options = {name: blocks.pop(name) for name in list(blocks) if name.startswith("option:")}
@@ -172,6 +166,7 @@ def integrate(facade, model, t_span, y0, kwargs):
     for name, n in n_bodies.items():
         if n != N:
             what = (f"option `{name[7:]}`" if name.startswith("option:")
+                    else f"the torque's per-body `{name[7:]}`" if name.startswith("torque:")
                     else f"the model's per-body `{name}`")
             raise ValueError(f"{what} holds {n} bodies but `y0` {N}")
     rows = y0.chunks[0]

@@ -132,6 +132,14 @@ cdef class Torque:
             return [self] * n
         return [self.body(b) for b in range(n)]
 
+    def _chunk_split(self):
+        """A per-body source in parts, for chunks of bodies (rotode/_dask.py): its per-body
+        parameters (name -> array with a leading axis N, NumPy or dask), its shared ones (name
+        -> value) and, per per-body parameter, a row value that makes a valid one-body source
+        (0 when not named); ``type(self)._chunk_join({**shared, **blocks})`` makes the source
+        of a chunk from NumPy blocks of the per-body parameters."""
+        raise TypeError(f"per-body {type(self).__name__} sources cannot be split in chunks")
+
     def __getitem__(self, i):
         """The source of body ``i`` of a per-body source (``n_bodies`` is not None)."""
         return self.body(as_body_index(i, self.n_bodies, type(self).__name__, self._lazy()))
@@ -196,6 +204,13 @@ cdef class Constant(Torque):
 
     def _lazy(self):
         return is_dask(self._rows)
+
+    def _chunk_split(self):
+        return {"tau": self._rows}, {"frame": self.frame}, {}
+
+    @classmethod
+    def _chunk_join(cls, values):
+        return cls(values["tau"], values["frame"])
 
     cdef Torque body(self, Py_ssize_t i):
         if self._rows is None:
@@ -332,6 +347,16 @@ cdef class Gravity(Torque):
 
     def _lazy(self):
         return self._rows is not None and any(is_dask(r) for r in self._rows)
+
+    def _chunk_split(self):
+        per_body, shared = {}, {}
+        for name, value, dims in (("mass", self.mass, 1), ("g", self.g, 1), ("com", self.com, 2)):
+            (per_body if np.ndim(value) == dims else shared)[name] = value
+        return per_body, shared, {"mass": 1.0}
+
+    @classmethod
+    def _chunk_join(cls, values):
+        return cls(values["mass"], values["g"], values["com"])
 
     cdef Torque body(self, Py_ssize_t i):
         if self._rows is None:

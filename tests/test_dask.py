@@ -131,6 +131,10 @@ def test_dask_bad_input():
     with pytest.raises(ValueError, match="holds 60 bodies but `y0` 59"):
         rotode.integrate(rotode.RigidBody(da.from_array(inertia)), (0, 1),
                          da.from_array(y0[:59]), method="rk4", dt=0.1)
+    gravity = rotode.torque.Gravity(1.0, 9.81, da.from_array(np.tile([0, 0, 0.5], (60, 1))))
+    with pytest.raises(ValueError, match="torque's per-body `com` holds 60 bodies but `y0` 59"):
+        rotode.integrate(rotode.RigidBody([1.0, 1.0, 0.5], torque=gravity), (0, 1),
+                         da.from_array(y0[:59]), method="rk4", dt=0.1)
     with pytest.raises(ValueError, match=r"shape \(N, k\)"):
         rotode.integrate(rotode.RigidBody(inertia[0]), (0, 1), da.from_array(y0[0]),
                          method="rk4", dt=0.1)
