@@ -703,6 +703,9 @@ cdef int _event_root(const Stepper* s, const ERK* T, Py_ssize_t i, double t, dou
             return st
         xrow[c] = xcur
         fcur = g_try[e]
+        if fabs(xcur - xpre) < 1e-6 * fabs(h) and (
+                fcur == 0.0 or fabs(fcur) < 0.5 * delta * fabs((fcur - fpre) / (xcur - xpre))):
+            break                               # the same residual test, on a close secant
     root[0] = xcur
     for c in range(2 if n >= 2 else n):
         if xrow[c] == xcur:
