@@ -99,41 +99,36 @@ cdef class Event:
     def __call__(self, t, y):
         """g at time t and state y (``[q]`` or ``[q, w_body]``), as SciPy's events take it."""
         cdef cnp.ndarray a
-        cdef const double* p
-        cdef double n2
-        cdef double wf[3]
-        cdef int kf, i
+        cdef const double* p = NULL
+        cdef double n2, tt
+        cdef double w[3]
+        cdef int k = 0, i
         if isinstance(t, float) and type(y) is np.ndarray:   # SciPy's calls: no conversion
             a = <cnp.ndarray>y
-            kf = <int>cnp.PyArray_DIM(a, 0) if cnp.PyArray_NDIM(a) == 1 else 0
-            if ((kf == 4 or kf == 7) and cnp.PyArray_TYPE(a) == cnp.NPY_DOUBLE
+            k = <int>cnp.PyArray_DIM(a, 0) if cnp.PyArray_NDIM(a) == 1 else 0
+            if ((k == 4 or k == 7) and cnp.PyArray_TYPE(a) == cnp.NPY_DOUBLE
                     and cnp.PyArray_IS_C_CONTIGUOUS(a)):
                 p = <const double*>cnp.PyArray_DATA(a)
                 n2 = p[0] * p[0] + p[1] * p[1] + p[2] * p[2] + p[3] * p[3]
-                for i in range(4, kf):
+                for i in range(4, k):
                     n2 = n2 + 0.0 * p[i]                       # (NaN for a non-finite w)
-                if n2 > _TINY_NORM2 and isfinite(n2):          # (else the checks below)
-                    wf[0] = p[4] if kf == 7 else NAN
-                    wf[1] = p[5] if kf == 7 else NAN
-                    wf[2] = p[6] if kf == 7 else NAN
-                    value = self.evaluate(<double>t, p, kf, wf)
-                    if self.error is not None:
-                        err, self.error = self.error, None
-                        raise err
-                    return value
-        tt = as_real(t, "t")
-        arr = as_float_array(y, "y")
-        if arr.shape not in ((4,), (7,)):
-            raise ValueError(f"`y` must be a state [q] of shape (4,) or [q, w] of shape (7,), "
-                             f"got shape {arr.shape}")
-        cdef const double[::1] yv = arr
-        k = yv.shape[0]
-        cdef double w[3]
-        w[0] = yv[4] if k == 7 else NAN
-        w[1] = yv[5] if k == 7 else NAN
-        w[2] = yv[6] if k == 7 else NAN
-        check_nonzero_quaternions(arr[None, :4], "y (quaternion part y[:4])")
-        value = self.evaluate(tt, &yv[0], k, w)
+                if not (n2 > _TINY_NORM2 and isfinite(n2)):    # (the checks below say why)
+                    p = NULL
+        if p != NULL:
+            tt = <double>t
+        else:
+            tt = as_real(t, "t")
+            a = as_float_array(y, "y")                         # (C-contiguous float64)
+            if (<object>a).shape not in ((4,), (7,)):
+                raise ValueError(f"`y` must be a state [q] of shape (4,) or [q, w] of shape "
+                                 f"(7,), got shape {(<object>a).shape}")
+            check_nonzero_quaternions(a[None, :4], "y (quaternion part y[:4])")
+            k = <int>a.shape[0]
+            p = <const double*>cnp.PyArray_DATA(a)
+        w[0] = p[4] if k == 7 else NAN
+        w[1] = p[5] if k == 7 else NAN
+        w[2] = p[6] if k == 7 else NAN
+        value = self.evaluate(tt, p, k, w)
         if self.error is not None:
             err, self.error = self.error, None
             raise err
