@@ -439,22 +439,15 @@ cdef int _store(const void* cfg, Py_ssize_t i, double t, const double* z, double
     cdef const KinCfg* g = <const KinCfg*>cfg
     cdef KinWork* k = <KinWork*>work
     cdef double qc[4]
-    cdef double q[4]
     cdef int c, st
     if not k.have0 or g.kernel == K_ERK or g.local:
         st = _omega(g, i, k, t, k.w0)
         if st != STATUS_OK:
             return st
         k.have0 = True
-    if g.local:
-        apply_rotvec(k.qb, z, g.frame, False, q)
-    else:
-        for c in range(4):
-            q[c] = z[c]
-    for c in range(4):
-        y[c] = q[c]
+    _store_q(cfg, i, t, z, y, w, work)
     if g.frame == FRAME_WORLD:
-        quat_conj(q, qc)
+        quat_conj(y, qc)
         quat_rotate(qc, k.w0, w)
     else:
         for c in range(3):
@@ -464,8 +457,8 @@ cdef int _store(const void* cfg, Py_ssize_t i, double t, const double* z, double
 
 cdef int _store_q(const void* cfg, Py_ssize_t i, double t, const double* z, double* y,
                   double* w, void* work) noexcept nogil:
-    """q at t alone, w left as it is (`Stepper.store_row`: events that do not read w)
-    (OUT: y[4])."""
+    """q at t alone, w left as it is (`Stepper.store_row`: events that do not read w; `_store`
+    adds w) (OUT: y[4])."""
     cdef const KinCfg* g = <const KinCfg*>cfg
     cdef KinWork* k = <KinWork*>work
     cdef int c
