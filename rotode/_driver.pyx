@@ -554,6 +554,18 @@ cdef inline double _quadratic_root(double t_prev, double g_prev, double t, doubl
     return NAN
 
 
+cdef inline int _root_point(const Stepper* s, const ERK* T, Py_ssize_t i, double t, double h,
+                            double t_new, const double* z, const double* znew, double* K,
+                            double* F, bint* prepared, long long* nfev, int e, double x,
+                            double* zd, double* row, double* g, double* work) noexcept nogil:
+    """g of event e at time x of the accepted step, on its dense output (OUT: g[e]; row[:k]
+    and row[STATE_MAX:][:3], the output row there)."""
+    cdef int st = _dense_at(s, T, i, t, h, t_new, z, znew, K, F, prepared, nfev, x, zd, work)
+    if st != STATUS_OK:
+        return st
+    return _event_values(s, i, x, zd, row, &row[STATE_MAX], g, e, work, True)
+
+
 cdef int _event_root(const Stepper* s, const ERK* T, Py_ssize_t i, double t, double h,
                      double t_new, const double* z, const double* znew, double* K, double* F,
                      bint* prepared, long long* nfev, int e, double g0, double g1,
@@ -581,7 +593,7 @@ cdef int _event_root(const Stepper* s, const ERK* T, Py_ssize_t i, double t, dou
     cdef double xrow[2]
     cdef double xnext = 0.0, fnext = 0.0, slope
     cdef int st, c, q, n = 0
-    cdef bint first = True, pending = False, tried = False
+    cdef bint first = True, pending = False, tried = False, fast, alone
     have_row[0] = False
     if fpre == 0.0:
         root[0] = xpre
@@ -644,29 +656,16 @@ cdef int _event_root(const Stepper* s, const ERK* T, Py_ssize_t i, double t, dou
         slope = (fcur - fpre) / (xcur - xpre) if xcur != xpre else 0.0
         xpre = xcur
         fpre = fcur
-        if (fabs(scur) > delta and scur * scur < delta * fabs(spre)
-                and fabs(scur) + delta < 2.0 * fabs(sbis) and not tried):
+        fast = (fabs(scur) > delta and scur * scur < delta * fabs(spre)
+                and fabs(scur) + delta < 2.0 * fabs(sbis))
+        alone = fast and not tried
+        if alone:
             # converging fast enough that xcur + scur is within delta/2 of the root: that
             # point alone, accepted when g there puts the root within delta/2 of it by the
             # last secant's slope (g's rounding is then far below |g'| delta/2)
             tried = True
             xcur = xcur + scur
-            c = n & 1
-            n += 1
-            st = _dense_at(s, T, i, t, h, t_new, z, znew, K, F, prepared, nfev, xcur, zd,
-                           work)
-            if st == STATUS_OK:
-                st = _event_values(s, i, xcur, zd, &rows[c * ROW],
-                                   &rows[c * ROW + STATE_MAX], g_try, e, work, True)
-            if st != STATUS_OK:
-                return st
-            xrow[c] = xcur
-            fcur = g_try[e]
-            if fcur == 0.0 or fabs(fcur) < 0.5 * delta * fabs(slope):
-                break
-            continue
-        if (fabs(scur) > delta and scur * scur < delta * fabs(spre)
-                and fabs(scur) + delta < 2.0 * fabs(sbis)):
+        elif fast:
             # still converging fast: the points delta/2 either side of xcur + scur, evaluated
             # back to back (independent, their latencies overlap), close the bracket at once
             lim = 0.5 * delta if scur > 0.0 else -0.5 * delta
@@ -676,11 +675,8 @@ cdef int _event_root(const Stepper* s, const ERK* T, Py_ssize_t i, double t, dou
                 c = n & 1
                 n += 1
                 xrow[c] = xcur if q == 0 else xnext
-                st = _dense_at(s, T, i, t, h, t_new, z, znew, K, F, prepared, nfev, xrow[c], zd,
-                               work)
-                if st == STATUS_OK:
-                    st = _event_values(s, i, xrow[c], zd, &rows[c * ROW],
-                                       &rows[c * ROW + STATE_MAX], g_try, e, work, True)
+                st = _root_point(s, T, i, t, h, t_new, z, znew, K, F, prepared, nfev, e,
+                                 xrow[c], zd, &rows[c * ROW], g_try, work)
                 if st != STATUS_OK:
                     return st
                 if q == 0:
@@ -689,21 +685,22 @@ cdef int _event_root(const Stepper* s, const ERK* T, Py_ssize_t i, double t, dou
                     fnext = g_try[e]
             pending = True
             continue
-        if fabs(scur) > delta:
+        elif fabs(scur) > delta:
             xcur = xcur + scur
         else:
             xcur = xcur + (delta if sbis > 0.0 else -delta)
         c = n & 1
         n += 1
-        st = _dense_at(s, T, i, t, h, t_new, z, znew, K, F, prepared, nfev, xcur, zd, work)
-        if st == STATUS_OK:
-            st = _event_values(s, i, xcur, zd, &rows[c * ROW], &rows[c * ROW + STATE_MAX],
-                               g_try, e, work, True)
+        st = _root_point(s, T, i, t, h, t_new, z, znew, K, F, prepared, nfev, e, xcur, zd,
+                         &rows[c * ROW], g_try, work)
         if st != STATUS_OK:
             return st
         xrow[c] = xcur
         fcur = g_try[e]
-        if fabs(xcur - xpre) < 1e-6 * fabs(h) and (
+        if alone:
+            if fcur == 0.0 or fabs(fcur) < 0.5 * delta * fabs(slope):
+                break
+        elif fabs(xcur - xpre) < 1e-6 * fabs(h) and (
                 fcur == 0.0 or fabs(fcur) < 0.5 * delta * fabs((fcur - fpre) / (xcur - xpre))):
             break                               # the same residual test, on a close secant
     root[0] = xcur
