@@ -24,17 +24,22 @@ its step sequence: ``rotode.integrate``'s), and ``step()`` hands them out one by
 chunk continues from the last state with the controller's proposal for the next step, so the
 steps are ``rotode.integrate``'s; the states agree with it to round-off (~1e-15), not bit for
 bit, because a chunk restarts the group methods from the stored unit quaternion.  Their dense
-output is the pair's continuous extension mapped onto the group, ``q_n exp(v(theta)/2)`` (a unit
-quaternion at every time), for `RKMK5`/`RKMK8`, and the Hermite interpolant for the adaptive
-Magnus methods.  The multistep ``ab3`` has no solver class (use `rotode.integrate`).
+output stays on the group (a unit quaternion at every time).  For `RKMK5`/`RKMK8` it is the
+pair's continuous extension mapped onto the group, ``q_n exp(v(theta)/2)``.  For `Magnus6`/
+`Magnus8` it is what ``rotode.integrate`` gives at ``t_eval`` and events inside a step: the
+step's Magnus formula over ``[t_n, t]`` from the step's start, ``q_n exp(Omega(t_n, t)/2)``
+(body frame; ``exp(Omega/2) q_n`` in the world frame), evaluated by the compiled driver once per
+call for all the requested times; it agrees with ``rotode.integrate``'s ``t_eval`` values to
+round-off (~1e-15: the step is rerun from its stored start quaternion).  The multistep ``ab3``
+has no solver class (use `rotode.integrate`).
 """
 import collections
 
 import numpy as np
 from scipy.integrate import DenseOutput, OdeSolver
 
-from rotode import integration, methods, quaternion
-from rotode._validation import as_control
+from rotode import integration, kinematic, methods, quaternion
+from rotode._validation import DEFAULT_MAX_STEPS, as_control
 from rotode.ivp import _StepInterpolant
 from rotode.omega import Callable
 from rotode.rhs import QuaternionKinematics, RigidBody
@@ -90,6 +95,72 @@ class _GroupOutput(DenseOutput):
             quaternion.multiply(self.q_old, e)
         q = np.moveaxis(q, -1, 0)
         return np.concatenate([q, z[3:]], axis=0) if z.shape[0] > 3 else q
+
+
+class _MagnusOutput(DenseOutput):
+    """One accepted step of adaptive `Magnus6`/`Magnus8`, with ``rotode.integrate``'s values
+    inside a step (its ``t_eval`` and events): the step's Magnus formula over ``[t_old, t]``
+    applied to the step's starting orientation (``_magnus_dense`` in rotode/kinematic.pyx), a
+    unit quaternion at every ``t``.
+
+    A call runs the compiled driver from ``t_old`` once per side of ``t_old`` asked for: one
+    step to the farthest requested time, the requested times its ``t_eval``, so that the
+    driver's own dense evaluation serves them (the formula at ``t`` does not depend on the
+    step's end).  The tolerance is left out of it (``atol`` of 1e300: the step is accepted);
+    only a rotation of more than pi from ``t_old``, far outside the step, splits the step.
+    """
+
+    _ANY = 1e300              # atol that accepts every step: the values do not depend on it
+
+    def __init__(self, t_old, t, y_old, method, model, options, recover, ref):
+        super().__init__(t_old, t)
+        self.y_old = np.ascontiguousarray(np.asarray(y_old, dtype=float)[None, :4])
+        self.method, self.model = method, model      # (kinematics only: rotode.kinematic)
+        self.options = options
+        self.recover, self.ref = recover, ref    # a plain callable's w: at the chunk's q
+
+    def _call_impl(self, t):
+        x = np.atleast_1d(t)
+        d = 1.0 if self.t > self.t_old else -1.0
+        ahead = d * (x - self.t_old) >= 0.0           # (t_old itself: the stored start)
+        if ahead.all():
+            y = self._run(x, d)
+        else:
+            y = np.empty((4, x.size))
+            if ahead.any():
+                y[:, ahead] = self._run(x[ahead], d)
+            y[:, ~ahead] = self._run(x[~ahead], -d)
+        return y[:, 0] if np.ndim(t) == 0 else y
+
+    def _run(self, x, d):
+        """The states (4, m) at times x, all on the side d of t_old (or at it)."""
+        u, back = np.unique(x, return_inverse=True)
+        if d < 0.0:
+            u = u[::-1]
+            back = u.size - 1 - back
+        t0 = self.t_old
+        far = u[-1] if u[-1] != t0 else self.t        # (t_old alone: any step will do)
+        lead = u[0] != t0
+        grid = np.concatenate(([t0], u) if lead else (u,))
+        if grid[-1] != far:
+            grid = np.concatenate((grid, [far]))
+        save = np.arange(lead, lead + u.size, dtype=np.intp)
+        # one step to `far` (2 |far - t0|: clipped there), with a tolerance it always meets
+        ctl = (1.0, np.full(4, self._ANY), 2.0 * abs(far - t0), np.inf, DEFAULT_MAX_STEPS)
+        options = dict(self.options, control=ctl)
+        recover = self.recover
+        if recover is not None:
+            kept, recover.q = recover.q, self.ref
+        try:
+            y, _, stats = kinematic.run(self.method, self.model, self.y_old,
+                                        np.ascontiguousarray(grid), save, options, 1)
+        finally:
+            if recover is not None:
+                recover.q = kept
+        if stats.get("status", 0) != 0:
+            raise RuntimeError(f"dense output at t in [{u.min()!r}, {u.max()!r}]: "
+                               f"{stats.get('message', 'the step failed')}")
+        return y[0, back].T
 
 
 class _RateFromKinematics:
@@ -216,8 +287,9 @@ class NativeSolver(OdeSolver):
             trace["F"] = np.empty((rows, 7 * nz))
             trace["h"] = np.empty(rows)
         h_next = np.zeros(1)
+        ref = None
         if self._recover is not None:
-            self._recover.q = self.y.copy()
+            ref = self._recover.q = self.y.copy()
         rtol, atol, first, top = self._control
         span = abs(self.t_bound - self.t)
         if self._h_next is not None:
@@ -234,7 +306,7 @@ class NativeSolver(OdeSolver):
         for j in range(taken):
             self._steps.append((trace["t"][j + 1], trace["y"][j + 1].copy(), trace["y"][j, :4],
                                 trace["z"][j].copy() if pair else None,
-                                trace["F"][j].reshape(7, nz).copy() if pair else None))
+                                trace["F"][j].reshape(7, nz).copy() if pair else None, ref))
         self._h_next = float(h_next[0])
         if stats.get("status", 0) != 0 and taken < CHUNK_STEPS:
             self._steps.append(stats.get("message", "the step failed"))
@@ -272,8 +344,11 @@ class NativeSolver(OdeSolver):
         return True, None
 
     def _dense_output_impl(self):
-        if self._adaptive and self._step_done[4] is not None:
-            t_new, _, q_old, z_old, F = self._step_done
+        if self._adaptive:
+            t_new, _, q_old, z_old, F, ref = self._step_done
+            if F is None:                # adaptive Magnus: its own formula inside the step
+                return _MagnusOutput(self._t_old_step, t_new, q_old, self._method, self._model,
+                                     self._options, self._recover, ref)
             if self._spec.kernel(self._kind) == "erk":
                 return _StepInterpolant(self._t_old_step, t_new, z_old, F, self._spec.embedded.kind)
             return _GroupOutput(self._t_old_step, t_new, q_old, z_old, F,
