@@ -97,6 +97,11 @@ class _GroupOutput(DenseOutput):
         return np.concatenate([q, z[3:]], axis=0) if z.shape[0] > 3 else q
 
 
+#: ``atol`` that accepts every step (the values of `_MagnusOutput` do not depend on it).
+_ANY_ATOL = np.full(4, 1e300)
+_ANY_ATOL.flags.writeable = False
+
+
 class _MagnusOutput(DenseOutput):
     """One accepted step of adaptive `Magnus6`/`Magnus8`, with ``rotode.integrate``'s values
     inside a step (its ``t_eval`` and events): the step's Magnus formula over ``[t_old, t]``
@@ -106,11 +111,9 @@ class _MagnusOutput(DenseOutput):
     A call runs the compiled driver from ``t_old`` once per side of ``t_old`` asked for: one
     step to the farthest requested time, the requested times its ``t_eval``, so that the
     driver's own dense evaluation serves them (the formula at ``t`` does not depend on the
-    step's end).  The tolerance is left out of it (``atol`` of 1e300: the step is accepted);
+    step's end).  The tolerance is left out of it (`_ANY_ATOL`: the step is accepted);
     only a rotation of more than pi from ``t_old``, far outside the step, splits the step.
     """
-
-    _ANY = 1e300              # atol that accepts every step: the values do not depend on it
 
     def __init__(self, t_old, t, y_old, method, model, options, recover, ref):
         super().__init__(t_old, t)
@@ -134,10 +137,13 @@ class _MagnusOutput(DenseOutput):
 
     def _run(self, x, d):
         """The states (4, m) at times x, all on the side d of t_old (or at it)."""
-        u, back = np.unique(x, return_inverse=True)
-        if d < 0.0:
-            u = u[::-1]
-            back = u.size - 1 - back
+        if x.size == 1 or (d * np.diff(x) > 0.0).all():       # (the common case: as given)
+            u, back = x, slice(None)
+        else:
+            u, back = np.unique(x, return_inverse=True)
+            if d < 0.0:
+                u = u[::-1]
+                back = u.size - 1 - back
         t0 = self.t_old
         far = u[-1] if u[-1] != t0 else self.t        # (t_old alone: any step will do)
         lead = u[0] != t0
@@ -146,7 +152,7 @@ class _MagnusOutput(DenseOutput):
             grid = np.concatenate((grid, [far]))
         save = np.arange(lead, lead + u.size, dtype=np.intp)
         # one step to `far` (2 |far - t0|: clipped there), with a tolerance it always meets
-        ctl = (1.0, np.full(4, self._ANY), 2.0 * abs(far - t0), np.inf, DEFAULT_MAX_STEPS)
+        ctl = (1.0, _ANY_ATOL, 2.0 * abs(far - t0), np.inf, DEFAULT_MAX_STEPS)
         options = dict(self.options, control=ctl)
         recover = self.recover
         if recover is not None:
