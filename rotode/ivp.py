@@ -28,7 +28,6 @@ __all__ = ["solve_ivp", "COMPILED_METHODS"]
 COMPILED_METHODS = {"RK45": "dopri5", "DOP853": "dop853"}
 
 _SUCCESS = "The solver successfully reached the end of the integration interval."
-_TRACE_ROWS = 4096          # first size of the per-step record; x16 on each overflow
 
 
 class OdeResult(OptimizeResult):
@@ -198,29 +197,17 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
                      control["max_step"], None, width, abs(tf - t0))
     runner = integration.runner_for(spec, kind)
     Y0 = np.ascontiguousarray(y[None, :])
-    record = t_eval is None or dense_output
-    rows = _TRACE_ROWS
-    while True:
-        opts = dict(implied, control=ctl)
-        if evs:
-            opts["events"] = integration._event_buffers(evs, Y0.shape, _TRACE_ROWS * 16)
-        trace = None
-        if record:
-            trace = {"t": np.empty(rows), "y": np.empty((rows, width)),
-                     "w": np.empty((rows, 3)), "n": np.zeros(1, dtype=np.int64)}
-            if dense_output:
-                trace["z"] = np.empty((rows, width))
-                trace["F"] = np.empty((rows, 7 * width))
-                trace["h"] = np.empty(rows)
-            opts["trace"] = trace
-        y_out, _, stats = runner.run(name, model, Y0, grid, save, opts, 1)
-        if not (record and stats["status"] not in (0, 1) and trace["n"][0] >= rows):
-            break
-        rows *= 16                  # the trace was full: run again with room (same steps)
+    opts = dict(implied, control=ctl)
+    if evs:
+        opts["events"] = integration._event_buffers(evs, Y0.shape, None)   # all, as SciPy
+    if t_eval is None or dense_output:
+        opts["trace"] = {"dense": dense_output}     # every step (the driver grows the record)
+    y_out, _, stats = runner.run(name, model, Y0, grid, save, opts, 1)
     status = int(stats["status"])
-    n = int(trace["n"][0]) if record else 0
+    trace = opts.get("trace")
+    n = trace["n"] if trace is not None else 0
     if t_eval is None:
-        ts, ys = trace["t"][:n].copy(), trace["y"][:n].T.copy()
+        ts, ys = trace["t"], trace["y"].T.copy()
     else:
         ts = np.asarray(grid[save], dtype=float)
         ys = y_out[0].T.copy()
@@ -229,9 +216,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
             ts, ys = ts[keep], ys[:, keep]
     sol = None
     if dense_output:
-        steps = _Steps(trace["t"][:n].copy(), trace["z"][:n - 1].copy(),
-                       trace["F"][:n - 1].reshape(-1, 7, width).copy(), spec.embedded.kind,
-                       trace["h"][:n - 1].copy())
+        steps = _Steps(trace["t"], trace["z"], trace["F"].reshape(-1, 7, width),
+                       spec.embedded.kind, trace["h"])
         sol = OdeSolution(steps.t, steps) if n > 1 else None
     t_events = y_events = None
     if evs:

@@ -5,7 +5,6 @@ import scipy.integrate
 from scipy.integrate import OdeSolution
 
 import rotode
-from rotode import ivp
 
 W = rotode.omega.Sinusoid(amplitude=np.pi / 2, rate=2 * np.pi / 10,
                           phase=[0, 2 * np.pi / 3, 4 * np.pi / 3])     # Rucker 2018 benchmark
@@ -85,16 +84,29 @@ def test_other_callables_methods_and_events_are_scipys_own_answers():
     assert len(ours.t_events[0]) > 0
 
 
-def test_a_full_step_record_is_enlarged_without_changing_the_answer(monkeypatch):
-    fun, y0 = CASES["kinematics"]
-    big = rotode.solve_ivp(fun, (0, 100), y0, method="RK45", rtol=1e-8, dense_output=True)
-    monkeypatch.setattr(ivp, "_TRACE_ROWS", 7)
-    small = rotode.solve_ivp(fun, (0, 100), y0, method="RK45", rtol=1e-8, dense_output=True)
-    assert len(big.t) > 7 * 16
-    np.testing.assert_array_equal(small.t, big.t)
-    np.testing.assert_array_equal(small.y, big.y)
-    assert small.nfev == big.nfev
-    np.testing.assert_array_equal(small.sol(55.5), big.sol(55.5))
+def test_a_long_run_is_made_once_python_events_called_once_per_evaluation():
+    """The step record grows in the driver (no second run when it fills): a Python event is
+    called exactly as often as in the same run without a record (t_eval), and the answer is
+    that of a record large enough from the start."""
+    calls = []
+
+    def g(t, y):
+        calls.append(t)
+        return y[5] - 1.0
+
+    body, y0 = rotode.RigidBody([2.5, 1.4, 1.3]), [1.0, 0, 0, 0, 0.01, 5, 0.01]
+    kw = dict(method="RK45", rtol=1e-10, atol=1e-12, events=g)
+    full = rotode.solve_ivp(body, (0, 100), y0, dense_output=True, **kw)
+    n_full = len(calls)
+    calls.clear()
+    at_end = rotode.solve_ivp(body, (0, 100), y0, t_eval=[100.0], **kw)
+    assert len(full.t) > 4096 + 1                   # more steps than the old first record
+    assert n_full == len(calls) < 1.1 * len(full.t)
+    np.testing.assert_array_equal(full.t_events[0], at_end.t_events[0])
+    np.testing.assert_array_equal(full.y[:, -1], at_end.y[:, -1])
+    assert full.nfev == at_end.nfev
+    np.testing.assert_array_equal(full.sol(55.5), full.sol.interpolants[
+        np.searchsorted(full.t, 55.5) - 1](55.5))
 
 
 def test_failure_is_reported_and_the_result_ends_at_the_last_step():
