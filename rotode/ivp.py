@@ -172,7 +172,11 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     name = _compiled(fun, method, events, args)
     evs = _events.as_events(events) if name is not None else ()
     if name is None:
-        return scipy.integrate.solve_ivp(_checked(fun), t_span, y0, method=method, t_eval=t_eval,
+        # (imported here: rotode.solvers imports this module)
+        from rotode.solvers import NativeSolver
+        if not (isinstance(method, type) and issubclass(method, NativeSolver)):
+            fun = _checked(fun)     # (rotode's solver classes read the model, and check it)
+        return scipy.integrate.solve_ivp(fun, t_span, y0, method=method, t_eval=t_eval,
                                          dense_output=dense_output, events=events,
                                          vectorized=vectorized, args=args, **options)
     dense_output = as_bool(dense_output, "dense_output")

@@ -109,6 +109,17 @@ def test_a_long_run_is_made_once_python_events_called_once_per_evaluation():
         np.searchsorted(full.t, 55.5) - 1](55.5))
 
 
+def test_rotode_models_reach_rotode_solver_classes_unwrapped():
+    """A rotode model with a rotode OdeSolver class goes to SciPy as it is (the class reads
+    the model), so the answer is SciPy's exactly."""
+    for fun, y0 in CASES.values():
+        ours = rotode.solve_ivp(fun, (0, 2), y0, method=rotode.RKMK8, rtol=1e-9)
+        ref = scipy.integrate.solve_ivp(fun, (0, 2), y0, method=rotode.RKMK8, rtol=1e-9)
+        assert ours.success
+        np.testing.assert_array_equal(ours.t, ref.t)
+        np.testing.assert_array_equal(ours.y, ref.y)
+
+
 def test_failure_is_reported_and_the_result_ends_at_the_last_step():
     blow_up = rotode.RigidBody([2.5, 1.4, 1.3], torque=rotode.torque.Constant([0, 0, 1e308]))
     res = rotode.solve_ivp(blow_up, (0, 10), [1.0, 0, 0, 0, 0, 0, 1.0], method="DOP853")
