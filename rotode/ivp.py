@@ -93,6 +93,16 @@ def _compiled(fun, method, events, args):
     return COMPILED_METHODS.get(method)
 
 
+def _zero_span(t_span):
+    """True when t_span is a pair of equal finite numbers (any other pair: `_span` checks)."""
+    try:
+        t0, tf = t_span
+        t0, tf = float(t0), float(tf)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    return t0 == tf and np.isfinite(t0)
+
+
 def _checked(fun):
     """``fun`` for SciPy's loop, its values checked: SciPy turns a ``None`` into NaN, and its
     step-size control then shrinks the step forever on NaN or infinite derivatives (a hang);
@@ -152,7 +162,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     initial step unless ``first_step`` is given, ``s`` per attempted step, DOP853's three
     extra stages per step whose dense output is used).  A failure (step size below the spacing
     of floats, a non-finite state) gives ``status`` -1 and a message naming the time, and the
-    result ends at the last accepted step.
+    result ends at the last accepted step.  A zero-length ``t_span`` (t0 == tf) takes no step:
+    the call goes to SciPy, whose result it is.
 
     Examples
     --------
@@ -179,12 +190,6 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         return scipy.integrate.solve_ivp(fun, t_span, y0, method=method, t_eval=t_eval,
                                          dense_output=dense_output, events=events,
                                          vectorized=vectorized, args=args, **options)
-    dense_output = as_bool(dense_output, "dense_output")
-    control = {key: options.pop(key, None) for key in ("rtol", "atol", "first_step",
-                                                       "max_step")}
-    if options:
-        warnings.warn("The following arguments have no effect for a chosen solver: "
-                      f"{', '.join(f'`{x}`' for x in options)}.", stacklevel=2)
     kind, model, implied = integration._classify(fun, None)
     spec = methods.get(name, kind)
     width = 4 if kind == "kinematics" else 7
@@ -193,6 +198,17 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         raise ValueError(f"`y0` of a {type(fun).__name__} must have shape ({width},), got "
                          f"{y.shape}")
     check_nonzero_quaternions(y[None, :4], "y0 (quaternion part)")
+    if _zero_span(t_span):      # no step: SciPy's own result, its numbers exactly (t = [t0,
+        # t0], or [] with t_eval; one evaluation of fun; a constant dense output)
+        return scipy.integrate.solve_ivp(fun, t_span, y0, method=method, t_eval=t_eval,
+                                         dense_output=dense_output, events=events,
+                                         vectorized=vectorized, **options)
+    dense_output = as_bool(dense_output, "dense_output")
+    control = {key: options.pop(key, None) for key in ("rtol", "atol", "first_step",
+                                                       "max_step")}
+    if options:
+        warnings.warn("The following arguments have no effect for a chosen solver: "
+                      f"{', '.join(f'`{x}`' for x in options)}.", stacklevel=2)
     t0, tf = integration._span(t_span)
     grid, save = integration._output_grid((t0, tf), t_eval, None)
     if t_eval is None:

@@ -120,6 +120,30 @@ def test_rotode_models_reach_rotode_solver_classes_unwrapped():
         np.testing.assert_array_equal(ours.y, ref.y)
 
 
+@pytest.mark.parametrize("kw", [{}, dict(dense_output=True), dict(t_eval=[1.5]),
+                                dict(t_eval=np.array([])),
+                                dict(events=rotode.events.Component("w", 0)),
+                                dict(events=[], dense_output=True, t_eval=[1.5])])
+@pytest.mark.parametrize("method", ["RK45", "DOP853"])
+def test_zero_length_span_as_scipy(method, kw):
+    fun, y0 = CASES["top"]
+    ours = rotode.solve_ivp(fun, (1.5, 1.5), y0, method=method, **kw)
+    ref = scipy.integrate.solve_ivp(fun, (1.5, 1.5), y0, method=method, **kw)
+    assert ours.keys() == ref.keys()
+    for key in ("status", "message", "success", "nfev", "njev", "nlu"):
+        assert ours[key] == ref[key]
+    assert type(ours.t) is type(ref.t) and type(ours.y) is type(ref.y)
+    np.testing.assert_array_equal(ours.t, ref.t)
+    np.testing.assert_array_equal(ours.y, ref.y)
+    assert (ours.sol is None) == (ref.sol is None)
+    if ref.sol is not None:
+        np.testing.assert_array_equal(ours.sol(1.5), ref.sol(1.5))
+    assert (ours.t_events is None) == (ref.t_events is None)
+    if ref.t_events is not None:
+        assert [a.shape for a in ours.t_events] == [a.shape for a in ref.t_events]
+        assert [a.shape for a in ours.y_events] == [a.shape for a in ref.y_events]
+
+
 def test_failure_is_reported_and_the_result_ends_at_the_last_step():
     blow_up = rotode.RigidBody([2.5, 1.4, 1.3], torque=rotode.torque.Constant([0, 0, 1e308]))
     res = rotode.solve_ivp(blow_up, (0, 10), [1.0, 0, 0, 0, 0, 0, 1.0], method="DOP853")
