@@ -149,8 +149,10 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     -------
     OdeResult
         ``t``, ``y`` (shape (n, n_points)), ``sol`` (an ``OdeSolution`` when
-        ``dense_output``), ``t_events``, ``y_events`` (None without events; the run ends at a
-        terminal event with ``status`` 1, as in SciPy), ``nfev``
+        ``dense_output``), ``t_events``, ``y_events`` (as SciPy's: None without events,
+        ``[]`` with ``events=[]``, every occurrence kept, and ``y_events[i]`` of shape (0,)
+        for an event that never occurred; the run ends at a terminal event with ``status``
+        1), ``nfev``
         (right-hand-side evaluations, counted as SciPy counts them), ``njev``, ``nlu`` (0),
         ``status`` (0, or -1 when a step failed), ``message``, ``success``.
 
@@ -242,7 +244,10 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     t_events = y_events = None
     if evs:
         t_ev, y_ev, _ = integration._event_results(opts["events"], stats)
-        t_events, y_events = t_ev[0], [y.reshape(-1, width) for y in y_ev[0]]
+        # as SciPy: np.asarray of each event's list of rows, (0,) when it never occurred
+        t_events, y_events = t_ev[0], [y if len(y) else np.empty(0) for y in y_ev[0]]
+    elif events is not None:
+        t_events, y_events = [], []           # (events=[]: SciPy's empty lists)
     return OdeResult(t=ts, y=ys, sol=sol, t_events=t_events, y_events=y_events,
                      nfev=int(stats["nfev_pair"]), njev=0, nlu=0, status=status,
                      message=_SUCCESS if status == 0 else stats["message"],

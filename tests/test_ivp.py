@@ -144,6 +144,21 @@ def test_zero_length_span_as_scipy(method, kw):
         assert [a.shape for a in ours.y_events] == [a.shape for a in ref.y_events]
 
 
+@pytest.mark.parametrize("method", ["RK45", "DOP853"])
+def test_event_fields_shaped_as_scipy_s(method):
+    fun, y0 = CASES["top"]
+    never = rotode.events.Component("w", 2, value=100.0)
+    cases = [[], [never], [rotode.events.Component("q", 3), never]]
+    for events in cases:
+        ours = rotode.solve_ivp(fun, (0, 5), y0, method=method, events=events)
+        ref = scipy.integrate.solve_ivp(fun, (0, 5), y0, method=method, events=events)
+        assert type(ours.t_events) is type(ref.t_events) is list
+        assert type(ours.y_events) is type(ref.y_events) is list
+        assert [a.shape for a in ours.t_events] == [a.shape for a in ref.t_events]
+        assert [a.shape for a in ours.y_events] == [a.shape for a in ref.y_events]
+        assert [a.dtype for a in ours.y_events] == [a.dtype for a in ref.y_events]
+
+
 def test_failure_is_reported_and_the_result_ends_at_the_last_step():
     blow_up = rotode.RigidBody([2.5, 1.4, 1.3], torque=rotode.torque.Constant([0, 0, 1e308]))
     res = rotode.solve_ivp(blow_up, (0, 10), [1.0, 0, 0, 0, 0, 0, 1.0], method="DOP853")
