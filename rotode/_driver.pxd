@@ -25,7 +25,7 @@ cdef enum:
     STATUS_ROTATION_BOUND = -7       # magnus_ca: rotation per step beyond pi/sqrt(2)
     STATUS_STEP_TOO_SMALL = -8       # adaptive: the step fell below 10 ulp of t
     STATUS_MAX_STEPS = -9            # adaptive: `max_steps` accepted steps without reaching tf
-    STATUS_TRACE_FULL = -10          # adaptive: the step trace is full (the caller enlarges it)
+    STATUS_NO_MEMORY = -10           # a record of the driver could not grow (MemoryError)
 
 cdef enum:
     WORK_DOUBLES = 256               # per-body scratch handed to the callbacks
@@ -170,12 +170,15 @@ cdef inline Stepper make_stepper(const void* cfg, begin_fn begin, advance_fn adv
 
 
 cdef struct EventSet:
-    # the events of an adaptive run (rotode/events.pxd) and where their occurrences go
+    # the events of an adaptive run (rotode/events.pxd) and where their occurrences go: one
+    # growable record per body and event, written (and grown) only by the thread running the
+    # body, owned and freed by `drive`
     void** ev                # n borrowed rotode.events.Event objects
     int n
-    Py_ssize_t cap           # occurrences kept per body and event
-    double* t_ev             # (N, n, cap) times
-    double* y_ev             # (N, n, cap, k) output rows
+    Py_ssize_t cap           # occurrences kept per body and event (PY_SSIZE_T_MAX: all)
+    double** t_ev            # (N n) per body and event: the kept times (room,), or NULL
+    double** y_ev            # (N n) per body and event: the kept output rows (room, k), or NULL
+    Py_ssize_t* room         # (N n) occurrences each record has room for
     long long* count         # (N, n) occurrences (also those beyond cap)
     double* t_stop           # (N,) time of the terminal event, NaN without one
     bint needs_w             # some event reads the body angular velocity (Event.needs_w)
@@ -183,16 +186,18 @@ cdef struct EventSet:
 
 cdef struct Trace:
     # every accepted step of one body's adaptive run (rotode.solve_ivp without t_eval, and
-    # its dense output): row 0 is t0, row j + 1 the end of step j
-    Py_ssize_t cap           # rows available in t, y, w; steps available in z, F
+    # its dense output): row 0 is t0, row j + 1 the end of step j.  Owned by `drive`, which
+    # grows it (realloc) as the run needs and frees it on every path.
+    Py_ssize_t cap           # rows available in t, y, w; steps available in z, F, h
     Py_ssize_t n             # rows written (OUT)
+    bint dense               # also z, F and h
     double* t                # (cap,)
     double* y                # (cap, k) the stored rows
     double* w                # (cap, 3)
-    double* z                # (cap, nz) the state at each step's start, or NULL (no F)
+    double* z                # (cap, nz) the state at each step's start (dense), or NULL
     double* F                # (cap, 7 nz) each step's dense-output coefficients, or NULL
-    # (cap,) each step's size (with F; a step cut by a terminal event keeps its
-    # interpolant over the whole step)
+    # (cap,) each step's size (dense; a step cut by a terminal event keeps its
+    # interpolant over the whole step), or NULL
     double* h
 
 
@@ -207,14 +212,15 @@ cdef struct Grid:
 # (N, k0); fills y_out (N, m, k), w_out (N, m, 3), status (N,) int32 and failed (N,) intp
 # (index of the failing step, -1), and when given counts (N, 3) int64 (accepted and rejected
 # steps; right-hand-side evaluations of the embedded pair, counted as SciPy counts them) and
-# fail_t (N,) (time of a failure); `trace` (one body, adaptive): a dict of arrays "t", "y",
-# "w" and optionally "z", "F" (shapes of `Trace`) that receive every step, and whose "n" (an
-# int64 array of one) receives the rows written; `h_next` (N,) receives each body's proposal
-# for the step after its last one (an adaptive run continued from there takes the same
-# steps); `events` (adaptive): a dict {"objects": tuple of rotode.events.Event, "cap": int}
-# that receives the occurrences after the run ("count", "t_stop", "t", "y", "over"; see
-# _driver.pyx).  Raises the KeyboardInterrupt (or other exception of a signal handler)
-# caught while polling.
+# fail_t (N,) (time of a failure); `trace` (one body, adaptive): a dict, {"dense": bool},
+# that receives every step after the run: "n" (int, the rows), arrays "t" (n,), "y" (n, k),
+# "w" (n, 3) and, when dense, "z" (n - 1, nz), "F" (n - 1, 7 nz), "h" (n - 1,) (the record
+# grows as the run needs, so the run is made once); `h_next` (N,) receives each body's
+# proposal for the step after its last one (an adaptive run continued from there takes the
+# same steps); `events` (adaptive): a dict {"objects": tuple of rotode.events.Event, "cap":
+# int or None (keep all)} that receives the occurrences after the run ("count", "t_stop",
+# "t", "y", "over"; see _driver.pyx).  Raises the KeyboardInterrupt (or other exception of a
+# signal handler) caught while polling, and MemoryError when a record cannot grow.
 cdef int drive(const Stepper* s, object t, object save, object y0, object y_out, object w_out,
                object status, object failed, int workers, object counts=*,
                object fail_t=*, object trace=*, object h_next=*,

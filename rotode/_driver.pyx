@@ -7,9 +7,10 @@
 import numpy as np
 
 from cpython.exc cimport PyErr_CheckSignals
+from cpython.pyport cimport PY_SSIZE_T_MAX
 from cython.parallel cimport prange, threadid
 from libc.math cimport NAN, INFINITY, fabs, fmin, fmax, pow, nextafter, sqrt
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 cimport numpy as cnp
@@ -52,7 +53,7 @@ _REASONS = {
     STATUS_ROTATION_BOUND: "the rotation over the step reached the bound of the method",
     STATUS_STEP_TOO_SMALL: "the required step size fell below the spacing of floats near t",
     STATUS_MAX_STEPS: "`max_steps` steps were taken before reaching the end",
-    STATUS_TRACE_FULL: "the step trace is full",
+    STATUS_NO_MEMORY: "a record of the run could not grow (out of memory)",
     STATUS_TERMINATED: "A termination event occurred.",
 }
 
@@ -63,6 +64,8 @@ cdef double MIN_FACTOR = 0.2
 cdef double MAX_FACTOR = 10.0
 
 cdef double POLL_SECONDS = 0.05      # signal checks at most this often (calling thread only)
+cdef Py_ssize_t TRACE_FIRST = 64     # first rows of a step record (doubled when full)
+cdef Py_ssize_t EVENTS_FIRST = 16    # first occurrences of a body's event record (doubled)
 
 
 cdef struct Poll:
@@ -443,7 +446,7 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
         slot += 1
     if s.end != NULL and began:
         s.end(s.cfg, i, st, z, <void*>work)
-    if st == STATUS_SOURCE_ERROR:
+    if st == STATUS_SOURCE_ERROR or st == STATUS_NO_MEMORY:   # (the caller raises)
         rotode_set_flag(&p.stop)
     status[0] = st
     if s.events != NULL:
@@ -734,6 +737,7 @@ cdef int _events_in_step(const Stepper* s, const ERK* T, Py_ssize_t i, double t,
     cdef int e, j, m = 0, st, it, dirn, term, q, a
     cdef double c, direction = 1.0 if h > 0 else -1.0
     cdef long long slot
+    cdef Py_ssize_t b
     st = _event_values(s, i, t_new, znew, row, wrow, g_new, -1, work, False)
     if st != STATUS_OK:
         return st
@@ -785,9 +789,14 @@ cdef int _events_in_step(const Stepper* s, const ERK* T, Py_ssize_t i, double t,
         slot = occurrences[e]
         occurrences[e] += 1
         if slot < E.cap:
-            E.t_ev[(i * E.n + e) * E.cap + slot] = te[j]
+            b = i * E.n + e                     # (body i's records: this thread's alone)
+            if slot >= E.room[b]:
+                st = _event_grow(E, b, s.k)
+                if st != STATUS_OK:
+                    return st
+            E.t_ev[b][slot] = te[j]
             for q in range(s.k):
-                E.y_ev[((i * E.n + e) * E.cap + slot) * s.k + q] = rows[a * ROW + q]
+                E.y_ev[b][slot * s.k + q] = rows[a * ROW + q]
         term = (<Event>E.ev[e]).terminal
         if term > 0 and occurrences[e] >= term:
             t_end[0] = te[j]
@@ -804,7 +813,9 @@ cdef int _trace_step(const Stepper* s, const ERK* T, Trace* tr, Py_ssize_t i, do
     cdef Py_ssize_t j = tr.n - 1               # the step's index
     cdef int st, c, n = s.nz
     if tr.n >= tr.cap:
-        return STATUS_TRACE_FULL
+        st = _trace_grow(tr, s.k, n)
+        if st != STATUS_OK:
+            return st
     if tr.F != NULL:
         st = _prepare_dense(s, T, i, t, h, z, znew, K, F, prepared, nfev, work)
         if st != STATUS_OK:
@@ -822,51 +833,160 @@ cdef int _trace_step(const Stepper* s, const ERK* T, Trace* tr, Py_ssize_t i, do
     return st
 
 
+cdef int _grow(void** p, Py_ssize_t items, Py_ssize_t size) noexcept nogil:
+    """Make the malloc'ed block p[0] (or NULL) hold `items` items of `size` bytes (IN/OUT:
+    p; left as it was, with STATUS_NO_MEMORY, when that fails)."""
+    cdef void* q
+    if items > PY_SSIZE_T_MAX // size:
+        return STATUS_NO_MEMORY
+    q = realloc(p[0], <size_t>(items * size))
+    if q == NULL:
+        return STATUS_NO_MEMORY
+    p[0] = q
+    return STATUS_OK
+
+
+cdef int _trace_grow(Trace* tr, int k, int nz) noexcept nogil:
+    """Twice the rows of the step record (TRACE_FIRST at first) (IN/OUT: tr)."""
+    cdef Py_ssize_t cap = TRACE_FIRST if tr.cap < TRACE_FIRST else 2 * tr.cap
+    if tr.cap > PY_SSIZE_T_MAX // 2:
+        return STATUS_NO_MEMORY
+    if (_grow(<void**>&tr.t, cap, sizeof(double)) != STATUS_OK
+            or _grow(<void**>&tr.y, cap, k * sizeof(double)) != STATUS_OK
+            or _grow(<void**>&tr.w, cap, 3 * sizeof(double)) != STATUS_OK):
+        return STATUS_NO_MEMORY
+    if tr.dense and (_grow(<void**>&tr.z, cap, nz * sizeof(double)) != STATUS_OK
+                     or _grow(<void**>&tr.F, cap, 7 * nz * sizeof(double)) != STATUS_OK
+                     or _grow(<void**>&tr.h, cap, sizeof(double)) != STATUS_OK):
+        return STATUS_NO_MEMORY
+    tr.cap = cap
+    return STATUS_OK
+
+
+cdef int _event_grow(const EventSet* E, Py_ssize_t b, int k) noexcept nogil:
+    """Room for more occurrences in record b (body i, event e: b = i n + e) of E: twice as
+    many (EVENTS_FIRST at first), at most E.cap.  Only the thread running body i calls it."""
+    cdef Py_ssize_t room = E.room[b]
+    room = EVENTS_FIRST if room < EVENTS_FIRST else (
+        E.cap if room > E.cap // 2 else 2 * room)
+    if room > E.cap:
+        room = E.cap
+    if (_grow(<void**>&E.t_ev[b], room, sizeof(double)) != STATUS_OK
+            or _grow(<void**>&E.y_ev[b], room, k * sizeof(double)) != STATUS_OK):
+        return STATUS_NO_MEMORY
+    E.room[b] = room
+    return STATUS_OK
+
+
 cdef int drive(const Stepper* s, object t, object save, object y0, object y_out, object w_out,
                object status, object failed, int workers, object counts=None,
                object fail_t=None, object trace=None, object h_next=None,
                object events=None) except -1:
-    # events: {"objects": tuple of Event, "cap": occurrences kept per body and event}
-    # (adaptive runs); the occurrences go to buffers of the driver's own, and after the run
-    # the dict receives "count" ((N, n) int64: every occurrence, also those beyond cap),
-    # "t_stop" ((N,): the time of a terminal event, NaN without one), "t" and "y" (per body,
-    # per event: the kept times (c,) and rows (c, k), c = min(count, cap)) and "over" (some
-    # count exceeds cap)
+    # events: {"objects": tuple of Event, "cap": occurrences kept per body and event, None:
+    # all} (adaptive runs); the occurrences go to growable records of the driver's own, and
+    # after the run the dict receives "count" ((N, n) int64: every occurrence, also those
+    # beyond cap), "t_stop" ((N,): the time of a terminal event, NaN without one), "t" and
+    # "y" (per body, per event: the kept times (c,) and rows (c, k), c = min(count, cap))
+    # and "over" (some count exceeds cap).  trace: {"dense": bool}, see _driver.pxd.  Every
+    # record is the driver's (malloc), freed here whatever happens (errors, interrupts).
     cdef EventSet es
+    cdef EventSet* esp = NULL
+    cdef Trace tr
+    cdef Trace* trp = NULL
     cdef void* evp[EVENTS_MAX]
-    cdef Py_ssize_t nbodies, cap, size, i
-    if events is None or not len(events["objects"]):
-        return _drive(s, t, save, y0, y_out, w_out, status, failed, workers, counts, fail_t,
-                      trace, h_next, NULL)
-    objects = events["objects"]
-    cap = events["cap"]
-    nbodies = len(y0)
-    if s.control == NULL or len(objects) > EVENTS_MAX or cap < 1:
-        raise ValueError("the events do not match the stepper")
-    for i in range(len(objects)):
-        if not isinstance(objects[i], Event):
-            raise TypeError("events must be rotode.events.Event objects")
-        evp[i] = <void*>objects[i]
-    es.ev = evp
-    es.n = len(objects)
-    es.needs_w = any([(<Event>e).needs_w for e in objects])
-    es.cap = cap
-    size = nbodies * es.n
-    es.t_ev = <double*>malloc(max(size * cap, 1) * sizeof(double))
-    es.y_ev = <double*>malloc(max(size * cap * s.k, 1) * sizeof(double))
-    es.count = <long long*>malloc(max(size, 1) * sizeof(long long))
-    es.t_stop = <double*>malloc(max(nbodies, 1) * sizeof(double))
+    cdef Py_ssize_t nbodies, size = 0, i
+    es.t_ev = NULL
+    es.y_ev = NULL
+    es.room = NULL
+    es.count = NULL
+    es.t_stop = NULL
+    tr.cap = 0
+    tr.n = 0
+    tr.dense = False
+    tr.t = NULL
+    tr.y = NULL
+    tr.w = NULL
+    tr.z = NULL
+    tr.F = NULL
+    tr.h = NULL
+    objects = () if events is None else events["objects"]
+    if len(objects):
+        cap = events.get("cap")
+        nbodies = len(y0)
+        if s.control == NULL or len(objects) > EVENTS_MAX or (cap is not None and cap < 1):
+            raise ValueError("the events do not match the stepper")
+        for i in range(len(objects)):
+            if not isinstance(objects[i], Event):
+                raise TypeError("events must be rotode.events.Event objects")
+            evp[i] = <void*>objects[i]
+        es.ev = evp
+        es.n = len(objects)
+        es.needs_w = any([(<Event>e).needs_w for e in objects])
+        es.cap = PY_SSIZE_T_MAX if cap is None else min(cap, PY_SSIZE_T_MAX)
+        size = nbodies * es.n
+    if trace is not None:
+        tr.dense = bool(trace.get("dense", False))
+        trp = &tr
     try:
-        if es.t_ev == NULL or es.y_ev == NULL or es.count == NULL or es.t_stop == NULL:
+        if len(objects):
+            es.t_ev = <double**>calloc(max(size, 1), sizeof(double*))
+            es.y_ev = <double**>calloc(max(size, 1), sizeof(double*))
+            es.room = <Py_ssize_t*>calloc(max(size, 1), sizeof(Py_ssize_t))
+            es.count = <long long*>malloc(max(size, 1) * sizeof(long long))
+            es.t_stop = <double*>malloc(max(nbodies, 1) * sizeof(double))
+            if es.t_ev == NULL or es.y_ev == NULL or es.room == NULL or es.count == NULL \
+                    or es.t_stop == NULL:
+                raise MemoryError()
+            esp = &es
+        if trp != NULL and _trace_grow(trp, s.k, s.nz) != STATUS_OK:
             raise MemoryError()
-        _drive(s, t, save, y0, y_out, w_out, status, failed, workers, counts, fail_t, trace,
-               h_next, &es)
-        _event_output(&es, nbodies, s.k, events)
+        _drive(s, t, save, y0, y_out, w_out, status, failed, workers, counts, fail_t, trp,
+               h_next, esp)
+        if esp != NULL:
+            _event_output(esp, nbodies, s.k, events)
+        if trp != NULL:
+            _trace_output(trp, s.k, s.nz, trace)
     finally:
+        for i in range(size if es.t_ev != NULL and es.y_ev != NULL else 0):
+            free(es.t_ev[i])
+            free(es.y_ev[i])
         free(es.t_ev)
         free(es.y_ev)
+        free(es.room)
         free(es.count)
         free(es.t_stop)
+        free(tr.t)
+        free(tr.y)
+        free(tr.w)
+        free(tr.z)
+        free(tr.F)
+        free(tr.h)
+    return 0
+
+
+cdef object _copy_out(const double* p, Py_ssize_t rows, Py_ssize_t cols):
+    """A new (rows,) (cols 0) or (rows, cols) array holding the doubles at p."""
+    cdef cnp.npy_intp dims[2]
+    dims[0] = rows
+    dims[1] = cols
+    a = cnp.PyArray_EMPTY(1 if cols == 0 else 2, dims, cnp.NPY_DOUBLE, 0)
+    if rows > 0:
+        memcpy(cnp.PyArray_DATA(<cnp.ndarray>a), p,
+               rows * (1 if cols == 0 else cols) * sizeof(double))
+    return a
+
+
+cdef int _trace_output(const Trace* tr, int k, int nz, dict trace) except -1:
+    """The rows and steps written to tr as arrays of their exact sizes in `trace`."""
+    cdef Py_ssize_t n = tr.n, steps = tr.n - 1 if tr.n > 0 else 0
+    trace["n"] = n
+    trace["t"] = _copy_out(tr.t, n, 0)
+    trace["y"] = _copy_out(tr.y, n, k)
+    trace["w"] = _copy_out(tr.w, n, 3)
+    if tr.dense:
+        trace["z"] = _copy_out(tr.z, steps, nz)
+        trace["F"] = _copy_out(tr.F, steps, 7 * nz)
+        trace["h"] = _copy_out(tr.h, steps, 0)
     return 0
 
 
@@ -874,7 +994,7 @@ cdef int _event_output(const EventSet* es, Py_ssize_t nbodies, int k,
                        dict events) except -1:
     """The occurrences kept in es as arrays and lists in `events` (see `drive`)."""
     cdef cnp.npy_intp dims[2]
-    cdef Py_ssize_t i, c, cap = es.cap, at
+    cdef Py_ssize_t i, c, b
     cdef int e
     cdef bint over = False
     cdef list t_all = [], y_all = [], te, ye
@@ -884,23 +1004,17 @@ cdef int _event_output(const EventSet* es, Py_ssize_t nbodies, int k,
     memcpy(cnp.PyArray_DATA(<cnp.ndarray>count), es.count, nbodies * es.n * sizeof(long long))
     t_stop = cnp.PyArray_EMPTY(1, dims, cnp.NPY_DOUBLE, 0)
     memcpy(cnp.PyArray_DATA(<cnp.ndarray>t_stop), es.t_stop, nbodies * sizeof(double))
-    dims[1] = k
     for i in range(nbodies):
         te = []
         ye = []
         for e in range(es.n):
-            c = es.count[i * es.n + e]
-            if c > cap:
+            b = i * es.n + e
+            c = es.count[b]
+            if c > es.cap:
                 over = True
-                c = cap
-            at = (i * es.n + e) * cap
-            dims[0] = c
-            a = cnp.PyArray_EMPTY(1, dims, cnp.NPY_DOUBLE, 0)
-            memcpy(cnp.PyArray_DATA(<cnp.ndarray>a), &es.t_ev[at], c * sizeof(double))
-            te.append(a)
-            a = cnp.PyArray_EMPTY(2, dims, cnp.NPY_DOUBLE, 0)
-            memcpy(cnp.PyArray_DATA(<cnp.ndarray>a), &es.y_ev[at * k], c * k * sizeof(double))
-            ye.append(a)
+                c = es.cap
+            te.append(_copy_out(es.t_ev[b], c, 0))
+            ye.append(_copy_out(es.y_ev[b], c, k))
         t_all.append(te)
         y_all.append(ye)
     events["count"] = count
@@ -913,7 +1027,7 @@ cdef int _event_output(const EventSet* es, Py_ssize_t nbodies, int k,
 
 cdef int _drive(const Stepper* s, object t, object save, object y0, object y_out,
                 object w_out, object status, object failed, int workers, object counts,
-                object fail_t, object trace, object h_next, EventSet* es) except -1:
+                object fail_t, Trace* trp, object h_next, EventSet* es) except -1:
     cdef const double[::1] tv = t
     cdef const Py_ssize_t[::1] sv = save
     cdef const double[:, ::1] yv = y0
@@ -940,9 +1054,9 @@ cdef int _drive(const Stepper* s, object t, object save, object y0, object y_out
             or (s.trial != NULL and s.nz > ERK_MAX_N)
             or (adaptive and s.erk == NULL and (s.trial == NULL or s.dense == NULL
                                                 or s.first == NULL))
-            or (s.trial != NULL and trace is not None and trace.get("F") is not None)
+            or (s.trial != NULL and trp != NULL and trp.dense)
             or cv.shape[1] != 3
-            or (trace is not None and (not adaptive or nbodies != 1))):
+            or (trp != NULL and (not adaptive or nbodies != 1))):
         raise ValueError("the stepper does not match its arrays")
     cdef double[::1] hv
     cdef double* hp = NULL
@@ -957,41 +1071,6 @@ cdef int _drive(const Stepper* s, object t, object save, object y0, object y_out
         with_events = s[0]
         with_events.events = es
         s = &with_events
-    cdef Trace tr
-    cdef Trace* trp = NULL
-    cdef double[::1] tr_t
-    cdef double[:, ::1] tr_y, tr_w, tr_z, tr_F
-    cdef double[::1] tr_hs
-    cdef long long[::1] tr_n
-    if trace is not None:
-        tr_t = trace["t"]
-        tr_y = trace["y"]
-        tr_w = trace["w"]
-        tr_n = trace["n"]
-        tr.cap = tr_t.shape[0]
-        if tr.cap < 1 or tr_y.shape[0] != tr.cap or tr_y.shape[1] != s.k or \
-                tr_w.shape[0] != tr.cap or tr_w.shape[1] != 3:
-            raise ValueError("the trace does not match the stepper")
-        tr.t = &tr_t[0]
-        tr.y = &tr_y[0, 0]
-        tr.w = &tr_w[0, 0]
-        tr.z = NULL
-        tr.F = NULL
-        tr.h = NULL
-        tr.n = 0
-        if trace.get("F") is not None:
-            tr_z = trace["z"]
-            tr_F = trace["F"]
-            if tr_z.shape[0] != tr.cap or tr_z.shape[1] != s.nz or tr_F.shape[0] != tr.cap \
-                    or tr_F.shape[1] != 7 * s.nz:
-                raise ValueError("the trace does not match the stepper")
-            tr_hs = trace["h"]
-            if tr_hs.shape[0] != tr.cap:
-                raise ValueError("the trace does not match the stepper")
-            tr.z = &tr_z[0, 0]
-            tr.F = &tr_F[0, 0]
-            tr.h = &tr_hs[0]
-        trp = &tr
     if nbodies == 0:
         return 0
     g.t = &tv[0]
@@ -1021,10 +1100,12 @@ cdef int _drive(const Stepper* s, object t, object save, object y0, object y_out
             _one(s, &g, i, &yv[i, 0], yop + i * ky, wop + i * kw, &stv[i], &fv[i], &ftv[i],
                  &cv[i, 0], &p, &clocks[tid], tid == 0, adaptive, NULL,
                  hp + i if hp != NULL else NULL)
-    if trp != NULL:
-        tr_n[0] = tr.n
     if errors:
         raise errors[0]
+    for i in range(nbodies):
+        if stv[i] == STATUS_NO_MEMORY:
+            raise MemoryError("the run's record of steps or event occurrences could not grow "
+                              f"(body {i}): out of memory")
     return 0
 
 

@@ -429,7 +429,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     options : dict, optional
         Method options (see the module docstring); unknown keys raise TypeError.  The
         error-controlled methods also take ``control`` (`rotode._validation.as_control`) and
-        ``trace`` (one body: the arrays that receive every step, `rotode._driver.drive`).
+        ``trace`` (one body: a dict that receives every step, `rotode._driver.drive`).
     workers : int, optional
         Threads over bodies; the results do not depend on it.
 

@@ -7,6 +7,7 @@ the whole loop to a compiled *runner* (``rotode.kinematic``, ``rotode.dynamic`` 
 """
 import math
 import numbers
+import sys
 import warnings
 
 import numpy as np
@@ -369,8 +370,9 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         ``terminal``/``direction`` attributes works too, slower). A terminal event stops its
         body; ``t_events``, ``y_events`` and ``t_stop`` of the result say where.
     max_events : int, optional
-        Occurrences kept per body and event (default 1000 for one body, 16 per body of a
-        batch; ``stats["n_events"]`` counts them all).
+        Occurrences kept per body and event (default: all of them, for one body as for each
+        body of a batch); with ``max_events`` the first ones are kept and a
+        ``RuntimeWarning`` says when some were dropped (``stats["n_events"]`` counts them all).
     **options
         Method options, e.g. ``norm_gain``, ``normalize`` (RK methods), ``terms``, ``exp``,
         ``alpha`` (``magnus_ca``), ``solver``, ``tol``, ``max_iter`` (implicit methods),
@@ -487,7 +489,7 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
 def _event_buffers(evs, shape, max_events):
     """The events of a run as the driver takes them (`_driver.drive`): the checked events and
     how many occurrences to keep per body and event."""
-    n_bodies, k = shape
+    _, k = shape
     if len(evs) > 16:
         raise ValueError(f"`events` may hold at most 16 events, got {len(evs)}")
     for j, e in enumerate(evs):
@@ -495,18 +497,12 @@ def _event_buffers(evs, shape, max_events):
             raise ValueError(f"`events[{j}]` reads {e.name}[{e.index}] but the state has {k} "
                              "entries")
     if max_events is None:
-        cap = 1000 if n_bodies == 1 else 16
+        cap = None              # all of them, for one body as for each of a batch (as SciPy)
     elif isinstance(max_events, (bool, np.bool_)) or not isinstance(max_events, numbers.Integral) \
             or max_events < 1:
         raise ValueError(f"`max_events` must be an integer >= 1, got {max_events!r}")
     else:
-        cap = int(max_events)
-    # the driver allocates n_bodies x n x cap records of k + 1 values (Python ints: no overflow)
-    need = n_bodies * len(evs) * cap * (k + 1) * 8
-    if need > 2 ** 46:
-        given = f"`max_events`={cap} is" if max_events is not None else "the events are"
-        raise ValueError(f"{given} too large: {n_bodies} bodies x {len(evs)} events x {cap} "
-                         f"records of {k + 1} values do not fit in memory")
+        cap = min(int(max_events), sys.maxsize)   # (the driver's records grow as they fill)
     return {"objects": evs, "cap": cap}
 
 

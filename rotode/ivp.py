@@ -28,7 +28,6 @@ __all__ = ["solve_ivp", "COMPILED_METHODS"]
 COMPILED_METHODS = {"RK45": "dopri5", "DOP853": "dop853"}
 
 _SUCCESS = "The solver successfully reached the end of the integration interval."
-_TRACE_ROWS = 4096          # first size of the per-step record; x16 on each overflow
 
 
 class OdeResult(OptimizeResult):
@@ -94,6 +93,16 @@ def _compiled(fun, method, events, args):
     return COMPILED_METHODS.get(method)
 
 
+def _zero_span(t_span):
+    """True when t_span is a pair of equal finite numbers (any other pair: `_span` checks)."""
+    try:
+        t0, tf = t_span
+        t0, tf = float(t0), float(tf)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    return t0 == tf and np.isfinite(t0)
+
+
 def _checked(fun):
     """``fun`` for SciPy's loop, its values checked: SciPy turns a ``None`` into NaN, and its
     step-size control then shrinks the step forever on NaN or infinite derivatives (a hang);
@@ -140,8 +149,10 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     -------
     OdeResult
         ``t``, ``y`` (shape (n, n_points)), ``sol`` (an ``OdeSolution`` when
-        ``dense_output``), ``t_events``, ``y_events`` (None without events; the run ends at a
-        terminal event with ``status`` 1, as in SciPy), ``nfev``
+        ``dense_output``), ``t_events``, ``y_events`` (as SciPy's: None without events,
+        ``[]`` with ``events=[]``, every occurrence kept, and ``y_events[i]`` of shape (0,)
+        for an event that never occurred; the run ends at a terminal event with ``status``
+        1), ``nfev``
         (right-hand-side evaluations, counted as SciPy counts them), ``njev``, ``nlu`` (0),
         ``status`` (0, or -1 when a step failed), ``message``, ``success``.
 
@@ -153,7 +164,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     initial step unless ``first_step`` is given, ``s`` per attempted step, DOP853's three
     extra stages per step whose dense output is used).  A failure (step size below the spacing
     of floats, a non-finite state) gives ``status`` -1 and a message naming the time, and the
-    result ends at the last accepted step.
+    result ends at the last accepted step.  A zero-length ``t_span`` (t0 == tf) takes no step:
+    the call goes to SciPy, whose result it is.
 
     Examples
     --------
@@ -173,15 +185,13 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     name = _compiled(fun, method, events, args)
     evs = _events.as_events(events) if name is not None else ()
     if name is None:
-        return scipy.integrate.solve_ivp(_checked(fun), t_span, y0, method=method, t_eval=t_eval,
+        # (imported here: rotode.solvers imports this module)
+        from rotode.solvers import NativeSolver
+        if not (isinstance(method, type) and issubclass(method, NativeSolver)):
+            fun = _checked(fun)     # (rotode's solver classes read the model, and check it)
+        return scipy.integrate.solve_ivp(fun, t_span, y0, method=method, t_eval=t_eval,
                                          dense_output=dense_output, events=events,
                                          vectorized=vectorized, args=args, **options)
-    dense_output = as_bool(dense_output, "dense_output")
-    control = {key: options.pop(key, None) for key in ("rtol", "atol", "first_step",
-                                                       "max_step")}
-    if options:
-        warnings.warn("The following arguments have no effect for a chosen solver: "
-                      f"{', '.join(f'`{x}`' for x in options)}.", stacklevel=2)
     kind, model, implied = integration._classify(fun, None)
     spec = methods.get(name, kind)
     width = 4 if kind == "kinematics" else 7
@@ -190,6 +200,17 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         raise ValueError(f"`y0` of a {type(fun).__name__} must have shape ({width},), got "
                          f"{y.shape}")
     check_nonzero_quaternions(y[None, :4], "y0 (quaternion part)")
+    if _zero_span(t_span):      # no step: SciPy's own result, its numbers exactly (t = [t0,
+        # t0], or [] with t_eval; one evaluation of fun; a constant dense output)
+        return scipy.integrate.solve_ivp(fun, t_span, y0, method=method, t_eval=t_eval,
+                                         dense_output=dense_output, events=events,
+                                         vectorized=vectorized, **options)
+    dense_output = as_bool(dense_output, "dense_output")
+    control = {key: options.pop(key, None) for key in ("rtol", "atol", "first_step",
+                                                       "max_step")}
+    if options:
+        warnings.warn("The following arguments have no effect for a chosen solver: "
+                      f"{', '.join(f'`{x}`' for x in options)}.", stacklevel=2)
     t0, tf = integration._span(t_span)
     grid, save = integration._output_grid((t0, tf), t_eval, None)
     if t_eval is None:
@@ -198,29 +219,17 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
                      control["max_step"], None, width, abs(tf - t0))
     runner = integration.runner_for(spec, kind)
     Y0 = np.ascontiguousarray(y[None, :])
-    record = t_eval is None or dense_output
-    rows = _TRACE_ROWS
-    while True:
-        opts = dict(implied, control=ctl)
-        if evs:
-            opts["events"] = integration._event_buffers(evs, Y0.shape, _TRACE_ROWS * 16)
-        trace = None
-        if record:
-            trace = {"t": np.empty(rows), "y": np.empty((rows, width)),
-                     "w": np.empty((rows, 3)), "n": np.zeros(1, dtype=np.int64)}
-            if dense_output:
-                trace["z"] = np.empty((rows, width))
-                trace["F"] = np.empty((rows, 7 * width))
-                trace["h"] = np.empty(rows)
-            opts["trace"] = trace
-        y_out, _, stats = runner.run(name, model, Y0, grid, save, opts, 1)
-        if not (record and stats["status"] not in (0, 1) and trace["n"][0] >= rows):
-            break
-        rows *= 16                  # the trace was full: run again with room (same steps)
+    opts = dict(implied, control=ctl)
+    if evs:
+        opts["events"] = integration._event_buffers(evs, Y0.shape, None)   # all, as SciPy
+    if t_eval is None or dense_output:
+        opts["trace"] = {"dense": dense_output}     # every step (the driver grows the record)
+    y_out, _, stats = runner.run(name, model, Y0, grid, save, opts, 1)
     status = int(stats["status"])
-    n = int(trace["n"][0]) if record else 0
+    trace = opts.get("trace")
+    n = trace["n"] if trace is not None else 0
     if t_eval is None:
-        ts, ys = trace["t"][:n].copy(), trace["y"][:n].T.copy()
+        ts, ys = trace["t"], trace["y"].T.copy()
     else:
         ts = np.asarray(grid[save], dtype=float)
         ys = y_out[0].T.copy()
@@ -229,14 +238,16 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
             ts, ys = ts[keep], ys[:, keep]
     sol = None
     if dense_output:
-        steps = _Steps(trace["t"][:n].copy(), trace["z"][:n - 1].copy(),
-                       trace["F"][:n - 1].reshape(-1, 7, width).copy(), spec.embedded.kind,
-                       trace["h"][:n - 1].copy())
+        steps = _Steps(trace["t"], trace["z"], trace["F"].reshape(-1, 7, width),
+                       spec.embedded.kind, trace["h"])
         sol = OdeSolution(steps.t, steps) if n > 1 else None
     t_events = y_events = None
     if evs:
         t_ev, y_ev, _ = integration._event_results(opts["events"], stats)
-        t_events, y_events = t_ev[0], [y.reshape(-1, width) for y in y_ev[0]]
+        # as SciPy: np.asarray of each event's list of rows, (0,) when it never occurred
+        t_events, y_events = t_ev[0], [y if len(y) else np.empty(0) for y in y_ev[0]]
+    elif events is not None:
+        t_events, y_events = [], []           # (events=[]: SciPy's empty lists)
     return OdeResult(t=ts, y=ys, sol=sol, t_events=t_events, y_events=y_events,
                      nfev=int(stats["nfev_pair"]), njev=0, nlu=0, status=status,
                      message=_SUCCESS if status == 0 else stats["message"],

@@ -285,13 +285,7 @@ class NativeSolver(OdeSolver):
         n = self.y.size
         pair = self._spec.tableau is not None
         nz = n if self._spec.kernel(self._kind) == "erk" else n - 1   # rkmk: [v, (w)]
-        rows = CHUNK_STEPS + 1
-        trace = {"t": np.empty(rows), "y": np.empty((rows, n)), "w": np.empty((rows, 3)),
-                 "n": np.zeros(1, dtype=np.int64)}
-        if pair:
-            trace["z"] = np.empty((rows, nz))
-            trace["F"] = np.empty((rows, 7 * nz))
-            trace["h"] = np.empty(rows)
+        trace = {"dense": pair}          # (the driver fills it: at most CHUNK_STEPS steps)
         h_next = np.zeros(1)
         ref = None
         if self._recover is not None:
@@ -307,7 +301,7 @@ class NativeSolver(OdeSolver):
                                        np.ascontiguousarray(self.y[None, :]),
                                        np.array([self.t, self.t_bound]),
                                        np.zeros(0, dtype=np.intp), options, 1)
-        taken = int(trace["n"][0]) - 1
+        taken = trace["n"] - 1
         self.nfev += int(stats.get("nfev_pair", 0))
         for j in range(taken):
             self._steps.append((trace["t"][j + 1], trace["y"][j + 1].copy(), trace["y"][j, :4],

@@ -1,5 +1,7 @@
 """Events on the rotation group (rotode.events): located on the dense output of the
 error-controlled methods, against closed forms and the exact free rigid body."""
+import warnings
+
 import numpy as np
 import pytest
 import scipy.integrate
@@ -291,3 +293,54 @@ def test_event_calls_from_scipy_take_the_fast_path_with_the_same_values(rng):
                        (np.r_[np.inf, 0, 0, 0], "finite"), (np.ones(5), "shape")]:
         with pytest.raises(ValueError, match=match):
             events[2](0.0, bad)
+
+
+SPIN = rotode.RigidBody([1.0, 1.0, 1.0])
+Y_SPIN = np.array([1.0, 0, 0, 0, 0, 0, 2 * np.pi * 100])       # 100 Hz about z: q_z = 0 every 10 ms
+
+
+def test_every_occurrence_is_kept_by_default_in_solve_ivp_as_in_scipy():
+    """70044 zero crossings of q_z (SciPy finds the same number); the driver's records grow,
+    where they used to stop at 65536 with a warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = rotode.solve_ivp(SPIN, (0, 700), Y_SPIN, method="RK45", max_step=0.004,
+                               events=ev.Component("q", 3))
+    assert res.status == 0 and len(res.t_events[0]) == len(res.y_events[0]) == 70044
+    q = res.y_events[0][:, :4]                  # (its norm drifts at the default rtol)
+    assert np.all(np.diff(res.t_events[0]) > 0)
+    assert np.abs(q[:, 3] / np.linalg.norm(q, axis=1)).max() < 1e-9
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_batch_keeps_as_many_occurrences_as_single_runs_by_default(workers):
+    rates = np.array([95.0, 100.0, 105.0, 100.0, 80.0]) * 2 * np.pi
+    y0 = np.c_[np.tile([1.0, 0, 0, 0], (5, 1)), np.zeros((5, 2)), rates]
+    kw = dict(method="dopri5", max_step=0.004, events=[ev.Component("q", 3),
+                                                       ev.Component("w", 0, 1.0)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                  # nothing dropped: no warning
+        batch = rotode.integrate(SPIN, (0, 13), y0, workers=workers, **kw)
+        for i in range(5):
+            one = rotode.integrate(SPIN, (0, 13), y0[i], **kw)
+            assert len(one.t_events[0]) == one.stats["n_events"][0] > 1000   # (old: 1000, 16)
+            assert len(one.t_events[1]) == 0
+            np.testing.assert_array_equal(batch.t_events[i][0], one.t_events[0])
+            np.testing.assert_array_equal(batch.y_events[i][0], one.y_events[0])
+            assert batch.y_events[i][1].shape == (0, 7)
+            np.testing.assert_array_equal(batch.stats["n_events"][i], one.stats["n_events"])
+
+
+def test_max_events_keeps_the_first_ones_and_counts_all():
+    kw = dict(method="dop853", max_step=0.004, events=ev.Component("q", 3))
+    every = rotode.integrate(SPIN, (0, 1), Y_SPIN, **kw)
+    n = every.stats["n_events"][0]
+    assert len(every.t_events[0]) == n > 7
+    with pytest.warns(RuntimeWarning, match="max_events`=7"):
+        some = rotode.integrate(SPIN, (0, 1), np.tile(Y_SPIN, (2, 1)), max_events=7, **kw)
+    for i in range(2):
+        np.testing.assert_array_equal(some.t_events[i][0], every.t_events[0][:7])
+        np.testing.assert_array_equal(some.y_events[i][0], every.y_events[0][:7])
+        assert some.stats["n_events"][i, 0] == n
+    huge = rotode.integrate(SPIN, (0, 1), Y_SPIN, max_events=10 ** 400, **kw)
+    np.testing.assert_array_equal(huge.t_events[0], every.t_events[0])

@@ -7,7 +7,6 @@ import scipy.integrate
 from scipy.integrate import OdeSolution
 
 import rotode
-from rotode import ivp
 
 W = rotode.omega.Sinusoid(amplitude=np.pi / 2, rate=2 * np.pi / 10,
                           phase=[0, 2 * np.pi / 3, 4 * np.pi / 3])     # Rucker 2018 benchmark
@@ -87,16 +86,79 @@ def test_other_callables_methods_and_events_are_scipys_own_answers():
     assert len(ours.t_events[0]) > 0
 
 
-def test_a_full_step_record_is_enlarged_without_changing_the_answer(monkeypatch):
-    fun, y0 = CASES["kinematics"]
-    big = rotode.solve_ivp(fun, (0, 100), y0, method="RK45", rtol=1e-8, dense_output=True)
-    monkeypatch.setattr(ivp, "_TRACE_ROWS", 7)
-    small = rotode.solve_ivp(fun, (0, 100), y0, method="RK45", rtol=1e-8, dense_output=True)
-    assert len(big.t) > 7 * 16
-    np.testing.assert_array_equal(small.t, big.t)
-    np.testing.assert_array_equal(small.y, big.y)
-    assert small.nfev == big.nfev
-    np.testing.assert_array_equal(small.sol(55.5), big.sol(55.5))
+def test_a_long_run_is_made_once_python_events_called_once_per_evaluation():
+    """The step record grows in the driver (no second run when it fills): a Python event is
+    called exactly as often as in the same run without a record (t_eval), and the answer is
+    that of a record large enough from the start."""
+    calls = []
+
+    def g(t, y):
+        calls.append(t)
+        return y[5] - 1.0
+
+    body, y0 = rotode.RigidBody([2.5, 1.4, 1.3]), [1.0, 0, 0, 0, 0.01, 5, 0.01]
+    kw = dict(method="RK45", rtol=1e-10, atol=1e-12, events=g)
+    full = rotode.solve_ivp(body, (0, 100), y0, dense_output=True, **kw)
+    n_full = len(calls)
+    calls.clear()
+    at_end = rotode.solve_ivp(body, (0, 100), y0, t_eval=[100.0], **kw)
+    assert len(full.t) > 4096 + 1                   # more steps than the old first record
+    assert n_full == len(calls) < 1.1 * len(full.t)
+    np.testing.assert_array_equal(full.t_events[0], at_end.t_events[0])
+    np.testing.assert_array_equal(full.y[:, -1], at_end.y[:, -1])
+    assert full.nfev == at_end.nfev
+    np.testing.assert_array_equal(full.sol(55.5), full.sol.interpolants[
+        np.searchsorted(full.t, 55.5) - 1](55.5))
+
+
+def test_rotode_models_reach_rotode_solver_classes_unwrapped():
+    """A rotode model with a rotode OdeSolver class goes to SciPy as it is (the class reads
+    the model), so the answer is SciPy's exactly."""
+    for fun, y0 in CASES.values():
+        ours = rotode.solve_ivp(fun, (0, 2), y0, method=rotode.RKMK8, rtol=1e-9)
+        ref = scipy.integrate.solve_ivp(fun, (0, 2), y0, method=rotode.RKMK8, rtol=1e-9)
+        assert ours.success
+        np.testing.assert_array_equal(ours.t, ref.t)
+        np.testing.assert_array_equal(ours.y, ref.y)
+
+
+@pytest.mark.parametrize("kw", [{}, dict(dense_output=True), dict(t_eval=[1.5]),
+                                dict(t_eval=np.array([])),
+                                dict(events=rotode.events.Component("w", 0)),
+                                dict(events=[], dense_output=True, t_eval=[1.5])])
+@pytest.mark.parametrize("method", ["RK45", "DOP853"])
+def test_zero_length_span_as_scipy(method, kw):
+    fun, y0 = CASES["top"]
+    ours = rotode.solve_ivp(fun, (1.5, 1.5), y0, method=method, **kw)
+    ref = scipy.integrate.solve_ivp(fun, (1.5, 1.5), y0, method=method, **kw)
+    assert ours.keys() == ref.keys()
+    for key in ("status", "message", "success", "nfev", "njev", "nlu"):
+        assert ours[key] == ref[key]
+    assert type(ours.t) is type(ref.t) and type(ours.y) is type(ref.y)
+    np.testing.assert_array_equal(ours.t, ref.t)
+    np.testing.assert_array_equal(ours.y, ref.y)
+    assert (ours.sol is None) == (ref.sol is None)
+    if ref.sol is not None:
+        np.testing.assert_array_equal(ours.sol(1.5), ref.sol(1.5))
+    assert (ours.t_events is None) == (ref.t_events is None)
+    if ref.t_events is not None:
+        assert [a.shape for a in ours.t_events] == [a.shape for a in ref.t_events]
+        assert [a.shape for a in ours.y_events] == [a.shape for a in ref.y_events]
+
+
+@pytest.mark.parametrize("method", ["RK45", "DOP853"])
+def test_event_fields_shaped_as_scipy_s(method):
+    fun, y0 = CASES["top"]
+    never = rotode.events.Component("w", 2, value=100.0)
+    cases = [[], [never], [rotode.events.Component("q", 3), never]]
+    for events in cases:
+        ours = rotode.solve_ivp(fun, (0, 5), y0, method=method, events=events)
+        ref = scipy.integrate.solve_ivp(fun, (0, 5), y0, method=method, events=events)
+        assert type(ours.t_events) is type(ref.t_events) is list
+        assert type(ours.y_events) is type(ref.y_events) is list
+        assert [a.shape for a in ours.t_events] == [a.shape for a in ref.t_events]
+        assert [a.shape for a in ours.y_events] == [a.shape for a in ref.y_events]
+        assert [a.dtype for a in ours.y_events] == [a.dtype for a in ref.y_events]
 
 
 def test_failure_is_reported_and_the_result_ends_at_the_last_step():

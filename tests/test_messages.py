@@ -314,9 +314,6 @@ ROWS = [
     ("integrate callable returns str", lambda: rotode.integrate(
         lambda t: "abc", (0.0, 1.0), Q0, method="rk4", dt=0.1),
      TypeError, r"the angular-velocity callable must return a real array of shape \(3,\)"),
-    ("integrate max_events huge", lambda: _adaptive(events=events.Component("q", 0, 0.99),
-                                                    max_events=HUGE),
-     ValueError, r"`max_events`=\d+ is too large"),
     ("integrate torque_substeps huge", lambda: _rigid(torque_substeps=HUGE),
      ValueError, r"option `torque_substeps` must be in \[1, 2147483647\]"),
     ("integrate max_substeps huge", lambda: _rigid("implicit_midpoint", max_substeps=HUGE),
