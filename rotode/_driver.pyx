@@ -6,6 +6,8 @@
 """
 import numpy as np
 
+from rotode.events import _nan_error
+
 from cpython.exc cimport PyErr_CheckSignals
 from cpython.pyport cimport PY_SSIZE_T_MAX
 from cython.parallel cimport prange, threadid
@@ -527,8 +529,20 @@ cdef int _event_values(const Stepper* s, Py_ssize_t i, double t, const double* z
     for e in range(only if only >= 0 else 0, only + 1 if only >= 0 else E.n):
         g[e] = (<Event>E.ev[e]).evaluate(t, y, s.k, w)
         if g[e] != g[e]:
-            return STATUS_SOURCE_ERROR          # (a Python event stored its error)
+            _event_nan(E.ev[e], t)             # (a Python event stored its error already)
+            return STATUS_SOURCE_ERROR
     return STATUS_OK
+
+
+cdef void _event_nan(void* ev, double t) noexcept nogil:
+    """An event returned NaN: unless it stored its own error (a Python event), store a
+    ValueError naming it and the time, which the caller raises (`outcome`)."""
+    with gil:
+        if (<Event>ev).error is None:
+            try:
+                (<Event>ev).error = _nan_error(<Event>ev, t, -1)
+            except BaseException as exc:     # (its repr failed past the fallback: say that)
+                (<Event>ev).error = exc
 
 
 cdef enum:

@@ -6,7 +6,8 @@
 # angular velocity.  A downstream Cython class derives from `Event` and overrides `evaluate`
 # (README, "Cython API"); status codes as in rotode/omega.pxd: `evaluate` returns NaN after
 # storing a Python error in `error` (the Python-callable event), which stops the run and
-# re-raises it in the caller.  A subclass whose `evaluate` does not read w may set
+# re-raises it in the caller; a NaN without a stored error stops it with a ValueError naming the
+# event (its repr) and the time.  A subclass whose `evaluate` does not read w may set
 # `needs_w = False` in its constructor (cheaper kinematic runs).
 
 cdef class Event:

@@ -10,15 +10,26 @@ in its direction is recorded at ``t0``, as in SciPy.
 
 Every event is also a plain callable ``event(t, y)`` on the state vector (``[q]`` or ``[q, w]``)
 with ``terminal`` and ``direction``, so the same objects work with ``scipy.integrate.solve_ivp``
-(the ``"w"`` component of a kinematic state is not in ``y``: those events need
-`rotode.integrate`).  A Python function ``g(t, y)`` becomes a `PythonEvent` (called with the
-GIL, slower: about 0.3 us per evaluation besides the function's own time, about five
-evaluations per located event).
+(the body angular velocity ``w`` of a kinematic run is not in its state ``y = [q]``: the
+events that read it, ``Component("w", i)`` and `KineticEnergy`, raise a ValueError there and
+need `rotode.integrate` / `rotode.solve_ivp`, which supply ``w``).  A Python function
+``g(t, y)`` becomes a `PythonEvent` (called with the GIL, slower: about 0.3 us per evaluation
+besides the function's own time, about five evaluations per located event), and so does a
+Python subclass of an event that overrides ``__call__``: rotode then calls its ``__call__``,
+as SciPy does.  ``terminal`` and ``direction`` are read as SciPy reads them (``terminal=None``
+is False, an integral float such as 1.0 its integer).
+
+An event that stays exactly 0 over an interval (``Component("w", 0)`` of a body spinning about
+its symmetry axis) has no sign change and is not recorded; SciPy records it at every step
+there (its test ``g <= 0 <= g_new`` holds at 0).
 """
+import numbers
+import types
+
 import numpy as np
 
-from rotode._validation import (TINY_NORM2, as_choice, as_float_array, as_positive_scalar,
-                                as_real, check_nonzero_quaternions)
+from rotode._validation import (TINY_NORM2, as_choice, as_float_array, as_inertia,
+                                as_positive_scalar, as_real, check_nonzero_quaternions)
 
 from libc.math cimport NAN, sqrt, fabs, cos, isfinite
 from libc.string cimport memcpy
@@ -31,22 +42,38 @@ __all__ = ["Event", "AxisAngle", "Component", "RotationAngle", "KineticEnergy",
            "PythonEvent", "as_events"]
 
 
-def _terminal(terminal):
+def _shown(value):
+    return repr(value) if isinstance(value, (int, float, str)) and len(repr(value)) <= 40 \
+        else type(value).__name__
+
+
+def _terminal(terminal, name="terminal"):
+    """The count of a ``terminal`` attribute as SciPy (>= 1.11) reads it: None, False or 0
+    record only, True or an integral number k > 0 (1.0 included) stop at the k-th occurrence
+    (here k <= 2**31 - 1); anything else is a ValueError naming `name`."""
+    if terminal is None:
+        return 0
     if isinstance(terminal, (bool, np.bool_)):
         return int(bool(terminal))
-    if isinstance(terminal, (int, np.integer)) and 0 <= terminal <= 2 ** 31 - 1:
-        return int(terminal)
-    shown = repr(terminal) if isinstance(terminal, (int, float, str)) and \
-        len(repr(terminal)) <= 40 else type(terminal).__name__
-    raise ValueError(f"`terminal` must be a bool or an integer in [0, 2**31 - 1], got {shown}")
+    if isinstance(terminal, (int, np.integer)):
+        if 0 <= terminal <= 2 ** 31 - 1:
+            return int(terminal)
+    elif isinstance(terminal, (numbers.Real, np.floating)):
+        try:
+            v = float(terminal)
+        except (OverflowError, ValueError, TypeError):
+            v = NAN
+        if isfinite(v) and 0 <= v <= 2 ** 31 - 1 and v == int(v) and terminal == int(v):
+            return int(v)
+    raise ValueError(f"`{name}` must be a bool or an integer in [0, 2**31 - 1] (or, as SciPy "
+                     f"takes them, None for False and an integral float), got "
+                     f"{_shown(terminal)}")
 
 
-def _direction(direction):
+def _direction(direction, name="direction"):
     number = isinstance(direction, (int, float, np.number))
     if isinstance(direction, (bool, np.bool_)) or not number or direction not in (-1, 0, 1):
-        shown = repr(direction) if isinstance(direction, (int, float, str)) and \
-            len(repr(direction)) <= 40 else type(direction).__name__
-        raise ValueError(f"`direction` must be -1, 0 or 1, got {shown}")
+        raise ValueError(f"`{name}` must be -1, 0 or 1, got {_shown(direction)}")
     return int(direction)
 
 
@@ -100,7 +127,7 @@ cdef class Event:
         """g at time t and state y (``[q]`` or ``[q, w_body]``), as SciPy's events take it."""
         cdef cnp.ndarray a
         cdef const double* p = NULL
-        cdef double n2, tt
+        cdef double n2, tt, g
         cdef double w[3]
         cdef int k = 0, i
         if isinstance(t, float) and type(y) is np.ndarray:   # SciPy's calls: no conversion
@@ -128,11 +155,13 @@ cdef class Event:
         w[0] = p[4] if k == 7 else NAN
         w[1] = p[5] if k == 7 else NAN
         w[2] = p[6] if k == 7 else NAN
-        value = self.evaluate(tt, p, k, w)
+        g = self.evaluate(tt, p, k, w)
         if self.error is not None:
             err, self.error = self.error, None
             raise err
-        return value
+        if g != g:                                             # (NaN: say why)
+            raise _nan_error(self, tt, k)
+        return g
 
     def __repr__(self):
         return (f"{type(self).__name__}(terminal={self.terminal}, "
@@ -234,15 +263,20 @@ cdef class RotationAngle(Event):
 
 
 cdef class KineticEnergy(Event):
-    """The rotational kinetic energy ``1/2 w . I w`` (body frame) crosses ``value``."""
+    """The rotational kinetic energy ``1/2 w . I w`` (body frame) crosses ``value``.
+
+    ``inertia`` is the body's inertia tensor about its pivot or centre of mass, as for
+    `rotode.RigidBody`: the principal moments (3,) (each > 0) or a symmetric positive definite
+    (3, 3) matrix, whose principal moments satisfy the triangle inequality (ValueError naming
+    ``inertia`` otherwise).
+    """
 
     def __init__(self, inertia, value, terminal=False, direction=0):
         super().__init__(terminal, direction)
-        inertia = as_float_array(inertia, "inertia")
-        if inertia.shape == (3,):
-            inertia = np.diag(inertia)
+        inertia = as_inertia(inertia, "inertia")     # (RigidBody's check: the same message)
         if inertia.shape != (3, 3):
-            raise ValueError(f"`inertia` must have shape (3,) or (3, 3), got {inertia.shape}")
+            raise ValueError(f"`inertia` must have shape (3,) (principal moments) or (3, 3), "
+                             f"got {inertia.shape}")
         v = as_real(value, "value")
         for i in range(9):
             self._I[i] = inertia.reshape(-1)[i]
@@ -300,8 +334,15 @@ def _event_value(r, function, t):
     if not isinstance(r, float):
         arr = np.asarray(r) if not isinstance(r, (str, bytes)) else np.asarray(None)
         if arr.dtype.kind not in "iuf" or arr.size != 1:
-            what = (f"an array of shape {arr.shape}" if arr.dtype.kind in "iufcb"
-                    else type(r).__name__)
+            kind = arr.dtype.kind
+            if kind in "cb" and arr.size == 1:       # (a real number is asked for: say why)
+                what = "a complex number" if kind == "c" else "a bool"
+                shown = repr(r) if arr.ndim == 0 else ""
+                what += f" {shown}" if 0 < len(shown) <= 40 else f" (an array of shape {arr.shape})"
+            elif kind in "iufcb":
+                what = f"an array of shape {arr.shape}"
+            else:
+                what = type(r).__name__
             raise TypeError(f"the event {function!r} must return a real number, got {what} "
                             f"at t = {t!r}")
         r = float(arr.reshape(-1)[0])
@@ -309,6 +350,49 @@ def _event_value(r, function, t):
         value = "NaN" if r != r else repr(r)
         raise ValueError(f"the event {function!r} returned {value} at t = {t!r}")
     return r
+
+
+def _compiled_base(cls):
+    """The nearest compiled (cdef) class of ``cls`` (its own ``evaluate``, if any)."""
+    for c in cls.__mro__:
+        if "__pyx_vtable__" in vars(c):
+            return c
+    return Event
+
+
+def _python_call(cls):
+    """Whether ``cls`` (a subclass of `Event`) overrides ``__call__`` in Python."""
+    for c in cls.__mro__:
+        if "__call__" in vars(c):
+            return not isinstance(vars(c)["__call__"], types.WrapperDescriptorType)
+    return False
+
+
+def _event_repr(event):
+    try:
+        return repr(event)
+    except Exception:
+        return f"<{type(event).__name__} object>"
+
+
+def _nan_error(event, t, k):
+    """The error of an event whose ``evaluate`` returned NaN without storing one, at time t on
+    a row of k entries (k < 0: in rotode's driver, which supplies w)."""
+    name = _event_repr(event)
+    if _compiled_base(type(event)) is Event:
+        return TypeError(f"the event {name} has no `evaluate`: rotode.events.Event is a base "
+                         "class (derive a Cython class overriding `evaluate`, or give a Python "
+                         "function g(t, y))")
+    if isinstance(event, Component) and event.name == "y" and 0 <= k <= event.index:
+        return ValueError(f"the event {name} reads y[{event.index}], out of range of the "
+                          f"state y of {k} entries (t = {t!r})")
+    if k == 4 and event.needs_w:
+        return ValueError(f"the event {name} returned NaN at t = {t!r}: the state y = [q] of 4 "
+                          "entries (quaternion kinematics) has no body angular velocity w, "
+                          "which this event reads (needs_w); w is only in the rigid body's "
+                          "state [q, w] of 7 entries. rotode.integrate and rotode.solve_ivp "
+                          "supply w to the events of a kinematic run")
+    return ValueError(f"the event {name} returned NaN at t = {t!r}")
 
 
 def as_events(events):
@@ -325,10 +409,17 @@ def as_events(events):
                         f"{type(events).__name__}") from None
     out = []
     for j, e in enumerate(items):
-        if isinstance(e, Event):
+        if isinstance(e, Event) and not _python_call(type(e)):
+            if _compiled_base(type(e)) is Event:
+                raise TypeError(f"`events[{j}]` ({_event_repr(e)}) has no `evaluate`: "
+                                "rotode.events.Event is a base class (derive a Cython class "
+                                "overriding `evaluate`, override `__call__` in a Python "
+                                "subclass, or give a Python function g(t, y))")
             out.append(e)
-        elif callable(e):
-            out.append(PythonEvent(e))
+        elif callable(e):                 # (an Event whose __call__ is Python's: as SciPy)
+            out.append(PythonEvent(
+                e, _terminal(getattr(e, "terminal", None), f"events[{j}].terminal"),
+                _direction(getattr(e, "direction", 0), f"events[{j}].direction")))
         else:
             raise TypeError(f"`events[{j}]` must be a rotode.events.Event or a callable "
                             f"g(t, y), got {type(e).__name__}")

@@ -344,3 +344,120 @@ def test_max_events_keeps_the_first_ones_and_counts_all():
         assert some.stats["n_events"][i, 0] == n
     huge = rotode.integrate(SPIN, (0, 1), Y_SPIN, max_events=10 ** 400, **kw)
     np.testing.assert_array_equal(huge.t_events[0], every.t_events[0])
+
+
+GYRO_KIN = rotode.QuaternionKinematics(rotode.omega.Sinusoid([1, .5, .2], 0.7, [.3, .2, .1]))
+
+
+@pytest.mark.parametrize("event", [ev.Component("w", 0), ev.KineticEnergy([1, 2, 3], 0.1)])
+def test_w_events_on_a_kinematic_state_refuse_scipy_instead_of_nan(event):
+    """SciPy calls an event on the 4-entry state [q] of a kinematic run, which has no w: the
+    event says so (a NaN would be taken for 'no sign change' and the events lost); rotode's
+    own runs supply w and find them."""
+    with pytest.raises(ValueError, match=r"has no body angular velocity w.*rotode\.solve_ivp"):
+        scipy.integrate.solve_ivp(GYRO_KIN, (0, 20), [1, 0, 0, 0], method="DOP853", events=event)
+    with pytest.raises(ValueError, match=r"out of range of the state y of 4 entries"):
+        ev.Component("y", 4)(0.0, np.array([1.0, 0, 0, 0]))
+    res = rotode.solve_ivp(GYRO_KIN, (0, 20), [1, 0, 0, 0], method="DOP853",
+                           events=ev.Component("w", 0))
+    assert len(res.t_events[0]) == 4
+
+
+def test_python_subclass_overriding_call_is_run_through_call_as_in_scipy():
+    """A Python subclass of an event whose __call__ is overridden is a Python event to rotode
+    as it is to SciPy: its __call__ decides, not the compiled evaluate of its base."""
+    class Shifted(ev.Component):
+        def __call__(self, t, y):
+            return y[4] - 0.1
+
+    def g(t, y):
+        return y[4] - 0.1
+
+    y0 = [1.0, 0, 0, 0, 0.5, 0, 0.3]
+    kw = dict(method="dop853", rtol=1e-10, atol=1e-12)
+    sub = rotode.integrate(TOP, (0, 20), y0, events=Shifted("w", 1), **kw)
+    plain = rotode.integrate(TOP, (0, 20), y0, events=g, **kw)
+    assert len(plain.t_events[0]) >= 1
+    np.testing.assert_array_equal(sub.t_events[0], plain.t_events[0])
+    ref = scipy.integrate.solve_ivp(TOP, (0, 20), y0, events=Shifted("w", 1), method="DOP853",
+                                    rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(sub.t_events[0], ref.t_events[0], atol=1e-7)
+
+    class OnlyCall(ev.Event):          # a Python subclass of the base: its __call__ only
+        def __call__(self, t, y):
+            return y[4] - 0.1
+
+    only = rotode.integrate(TOP, (0, 20), y0, events=OnlyCall(terminal=True), **kw)
+    assert only.status == 1 and only.t_stop == plain.t_events[0][0]
+
+    class Nothing(ev.Event):
+        pass
+
+    for bad in [ev.Event(), Nothing()]:
+        with pytest.raises(TypeError, match=r"`events\[1\]` .* has no `evaluate`"):
+            rotode.integrate(TOP, (0, 1), y0, events=[g, bad], **kw)
+        with pytest.raises(TypeError, match=r"`events\[0\]` .* has no `evaluate`"):
+            rotode.solve_ivp(TOP, (0, 1), y0, events=bad, method="DOP853")
+
+
+def test_event_attributes_of_python_functions_as_scipy_takes_them():
+    """terminal None (False) and an integral float (its integer) as SciPy >= 1.11 takes them;
+    what SciPy refuses is refused naming the entry of `events`."""
+    y0 = [1.0, 0, 0, 0, 0.5, 0, 0.3]
+    kw = dict(method="dop853", rtol=1e-10, atol=1e-12)
+
+    def make(**attributes):
+        def g(t, y):
+            return y[4] - 0.1
+        g.__dict__.update(attributes)
+        return g
+
+    for terminal, same in [(None, False), (1.0, 1), (np.float64(2.0), 2), (0.0, False)]:
+        a = rotode.integrate(TOP, (0, 20), y0, events=[make(), make(terminal=terminal)], **kw)
+        b = rotode.integrate(TOP, (0, 20), y0, events=[make(), make(terminal=same)], **kw)
+        assert a.status == b.status and a.t_events[1].tolist() == b.t_events[1].tolist()
+        ref = scipy.integrate.solve_ivp(TOP, (0, 20), y0, events=make(terminal=terminal),
+                                        method="DOP853", rtol=1e-10, atol=1e-12)
+        assert ref.status == a.status
+        assert ev.Component("q", 0, terminal=terminal).terminal == int(same)
+    for attributes, match in [(dict(direction=2), r"`events\[1\]\.direction`"),
+                              (dict(terminal=-1), r"`events\[1\]\.terminal`"),
+                              (dict(terminal=1.5), r"`events\[1\]\.terminal`"),
+                              (dict(terminal=float("nan")), r"`events\[1\]\.terminal`"),
+                              (dict(terminal="1"), r"`events\[1\]\.terminal`")]:
+        with pytest.raises(ValueError, match=match):
+            rotode.integrate(TOP, (0, 1), y0, events=[make(), make(**attributes)], **kw)
+        if "terminal" in attributes:             # SciPy refuses them too (it takes any
+            with pytest.raises(ValueError):       # direction, by its sign)
+                scipy.integrate.solve_ivp(TOP, (0, 1), y0, events=make(**attributes),
+                                          method="DOP853")
+
+
+@pytest.mark.parametrize("inertia", [[-1, 1, 1], [1, 1, 0], np.diag([1.0, 2, -1]),
+                                     np.triu(np.ones((3, 3))) + np.eye(3), [1, 1, 3],
+                                     np.ones((2, 3, 3))])
+def test_kinetic_energy_inertia_is_checked_as_rigid_bodys(inertia):
+    with pytest.raises(ValueError, match="`inertia`"):
+        ev.KineticEnergy(inertia, 1.0)
+    with pytest.raises(ValueError, match="`inertia`"):
+        rotode.RigidBody(inertia)
+
+
+def test_python_event_returning_complex_is_named():
+    with pytest.raises(TypeError, match=r"the event .* must return a real number, got a "
+                                         r"complex number \(0\.5\+0j\) at t = 0\.0"):
+        rotode.integrate(TOP, (0, 1), [1.0, 0, 0, 0, 0.5, 0, 0.3], method="dop853",
+                         rtol=1e-8, events=lambda t, y: complex(y[4], 0))
+
+
+def test_event_identically_zero_is_not_recorded_unlike_scipy():
+    """g = w_x stays 0 for a body spinning about its symmetry axis: no sign change, so rotode
+    records nothing, while SciPy records it at every step (docs/events.md: documented)."""
+    body = rotode.RigidBody([1, 1, 2])
+    y0 = [1.0, 0, 0, 0, 0, 0, 3.0]
+    res = rotode.integrate(body, (0, 5), y0, method="dop853", rtol=1e-8,
+                           events=ev.Component("w", 0))
+    assert len(res.t_events[0]) == 0
+    ref = scipy.integrate.solve_ivp(body, (0, 5), y0, method="DOP853", rtol=1e-8,
+                                    events=ev.Component("w", 0))
+    assert len(ref.t_events[0]) == ref.t.size - 1

@@ -62,6 +62,14 @@ DOWNSTREAM = textwrap.dedent('''
             e[2] = 0.0
             quat_rotate(y, e, v)
             return v[2]
+
+    # a downstream event that returns NaN after t = 1 without storing an error
+    from libc.math cimport NAN
+
+    cdef class NaNAfterOne(Event):
+        cdef double evaluate(self, double t, const double* y, int k,
+                             const double* w) noexcept nogil:
+            return 2.0 - t if t <= 1.0 else NAN
 ''')
 
 SETUP = textwrap.dedent('''
@@ -161,3 +169,18 @@ def test_downstream_event_subclass_runs_in_the_driver(downstream):
     np.testing.assert_allclose(res.t_events[0], [0.0, np.pi, 2 * np.pi, 3 * np.pi], atol=1e-12)
     assert event(0.0, [1.0, 0, 0, 0]) == 0.0
     assert event.needs_w           # (the default: the driver computes w for it)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_downstream_event_returning_nan_is_named_with_its_time(downstream, workers):
+    """A compiled event whose evaluate returns NaN without storing an error stops the run with
+    a ValueError naming it and the time, as a Python event returning NaN does (not a
+    RuntimeError about an error never stored)."""
+    event = downstream.NaNAfterOne(terminal=False, direction=0)
+    with pytest.raises(ValueError, match=r"the event NaNAfterOne\(terminal=0, direction=0\) "
+                                         r"returned NaN at t = 1\.\d+"):
+        rotode.integrate([0.0, 1.0, 0.0], (0, 10), [[1.0, 0, 0, 0]] * 3, method="rkmk8",
+                         rtol=1e-10, max_step=0.5, events=event, workers=workers)
+    assert event.error is None
+    with pytest.raises(ValueError, match=r"NaNAfterOne.* returned NaN at t = 1\.5"):
+        event(1.5, [1.0, 0, 0, 0])

@@ -55,6 +55,18 @@ def _adaptive(**kw):
     return rotode.integrate(W, (0.0, 1.0), Q0, method="rkmk5", **kw)
 
 
+def _g(t, y):
+    return y[1] - 0.1
+
+
+def _with(g, **attributes):
+    """A new event function ``g`` with the given attributes (terminal, direction)."""
+    def h(t, y):
+        return g(t, y)
+    h.__dict__.update(attributes)
+    return h
+
+
 def _rigid(method="rk4", **kw):
     return rotode.integrate(TOP, (0.0, 1.0), W7, method=method, dt=0.1, **kw)
 
@@ -191,6 +203,33 @@ ROWS = [
      TypeError, r"must return a real number, got an array of shape \(5,\)"),
     ("integrate event returns None", lambda: _adaptive(events=lambda t, y: None),
      TypeError, r"must return a real number, got NoneType"),
+    ("integrate event returns complex", lambda: _adaptive(events=lambda t, y: 1j + y[0]),
+     TypeError, r"must return a real number, got a complex number \(0\.9\+1j\) at t = 0\.0"),
+    ("event terminal -1 in a list", lambda: _adaptive(events=[_g, _with(_g, terminal=-1)]),
+     ValueError, r"`events\[1\]\.terminal` must be a bool or an integer"),
+    ("event terminal 1.5 in a list", lambda: _adaptive(events=[_g, _with(_g, terminal=1.5)]),
+     ValueError, r"`events\[1\]\.terminal` must be a bool .* got 1\.5"),
+    ("event direction 2 in a list", lambda: _adaptive(events=[_g, _with(_g, direction=2)]),
+     ValueError, r"`events\[1\]\.direction` must be -1, 0 or 1, got 2"),
+    ("event terminal 1.5", lambda: events.Component("q", 0, terminal=1.5),
+     ValueError, r"`terminal` must be a bool or an integer .* got 1\.5"),
+    ("KineticEnergy inertia negative", lambda: events.KineticEnergy([-1, 1, 1], 1.0),
+     ValueError, r"`inertia` principal moments must be positive"),
+    ("KineticEnergy inertia not SPD", lambda: events.KineticEnergy(np.diag([1.0, 1, -1]), 1.0),
+     ValueError, r"`inertia` must be positive definite"),
+    ("KineticEnergy inertia asymmetric", lambda: events.KineticEnergy(
+        np.triu(np.ones((3, 3))), 1.0), ValueError, r"`inertia` must be symmetric"),
+    ("KineticEnergy inertia shape", lambda: events.KineticEnergy(np.eye(2), 1.0),
+     ValueError, r"`inertia` must have shape \(3,\) \(principal moments\) or \(3, 3\)"),
+    ("event call w of a kinematic state", lambda: events.Component("w", 0)(0.1, Q0.copy()),
+     ValueError, r"Component\('w', 0.*returned NaN at t = 0\.1: the state y = \[q\] of 4 "
+     r"entries \(quaternion kinematics\) has no body angular velocity w"),
+    ("event call y beyond the row", lambda: events.Component("y", 9)(0.1, W7),
+     ValueError, r"Component\('y', 9.* reads y\[9\], out of range of the state y of 7"),
+    ("bare Event to integrate", lambda: _adaptive(events=[_g, events.Event()]),
+     TypeError, r"`events\[1\]` \(Event\(terminal=0, direction=0\)\) has no `evaluate`"),
+    ("bare Event called", lambda: events.Event()(0.1, W7),
+     TypeError, r"Event\(terminal=0, direction=0\) has no `evaluate`"),
     # -- steps --------------------------------------------------------------------------------
     ("steps dt str", lambda: steps.lie_euler(QS, V3, "abc"),
      TypeError, r"`dt` must be a real number, got 'abc'"),
