@@ -104,9 +104,12 @@ def _zero_span(t_span):
 
 
 def _checked(fun):
-    """``fun`` for SciPy's loop, its values checked: SciPy turns a ``None`` into NaN, and its
-    step-size control then shrinks the step forever on NaN or infinite derivatives (a hang);
-    here they raise, naming the time.  Finite values pass unchanged (the same results)."""
+    """``fun`` for SciPy's loop, its values checked: a ``None`` or a non-finite derivative
+    raises, naming the time.  SciPy's own handling of them is no error at all or a misleading
+    one (measured with SciPy 1.17): RK45/DOP853/RK23/Radau shrink the step on NaN/inf/None to
+    status -1, "Required step size is less than spacing between numbers", hiding the cause;
+    LSODA reports success (status 0) on NaN or None and loops without end on inf; BDF raises
+    an unrelated IndexError on None.  Finite values pass unchanged (the same results)."""
     if not callable(fun):
         return fun                      # (SciPy says what is wrong)
 
@@ -134,7 +137,9 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         The right-hand side ``fun(t, y)``.  A `rotode.QuaternionKinematics` (state ``q``, 4) or
         `rotode.RigidBody` (state ``[q, w_body]``, 7) with ``method`` "RK45" or "DOP853" runs
         in rotode's compiled loop; anything else runs in SciPy (its values checked: ``None``
-        or non-finite derivatives raise instead of shrinking SciPy's step forever).
+        or non-finite derivatives raise a TypeError/ValueError naming the time, where SciPy
+        would end with a misleading step-size failure, report success (LSODA on NaN) or not
+        end (LSODA on inf)).
     t_span, y0, method, t_eval, dense_output, events, vectorized, args
         As for ``scipy.integrate.solve_ivp``.  ``events`` may be `rotode.events` objects
         (compiled, nogil) or SciPy event functions ``g(t, y)`` (with their ``terminal`` and
