@@ -22,6 +22,7 @@ cdef class Event:
 
 
 cdef class AxisAngle(Event):
+    cdef readonly double angle
     cdef double _b[3]
     cdef double _a[3]
     cdef double _cos
@@ -35,6 +36,7 @@ cdef class Component(Event):
 
 
 cdef class RotationAngle(Event):
+    cdef readonly double angle
     cdef double _r[4]
     cdef double _cos_half
 

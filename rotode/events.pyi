@@ -22,6 +22,8 @@ class Event:
 @disjoint_base
 class AxisAngle(Event):
     def __init__(self, body_axis, world_axis, angle, terminal=..., direction=...) -> None: ...
+    @property
+    def angle(self) -> float: ...
 
 
 @disjoint_base
@@ -38,6 +40,8 @@ class Component(Event):
 @disjoint_base
 class RotationAngle(Event):
     def __init__(self, reference, angle, terminal=..., direction=...) -> None: ...
+    @property
+    def angle(self) -> float: ...
 
 
 @disjoint_base

@@ -194,11 +194,17 @@ cdef class AxisAngle(Event):
             self._b[i] = b[i]
             self._a[i] = a[i]
         self._cos = cos(angle)
+        self.angle = angle
         self.needs_w = False
 
     cdef double evaluate(self, double t, const double* y, int k,
                          const double* w) noexcept nogil:
         return self._cos - _unit_cos(y, self._b, self._a)
+
+    def __repr__(self):
+        return (f"AxisAngle(body_axis={[self._b[i] for i in range(3)]}, world_axis="
+                f"{[self._a[i] for i in range(3)]}, angle={self.angle!r}, "
+                f"terminal={self.terminal}, direction={self.direction})")
 
 
 cdef class Component(Event):
@@ -252,6 +258,7 @@ cdef class RotationAngle(Event):
         for i in range(4):
             self._r[i] = u[i]
         self._cos_half = cos(0.5 * angle)
+        self.angle = angle
         self.needs_w = False
 
     cdef double evaluate(self, double t, const double* y, int k,
@@ -260,6 +267,11 @@ cdef class RotationAngle(Event):
                          + self._r[3] * y[3])     # (r^* q)_w
         cdef double n = sqrt(y[0] * y[0] + y[1] * y[1] + y[2] * y[2] + y[3] * y[3])
         return self._cos_half - fabs(d) / n
+
+    def __repr__(self):
+        return (f"RotationAngle(reference={[self._r[i] for i in range(4)]}, "
+                f"angle={self.angle!r}, terminal={self.terminal}, "
+                f"direction={self.direction})")
 
 
 cdef class KineticEnergy(Event):
@@ -290,6 +302,13 @@ cdef class KineticEnergy(Event):
             for j in range(3):
                 e = e + w[i] * self._I[3 * i + j] * w[j]
         return 0.5 * e - self.value
+
+    def __repr__(self):
+        m = np.array([self._I[i] for i in range(9)]).reshape(3, 3)
+        shown = np.diag(m).tolist() if np.count_nonzero(m - np.diag(np.diag(m))) == 0 \
+            else m.tolist()
+        return (f"KineticEnergy({shown}, value={self.value!r}, terminal={self.terminal}, "
+                f"direction={self.direction})")
 
 
 cdef class PythonEvent(Event):

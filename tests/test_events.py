@@ -461,3 +461,18 @@ def test_event_identically_zero_is_not_recorded_unlike_scipy():
     ref = scipy.integrate.solve_ivp(body, (0, 5), y0, method="DOP853", rtol=1e-8,
                                     events=ev.Component("w", 0))
     assert len(ref.t_events[0]) == ref.t.size - 1
+
+
+def test_reprs_show_the_parameters_so_that_errors_name_the_event():
+    shown = [repr(ev.AxisAngle([0, 0, 2], [0, 1, 0], 0.5, terminal=True, direction=1)),
+             repr(ev.RotationAngle([2.0, 0, 0, 0], 0.25)),
+             repr(ev.KineticEnergy([1, 2, 2.5], 0.3)),
+             repr(ev.KineticEnergy([[2, 0.1, 0], [0.1, 2, 0], [0, 0, 3]], 0.3))]
+    assert shown[0] == ("AxisAngle(body_axis=[0.0, 0.0, 1.0], world_axis=[0.0, 1.0, 0.0], "
+                        "angle=0.5, terminal=1, direction=1)")
+    assert shown[1].startswith("RotationAngle(reference=[1.0, 0.0, 0.0, 0.0], angle=0.25,")
+    assert shown[2] == "KineticEnergy([1.0, 2.0, 2.5], value=0.3, terminal=0, direction=0)"
+    assert "[0.1, 2.0, 0.0]" in shown[3]
+    with pytest.raises(ValueError, match=r"KineticEnergy\(\[1.0, 2.0, 2.5\], value=0.3"):
+        scipy.integrate.solve_ivp(GYRO_KIN, (0, 1), [1.0, 0, 0, 0],
+                                  events=ev.KineticEnergy([1, 2, 2.5], 0.3))
