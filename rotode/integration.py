@@ -371,8 +371,9 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         body; ``t_events``, ``y_events`` and ``t_stop`` of the result say where.
     max_events : int, optional
         Occurrences kept per body and event (default: all of them, for one body as for each
-        body of a batch); with ``max_events`` the first ones are kept and a
-        ``RuntimeWarning`` says when some were dropped (``stats["n_events"]`` counts them all).
+        body of a batch; for a dask ``y0``, 16, the width of its NaN-padded arrays); with
+        ``max_events`` the first ones are kept and a ``RuntimeWarning`` says when some were
+        dropped (``stats["n_events"]`` counts them all).
     **options
         Method options, e.g. ``norm_gain``, ``normalize`` (RK methods), ``terms``, ``exp``,
         ``alpha`` (``magnus_ca``), ``solver``, ``tol``, ``max_iter`` (implicit methods),
