@@ -10,7 +10,7 @@
 # ~50 ms on the calling thread), the stop of every body after a Python error, and the status
 # codes below (`status_message` turns them into the result's message).
 
-from rotode.erk cimport ERK, erk_rhs
+from rotode.erk cimport ERK, ERK_MAX_N, erk_rhs
 
 cdef enum:
     STATUS_OK = 0
@@ -199,6 +199,11 @@ cdef struct Trace:
     # (cap,) each step's size (dense; a step cut by a terminal event keeps its
     # interpolant over the whole step), or NULL
     double* h
+    # a pair's first stage f(t0, z0) (K0_in: given, as a run continued from the end of an
+    # earlier one has it after its accept hook, instead of evaluated); OUT: the first stage
+    # of the step after the last one
+    bint K0_in
+    double K0[ERK_MAX_N]
 
 
 cdef struct Grid:
@@ -215,7 +220,9 @@ cdef struct Grid:
 # fail_t (N,) (time of a failure); `trace` (one body, adaptive): a dict, {"dense": bool},
 # that receives every step after the run: "n" (int, the rows), arrays "t" (n,), "y" (n, k),
 # "w" (n, 3) and, when dense, "z" (n - 1, nz), "F" (n - 1, 7 nz), "h" (n - 1,) (the record
-# grows as the run needs, so the run is made once); `h_next` (N,) receives each body's
+# grows as the run needs, so the run is made once), and "K0" (nz,) the first stage of the
+# step after the last one (a pair's; given in `trace`, the run starts with it instead of
+# evaluating it: a run continued with the same bits); `h_next` (N,) receives each body's
 # proposal for the step after its last one (an adaptive run continued from there takes the
 # same steps); `events` (adaptive): a dict {"objects": tuple of rotode.events.Event, "cap":
 # int or None (keep all)} that receives the occurrences after the run ("count", "t_stop",

@@ -316,8 +316,12 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
     if st == STATUS_OK and s.events != NULL:
         st = _event_values(s, i, t, z, row, wrow, g_old, -1, work, False)
     if st == STATUS_OK and pair:
-        st = s.deriv(s.cfg, i, t, z, K, <void*>work)
-        nfev += 1
+        if tr != NULL and tr.K0_in:         # (a continued run: the stage its accept left)
+            for c in range(n):
+                K[c] = tr.K0[c]
+        else:
+            st = s.deriv(s.cfg, i, t, z, K, <void*>work)
+            nfev += 1
     if st == STATUS_OK:
         if C.first_step > 0.0:
             h_abs = C.first_step        # (the loop clips the step that would pass tf)
@@ -463,6 +467,9 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
     counts[2] = nfev
     if h_next != NULL:
         h_next[0] = h_abs
+    if tr != NULL and pair:
+        for c in range(n):
+            tr.K0[c] = K[c]
     return st
 
 
@@ -938,8 +945,19 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
         es.needs_w = any([(<Event>e).needs_w for e in objects])
         es.cap = PY_SSIZE_T_MAX if cap is None else min(cap, PY_SSIZE_T_MAX)
         size = nbodies * es.n
+    tr.K0_in = False
+    for i in range(ERK_MAX_N):
+        tr.K0[i] = 0.0
     if trace is not None:
         tr.dense = bool(trace.get("dense", False))
+        K0 = trace.get("K0")
+        if K0 is not None:
+            K0 = np.ascontiguousarray(K0, dtype=np.float64)
+            if K0.shape != (s.nz,) or s.erk == NULL:
+                raise ValueError("the trace's K0 does not match the stepper")
+            for i in range(s.nz):
+                tr.K0[i] = K0[i]
+            tr.K0_in = True
         trp = &tr
     try:
         if len(objects):
@@ -994,6 +1012,7 @@ cdef int _trace_output(const Trace* tr, int k, int nz, dict trace) except -1:
     """The rows and steps written to tr as arrays of their exact sizes in `trace`."""
     cdef Py_ssize_t n = tr.n, steps = tr.n - 1 if tr.n > 0 else 0
     trace["n"] = n
+    trace["K0"] = _copy_out(tr.K0, nz, 0)
     trace["t"] = _copy_out(tr.t, n, 0)
     trace["y"] = _copy_out(tr.y, n, k)
     trace["w"] = _copy_out(tr.w, n, 3)

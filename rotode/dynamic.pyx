@@ -85,6 +85,9 @@ cdef struct RunCfg:
     int substeps
     bint normalize
     bint restore
+    # rkmk: y0 is the row stored at the end of an accepted step of an earlier call (`resume`):
+    # qb is that row retracted, as the step's accept made it, not y0/|y0|
+    bint resume
     const double* resets
     Py_ssize_t nres
     double direction
@@ -231,7 +234,10 @@ cdef int _begin(const void* c, Py_ssize_t i, const double* y0, double* z,
     if cfg.method == M_RKMK:                      # z = [v, w], v = 0 from qb = q0/|q0|
         for k in range(4):
             d.qb[k] = y0[k]
-        rkmk_unit(d.qb)
+        if cfg.resume:                            # (the accepted step's own qb: same bits)
+            rkmk_retract(d.qb)
+        else:
+            rkmk_unit(d.qb)
         for k in range(3):
             z[k] = 0.0
             z[3 + k] = y0[4 + k]
@@ -428,8 +434,11 @@ def run(method, model, y0, t, save, options=None, workers=1):
         Strictly increasing indices into ``t`` of the states to return.
     options : dict, optional
         Method options (see the module docstring); unknown keys raise TypeError.  The
-        error-controlled methods also take ``control`` (`rotode._validation.as_control`) and
-        ``trace`` (one body: a dict that receives every step, `rotode._driver.drive`).
+        error-controlled methods also take ``control`` (`rotode._validation.as_control`),
+        ``trace`` (one body: a dict that receives every step, `rotode._driver.drive`; with
+        "K0" given, the first stage of the first step, as a run continued from the end of an
+        earlier one has it) and ``resume`` (rkmk: ``y0`` is the row stored at the end of an
+        accepted step, whose retraction is the orientation the next step starts from).
     workers : int, optional
         Threads over bodies; the results do not depend on it.
 
@@ -469,6 +478,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     trace = opts.pop("trace", None)
     h_next = opts.pop("h_next", None)
     events = opts.pop("events", None)
+    resume = opts.pop("resume", False)          # (internal: rotode.solvers' continued runs)
     if opts:
         raise TypeError(f"unknown option(s) for method {method!r}: {sorted(opts)}")
     if control is not None and kernel not in ("erk", "rkmk"):
@@ -559,6 +569,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     cfg.substeps = substeps
     cfg.normalize = normalize
     cfg.restore = restore
+    cfg.resume = kernel == "rkmk" and bool(resume)
     cfg.nres = resets_arr.shape[0]
     cfg.direction = direction
     cfg.k = k

@@ -74,6 +74,9 @@ cdef struct KinCfg:
     int kernel, frame, terms, rate_mode, stages
     bint is_source, approx, normalize, substep, needs_w0, carry
     bint local               # the state is the rotation vector v from qb (rkmk, adaptive magnus)
+    # local: y0 is the row stored at the end of an accepted step of an earlier call (`resume`
+    # option): qb is that row retracted, as the step's accept made it, not y0/|y0|
+    bint resume
     double gain, t_start
     double b[4]              # cg: weights
     double c[4]              # cg: nodes; magnus: Gauss nodes
@@ -175,7 +178,10 @@ cdef int _begin(const void* cfg, Py_ssize_t i, const double* y0, double* q,
     k.nrate = 0
     k.nsub = 0
     if g.local:                       # z = v, the rotation vector from qb = q0/|q0|
-        rkmk_unit(k.qb)
+        if g.resume:                  # (the accepted step's own qb: the same bits)
+            rkmk_retract(k.qb)
+        else:
+            rkmk_unit(k.qb)
         q[0] = 0.0
         q[1] = 0.0
         q[2] = 0.0
@@ -521,8 +527,8 @@ def run(method, model, y0, t, save, options, workers=1):
         rotation reaches pi/sqrt(2) raises ValueError; True: it is split into equal sub-steps);
         for ``rk3``,
         ``rk4``, ``ab3``: ``norm_gain`` (default 0) and ``normalize`` (default False).
-        With error control ``control`` and ``trace`` (as for `rotode.dynamic.run`).  Unknown
-        keys raise TypeError.
+        With error control ``control``, ``trace`` and ``resume`` (as for
+        `rotode.dynamic.run`).  Unknown keys raise TypeError.
     workers : int
         Threads over bodies; results do not depend on it.
 
@@ -560,6 +566,7 @@ def run(method, model, y0, t, save, options, workers=1):
     trace = options.pop("trace", None)
     h_next = options.pop("h_next", None)
     events = options.pop("events", None)
+    resume = options.pop("resume", False)     # (internal: rotode.solvers' continued runs)
     if control is not None and not spec.adaptive:
         raise ValueError(f"method {method!r} has no error estimate (no `rtol`/`atol`)")
     g.terms = 2
@@ -577,6 +584,7 @@ def run(method, model, y0, t, save, options, workers=1):
     g.needs_w0 = kernel != "magnus"
     g.carry = False
     g.local = kernel == "rkmk" or (kernel == "magnus" and control is not None)
+    g.resume = g.local and bool(resume)
     if kernel == "cg":
         _, b, c = spec.tableau.doubles
         g.stages = len(b)

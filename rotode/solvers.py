@@ -21,16 +21,19 @@ between steps, built from ``fun`` at both ends.  The methods with an error estim
 `RKMK8`, `Magnus6`, `Magnus8`) take ``rtol``/``atol``/``first_step``/``max_step`` instead, as
 SciPy's solvers do: the compiled driver advances a chunk of steps at a time (its controller,
 its step sequence: ``rotode.integrate``'s), and ``step()`` hands them out one by one.  Each
-chunk continues from the last state with the controller's proposal for the next step, so the
-steps are ``rotode.integrate``'s; the states agree with it to round-off (~1e-15), not bit for
-bit, because a chunk restarts the group methods from the stored unit quaternion.  Their dense
-output stays on the group (a unit quaternion at every time).  For `RKMK5`/`RKMK8` it is the
-pair's continuous extension mapped onto the group, ``q_n exp(v(theta)/2)``.  For `Magnus6`/
-`Magnus8` it is what ``rotode.integrate`` gives at ``t_eval`` and events inside a step: the
-step's Magnus formula over ``[t_n, t]`` from the step's start, ``q_n exp(Omega(t_n, t)/2)``
-(body frame; ``exp(Omega/2) q_n`` in the world frame), evaluated by the compiled driver once per
-call for all the requested times; it agrees with ``rotode.integrate``'s ``t_eval`` values to
-round-off (~1e-15: the step is rerun from its stored start quaternion).  The multistep ``ab3``
+chunk continues the last one with its bits: the controller's proposal for the next step, the
+pair's first stage as the last accept left it, and the base orientation that accept made (the
+stored row retracted, the ``resume`` option of the runners), so the steps and the states are
+``rotode.integrate``'s bit for bit (for a rotode model; a plain callable's ``w`` is recovered
+at each chunk's start, to round-off).  Their dense output stays on the group (a unit quaternion
+at every time).  For `RKMK5`/`RKMK8` it is the pair's continuous extension mapped onto the
+group, ``q_n exp(v(theta)/2)``, evaluated with NumPy (integrate's values to a few ulp,
+~4e-16).  For `Magnus6`/`Magnus8` it is what ``rotode.integrate`` gives at ``t_eval`` and
+events inside a step: the step's Magnus formula over ``[t_n, t]`` from the step's start,
+``q_n exp(Omega(t_n, t)/2)`` (body frame; ``exp(Omega/2) q_n`` in the world frame), evaluated
+by the compiled driver once per call for all the requested times from the step's own start
+(``resume``): integrate's ``t_eval`` values bit for bit.  Event times located by SciPy's
+``brentq`` on it differ from rotode's own root finder by a few ulp.  The multistep ``ab3``
 has no solver class (use `rotode.integrate`).
 """
 import collections
@@ -269,6 +272,7 @@ class NativeSolver(OdeSolver):
             self._control = control
             self._steps = collections.deque()
             self._h_next = None
+            self._K0 = None                  # the first stage of the next chunk's first step
             self._step_done = None
         else:
             self._grid, _ = integration._time_grid((t0, t_bound), step, None, None,
@@ -286,6 +290,12 @@ class NativeSolver(OdeSolver):
         pair = self._spec.tableau is not None
         nz = n if self._spec.kernel(self._kind) == "erk" else n - 1   # rkmk: [v, (w)]
         trace = {"dense": pair}          # (the driver fills it: at most CHUNK_STEPS steps)
+        # a later chunk continues the run with its bits: the pair's first stage as the last
+        # step left it, and (rkmk, adaptive magnus) the base orientation its accept made
+        # (`resume`: the stored row retracted, not normalised)
+        resume = self._h_next is not None
+        if resume and self._K0 is not None:
+            trace["K0"] = self._K0
         h_next = np.zeros(1)
         ref = None
         if self._recover is not None:
@@ -296,18 +306,22 @@ class NativeSolver(OdeSolver):
             first = self._h_next             # continue with the proposal: the same steps
         ctl = as_control(rtol, atol, first, top, CHUNK_STEPS, n,
                          max(span, first if first is not None else 0.0))
-        options = dict(self._options, control=ctl, trace=trace, h_next=h_next)
+        options = dict(self._options, control=ctl, trace=trace, h_next=h_next, resume=resume)
         _, _, stats = self._runner.run(self._method, self._model,
                                        np.ascontiguousarray(self.y[None, :]),
                                        np.array([self.t, self.t_bound]),
                                        np.zeros(0, dtype=np.intp), options, 1)
         taken = trace["n"] - 1
         self.nfev += int(stats.get("nfev_pair", 0))
+        start = self.y[:4].copy()            # (the row the chunk starts from, as given)
         for j in range(taken):
-            self._steps.append((trace["t"][j + 1], trace["y"][j + 1].copy(), trace["y"][j, :4],
+            self._steps.append((trace["t"][j + 1], trace["y"][j + 1].copy(),
+                                start if j == 0 else trace["y"][j, :4],
                                 trace["z"][j].copy() if pair else None,
-                                trace["F"][j].reshape(7, nz).copy() if pair else None, ref))
+                                trace["F"][j].reshape(7, nz).copy() if pair else None, ref,
+                                resume or j > 0))
         self._h_next = float(h_next[0])
+        self._K0 = trace["K0"] if pair else None
         if stats.get("status", 0) != 0 and taken < CHUNK_STEPS:
             self._steps.append(stats.get("message", "the step failed"))
 
@@ -345,10 +359,10 @@ class NativeSolver(OdeSolver):
 
     def _dense_output_impl(self):
         if self._adaptive:
-            t_new, _, q_old, z_old, F, ref = self._step_done
+            t_new, _, q_old, z_old, F, ref, later = self._step_done
             if F is None:                # adaptive Magnus: its own formula inside the step
                 return _MagnusOutput(self._t_old_step, t_new, q_old, self._method, self._model,
-                                     self._options, self._recover, ref)
+                                     dict(self._options, resume=later), self._recover, ref)
             if self._spec.kernel(self._kind) == "erk":
                 return _StepInterpolant(self._t_old_step, t_new, z_old, F, self._spec.embedded.kind)
             return _GroupOutput(self._t_old_step, t_new, q_old, z_old, F,

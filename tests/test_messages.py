@@ -348,6 +348,7 @@ ROWS = [
      ValueError, r"`frame` must be 'body' or 'world'"),
     ("integrate option trace", lambda: _rk4(trace={}), TypeError, r"unknown option `trace`"),
     ("integrate option h_next", lambda: _rk4(h_next=0.1), TypeError, r"unknown option `h_next`"),
+    ("integrate option resume", lambda: _rk4(resume=True), TypeError, r"unknown option `resume`"),
     ("integrate adaptive option trace", lambda: _adaptive(trace={}),
      TypeError, r"unknown option `trace`"),
     ("integrate callable returns str", lambda: rotode.integrate(
