@@ -54,7 +54,7 @@ from libc.stdlib cimport malloc, free
 from rotode._driver cimport (Engine, Stepper, advance_steps, drive, make_stepper, STATUS_OK,
                              WORK_DOUBLES)
 from rotode.quaternion cimport quat_rotate
-from rotode.rkmk cimport rkmk_rate, rkmk_retract, rkmk_unit, rkmk_max_step_angle
+from rotode.rkmk cimport rkmk_rate, rkmk_retract, rkmk_base, rkmk_max_step_angle
 from rotode.equations cimport FRAME_BODY
 from rotode.rhs cimport RigidBody
 
@@ -234,10 +234,7 @@ cdef int _begin(const void* c, Py_ssize_t i, const double* y0, double* z,
     if cfg.method == M_RKMK:                      # z = [v, w], v = 0 from qb = q0/|q0|
         for k in range(4):
             d.qb[k] = y0[k]
-        if cfg.resume:                            # (the accepted step's own qb: same bits)
-            rkmk_retract(d.qb)
-        else:
-            rkmk_unit(d.qb)
+        rkmk_base(d.qb, cfg.resume)
         for k in range(3):
             z[k] = 0.0
             z[3 + k] = y0[4 + k]

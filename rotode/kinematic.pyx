@@ -34,7 +34,7 @@ if sizeof(KinWork) > WORK_DOUBLES * sizeof(double):
 from rotode.omega cimport AngularVelocity
 from rotode.quaternion cimport quat_rotate, quat_conj
 from rotode.equations cimport FRAME_WORLD, quaternion_kinematics_rhs
-from rotode.rkmk cimport (rkmk_rate, rkmk_angular_velocity, rkmk_retract, rkmk_unit,
+from rotode.rkmk cimport (rkmk_rate, rkmk_angular_velocity, rkmk_retract, rkmk_base,
                           rkmk_max_step_angle)
 
 __all__ = ["METHODS", "KERNELS", "run"]
@@ -178,10 +178,7 @@ cdef int _begin(const void* cfg, Py_ssize_t i, const double* y0, double* q,
     k.nrate = 0
     k.nsub = 0
     if g.local:                       # z = v, the rotation vector from qb = q0/|q0|
-        if g.resume:                  # (the accepted step's own qb: the same bits)
-            rkmk_retract(k.qb)
-        else:
-            rkmk_unit(k.qb)
+        rkmk_base(k.qb, g.resume)
         q[0] = 0.0
         q[1] = 0.0
         q[2] = 0.0

@@ -45,6 +45,16 @@ cdef inline void rkmk_retract(double* q) noexcept nogil:
     q[3] = q[3] * s
 
 
+cdef inline void rkmk_base(double* q, bint resume) noexcept nogil:
+    """The base of a run's first step from its y0 (IN/OUT: q[4], nonzero): q/|q|, or, when
+    y0 is the row stored at the end of an accepted step of an earlier call (`resume`), that
+    row retracted, as the step's accept made its base (a continued run keeps its bits)."""
+    if resume:
+        rkmk_retract(q)
+    else:
+        rkmk_unit(q)
+
+
 cdef inline void rkmk_rate(const double* v, const double* w, int frame,
                            double* dv) noexcept nogil:
     """v' of the algebra equation: T(-v)^-1 w (body) or T(v)^-1 w (world) (OUT: dv[3]).

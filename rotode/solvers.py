@@ -302,7 +302,7 @@ class NativeSolver(OdeSolver):
             ref = self._recover.q = self.y.copy()
         rtol, atol, first, top = self._control
         span = abs(self.t_bound - self.t)
-        if self._h_next is not None:
+        if resume:
             first = self._h_next             # continue with the proposal: the same steps
         ctl = as_control(rtol, atol, first, top, CHUNK_STEPS, n,
                          max(span, first if first is not None else 0.0))
