@@ -115,6 +115,35 @@ cdef struct Stepper:
     # True: `store` gives the row z[:k] and w = z[4:7] unchanged (the rigid body's pairs), so
     # that events read the state itself
     bint row_is_state
+    # NULL, or n_stops ascending times that no controlled step crosses (a step that would ends
+    # on the stop): where the equations are not smooth, e.g. the knots of sampled rates
+    const double* stops
+    Py_ssize_t n_stops
+
+
+cdef inline double clip_to_stop(const double* stops, Py_ssize_t n, double t, double t_new,
+                                double direction) noexcept nogil:
+    """t_new, or the first of the ascending `stops` strictly between t and t_new."""
+    cdef Py_ssize_t lo = 0, hi = n, mid
+    if direction > 0.0:                     # the first stop > t
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if stops[mid] <= t:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < n and stops[lo] < t_new:
+            return stops[lo]
+    else:                                   # the last stop < t
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if stops[mid] < t:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo > 0 and stops[lo - 1] > t_new:
+            return stops[lo - 1]
+    return t_new
 
 
 cdef inline int advance_steps(step_fn step, int nz, const void* cfg, Py_ssize_t i,
@@ -166,6 +195,8 @@ cdef inline Stepper make_stepper(const void* cfg, begin_fn begin, advance_fn adv
     s.evals = 0
     s.max_angle = 0.0
     s.row_is_state = False
+    s.stops = NULL
+    s.n_stops = 0
     return s
 
 

@@ -352,6 +352,8 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
             t_new = t + h_abs * direction
             if direction * (t_new - tf) > 0.0:
                 t_new = tf
+            if s.n_stops > 0:
+                t_new = clip_to_stop(s.stops, s.n_stops, t, t_new, direction)
             h = t_new - t
             h_abs = fabs(h)
             if pair:

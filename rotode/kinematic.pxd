@@ -146,9 +146,9 @@ cdef inline void magnus4_rotvec(const double* w1, const double* w2, double h, in
 
 
 cdef inline void magnus6_formula(const double* b0, const double* b1, const double* b2, double h,
-                                 double s, double* om, double* low) noexcept nogil:
+                                 double s, double* om) noexcept nogil:
     """The sixth-order Magnus formula of `magnus6_rotvec` on the moments b0, b1, b2 (already
-    multiplied by s), and its fourth-order truncation h b0 + O2 (OUT: om[3], low[3])."""
+    multiplied by s) (OUT: om[3])."""
     cdef double o2[3]
     cdef double u[3]
     cdef double v[3]
@@ -167,7 +167,6 @@ cdef inline void magnus6_formula(const double* b0, const double* b1, const doubl
     cross3(b1, o2, y)
     for i in range(3):
         om[i] = s * (h * b0[i] + o2[i] + h2 * x[i] + 0.6 * h * y[i])
-        low[i] = s * (h * b0[i] + o2[i])
 
 
 cdef inline void magnus6_moments(const double* w1, const double* w2, const double* w3,
@@ -178,18 +177,6 @@ cdef inline void magnus6_moments(const double* w1, const double* w2, const doubl
         b0[i] = s * (5.0 * (w1[i] + w3[i]) + 8.0 * w2[i]) / 18.0
         b1[i] = s * 0.10758287072798381 * (w3[i] - w1[i])
         b2[i] = s * (w1[i] + w3[i]) / 24.0
-
-
-cdef inline void magnus6_and_4(const double* w1, const double* w2, const double* w3, double h,
-                               int frame, double* om, double* low) noexcept nogil:
-    """`magnus6_rotvec` and its embedded fourth-order approximation from the same moments
-    (OUT: om[3], low[3])."""
-    cdef double s = 1.0 if frame == FRAME_WORLD else -1.0
-    cdef double b0[3]
-    cdef double b1[3]
-    cdef double b2[3]
-    magnus6_moments(w1, w2, w3, s, b0, b1, b2)
-    magnus6_formula(b0, b1, b2, h, s, om, low)
 
 
 cdef inline void magnus6_rotvec(const double* w1, const double* w2, const double* w3, double h,
@@ -203,8 +190,12 @@ cdef inline void magnus6_rotvec(const double* w1, const double* w2, const double
     in the world frame, evaluated on a_i = s w_i with s = +1 (world) or -1 (body) and
     multiplied by s (`magnus6_formula`).
     """
-    cdef double low[3]
-    magnus6_and_4(w1, w2, w3, h, frame, om, low)
+    cdef double s = 1.0 if frame == FRAME_WORLD else -1.0
+    cdef double b0[3]
+    cdef double b1[3]
+    cdef double b2[3]
+    magnus6_moments(w1, w2, w3, s, b0, b1, b2)
+    magnus6_formula(b0, b1, b2, h, s, om)
 
 
 cdef inline void magnus8_moments(const double* a1, const double* a2, const double* a3,
@@ -289,29 +280,6 @@ cdef inline void magnus8_rotvec(const double* a1, const double* a2, const double
     cdef double B3[3]
     magnus8_moments(a1, a2, a3, a4, s, B0, B1, B2, B3)
     magnus8_formula(B0, B1, B2, B3, h, s, om)
-
-
-# ---- embedded estimates of the adaptive Magnus methods --------------------------------------
-# The same Gauss nodes give a lower-order Magnus approximation for free (Blanes, Casas & Ros
-# 2000, BIT 40, 434-450, sec. 4; Iserles & Norsett 1999): the sixth-order formula truncated
-# after its h^3 terms is of order four, and the sixth-order formula on the moments of the four
-# GL4 nodes is of order six.  Their difference from the high-order Omega estimates the local
-# error of the lower order (O(h^5), O(h^7)), and the step goes on with the higher order.
-
-cdef inline void magnus8_and_6(const double* a1, const double* a2, const double* a3,
-                               const double* a4, double h, int frame, double* om,
-                               double* low) noexcept nogil:
-    """`magnus8_rotvec` and its embedded sixth-order approximation, the formula of
-    `magnus6_rotvec` on the GL4 moments B0, B1, B2 (OUT: om[3], low[3])."""
-    cdef double s = 1.0 if frame == FRAME_WORLD else -1.0
-    cdef double B0[3]
-    cdef double B1[3]
-    cdef double B2[3]
-    cdef double B3[3]
-    cdef double low4[3]
-    magnus8_moments(a1, a2, a3, a4, s, B0, B1, B2, B3)
-    magnus8_formula(B0, B1, B2, B3, h, s, om)
-    magnus6_formula(B0, B1, B2, h, s, low, low4)
 
 
 # ---- vector-space steps on non-unit quaternions (Rucker 2018 sec. III) -------------------------

@@ -31,7 +31,7 @@ from rotode._driver cimport (Control, Engine, Stepper, advance_steps, drive, mak
 
 if sizeof(KinWork) > WORK_DOUBLES * sizeof(double):
     raise ImportError("rotode.kinematic: the per-body scratch exceeds the driver's WORK_DOUBLES")
-from rotode.omega cimport AngularVelocity
+from rotode.omega cimport AngularVelocity, Samples
 from rotode.quaternion cimport quat_rotate, quat_conj
 from rotode.equations cimport FRAME_WORLD, quaternion_kinematics_rhs
 from rotode.rkmk cimport (rkmk_rate, rkmk_angular_velocity, rkmk_retract, rkmk_base,
@@ -80,6 +80,8 @@ cdef struct KinCfg:
     double gain, t_start
     double b[4]              # cg: weights
     double c[4]              # cg: nodes; magnus: Gauss nodes
+    int estages              # adaptive magnus: nodes of the embedded Magnus method
+    double ec[4]
     PyObject* src            # borrowed AngularVelocity (is_source)
     const double* wconst     # (N, 3) constant rates (not is_source)
     const double* alpha      # (N, 3) angular accelerations (RATE_ALPHA)
@@ -374,20 +376,30 @@ cdef void _accept_rkmk(const void* cfg, Py_ssize_t i, double* v, double* K0,
 cdef int _magnus_omega(const KinCfg* g, Py_ssize_t i, KinWork* k, double t, double h,
                        double* om, double* low) noexcept nogil:
     """Omega of the Magnus step t -> t + h (magnus6 or magnus8, the fixed-step formulas) and,
-    when low is not NULL, its embedded lower-order estimate from the same nodes (OUT)."""
+    when low is not NULL, the embedded lower-order Magnus method (magnus4 or magnus6) on its
+    own Gauss nodes: their difference sees the quadrature error of the integral of w, which
+    a lower-order formula on the same nodes would not (a rate of fixed direction has no
+    commutator terms), as well as the commutator terms (OUT: om[3], low[3])."""
     cdef double ws[4][3]
     cdef int st, s
     for s in range(g.stages):
         st = _omega(g, i, k, t + g.c[s] * h, ws[s])
         if st != STATUS_OK:
             return st
-    cdef double unused[3]
-    if low == NULL:
-        low = unused
     if g.stages == 3:
-        magnus6_and_4(ws[0], ws[1], ws[2], h, g.frame, om, low)
+        magnus6_rotvec(ws[0], ws[1], ws[2], h, g.frame, om)
     else:
-        magnus8_and_6(ws[0], ws[1], ws[2], ws[3], h, g.frame, om, low)
+        magnus8_rotvec(ws[0], ws[1], ws[2], ws[3], h, g.frame, om)
+    if low == NULL:
+        return STATUS_OK
+    for s in range(g.estages):
+        st = _omega(g, i, k, t + g.ec[s] * h, ws[s])
+        if st != STATUS_OK:
+            return st
+    if g.estages == 2:
+        magnus4_rotvec(ws[0], ws[1], h, g.frame, low)
+    else:
+        magnus6_rotvec(ws[0], ws[1], ws[2], h, g.frame, low)
     return STATUS_OK
 
 
@@ -590,6 +602,9 @@ def run(method, model, y0, t, save, options, workers=1):
     elif kernel == "magnus":
         b, c = (), spec.nodes
         g.stages = len(c)
+        g.estages = len(spec.embedded.nodes) if control is not None else 0
+        for st in range(g.estages):
+            g.ec[st] = spec.embedded.nodes[st]
     if kernel in ("cg", "magnus"):
         for st in range(g.stages):
             g.b[st] = b[st] if b else 0.0
@@ -631,6 +646,7 @@ def run(method, model, y0, t, save, options, workers=1):
     failed = np.zeros(N, dtype=np.intp)
     fail_angle = np.zeros(N)
     cdef const double[:, ::1] wv = wconst
+    cdef const double[::1] kv
     cdef const double[:, ::1] av = alpha_rows
     cdef Py_ssize_t[::1] nfv = nfev
     cdef Py_ssize_t[::1] nrv = nrate
@@ -660,7 +676,7 @@ def run(method, model, y0, t, save, options, workers=1):
         sp.max_angle = rkmk_max_step_angle()
     elif kernel == "magnus" and control is not None:
         # adaptive magnus6/magnus8: the driver's controller with the Magnus trial step and its
-        # embedded estimate; the error of Omega scaled as for rkmk
+        # embedded Magnus method on its own nodes; the error of Omega scaled as for rkmk
         control = control[:1] + (algebra_atol(control[1]),) + control[2:]
         engine = Engine(spec, control, 3, ref=1.0)
         (<Engine>engine).attach_control(&sp)
@@ -669,9 +685,16 @@ def run(method, model, y0, t, save, options, workers=1):
         sp.dense = _magnus_dense
         sp.first = _magnus_first
         sp.exponent = -1.0 / (spec.embedded.error_order + 1)
-        sp.evals = g.stages
+        sp.evals = g.stages + g.estages
         sp.accept = _accept_local
         sp.max_angle = rkmk_max_step_angle()
+        if isinstance(src, Samples):
+            # no step crosses a sample time: between two, w is a polynomial of degree <= 3,
+            # which both Gauss rules integrate exactly, and a jump of a zero-order hold that
+            # lies between the ends of a step and its outer nodes is seen by neither rule
+            kv = src.times
+            sp.stops = &kv[0]
+            sp.n_stops = kv.shape[0]
     counts = np.zeros((N, 3), dtype=np.int64)
     fail_t = np.zeros(N)
     drive(&sp, t, save, y0, yout, wout, status, failed, workers, counts, fail_t, trace, h_next,

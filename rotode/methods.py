@@ -71,8 +71,10 @@ class Embedded:
     """Error estimate and dense output of an embedded explicit Runge-Kutta pair (exact).
 
     For the ``magnus`` kernel (``kind`` "magnus") ``e`` and ``dense`` are empty: the estimate is
-    the lower-order Magnus formula on the same Gauss nodes (rotode/kinematic.pxd), of order
-    ``error_order``, and outputs inside a step are Magnus steps from its start.
+    the lower-order Magnus method of order ``error_order`` on its own Gauss nodes ``nodes``
+    (Iserles, Munthe-Kaas, Norsett and Zanna 2000: the difference of two Magnus
+    methods with different quadratures sees the quadrature error of the integral of w as well
+    as the commutator terms), and outputs inside a step are Magnus steps from its start.
 
     ``e`` are the error weights over the stages and the FSAL stage ``f(t + h, y_new)``
     (``h sum e_j K_j`` estimates the local error); DOP853 adds ``e3`` (its order-3 estimate,
@@ -88,6 +90,7 @@ class Embedded:
     e3: tuple | None = None
     extra_a: tuple = ()
     extra_c: tuple = ()
+    nodes: tuple = ()
 
     def __post_init__(self):
         def dbl(x):
@@ -196,6 +199,11 @@ _CG1 = _tab(((),), (1,), (0,))
 _RUCKER = "Rucker 2018, sec. III"
 _CG = "Crouch & Grossman 1993; Owren & Marthinsen 1999, Table 1"
 _GAUSS = "Iserles & Norsett 1999; Blanes, Casas & Ros 2000"
+# Gauss-Legendre nodes on [0, 1] as the kernels have always used them (magnus4: 0.5 - sqrt(3)/6
+# in double, one ulp from the correctly rounded root; tests/test_methods.py)
+_GL2 = (0.21132486540518713, 0.78867513459481287)
+_GL3 = (0.11270166537925831, 0.5, 0.88729833462074169)
+_GL4 = (0.069431844202973713, 0.33000947820757187, 0.66999052179242813, 0.93056815579702629)
 _RKMK = "Munthe-Kaas 1998, 1999; Hairer, Lubich & Wanner 2006, sec. IV.8.2"
 
 _ENTRIES = (
@@ -207,22 +215,16 @@ _ENTRIES = (
            tableau=_tab(((), ("1/2",)), (0, 1), (0, "1/2")), solver="Exp2"),
     Method("magnus_ca", "Magnus expansion for constant angular acceleration over the step",
            "Magnus", 2, {_KIN: "magnus_ca"}, "[NIRD]", solver="MagnusCA"),
-    # Gauss nodes as the kernels have always used them (magnus4: 0.5 - sqrt(3)/6 in double, one
-    # ulp from the correctly rounded root; tests/test_methods.py)
     Method("magnus2", "Midpoint Magnus method", "Magnus", 2, {_KIN: "magnus"}, _GAUSS,
            nodes=(0.5,), solver="Magnus2"),
     Method("magnus4", "Fourth-order Magnus method (two Gauss nodes)", "Magnus", 4,
-           {_KIN: "magnus"}, _GAUSS, nodes=(0.21132486540518713, 0.78867513459481287),
-           solver="Magnus4"),
+           {_KIN: "magnus"}, _GAUSS, nodes=_GL2, solver="Magnus4"),
     Method("magnus6", "Sixth-order Magnus method (three Gauss nodes)", "Magnus", 6,
            {_KIN: "magnus"}, _GAUSS,
-           nodes=(0.11270166537925831, 0.5, 0.88729833462074169), solver="Magnus6",
-           embedded=Embedded("magnus", 4, (), ())),
+           nodes=_GL3, solver="Magnus6", embedded=Embedded("magnus", 4, (), (), nodes=_GL2)),
     Method("magnus8", "Eighth-order Magnus method (four Gauss nodes)", "Magnus", 8,
            {_KIN: "magnus"}, _GAUSS,
-           nodes=(0.069431844202973713, 0.33000947820757187, 0.66999052179242813,
-                  0.93056815579702629), solver="Magnus8",
-           embedded=Embedded("magnus", 6, (), ())),
+           nodes=_GL4, solver="Magnus8", embedded=Embedded("magnus", 6, (), (), nodes=_GL3)),
     Method("cg1", "Crouch-Grossman method of order 1", "Crouch-Grossman", 1,
            {_KIN: "cg", _RB: "cg"}, _CG, tableau=_CG1, solver="CG1"),
     Method("cg2", "Crouch-Grossman method of order 2 (Heun's tableau)", "Crouch-Grossman", 2,
