@@ -73,6 +73,9 @@ MAX_SUBSTEPS = SUBSTEP_CAP
 cdef struct KinCfg:
     int kernel, frame, terms, rate_mode, stages
     bint is_source, approx, normalize, substep, needs_w0, carry
+    # the source's w jumps (a zero-order hold): a rate read at the end of a step is not the
+    # next step's rate at its start, so none is carried from one step to the next
+    bint jumps
     bint local               # the state is the rotation vector v from qb (rkmk, adaptive magnus)
     # local: y0 is the row stored at the end of an accepted step of an earlier call (`resume`
     # option): qb is that row retracted, as the step's accept made it, not y0/|y0|
@@ -121,11 +124,24 @@ cdef inline int _omega(const KinCfg* g, Py_ssize_t i, KinWork* k, double tt,
     return STATUS_OK
 
 
-cdef inline int _rate(const KinCfg* g, Py_ssize_t i, KinWork* k, double tt,
+cdef inline int _omega_side(const KinCfg* g, Py_ssize_t i, KinWork* k, double tt, bint below,
+                            double* w) noexcept nogil:
+    """w(tt) of body i, the limit from below when `below`: a step reads its own side of a
+    sample time, below it when the step ends there forwards or starts there backwards (OUT)."""
+    if below and g.is_source:
+        k.nfev += 1
+        return (<AngularVelocity>g.src).evaluate_before(tt, w)
+    return _omega(g, i, k, tt, w)
+
+
+cdef inline int _rate(const KinCfg* g, Py_ssize_t i, KinWork* k, double tt, bint below,
                       double* dw) noexcept nogil:
-    """w'(tt) of body i for RATE_ZERO / RATE_SOURCE / RATE_ALPHA (OUT: dw[3])."""
+    """w'(tt) of body i for RATE_ZERO / RATE_SOURCE / RATE_ALPHA, the limit from below when
+    `below` (`_omega_side`) (OUT: dw[3])."""
     if g.rate_mode == RATE_SOURCE:
         k.nrate += 1
+        if below:
+            return (<AngularVelocity>g.src).evaluate_rate_before(tt, dw)
         return (<AngularVelocity>g.src).evaluate_rate(tt, dw)
     if g.rate_mode == RATE_ALPHA:
         dw[0] = g.alpha[3 * i]
@@ -145,8 +161,8 @@ cdef inline int _step_rate(const KinCfg* g, Py_ssize_t i, KinWork* k, double t0,
     otherwise `_rate` at t0 (OUT: dw[3], w1[3])."""
     cdef int st, c
     if g.rate_mode != RATE_FD:
-        return _rate(g, i, k, t0, dw)
-    st = _omega(g, i, k, t0 + h, w1)
+        return _rate(g, i, k, t0, h < 0.0, dw)
+    st = _omega_side(g, i, k, t0 + h, h > 0.0, w1)
     for c in range(3):
         dw[c] = (w1[c] - k.w0[c]) / h
     return st
@@ -154,7 +170,7 @@ cdef inline int _step_rate(const KinCfg* g, Py_ssize_t i, KinWork* k, double t0,
 
 cdef inline void _carry_rate(const KinCfg* g, KinWork* k, const double* w1) noexcept nogil:
     """After a step: keep w(t0 + h) as the next step's w0 when `_step_rate` computed it."""
-    k.have0 = g.rate_mode == RATE_FD
+    k.have0 = g.rate_mode == RATE_FD and not g.jumps
     if k.have0:
         k.w0[0] = w1[0]
         k.w0[1] = w1[1]
@@ -231,7 +247,7 @@ cdef inline int _step(const void* cfg, Py_ssize_t i, double t0, double t1, doubl
     cdef double* wp
     cdef int st = STATUS_OK, c, s
     if not k.have0 and g.needs_w0:
-        st = _omega(g, i, k, t0, k.w0)
+        st = _omega_side(g, i, k, t0, h < 0.0, k.w0)
         if st != STATUS_OK:
             return st
         k.have0 = True
@@ -240,7 +256,7 @@ cdef inline int _step(const void* cfg, Py_ssize_t i, double t0, double t1, doubl
         # (w depends on t only: every stage's w first, then the product of exponentials)
         for s in range(g.stages):
             if g.c[s] != 0.0:
-                st = _omega(g, i, k, t0 + g.c[s] * h, ws[s])
+                st = _omega_side(g, i, k, t0 + g.c[s] * h, g.c[s] == 1.0 and h > 0.0, ws[s])
                 if st != STATUS_OK:
                     return st
         for s in range(g.stages):
@@ -298,7 +314,7 @@ cdef inline int _step(const void* cfg, Py_ssize_t i, double t0, double t1, doubl
             quaternion_kinematics_rhs(q, k.w0, g.frame, g.gain, k.f0)
         st = _omega(g, i, k, t0 + 0.5 * h, ws[1])
         if st == STATUS_OK:
-            st = _omega(g, i, k, t0 + h, ws[2])
+            st = _omega_side(g, i, k, t0 + h, h > 0.0, ws[2])
         if st != STATUS_OK:
             return st
         if g.kernel == K_RK3:
@@ -309,6 +325,7 @@ cdef inline int _step(const void* cfg, Py_ssize_t i, double t0, double t1, doubl
             normalize4(q)
         for c in range(3):
             k.w0[c] = ws[2][c]
+        k.have0 = not g.jumps
     if g.kernel == K_AB3:             # the multistep history: the two previous step starts
         k.tp2 = k.tp1
         k.tp1 = t0
@@ -459,7 +476,7 @@ cdef int _store(const void* cfg, Py_ssize_t i, double t, const double* z, double
         st = _omega(g, i, k, t, k.w0)
         if st != STATUS_OK:
             return st
-        k.have0 = True
+        k.have0 = not g.jumps         # (a backward step from t reads w(t-) instead)
     _store_q(cfg, i, t, z, y, w, work)
     if g.frame == FRAME_WORLD:
         quat_conj(y, qc)
@@ -624,6 +641,8 @@ def run(method, model, y0, t, save, options, workers=1):
     wconst = _NO_ROWS if src is not None else _as_rows(model, "model", N)
     alpha_rows = _NO_ROWS if alpha is None else _as_rows(alpha, "alpha", N, shared=True)
     g.is_source = src is not None
+    g.jumps = isinstance(src, Samples) and src.kind == "previous"
+    g.carry = g.carry and not g.jumps
     g.src = <PyObject*>src
     g.rate_mode = RATE_ZERO
     cdef double probe[3]

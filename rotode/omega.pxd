@@ -18,6 +18,11 @@ cdef class AngularVelocity:
     cdef public object error
     cdef int evaluate(self, double t, double* w) noexcept nogil     # OUT: w[3]
     cdef int evaluate_rate(self, double t, double* dw) noexcept nogil  # OUT: dw[3]
+    # the limits from below, w(t-) and w'(t-): a step that ends at t forwards, or starts at t
+    # backwards, reads these; they differ from evaluate/evaluate_rate only where w or w' jumps
+    # at t (the base class returns evaluate/evaluate_rate)
+    cdef int evaluate_before(self, double t, double* w) noexcept nogil     # OUT: w[3]
+    cdef int evaluate_rate_before(self, double t, double* dw) noexcept nogil  # OUT: dw[3]
 
 
 cdef class Constant(AngularVelocity):
@@ -40,6 +45,8 @@ cdef class Samples(AngularVelocity):
     cdef const double[::1] _t
     cdef const double[:, :, ::1] _coef   # (m - 1, 4, 3): cubic in (t - t_i), highest power first
     cdef int locate(self, double t) noexcept nogil
+    cdef void _value(self, int i, double t, double* w) noexcept nogil
+    cdef void _slope(self, int i, double t, double* dw) noexcept nogil
     cdef int _outside(self, double t) noexcept nogil
 
 

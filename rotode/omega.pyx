@@ -43,6 +43,12 @@ cdef class AngularVelocity:
     cdef int evaluate_rate(self, double t, double* dw) noexcept nogil:
         return SOURCE_UNAVAILABLE
 
+    cdef int evaluate_before(self, double t, double* w) noexcept nogil:
+        return self.evaluate(t, w)
+
+    cdef int evaluate_rate_before(self, double t, double* dw) noexcept nogil:
+        return self.evaluate_rate(t, dw)
+
     def _check(self, int status, str what):
         if status == SOURCE_OK:
             return
@@ -196,9 +202,14 @@ cdef class Samples(AngularVelocity):
     Notes
     -----
     Evaluating outside ``[t[0], t[-1]] - offset`` is an error (no silent extrapolation).  The
-    derivative used by ``exp2``/``magnus_ca`` is one-sided at a sample time: the slope of the
-    interval to its right (the last sample: of the last interval); zero for "previous".
-    ``rotode.integrate(..., dt="samples")`` steps exactly on the sample times.
+    ``source(t)`` and ``source.derivative(t)`` at a sample time give the interval to its right
+    (the last sample: of the last interval; the derivative of "previous" is zero).  The fixed-step
+    kinematic methods read each step's own side of a sample time: a step that ends on one
+    (forwards) or starts on one (backwards) reads the interval to its left, so a zero-order
+    hold integrated with ``dt="samples"`` by ``lie_euler``, ``exp2``, ``magnus_ca``, ``cg*`` or
+    a Magnus method is the product of the per-sample exponentials in either direction.
+    ``rotode.integrate(..., dt="samples")`` steps exactly on the sample times, and adaptive
+    ``magnus6``/``magnus8`` never step across one.
     """
 
     def __init__(self, t, w, kind="linear", offset=0.0):
@@ -286,30 +297,59 @@ cdef class Samples(AngularVelocity):
                 f"[{self.t[0]!r}, {self.t[self.t.shape[0] - 1]!r}] (no extrapolation)")
         return SOURCE_ERROR
 
+    cdef void _value(self, int i, double t, double* w) noexcept nogil:
+        """The interpolant of interval i at t (OUT: w[3])."""
+        cdef double s = t - self._t[i]
+        cdef int k
+        for k in range(3):
+            w[k] = ((self._coef[i, 0, k] * s + self._coef[i, 1, k]) * s
+                    + self._coef[i, 2, k]) * s + self._coef[i, 3, k]
+
+    cdef void _slope(self, int i, double t, double* dw) noexcept nogil:
+        """The derivative of the interpolant of interval i at t (OUT: dw[3])."""
+        cdef double s = t - self._t[i]
+        cdef int k
+        for k in range(3):
+            dw[k] = (3.0 * self._coef[i, 0, k] * s + 2.0 * self._coef[i, 1, k]) * s \
+                + self._coef[i, 2, k]
+
     cdef int evaluate(self, double t, double* w) noexcept nogil:
         cdef int i = self.locate(t), k, m = self._t.shape[0]
-        cdef double s
         if i < 0:
             return self._outside(t)
         if self._hold and t == self._t[m - 1]:       # the last sample holds from its time on
             for k in range(3):
                 w[k] = self._wlast[k]
             return SOURCE_OK
-        s = t - self._t[i]
-        for k in range(3):
-            w[k] = ((self._coef[i, 0, k] * s + self._coef[i, 1, k]) * s
-                    + self._coef[i, 2, k]) * s + self._coef[i, 3, k]
+        self._value(i, t, w)
         return SOURCE_OK
 
     cdef int evaluate_rate(self, double t, double* dw) noexcept nogil:
-        cdef int i = self.locate(t), k
-        cdef double s
+        cdef int i = self.locate(t)
         if i < 0:
             return self._outside(t)
-        s = t - self._t[i]
-        for k in range(3):
-            dw[k] = (3.0 * self._coef[i, 0, k] * s + 2.0 * self._coef[i, 1, k]) * s \
-                + self._coef[i, 2, k]
+        self._slope(i, t, dw)
+        return SOURCE_OK
+
+    cdef int evaluate_before(self, double t, double* w) noexcept nogil:
+        """w(t-): at a sample time the interval to its left (a zero-order hold's previous
+        sample), the last sample time included."""
+        cdef int i = self.locate(t)
+        if i < 0:
+            return self._outside(t)
+        if i > 0 and t == self._t[i]:
+            i -= 1
+        self._value(i, t, w)
+        return SOURCE_OK
+
+    cdef int evaluate_rate_before(self, double t, double* dw) noexcept nogil:
+        """w'(t-): at a sample time the slope of the interval to its left."""
+        cdef int i = self.locate(t)
+        if i < 0:
+            return self._outside(t)
+        if i > 0 and t == self._t[i]:
+            i -= 1
+        self._slope(i, t, dw)
         return SOURCE_OK
 
     def __repr__(self):
