@@ -116,15 +116,21 @@ cdef struct Stepper:
     # that events read the state itself
     bint row_is_state
     # NULL, or n_stops ascending times that no controlled step crosses (a step that would ends
-    # on the stop): where the equations are not smooth, e.g. the knots of sampled rates
+    # on the stop): where the equations are not smooth, e.g. the knots of sampled rates.  With
+    # stops_jump the equations jump there (a zero-order hold): a pair's step that ends on a
+    # stop evaluates its end just inside the step, and the next step starts with a fresh
+    # f(t, y) instead of the FSAL stage
     const double* stops
     Py_ssize_t n_stops
+    bint stops_jump
 
 
 cdef inline double clip_to_stop(const double* stops, Py_ssize_t n, double t, double t_new,
-                                double direction) noexcept nogil:
-    """t_new, or the first of the ascending `stops` strictly between t and t_new."""
+                                double direction, bint* on_stop) noexcept nogil:
+    """t_new, or the first of the ascending `stops` strictly between t and t_new (OUT:
+    on_stop, True when the result is a stop, t_new itself included)."""
     cdef Py_ssize_t lo = 0, hi = n, mid
+    on_stop[0] = False
     if direction > 0.0:                     # the first stop > t
         while lo < hi:
             mid = (lo + hi) // 2
@@ -132,7 +138,8 @@ cdef inline double clip_to_stop(const double* stops, Py_ssize_t n, double t, dou
                 lo = mid + 1
             else:
                 hi = mid
-        if lo < n and stops[lo] < t_new:
+        if lo < n and stops[lo] <= t_new:
+            on_stop[0] = True
             return stops[lo]
     else:                                   # the last stop < t
         while lo < hi:
@@ -141,7 +148,8 @@ cdef inline double clip_to_stop(const double* stops, Py_ssize_t n, double t, dou
                 lo = mid + 1
             else:
                 hi = mid
-        if lo > 0 and stops[lo - 1] > t_new:
+        if lo > 0 and stops[lo - 1] >= t_new:
+            on_stop[0] = True
             return stops[lo - 1]
     return t_new
 
@@ -197,6 +205,7 @@ cdef inline Stepper make_stepper(const void* cfg, begin_fn begin, advance_fn adv
     s.row_is_state = False
     s.stops = NULL
     s.n_stops = 0
+    s.stops_jump = False
     return s
 
 

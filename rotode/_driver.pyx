@@ -252,7 +252,8 @@ cdef int _erk_fixed(const Stepper* s, Py_ssize_t i, double t0, double t1, double
         st = s.deriv(s.cfg, i, t0, z, K, <void*>work)
         if st != STATUS_OK:
             return st
-    st = erk_step(T, s.deriv, s.cfg, i, <void*>work, s.nz, t0, t1 - t0, z, K, znew)
+    st = erk_step(T, s.deriv, s.cfg, i, <void*>work, s.nz, t0, t1 - t0, t0 + (t1 - t0), z, K,
+                  znew)
     if st == STATUS_OK:
         st = s.deriv(s.cfg, i, t1, znew, K, <void*>work)      # f(t1, y1): the next K[0]
     have_f[0] = st == STATUS_OK
@@ -293,6 +294,8 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
     cdef bint pair = s.trial == NULL                # an explicit Runge-Kutta pair
     cdef double exponent = T.exponent if pair else s.exponent
     cdef bint ok, prepared
+    cdef bint on_stop = False                      # the step ends on one of s.stops
+    cdef double t_in                               # the time of the pair's stages at c = 1
     direction = 1.0 if tf > t else -1.0
     for c in range(7 * ERK_MAX_N):
         F[c] = 0.0
@@ -353,14 +356,18 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
             if direction * (t_new - tf) > 0.0:
                 t_new = tf
             if s.n_stops > 0:
-                t_new = clip_to_stop(s.stops, s.n_stops, t, t_new, direction)
+                t_new = clip_to_stop(s.stops, s.n_stops, t, t_new, direction, &on_stop)
             h = t_new - t
             h_abs = fabs(h)
             if pair:
                 nfev += T.s                        # stages 1..s-1 and the FSAL stage
-                st = erk_step(T, s.deriv, s.cfg, i, <void*>work, n, t, h, z, K, znew)
+                t_in = t_new
+                if on_stop and s.stops_jump:       # the equations jump at t_new
+                    t_in = nextafter(t_new, t)
+                st = erk_step(T, s.deriv, s.cfg, i, <void*>work, n, t, h,
+                              t + h if t_in == t_new else t_in, z, K, znew)
                 if st == STATUS_OK:
-                    st = s.deriv(s.cfg, i, t_new, znew, &K[T.s * n], <void*>work)
+                    st = s.deriv(s.cfg, i, t_in, znew, &K[T.s * n], <void*>work)
                 if st == STATUS_OK:
                     err = erk_error_norm(T, n, h, K, z, znew, C.rtol, C.atol, C.ref)
             else:
@@ -443,6 +450,11 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
                 K[c] = K[T.s * n + c]            # FSAL: f(t_new, y_new) starts the next step
         if s.accept != NULL:
             s.accept(s.cfg, i, z, K, <void*>work)
+        if pair and on_stop and s.stops_jump:      # f after the jump, not the FSAL stage
+            nfev += 1
+            st = s.deriv(s.cfg, i, t_new, z, K, <void*>work)
+            if st != STATUS_OK:
+                break
         t_prev = t
         t = t_new
         accepted += 1

@@ -50,9 +50,9 @@ cdef struct ERK:
 
 
 cdef inline int erk_stage(const ERK* T, erk_rhs f, const void* cfg, Py_ssize_t i,
-                          void* work, int n, double t, double h, const double* y, double* K,
+                          void* work, int n, double tr, double h, const double* y, double* K,
                           int r) noexcept nogil:
-    """Stage r: K_r = f(t + c_r h, y + h sum_{j<r} a_rj K_j) (OUT: K[r])."""
+    """Stage r: K_r = f(tr, y + h sum_{j<r} a_rj K_j), tr its time (OUT: K[r])."""
     cdef double ys[ERK_MAX_N]
     cdef double acc
     cdef int j, k
@@ -61,17 +61,20 @@ cdef inline int erk_stage(const ERK* T, erk_rhs f, const void* cfg, Py_ssize_t i
         for j in range(r):
             acc = acc + T.a[r * ERK_MAX_STAGES + j] * K[j * n + k]
         ys[k] = y[k] + h * acc
-    return f(cfg, i, t + T.c[r] * h, ys, &K[r * n], work)
+    return f(cfg, i, tr, ys, &K[r * n], work)
 
 
 cdef inline int erk_step(const ERK* T, erk_rhs f, const void* cfg, Py_ssize_t i, void* work,
-                         int n, double t, double h, const double* y, double* K,
+                         int n, double t, double h, double t_end, const double* y, double* K,
                          double* ynew) noexcept nogil:
-    """Stages 1..s-1 and y_new = y + h sum b_j K_j, given K[0] = f(t, y) (OUT: K, ynew)."""
+    """Stages 1..s-1 and y_new = y + h sum b_j K_j, given K[0] = f(t, y); the stages with
+    c = 1 are evaluated at t_end, which is t + h except where the step ends on a jump of the
+    equations (the driver's stops: a time just inside the step) (OUT: K, ynew)."""
     cdef double acc
     cdef int st, r, j, k
     for r in range(1, T.s):
-        st = erk_stage(T, f, cfg, i, work, n, t, h, y, K, r)
+        st = erk_stage(T, f, cfg, i, work, n, t_end if T.c[r] == 1.0 else t + T.c[r] * h, h,
+                       y, K, r)
         if st != 0:
             return st
     for k in range(n):

@@ -160,7 +160,7 @@ def _frame_or_body(frame):
 
 
 #: Keys the facades pass to the runners themselves; a user's option of that name is unknown.
-INTERNAL_OPTIONS = ("control", "trace", "h_next", "events", "resume")
+INTERNAL_OPTIONS = ("control", "trace", "h_next", "events", "resume", "stops")
 
 
 def check_option_names(options):

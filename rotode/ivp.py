@@ -225,6 +225,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     runner = integration.runner_for(spec, kind)
     Y0 = np.ascontiguousarray(y[None, :])
     opts = dict(implied, control=ctl)
+    if kind == "kinematics":
+        opts["stops"] = False           # SciPy's steps cross the sample times of Samples
     if evs:
         opts["events"] = integration._event_buffers(evs, Y0.shape, None)   # all, as SciPy
     if t_eval is None or dense_output:

@@ -593,6 +593,8 @@ def run(method, model, y0, t, save, options, workers=1):
     h_next = options.pop("h_next", None)
     events = options.pop("events", None)
     resume = options.pop("resume", False)     # (internal: rotode.solvers' continued runs)
+    # (internal: False for rotode.solve_ivp's SciPy steps, which cross the samples' times)
+    stops = options.pop("stops", True)
     if control is not None and not spec.adaptive:
         raise ValueError(f"method {method!r} has no error estimate (no `rtol`/`atol`)")
     g.terms = 2
@@ -707,13 +709,16 @@ def run(method, model, y0, t, save, options, workers=1):
         sp.evals = g.stages + g.estages
         sp.accept = _accept_local
         sp.max_angle = rkmk_max_step_angle()
-        if isinstance(src, Samples):
-            # no step crosses a sample time: between two, w is a polynomial of degree <= 3,
-            # which both Gauss rules integrate exactly, and a jump of a zero-order hold that
-            # lies between the ends of a step and its outer nodes is seen by neither rule
-            kv = src.times
-            sp.stops = &kv[0]
-            sp.n_stops = kv.shape[0]
+    if control is not None and stops and isinstance(src, Samples):
+        # no controlled step crosses a sample time, where w or w' is not smooth: between two,
+        # w is a polynomial of degree <= 3, which the Gauss rules of the Magnus methods
+        # integrate exactly (a jump of a zero-order hold between the end of a step and its
+        # outermost node would be seen by neither of their rules), and the pairs' error
+        # estimates see no kink; a zero-order hold jumps there (`Stepper.stops_jump`)
+        kv = src.times
+        sp.stops = &kv[0]
+        sp.n_stops = kv.shape[0]
+        sp.stops_jump = g.jumps
     counts = np.zeros((N, 3), dtype=np.int64)
     fail_t = np.zeros(N)
     drive(&sp, t, save, y0, yout, wout, status, failed, workers, counts, fail_t, trace, h_next,
