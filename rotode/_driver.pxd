@@ -11,6 +11,7 @@
 # codes below (`status_message` turns them into the result's message).
 
 from rotode.erk cimport ERK, ERK_MAX_N, erk_rhs
+from libc.math cimport INFINITY, nextafter
 
 cdef enum:
     STATUS_OK = 0
@@ -152,6 +153,24 @@ cdef inline double clip_to_stop(const double* stops, Py_ssize_t n, double t, dou
             on_stop[0] = True
             return stops[lo - 1]
     return t_new
+
+
+cdef inline double inside_from(const Stepper* s, double t, double direction) noexcept nogil:
+    """The time at which a step from t reads its first stage: t, or the next float towards the
+    step where the equations jump at t (a stop with `stops_jump`), so that the step reads its
+    own side of the jump."""
+    cdef Py_ssize_t lo = 0, hi = s.n_stops, mid
+    if not s.stops_jump:
+        return t
+    while lo < hi:                          # the first stop >= t
+        mid = (lo + hi) // 2
+        if s.stops[mid] < t:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < s.n_stops and s.stops[lo] == t:
+        return nextafter(t, direction * INFINITY)
+    return t
 
 
 cdef inline int advance_steps(step_fn step, int nz, const void* cfg, Py_ssize_t i,

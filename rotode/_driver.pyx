@@ -323,7 +323,7 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
             for c in range(n):
                 K[c] = tr.K0[c]
         else:
-            st = s.deriv(s.cfg, i, t, z, K, <void*>work)
+            st = s.deriv(s.cfg, i, inside_from(s, t, direction), z, K, <void*>work)
             nfev += 1
     if st == STATUS_OK:
         if C.first_step > 0.0:
@@ -450,9 +450,9 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
                 K[c] = K[T.s * n + c]            # FSAL: f(t_new, y_new) starts the next step
         if s.accept != NULL:
             s.accept(s.cfg, i, z, K, <void*>work)
-        if pair and on_stop and s.stops_jump:      # f after the jump, not the FSAL stage
+        if pair and on_stop and s.stops_jump and t_new != tf:   # f after the jump, not FSAL
             nfev += 1
-            st = s.deriv(s.cfg, i, t_new, z, K, <void*>work)
+            st = s.deriv(s.cfg, i, nextafter(t_new, direction * INFINITY), z, K, <void*>work)
             if st != STATUS_OK:
                 break
         t_prev = t
