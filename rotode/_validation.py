@@ -20,6 +20,9 @@ __all__ = [
     "as_int",
     "as_float_array",
     "as_callable_vector",
+    "callable_name",
+    "complex_values_error",
+    "python_override",
     "as_positive_scalar",
     "as_rows",
     "as_body_index",
@@ -501,16 +504,61 @@ def as_positive_array(x, name, *, allow_zero=False):
     return arr
 
 
-def as_callable_vector(value, what, t):
+def callable_name(function):
+    """A short name of a user's callable for a message: a function's qualified name, or the
+    class of a callable object (no address)."""
+    name = getattr(function, "__qualname__", None)
+    if isinstance(name, str):
+        return f"`{name}`"
+    return f"({type(function).__name__} object)"
+
+
+def complex_values_error(subject, value, t):
+    """The TypeError for a user callable (``subject``, e.g. "the torque callable `f`") that
+    returned complex values: rotode refuses them rather than drop their imaginary parts
+    (NumPy's cast would, with a ComplexWarning)."""
+    arr = np.asarray(value)
+    shown = arr.tolist() if arr.size <= 9 else f"of shape {arr.shape}"
+    return TypeError(f"{subject} returned complex values {shown} at t = {t!r}; it must return "
+                     "real numbers (rotode never drops an imaginary part)")
+
+
+#: Py_TPFLAGS_HEAPTYPE: set on classes made by a ``class`` statement, not on compiled types.
+_HEAPTYPE = 1 << 9
+
+
+def _compiled_class(cls):
+    return "__pyx_vtable__" in vars(cls) or not cls.__flags__ & _HEAPTYPE
+
+
+def python_override(cls, name):
+    """Whether attribute ``name`` of ``cls`` is a Python subclass's own (a ``class`` statement
+    defines it) rather than a compiled (Cython) base's: rotode's compiled loops call the base's
+    C method, so such an override must be called through Python (or refused) instead."""
+    for c in cls.__mro__:
+        if name in vars(c):
+            value = vars(c)[name]
+            return not _compiled_class(c) and not any(
+                vars(b).get(name) is value for b in cls.__mro__ if _compiled_class(b))
+    return False
+
+
+def as_callable_vector(value, what, t, function=None):
     """Check what a user callable returned: a finite float64 array of shape (3,).
 
-    ``what`` names the callable in the message (e.g. ``"torque callable"``).
+    ``what`` names the callable in the message (e.g. ``"torque callable"``), ``function`` is
+    the callable itself (named in the message about complex values).
     """
     try:
-        r = np.asarray(value, dtype=np.float64)
+        r = np.asarray(value)
+        is_complex = r.dtype.kind == "c"
+        if not is_complex:
+            r = r.astype(np.float64, copy=False)
     except (TypeError, ValueError, OverflowError):
         raise TypeError(f"the {what} must return a real array of shape (3,), got "
                         f"{_shown(value)} at t = {t!r}") from None
+    if is_complex:
+        raise complex_values_error(f"the {what} {callable_name(function)}", r, t)
     if r.shape != (3,):
         raise ValueError(f"the {what} must return shape (3,), got {r.shape} at t = {t!r}")
     if not np.isfinite(r).all():

@@ -143,7 +143,8 @@ cdef class ForceSource:
             try:
                 r = as_callable_vector(
                     self._function(t, np.array([x[0], x[1], x[2]]),
-                                   np.array([v[0], v[1], v[2]])), "force callable", t)
+                                   np.array([v[0], v[1], v[2]])), "force callable", t,
+                    self._function)
                 F[0] = r[0]
                 F[1] = r[1]
                 F[2] = r[2]

@@ -43,6 +43,7 @@ from rotode._validation import (
     as_positive_scalar,
     as_real,
     check_nonzero_quaternions,
+    complex_values_error,
 )
 
 __all__ = [
@@ -1007,11 +1008,16 @@ def _returned(value, name, shape, t):
     """What a user's ``force``/``torque`` callable returned, checked: a finite real array that
     broadcasts to ``shape`` (k, n)."""
     try:
-        arr = np.asarray(value, dtype=float)
+        arr = np.asarray(value)
+        is_complex = arr.dtype.kind == "c"
+        if not is_complex:
+            arr = arr.astype(float, copy=False)
     except (TypeError, ValueError):
         raise TypeError(f"the `{name}` callable must return a real array of shape "
                         f"({shape[1]},) or {shape}, got {type(value).__name__} at t = {t!r}") \
             from None
+    if is_complex:
+        raise complex_values_error(f"the `{name}` callable", arr, t)
     try:
         np.broadcast_to(arr, shape)
     except ValueError:

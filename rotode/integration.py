@@ -23,8 +23,9 @@ from rotode._validation import (
     as_positive_scalar,
     as_workers,
     check_nonzero_quaternions,
+    python_override,
 )
-from rotode.omega import AngularVelocity, as_source
+from rotode.omega import AngularVelocity, Callable, Samples, as_source
 from rotode.rhs import QuaternionKinematics, RigidBody
 
 __all__ = ["integrate", "IntegrationResult", "METHODS", "methods_for"]
@@ -115,8 +116,43 @@ class IntegrationResult(StateViews):
                 f"stats={self.stats!r})")
 
 
+def _python_equations_error(model, name):
+    """The TypeError for a Python subclass of `RigidBody` / `QuaternionKinematics` that
+    overrides ``__call__``: the runners step the compiled equations of the base class (its
+    inertia and torque, its angular-velocity source) and cannot call Python equations."""
+    base = "RigidBody" if isinstance(model, RigidBody) else "QuaternionKinematics"
+    instead = ("give the extra physics as a torque (a rotode.torque source, or a Python "
+               "function tau(t, q, w), which rotode.integrate calls)" if base == "RigidBody"
+               else "give the angular velocity as a rotode.omega source or a Python function "
+               "w(t) (which rotode.integrate calls), or use a solver class such as "
+               "rotode.Magnus4 with scipy.integrate.solve_ivp (it recovers w(t) from "
+               "`__call__`)")
+    return TypeError(
+        f"`{name}` is a {type(model).__name__}, a Python subclass of rotode.{base} that "
+        "overrides `__call__`; rotode's compiled steppers (rotode.integrate, the solver "
+        f"classes) evaluate {base}'s own equations and cannot call it. Run it with "
+        "rotode.solve_ivp or scipy.integrate.solve_ivp (method 'RK45', 'DOP853', 'Radau', "
+        f"...: they call `__call__`), or {instead}")
+
+
+def check_compiled_equations(model, name="model"):
+    """TypeError (`_python_equations_error`) when ``model``, or an entry of a list of rigid
+    bodies, is a Python subclass of a rotode model that overrides ``__call__`` (events follow
+    the same rule, rotode/events.pyx, but are honoured: the driver can call a Python event)."""
+    if isinstance(model, (RigidBody, QuaternionKinematics)):
+        if python_override(type(model), "__call__"):
+            raise _python_equations_error(model, name)
+    elif isinstance(model, (list, tuple)):
+        overriding = {cls for cls in {type(m) for m in model}
+                      if issubclass(cls, RigidBody) and python_override(cls, "__call__")}
+        if overriding:
+            i = next(i for i, m in enumerate(model) if type(m) in overriding)
+            raise _python_equations_error(model[i], f"{name}[{i}]")
+
+
 def _classify(model, frame):
-    """(kind, runner model, options implied by the model) from what the user passed."""
+    """(kind, runner model, options implied by the model) from what the user passed (a model
+    that overrides ``__call__`` in Python is refused before: `check_compiled_equations`)."""
     if isinstance(model, RigidBody):
         kind = "rigid body"
     elif isinstance(model, (list, tuple)) and model and all(
@@ -339,6 +375,12 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
           per-body parameters, ``n_bodies`` = N, one inertia/torque per row of ``y0``) or a
           list of N ``RigidBody``; state ``[q, w_body]`` (7), or 13 with ``[p, v]`` when
           ``rkn4`` is given a ``force``.
+
+        A Python subclass of a source (`rotode.omega`, `rotode.torque`) that overrides
+        ``__call__`` is evaluated through that ``__call__``, like a Python callable; a Python
+        subclass of ``RigidBody`` or ``QuaternionKinematics`` that overrides ``__call__`` is
+        refused with a TypeError (the steppers run the base class's equations; use
+        `rotode.solve_ivp`, or give the extra physics as a torque or a ``w(t)``).
     t_span : (t0, tf)
         Integration interval; ``tf < t0`` integrates backwards.
     y0 : array_like, shape (k,) or (N, k)
@@ -394,6 +436,7 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     >>> np.round(np.abs(res.q[-1]), 12).tolist()   # half a turn about z
     [0.0, 0.0, 0.0, 1.0]
     """
+    check_compiled_equations(model)      # (before dask: a chunk rebuilds the base class)
     if _dask.has_dask(model, y0, options):   # an ensemble on dask: one task per chunk of bodies
         return _dask.integrate(integrate, model, t_span, y0, dict(
             method=method, dt=dt, rtol=rtol, atol=atol, first_step=first_step,
@@ -417,11 +460,11 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     if isinstance(dt, str):
         if dt != "samples":
             raise ValueError(f"`dt` must be a positive number or 'samples', got {dt!r}")
-        from rotode.omega import Samples
-        if not isinstance(runner_model, Samples):
+        # (a Python subclass of Samples overriding w(t) runs wrapped: its times still hold)
+        samples = runner_model.function if isinstance(runner_model, Callable) else runner_model
+        if not isinstance(samples, Samples):
             raise ValueError("dt='samples' steps on the sample times of a rotode.omega.Samples "
                              f"angular velocity; this model's is {type(runner_model).__name__}")
-        samples = runner_model
     check_option_names(options)
     control = (rtol, atol, first_step, max_step, max_steps)
     adaptive = dt is None and spec.adaptive

@@ -8,7 +8,8 @@ controller, the initial step, the error norms and the dense output are those of 
 (Hairer, Norsett & Wanner, *Solving Ordinary Differential Equations I*, 2nd ed. 1993,
 secs. II.4-II.10; rotode/erk.pxd), so the steps agree with SciPy's and the answers agree to the
 tolerance.  Anything else is handed to ``scipy.integrate.solve_ivp`` unchanged, so the answers
-are SciPy's.
+are SciPy's: so is a Python subclass of a rotode model that overrides ``__call__`` (SciPy calls
+its ``__call__``; the compiled loop would run the base class's equations).
 """
 import warnings
 
@@ -19,7 +20,13 @@ from scipy.optimize import OptimizeResult
 
 from rotode import events as _events
 from rotode import integration, methods
-from rotode._validation import as_bool, as_control, as_float_array, check_nonzero_quaternions
+from rotode._validation import (
+    as_bool,
+    as_control,
+    as_float_array,
+    check_nonzero_quaternions,
+    python_override,
+)
 from rotode.rhs import QuaternionKinematics, RigidBody
 
 __all__ = ["solve_ivp", "COMPILED_METHODS"]
@@ -88,6 +95,8 @@ def _compiled(fun, method, events, args):
         return None
     if not isinstance(fun, (QuaternionKinematics, RigidBody)):
         return None
+    if python_override(type(fun), "__call__"):     # Python equations: SciPy calls them
+        return None
     if not isinstance(method, str):
         return None
     return COMPILED_METHODS.get(method)
@@ -136,7 +145,9 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     fun : callable
         The right-hand side ``fun(t, y)``.  A `rotode.QuaternionKinematics` (state ``q``, 4) or
         `rotode.RigidBody` (state ``[q, w_body]``, 7) with ``method`` "RK45" or "DOP853" runs
-        in rotode's compiled loop; anything else runs in SciPy (its values checked: ``None``
+        in rotode's compiled loop, unless it is a Python subclass overriding ``__call__``
+        (SciPy then runs it, calling that ``__call__``: SciPy's result on the same object);
+        anything else runs in SciPy (its values checked: ``None``
         or non-finite derivatives raise a TypeError/ValueError naming the time, where SciPy
         would end with a misleading step-size failure, report success (LSODA on NaN) or not
         end (LSODA on inf)).

@@ -52,3 +52,5 @@ cdef class Samples(AngularVelocity):
 
 cdef class Callable(AngularVelocity):
     cdef readonly object function
+    cdef object _rate                  # w'(t) from Python (an overriding subclass's), or None
+    cdef bint _has_rate

@@ -15,12 +15,18 @@ right-hand side that uses the source (``frame="body"`` or ``"world"``).
 
 Cython users subclass `AngularVelocity` (``from rotode.omega cimport AngularVelocity``) and
 override ``cdef int evaluate(self, double t, double* w) noexcept nogil`` (return 0 on success).
+A Python subclass of any source that overrides ``__call__`` (or ``derivative``) is honoured:
+`as_source` wraps it in a `Callable`, so every right-hand side and stepper calls its Python
+``__call__`` for w(t) (with the GIL, as for any Python function) and its ``derivative`` for
+w'(t) where that is overridden too (else w' is unavailable, as for a Python function), never
+the compiled ``evaluate`` of its base class.
 """
 
 import numpy as np
 from scipy.interpolate import CubicSpline
 
-from rotode._validation import as_callable_vector, as_choice, as_float_array, as_real
+from rotode._validation import (as_callable_vector, as_choice, as_float_array, as_real,
+                                python_override)
 
 from libc.math cimport sin, cos
 
@@ -359,9 +365,11 @@ cdef class Samples(AngularVelocity):
 cdef class Callable(AngularVelocity):
     """Wrap a Python function ``w(t) -> array_like of shape (3,)``.
 
-    Every evaluation takes the GIL and checks the result's shape and finiteness; a wrong result
-    or an exception inside the function is re-raised by the caller (the right-hand side).
-    ``evaluate_rate`` is not available (steppers needing w' must use a C source).
+    Every evaluation takes the GIL and checks the result's shape and finiteness (complex
+    values are a TypeError naming the function); a wrong result or an exception inside the
+    function is re-raised by the caller (the right-hand side).  ``evaluate_rate`` is not
+    available (steppers needing w' must use a C source), except for a wrapped Python subclass
+    of a source that overrides ``derivative`` (`as_source`).
     """
 
     def __init__(self, function):
@@ -369,15 +377,33 @@ cdef class Callable(AngularVelocity):
             raise TypeError("omega.Callable: `function` must be callable w(t), got "
                             f"{type(function).__name__}")
         self.function = function
+        self._rate = None
+        self._has_rate = False
 
     cdef int evaluate(self, double t, double* w) noexcept nogil:
         with gil:
             try:
-                r = as_callable_vector(self.function(t), "angular-velocity callable", t)
+                r = as_callable_vector(self.function(t), "angular-velocity callable", t,
+                                       self.function)
                 w[0] = r[0]
                 w[1] = r[1]
                 w[2] = r[2]
             except BaseException as exc:   # Ctrl-C in user code too
+                self.error = exc
+                return SOURCE_ERROR
+        return SOURCE_OK
+
+    cdef int evaluate_rate(self, double t, double* dw) noexcept nogil:
+        if not self._has_rate:
+            return SOURCE_UNAVAILABLE
+        with gil:
+            try:
+                r = as_callable_vector(self._rate(t), "angular-velocity derivative", t,
+                                       self._rate)
+                dw[0] = r[0]
+                dw[1] = r[1]
+                dw[2] = r[2]
+            except BaseException as exc:
                 self.error = exc
                 return SOURCE_ERROR
         return SOURCE_OK
@@ -387,9 +413,21 @@ cdef class Callable(AngularVelocity):
 
 
 def as_source(omega, name="omega"):
-    """An `AngularVelocity` from a source, an array of shape (3,) or a callable ``w(t)``."""
+    """An `AngularVelocity` from a source, an array of shape (3,) or a callable ``w(t)``.
+
+    A Python subclass of a source that overrides ``__call__`` or ``derivative`` becomes a
+    `Callable` of it (its Python methods give w and w', not its base's compiled ``evaluate``).
+    """
+    cdef Callable wrapped
     if isinstance(omega, AngularVelocity):
-        return omega
+        cls = type(omega)
+        if not (python_override(cls, "__call__") or python_override(cls, "derivative")):
+            return omega
+        wrapped = Callable(omega)
+        if python_override(cls, "derivative"):
+            wrapped._rate = omega.derivative
+            wrapped._has_rate = True
+        return wrapped
     if callable(omega):
         return Callable(omega)
     if isinstance(omega, (str, bytes)) or omega is None:

@@ -9,6 +9,10 @@ How the solver gets what it needs from ``fun``:
 - `rotode.QuaternionKinematics`: its angular-velocity source, frame and norm gain are used
   directly (the source is evaluated at the method's nodes, in C).
 - `rotode.RigidBody`: its inertia and torque are used directly (state ``[q, w_body]``).
+- a Python subclass of either that overrides ``__call__``: a `QuaternionKinematics` is taken
+  as a plain callable (below, in its ``frame``), so its ``__call__`` is what runs; a
+  `RigidBody` is refused with a TypeError (the steppers need its inertia and torque, and
+  cannot call Python equations: give the extra physics as a torque).
 - any other callable with a 4-component state is taken to be quaternion kinematics
   ``q' = 1/2 q (x) w(t) (+ c q)``; the body angular velocity is recovered as
   ``w(t) = 2 vec(q^-1 fun(t, q))`` at the step's starting ``q`` (exact for such equations, as
@@ -42,7 +46,13 @@ import numpy as np
 from scipy.integrate import DenseOutput, OdeSolver
 
 from rotode import integration, kinematic, methods, quaternion
-from rotode._validation import DEFAULT_MAX_STEPS, as_control
+from rotode._validation import (
+    DEFAULT_MAX_STEPS,
+    as_control,
+    as_frame,
+    complex_values_error,
+    python_override,
+)
 from rotode.ivp import _StepInterpolant
 from rotode.omega import Callable
 from rotode.rhs import QuaternionKinematics, RigidBody
@@ -184,10 +194,15 @@ class _RateFromKinematics:
         q = self.q
         r = self.fun(t, q.copy())
         try:
-            dq = np.asarray(r, dtype=float)
+            dq = np.asarray(r)
+            is_complex = dq.dtype.kind == "c"
+            if not is_complex:
+                dq = dq.astype(float, copy=False)
         except (TypeError, ValueError):
             raise TypeError(f"`fun` must return dq/dt as a real array of shape (4,), got "
                             f"{type(r).__name__} at t = {t!r}") from None
+        if is_complex:
+            raise complex_values_error("`fun`", dq, t)
         if dq.shape != (4,):
             raise ValueError(f"`fun` must return dq/dt of shape (4,), got shape {dq.shape} at "
                              f"t = {t!r}")
@@ -234,7 +249,16 @@ class NativeSolver(OdeSolver):
             raise ValueError(f"give {type(self).__name__} `step` (fixed steps) or `rtol`/`atol` "
                              "(error control), not both")
         self._recover = None
-        if isinstance(fun, (QuaternionKinematics, RigidBody)):
+        native = isinstance(fun, (QuaternionKinematics, RigidBody))
+        if native and python_override(type(fun), "__call__"):
+            if isinstance(fun, RigidBody):
+                integration.check_compiled_equations(fun, "fun")          # (refused)
+            # kinematics whose __call__ is Python's: w(t) recovered from it, as for a callable
+            if frame is not None and as_frame(frame) != fun.frame:
+                raise ValueError(f"`frame`={frame!r} contradicts the model's frame "
+                                 f"{fun.frame!r}")
+            frame, native = fun.frame, False
+        if native:
             model = fun
         elif callable(fun):
             frame = integration._frame_or_body(frame)

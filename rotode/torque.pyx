@@ -19,7 +19,13 @@ the rest of the Jacobian stays exact.
 
 Cython users subclass `Torque` (``from rotode.torque cimport Torque``) and override
 ``cdef int evaluate(self, double t, const double* q, const double* w, double* tau)
-noexcept nogil``, and ``evaluate_dual`` for exact Jacobians.
+noexcept nogil``, and ``evaluate_dual`` for exact Jacobians.  A Python subclass of any source
+that overrides ``__call__`` is honoured: `as_torque` wraps it in a `Callable`, so every
+right-hand side and stepper calls its Python ``__call__(t, q, w)`` (with the GIL, q normalised,
+Jacobians by finite differences, as for any Python function), never the compiled ``evaluate``
+of its base class; its ``potential_energy`` still gives the energy's potential.  Such an
+override receives no body index, so a per-body source that overrides ``__call__`` is refused
+(TypeError).
 """
 import numpy as np
 
@@ -34,6 +40,7 @@ from rotode._validation import (
     as_rows,
     common_bodies,
     is_dask,
+    python_override,
 )
 
 from libc.math cimport fabs, sqrt
@@ -71,6 +78,14 @@ cdef inline void gravity_torque(const real* q, double mg, const double* com,
 
 
 # ---- classes ------------------------------------------------------------------------------
+
+def _compiled_name(cls):
+    """The name of the nearest compiled (Cython) class of a torque class."""
+    for c in cls.__mro__:
+        if "__pyx_vtable__" in vars(c):
+            return c.__name__
+    return "Torque"
+
 
 cdef class Torque:
     """Base class of torque sources (override ``evaluate`` in Cython).
@@ -445,7 +460,8 @@ cdef class Callable(Torque):
                 s = 1.0 / sqrt(quat_norm2(q))
                 qa = np.array([q[0] * s, q[1] * s, q[2] * s, q[3] * s])
                 wa = np.array([w[0], w[1], w[2]])
-                r = as_callable_vector(self.function(t, qa, wa), "torque callable", t)
+                r = as_callable_vector(self.function(t, qa, wa), "torque callable", t,
+                                       self.function)
                 tau[0] = r[0]
                 tau[1] = r[1]
                 tau[2] = r[2]
@@ -454,15 +470,38 @@ cdef class Callable(Torque):
                 return TORQUE_ERROR
         return TORQUE_OK
 
+    def potential_energy(self, q):
+        """The potential energy of a wrapped `Torque` (a Python subclass overriding
+        ``__call__``, see `as_torque`): its own ``potential_energy``; None for a function."""
+        if isinstance(self.function, Torque):
+            return self.function.potential_energy(q)
+        return None
+
     def __repr__(self):
         return f"Callable({self.function!r})"
 
 
 def as_torque(torque, name="torque"):
     """A `Torque` from None (torque-free), a source, an array (body frame: (3,), or (N, 3) per
-    body) or a callable."""
-    if torque is None or isinstance(torque, Torque):
-        return torque
+    body) or a callable.
+
+    A Python subclass of a source that overrides ``__call__`` becomes a `Callable` of it (its
+    ``__call__`` gives the torque, not its base's compiled ``evaluate``); with per-body
+    parameters it is refused (its ``__call__`` receives no body index)."""
+    if torque is None:
+        return None
+    if isinstance(torque, Torque):
+        if not python_override(type(torque), "__call__"):
+            return torque
+        if torque.n_bodies is not None:
+            raise TypeError(
+                f"`{name}` is a {type(torque).__name__}, a Python subclass of "
+                f"rotode.torque.{_compiled_name(type(torque))} that overrides `__call__`, with "
+                f"per-body parameters for {torque.n_bodies} bodies: its `__call__(t, q, w)` "
+                "receives no body index. Give one source per body (a list of rotode.RigidBody, "
+                "one per body), or a compiled source (a Cython subclass of rotode.torque.Torque "
+                "overriding `evaluate`)")
+        return Callable(torque)
     if callable(torque):
         return Callable(torque)
     if isinstance(torque, (str, bytes)):
