@@ -269,6 +269,14 @@ def main(quick=False, plot_path=None):
             mine = cell(r).replace("(", "(" + label)
             print(f"  {target:8.0e}  {mine:>34}  {cell(c):>24}  {cell(s):>22}  "
                   f"{vs_c:>8}  {vs_s:>8}")
+        print("  each rotode method at its fastest setting (ms; x = CyRK's time / this one's):")
+        for tool in dict.fromkeys(r[0] for r in rows if r[0].startswith("rotode")):
+            cells = []
+            for target in TARGETS:
+                r, c = fastest(rows, tool, target), fastest(rows, "CyRK", target)
+                cells.append("-" if r is None else f"{r[2] * 1e3:.3f}" + (
+                    "" if c is None else f" ({c[2] / r[2]:.1f}x)"))
+            print(f"    {tool[7:]:<18}" + "".join(f"{x:>17}" for x in cells))
 
 
     if plot_path:
