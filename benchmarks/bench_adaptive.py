@@ -195,8 +195,9 @@ def measure(case, nb, repeat):
     return rows
 
 
-def fastest(rows, prefix, target):
-    ok = [r for r in rows if r[0].startswith(prefix) and r[3] <= target]
+def fastest(rows, prefix, target, exact=False):
+    ok = [r for r in rows if (r[0] == prefix if exact else r[0].startswith(prefix))
+          and r[3] <= target]
     return min(ok, key=lambda r: r[2]) if ok else None
 
 
@@ -273,7 +274,7 @@ def main(quick=False, plot_path=None):
         for tool in dict.fromkeys(r[0] for r in rows if r[0].startswith("rotode")):
             cells = []
             for target in TARGETS:
-                r, c = fastest(rows, tool, target), fastest(rows, "CyRK", target)
+                r, c = fastest(rows, tool, target, exact=True), fastest(rows, "CyRK", target)
                 cells.append("-" if r is None else f"{r[2] * 1e3:.3f}" + (
                     "" if c is None else f" ({c[2] / r[2]:.1f}x)"))
             print(f"    {tool[7:]:<18}" + "".join(f"{x:>17}" for x in cells))
