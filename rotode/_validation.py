@@ -38,6 +38,7 @@ __all__ = [
     "FRAMES",
     "as_inertia",
     "as_control",
+    "check_out_overlap",
     "as_bool_option",
     "as_int_option",
 ]
@@ -163,6 +164,25 @@ def as_control(rtol, atol, first_step, max_step, max_steps, n, length):
     else:
         cap = min(int(max_steps), 2 ** 62)      # more is no limit at all
     return rtol, a, first, top, cap
+
+
+def check_out_overlap(out, inputs, names, same_ok=()):
+    """ValueError when ``out`` overlaps one of ``inputs`` (arrays, named by ``names``): a
+    kernel writing ``out`` would change inputs it has not read yet.  An input named in
+    ``same_ok`` may be ``out`` itself (the same memory, strides and shape: each row read
+    before it is written), but not overlap it otherwise."""
+    for x, name in zip(inputs, names, strict=True):
+        if not (isinstance(x, np.ndarray) and np.may_share_memory(out, x)
+                and np.shares_memory(out, x)):
+            continue
+        if name in same_ok:
+            if (out.__array_interface__["data"][0] == x.__array_interface__["data"][0]
+                    and out.strides == x.strides and out.shape == x.shape):
+                continue
+            raise ValueError(f"`out` overlaps `{name}` without being the same array: pass "
+                             f"out={name} (in place) or memory apart from `{name}`")
+        raise ValueError(f"`out` overlaps `{name}`: the result would overwrite its input "
+                         f"before it is read; pass memory apart from `{name}`")
 
 
 def _beyond_float(x):
