@@ -226,9 +226,9 @@ def _output_grid(t_span, t_eval, save_every):
     return grid, save
 
 
-def _time_grid(t_span, dt, t_eval, save_every, dt_name="dt"):
-    """Grid (n+1,) and the indices to save; see `integrate` for the rules (``dt_name``: the
-    step's name in messages, as the caller wrote it)."""
+def _time_grid(t_span, dt, t_eval, save_every, dt_name="dt", span_name="`t_span`"):
+    """Grid (n+1,) and the indices to save; see `integrate` for the rules (``dt_name``,
+    ``span_name``: the step's and the span's names in messages, as the caller wrote them)."""
     t0, tf = _span(t_span)
     dt = as_positive_scalar(dt, dt_name)
     direction = 1.0 if tf > t0 else -1.0
@@ -244,6 +244,7 @@ def _time_grid(t_span, dt, t_eval, save_every, dt_name="dt"):
         grid[n] = tf
     else:
         grid = np.append(grid, tf)
+    _check_advancing(grid, direction, dt, dt_name, t_span, span_name)
     if t_eval is None:
         return grid, _every(grid.size, save_every)
     if save_every is not None:
@@ -274,6 +275,20 @@ def _time_grid(t_span, dt, t_eval, save_every, dt_name="dt"):
     s_grid = direction * (grid - t0)
     save = np.searchsorted(s_grid, direction * (te - t0)).astype(np.intp)
     return np.ascontiguousarray(grid), save
+
+
+def _check_advancing(grid, direction, dt, dt_name, t_span, span_name):
+    """ValueError naming the step and the span when rounding leaves two grid times equal (or
+    reversed): ``dt`` below the spacing of floats at those times, e.g. dt = 0.01 near 1e16."""
+    steps = direction * np.diff(grid)
+    if steps.size == 0 or steps.min() > 0:
+        return
+    j = int(np.argmax(steps <= 0))
+    t = float(grid[j])
+    raise ValueError(
+        f"`{dt_name}`={dt!r} is below the spacing of floats near t = {t!r} ({np.spacing(t)!r}) "
+        f"inside {span_name}={t_span!r}: the time grid would not advance; give a larger "
+        f"`{dt_name}`, or times nearer 0 in {span_name}")
 
 
 def _sample_grid(samples, t_span, t_eval, save_every):
