@@ -59,6 +59,11 @@ cdef struct Control:
     double first_step        # 0: chosen by the driver
     double max_step          # inf: none
     Py_ssize_t max_steps     # accepted steps per body before STATUS_MAX_STEPS
+    # the output times are the caller's t_eval: as SciPy's solve_ivp, every accepted step
+    # holding one (t0 in the first step, and a time on a step's end too) prepares its
+    # interpolant, counted in nfev (DOP853: three evaluations); False: the rows at t0 and tf
+    # of a run without t_eval, which need none
+    bint t_eval
 
 
 # An error-controlled method that is not an explicit Runge-Kutta pair (the adaptive Magnus

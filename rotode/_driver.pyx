@@ -293,6 +293,8 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
     cdef bint pair = s.trial == NULL                # an explicit Runge-Kutta pair
     cdef double exponent = T.exponent if pair else s.exponent
     cdef bint ok, prepared
+    # t_eval holds t0: SciPy evaluates the first step's dense output for it
+    cdef bint t0_requested = C.t_eval and g.m > 0 and g.save[0] == 0
     direction = 1.0 if tf > t else -1.0
     for c in range(7 * ERK_MAX_N):
         F[c] = 0.0
@@ -403,6 +405,14 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
                 st = STATUS_OK
             if st != STATUS_OK:
                 break
+        if pair and C.t_eval and not prepared and (t0_requested or (
+                slot < g.m and direction * (g.t[g.save[slot]] - t_end) <= 0.0)):
+            # as SciPy: a step holding a requested time (t_new itself too) prepares its
+            # interpolant, counted in nfev, whether or not the value needs it
+            st = _prepare_dense(s, T, i, t, h, z, znew, K, F, &prepared, &nfev, work)
+            if st != STATUS_OK:
+                break
+        t0_requested = False
         while slot < g.m and direction * (g.t[g.save[slot]] - t_end) <= 0.0:
             tt = g.t[g.save[slot]]
             st = _dense_at(s, T, i, t, h, t_new, z, znew, K, F, &prepared, &nfev, tt, zd,
@@ -781,6 +791,10 @@ cdef int _events_in_step(const Stepper* s, const ERK* T, Py_ssize_t i, double t,
         g_old[e] = g_new[e]
     if m == 0:
         return STATUS_OK
+    if s.trial == NULL:         # as SciPy: an active event prepares the step's interpolant
+        st = _prepare_dense(s, T, i, t, h, z, znew, K, F, prepared, nfev, work)
+        if st != STATUS_OK:
+            return st
     for j in range(m):
         at[j] = j
     for j in range(1, m):                       # the occurrences in time order
@@ -1239,7 +1253,8 @@ cdef class Engine:
         self.adaptive = control is not None
         cdef const double[::1] av
         if self.adaptive:
-            rtol, atol, first_step, max_step, max_steps = control
+            rtol, atol, first_step, max_step, max_steps = control[:5]
+            self.control.t_eval = len(control) > 5 and bool(control[5])
             if not (isinstance(atol, np.ndarray) and atol.shape == (n,)
                     and atol.dtype == np.float64 and atol.flags.c_contiguous):
                 atol = np.ascontiguousarray(np.broadcast_to(atol, (n,)), dtype=np.float64)

@@ -123,13 +123,16 @@ DEFAULT_MAX_STEPS = 10_000_000
 _EPS = np.finfo(float).eps
 
 
-def as_control(rtol, atol, first_step, max_step, max_steps, n, length):
-    """``(rtol, atol (n,), first_step, max_step, max_steps)`` of an error-controlled run.
+def as_control(rtol, atol, first_step, max_step, max_steps, n, length, t_eval=False):
+    """``(rtol, atol (n,), first_step, max_step, max_steps, t_eval)`` of an error-controlled
+    run.
 
     As SciPy's ``solve_ivp``: ``rtol`` > 0 (below 100 eps it is raised to 100 eps with a
     warning), ``atol`` >= 0 a scalar or ``n`` values, ``first_step`` > 0 and within the span
     (None: chosen from the problem), ``max_step`` > 0 (None: no limit); ``max_steps`` caps the
-    accepted steps per body (None: `DEFAULT_MAX_STEPS`).
+    accepted steps per body (None: `DEFAULT_MAX_STEPS`).  ``t_eval``: the run's output times
+    are the caller's ``t_eval`` (the driver then counts the dense output of every step holding
+    one, as SciPy does; `rotode._driver` ``Control.t_eval``).
     """
     rtol = 1e-3 if rtol is None else as_positive_scalar(rtol, "rtol")
     if rtol < 100 * _EPS:
@@ -163,7 +166,7 @@ def as_control(rtol, atol, first_step, max_step, max_steps, n, length):
         raise ValueError(f"`max_steps` must be an integer >= 1, got {_shown(max_steps)}")
     else:
         cap = min(int(max_steps), 2 ** 62)      # more is no limit at all
-    return rtol, a, first, top, cap
+    return rtol, a, first, top, cap, bool(t_eval)
 
 
 def check_out_overlap(out, inputs, names, same_ok=()):

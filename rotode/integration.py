@@ -478,7 +478,8 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
                          f"{tuple(m for m in methods.names(kind) if methods.get(m).adaptive)}")
     if adaptive:
         grid, save = _output_grid(t_span, t_eval, save_every)
-        options["control"] = as_control(*control, Y0.shape[1], abs(grid[-1] - grid[0]))
+        options["control"] = as_control(*control, Y0.shape[1], abs(grid[-1] - grid[0]),
+                                        t_eval=t_eval is not None)
     elif samples is not None:
         grid, save = _sample_grid(samples, t_span, t_eval, save_every)
     else:
