@@ -53,7 +53,9 @@ class IntegrationResult(StateViews):
     Attributes
     ----------
     t : ndarray, shape (n_t,)
-        Output times.
+        Output times.  A single body stopped by a terminal event ends at the event, as
+        ``solve_ivp``'s result does: without ``t_eval`` ``t = [t0, t_stop]``; with it, the
+        requested times up to ``t_stop``.  A batch keeps the shared grid (see ``status``).
     y : ndarray, shape (n_t, k) or (N, n_t, k)
         States at ``t`` (one row per time; the batch axis first for batched runs).
     q : ndarray, shape (n_t, 4) or (N, n_t, 4)
@@ -68,9 +70,10 @@ class IntegrationResult(StateViews):
         ``n_steps`` (steps per body), ``nfev`` (evaluations of w(t) or of the torque per body)
         and method-specific counters (Newton iterations, sub-steps, ...).
     status : int
-        0 when every step succeeded, 1 when a terminal event stopped a body (the outputs after
-        its stop are NaN); otherwise ``message`` says why and the states from the failed step
-        on are NaN.
+        0 when every step succeeded, 1 when a terminal event stopped a body (one body: its
+        output ends at the stop; in a batch, that body's outputs after its stop are NaN and
+        ``y_final`` holds its state at the stop); otherwise ``message`` says why and the
+        states from the failed step on are NaN.
     t_events, y_events : list or None
         With ``events``: per event (in the order given) the times (n_e,) and output rows
         (n_e, k) where it occurred, as ``solve_ivp`` returns them; for a batch, one such list
@@ -78,12 +81,20 @@ class IntegrationResult(StateViews):
     t_stop : float, ndarray or None
         With ``events``: the time at which a terminal event stopped each body (NaN: it ran to
         the end).
+    y_final, w_final : ndarray or None
+        With ``events``: each body's state (k,) or (N, k) and body angular velocity (3,) or
+        (N, 3) where its run ended: at ``t_stop`` for a body stopped by a terminal event, at
+        ``tf`` otherwise, NaN for a body whose run failed (``q_final`` is the quaternion part).
+        For one body stopped by an event they are its last output row.  The table of what a
+        stopped run returns, one body and batch: docs/events.md, "What a stopped run
+        returns".
     message : str
     success : bool
     method : str
     """
 
-    def __init__(self, t, y, w, stats, method, t_events=None, y_events=None, t_stop=None):
+    def __init__(self, t, y, w, stats, method, t_events=None, y_events=None, t_stop=None,
+                 y_final=None, w_final=None):
         self.t = t
         self.y = y
         self.w = w
@@ -95,6 +106,8 @@ class IntegrationResult(StateViews):
         self.t_events = t_events
         self.y_events = y_events
         self.t_stop = t_stop
+        self.y_final = y_final
+        self.w_final = w_final
 
     @property
     def rotation(self):
@@ -383,7 +396,9 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         Error-controlled runs only: functions ``g`` whose sign changes are located on the dense
         output of every step (`rotode.events`; a Python ``g(t, y)`` with SciPy's
         ``terminal``/``direction`` attributes works too, slower). A terminal event stops its
-        body; ``t_events``, ``y_events`` and ``t_stop`` of the result say where.
+        body; ``t_events``, ``y_events``, ``t_stop`` and ``y_final`` of the result say where
+        and in which state (one body's output ends there, as ``solve_ivp``'s; a batch keeps
+        its grid, NaN after each body's stop: `IntegrationResult`).
     max_events : int, optional
         Occurrences kept per body and event (default: all of them, for one body as for each
         body of a batch; for a dask ``y0``, 16, the width of its NaN-padded arrays); with
@@ -490,17 +505,38 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         raise ValueError("`max_events` needs `events`")
     y_out, w_out, stats = runner.run(name, runner_model, Y0, grid, save, options,
                                      _as_workers(workers))
-    t_events = y_events = t_stop = None
+    t_out = grid[save]
+    t_events = y_events = t_stop = y_final = w_final = None
     if evs:
         t_events, y_events, t_stop = _event_results(options["events"], stats)
+        y_final, w_final = options["events"]["y_stop"], options["events"]["w_stop"]
     if single:
         y_out, w_out = y_out[0], w_out[0]
         if "qdot" in stats:  # rkn4's final q'
             stats["qdot"] = stats["qdot"][0]
         if evs:
             t_events, y_events, t_stop = t_events[0], y_events[0], float(t_stop[0])
+            y_final, w_final = y_final[0], w_final[0]
             stats["n_events"] = stats["n_events"][0]
-    return IntegrationResult(grid[save], y_out, w_out, stats, name, t_events, y_events, t_stop)
+            if np.isfinite(t_stop):
+                t_out, y_out, w_out = _end_at_stop(t_out, y_out, w_out, t_stop, y_final,
+                                                   w_final, t_eval is None,
+                                                   1.0 if grid[-1] > grid[0] else -1.0)
+    return IntegrationResult(t_out, y_out, w_out, stats, name, t_events, y_events, t_stop,
+                             y_final, w_final)
+
+
+def _end_at_stop(t, y, w, t_stop, y_final, w_final, default_grid, direction):
+    """One body stopped by a terminal event at t_stop: its output ends there, as solve_ivp's
+    does.  Without t_eval (rows at t0 and tf) the last row becomes the state at t_stop; with
+    it, the requested times up to t_stop are kept (their rows were all computed)."""
+    if default_grid:
+        t = np.array([t[0], t_stop])
+        y = np.stack([y[0], y_final])
+        w = np.stack([w[0], w_final])
+        return t, y, w
+    keep = direction * (t - t_stop) <= 0
+    return t[keep].copy(), y[keep].copy(), w[keep].copy()
 
 
 def _event_buffers(evs, shape, max_events):
