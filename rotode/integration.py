@@ -406,7 +406,8 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         dropped (``stats["n_events"]`` counts them all).
     **options
         Method options, e.g. ``norm_gain``, ``normalize`` (RK methods), ``terms``, ``exp``,
-        ``alpha`` (``magnus_ca``), ``solver``, ``tol``, ``max_iter`` (implicit methods),
+        ``alpha`` (``magnus_ca``), ``solver``, ``tol``, ``max_iter``, ``bound``,
+        ``substep_angle``, ``max_substeps`` (implicit methods, `rotode.implicit.run`),
         ``force``, ``mass`` (``rkn4``), ``restore_momentum``, ``torque_substeps``.  Unknown
         options raise ``TypeError``.
 
