@@ -216,7 +216,8 @@ def _outputs(parts, layout):
     if n_ev is not None:
         out.update(t_events=pick("t_events", (n_ev, cap)),
                    y_events=pick("y_events", (n_ev, cap, k)),
-                   t_stop=pick("t_stop", ()))
+                   t_stop=pick("t_stop", ()), y_final=pick("y_final", (k,)),
+                   w_final=pick("w_final", (3,)))
         out["stats"]["n_events"] = pick("n_events", (n_ev,), np.int64)
     return out
 
@@ -273,7 +274,8 @@ def _run_chunk(facade, recipe, y0, params, t_span, shared, n_ev, cap, keys):
         stopped = np.isfinite(res.t_stop)
         status[stopped & (status == 0)] = 1
         out.update(t_events=t_ev, y_events=y_ev, n_events=np.asarray(res.stats["n_events"]),
-                   t_stop=np.asarray(res.t_stop, dtype=float))
+                   t_stop=np.asarray(res.t_stop, dtype=float), y_final=res.y_final,
+                   w_final=res.w_final)
     out["status"] = status
     return out
 
@@ -295,7 +297,10 @@ class LazyIntegrationResult(StateViews):
     t_events, y_events : dask arrays or None
         With ``events``: per body and event, the first ``max_events`` (default 16) times
         (N, n_events, max_events) and rows (..., k), NaN-padded; ``stats["n_events"]`` (N,
-        n_events) counts every occurrence; ``t_stop`` (N,) as in `IntegrationResult`.
+        n_events) counts every occurrence; ``t_stop`` (N,), ``y_final`` (N, k) and
+        ``w_final`` (N, 3) as in `IntegrationResult` (the rows after a body's stop are NaN,
+        its state at the stop is in ``y_final``; docs/events.md, "What a stopped run
+        returns").
 
     Notes
     -----
@@ -318,6 +323,8 @@ class LazyIntegrationResult(StateViews):
         self.t_events = out.get("t_events")
         self.y_events = out.get("y_events")
         self.t_stop = out.get("t_stop")
+        self.y_final = out.get("y_final")
+        self.w_final = out.get("w_final")
 
     @property
     def success(self):
@@ -325,7 +332,7 @@ class LazyIntegrationResult(StateViews):
         return ((self.status == 0) | (self.status == 1)).all()
 
     def _arrays(self):
-        names = ["y", "w", "status", "t_events", "y_events", "t_stop"]
+        names = ["y", "w", "status", "t_events", "y_events", "t_stop", "y_final", "w_final"]
         return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
 
     def persist(self, **kwargs):
@@ -373,7 +380,7 @@ class LazyIntegrationResult(StateViews):
                         for i in range(n.shape[0])]
             t_stop = got["t_stop"]
         return IntegrationResult(self.t, got["y"], got["w"], stats, self.method, t_events,
-                                 y_events, t_stop)
+                                 y_events, t_stop, got.get("y_final"), got.get("w_final"))
 
     def __repr__(self):
         shape = "x".join(str(s) for s in self.y.shape)

@@ -60,6 +60,11 @@ cdef struct Control:
     double first_step        # 0: chosen by the driver
     double max_step          # inf: none
     Py_ssize_t max_steps     # accepted steps per body before STATUS_MAX_STEPS
+    # the output times are the caller's t_eval: as SciPy's solve_ivp, every accepted step
+    # holding one (t0 in the first step, and a time on a step's end too) prepares its
+    # interpolant, counted in nfev (DOP853: three evaluations); False: the rows at t0 and tf
+    # of a run without t_eval, which need none
+    bint t_eval
 
 
 # An error-controlled method that is not an explicit Runge-Kutta pair (the adaptive Magnus
@@ -240,6 +245,8 @@ cdef struct EventSet:
     Py_ssize_t* room         # (N n) occurrences each record has room for
     long long* count         # (N, n) occurrences (also those beyond cap)
     double* t_stop           # (N,) time of the terminal event, NaN without one
+    double* y_stop           # (N, k) each body's row where its run ended (at t_stop or tf;
+    double* w_stop           # (N, 3) NaN after a failure) and its body angular velocity
     bint needs_w             # some event reads the body angular velocity (Event.needs_w)
 
 
@@ -285,8 +292,9 @@ cdef struct Grid:
 # proposal for the step after its last one (an adaptive run continued from there takes the
 # same steps); `events` (adaptive): a dict {"objects": tuple of rotode.events.Event, "cap":
 # int or None (keep all)} that receives the occurrences after the run ("count", "t_stop",
-# "t", "y", "over"; see _driver.pyx).  Raises the KeyboardInterrupt (or other exception of a
-# signal handler) caught while polling, and MemoryError when a record cannot grow.
+# "t", "y", "over", and the final rows "y_stop", "w_stop"; see _driver.pyx).  Raises the
+# KeyboardInterrupt (or other exception of a signal handler) caught while polling, and
+# MemoryError when a record cannot grow.
 cdef int drive(const Stepper* s, object t, object save, object y0, object y_out, object w_out,
                object status, object failed, int workers, object counts=*,
                object fail_t=*, object trace=*, object h_next=*,

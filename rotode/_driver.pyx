@@ -296,6 +296,8 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
     cdef bint ok, prepared
     cdef bint on_stop = False                      # the step ends on one of s.stops
     cdef double t_in                               # the time of the pair's stages at c = 1
+    # t_eval holds t0: SciPy evaluates the first step's dense output for it
+    cdef bint t0_requested = C.t_eval and g.m > 0 and g.save[0] == 0
     direction = 1.0 if tf > t else -1.0
     for c in range(7 * ERK_MAX_N):
         F[c] = 0.0
@@ -412,6 +414,14 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
                 st = STATUS_OK
             if st != STATUS_OK:
                 break
+        if pair and C.t_eval and not prepared and (t0_requested or (
+                slot < g.m and direction * (g.t[g.save[slot]] - t_end) <= 0.0)):
+            # as SciPy: a step holding a requested time (t_new itself too) prepares its
+            # interpolant, counted in nfev, whether or not the value needs it
+            st = _prepare_dense(s, T, i, t, h, z, znew, K, F, &prepared, &nfev, work)
+            if st != STATUS_OK:
+                break
+        t0_requested = False
         while slot < g.m and direction * (g.t[g.save[slot]] - t_end) <= 0.0:
             tt = g.t[g.save[slot]]
             st = _dense_at(s, T, i, t, h, t_new, z, znew, K, F, &prepared, &nfev, tt, zd,
@@ -474,6 +484,7 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
             s.events.count[i * s.events.n + c] = occurrences[c]
         if st == STATUS_TERMINATED:
             s.events.t_stop[i] = t
+        _store_final(s, i, st, t, z, work)
     failed[0] = accepted if st != STATUS_OK and st != STATUS_TERMINATED else -1
     fail_t[0] = t
     counts[0] = accepted
@@ -485,6 +496,22 @@ cdef int _body_adaptive(const Stepper* s, const Grid* g, Py_ssize_t i, const dou
         for c in range(n):
             tr.K0[c] = K[c]
     return st
+
+
+cdef void _store_final(const Stepper* s, Py_ssize_t i, int st, double t, const double* z,
+                       double* work) noexcept nogil:
+    """Body i's row where its run ended (t: tf, or a terminal event's time; z the state
+    there) into the events' final rows; NaN after a failure (OUT: y_stop, w_stop)."""
+    cdef double* y = &s.events.y_stop[i * s.k]
+    cdef double* w = &s.events.w_stop[3 * i]
+    cdef int c
+    if st == STATUS_OK or st == STATUS_TERMINATED:
+        if s.store(s.cfg, i, t, z, y, w, <void*>work) == STATUS_OK:
+            return
+    for c in range(s.k):
+        y[c] = NAN
+    for c in range(3):
+        w[c] = NAN
 
 
 cdef inline int _prepare_dense(const Stepper* s, const ERK* T, Py_ssize_t i, double t,
@@ -795,6 +822,10 @@ cdef int _events_in_step(const Stepper* s, const ERK* T, Py_ssize_t i, double t,
         g_old[e] = g_new[e]
     if m == 0:
         return STATUS_OK
+    if s.trial == NULL:         # as SciPy: an active event prepares the step's interpolant
+        st = _prepare_dense(s, T, i, t, h, z, znew, K, F, prepared, nfev, work)
+        if st != STATUS_OK:
+            return st
     for j in range(m):
         at[j] = j
     for j in range(1, m):                       # the occurrences in time order
@@ -921,9 +952,11 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
     # all} (adaptive runs); the occurrences go to growable records of the driver's own, and
     # after the run the dict receives "count" ((N, n) int64: every occurrence, also those
     # beyond cap), "t_stop" ((N,): the time of a terminal event, NaN without one), "t" and
-    # "y" (per body, per event: the kept times (c,) and rows (c, k), c = min(count, cap))
-    # and "over" (some count exceeds cap).  trace: {"dense": bool}, see _driver.pxd.  Every
-    # record is the driver's (malloc), freed here whatever happens (errors, interrupts).
+    # "y" (per body, per event: the kept times (c,) and rows (c, k), c = min(count, cap)),
+    # "over" (some count exceeds cap) and "y_stop" (N, k), "w_stop" (N, 3): each body's row
+    # where its run ended (at t_stop or tf; NaN after a failure).  trace: {"dense": bool},
+    # see _driver.pxd.  Every record is the driver's (malloc), freed here whatever happens
+    # (errors, interrupts).
     cdef EventSet es
     cdef EventSet* esp = NULL
     cdef Trace tr
@@ -935,6 +968,8 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
     es.room = NULL
     es.count = NULL
     es.t_stop = NULL
+    es.y_stop = NULL
+    es.w_stop = NULL
     tr.cap = 0
     tr.n = 0
     tr.dense = False
@@ -980,8 +1015,10 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
             es.room = <Py_ssize_t*>calloc(max(size, 1), sizeof(Py_ssize_t))
             es.count = <long long*>malloc(max(size, 1) * sizeof(long long))
             es.t_stop = <double*>malloc(max(nbodies, 1) * sizeof(double))
+            es.y_stop = <double*>malloc(max(nbodies, 1) * s.k * sizeof(double))
+            es.w_stop = <double*>malloc(max(nbodies, 1) * 3 * sizeof(double))
             if es.t_ev == NULL or es.y_ev == NULL or es.room == NULL or es.count == NULL \
-                    or es.t_stop == NULL:
+                    or es.t_stop == NULL or es.y_stop == NULL or es.w_stop == NULL:
                 raise MemoryError()
             esp = &es
         if trp != NULL and _trace_grow(trp, s.k, s.nz) != STATUS_OK:
@@ -1001,6 +1038,8 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
         free(es.room)
         free(es.count)
         free(es.t_stop)
+        free(es.y_stop)
+        free(es.w_stop)
         free(tr.t)
         free(tr.y)
         free(tr.w)
@@ -1066,6 +1105,8 @@ cdef int _event_output(const EventSet* es, Py_ssize_t nbodies, int k,
         y_all.append(ye)
     events["count"] = count
     events["t_stop"] = t_stop
+    events["y_stop"] = _copy_out(es.y_stop, nbodies, k)
+    events["w_stop"] = _copy_out(es.w_stop, nbodies, 3)
     events["t"] = t_all
     events["y"] = y_all
     events["over"] = over
@@ -1253,7 +1294,8 @@ cdef class Engine:
         self.adaptive = control is not None
         cdef const double[::1] av
         if self.adaptive:
-            rtol, atol, first_step, max_step, max_steps = control
+            rtol, atol, first_step, max_step, max_steps = control[:5]
+            self.control.t_eval = len(control) > 5 and bool(control[5])
             if not (isinstance(atol, np.ndarray) and atol.shape == (n,)
                     and atol.dtype == np.float64 and atol.flags.c_contiguous):
                 atol = np.ascontiguousarray(np.broadcast_to(atol, (n,)), dtype=np.float64)

@@ -2,11 +2,18 @@
 
 
 class StateViews:
-    """``q``, ``p``, ``v`` and ``nfev`` of a result holding ``y`` (..., n_t, k) and ``stats``."""
+    """``q``, ``q_final``, ``p``, ``v`` and ``nfev`` of a result holding ``y`` (..., n_t, k),
+    ``y_final`` (..., k) or None, and ``stats``."""
 
     @property
     def q(self):
         return self.y[..., :4]
+
+    @property
+    def q_final(self):
+        """The quaternion part of ``y_final`` (where each body's run ended), or None."""
+        y_final = getattr(self, "y_final", None)
+        return None if y_final is None else y_final[..., :4]
 
     @property
     def p(self):

@@ -41,6 +41,7 @@ __all__ = [
     "FRAMES",
     "as_inertia",
     "as_control",
+    "check_out_overlap",
     "as_bool_option",
     "as_int_option",
 ]
@@ -125,13 +126,16 @@ DEFAULT_MAX_STEPS = 10_000_000
 _EPS = np.finfo(float).eps
 
 
-def as_control(rtol, atol, first_step, max_step, max_steps, n, length):
-    """``(rtol, atol (n,), first_step, max_step, max_steps)`` of an error-controlled run.
+def as_control(rtol, atol, first_step, max_step, max_steps, n, length, t_eval=False):
+    """``(rtol, atol (n,), first_step, max_step, max_steps, t_eval)`` of an error-controlled
+    run.
 
     As SciPy's ``solve_ivp``: ``rtol`` > 0 (below 100 eps it is raised to 100 eps with a
     warning), ``atol`` >= 0 a scalar or ``n`` values, ``first_step`` > 0 and within the span
     (None: chosen from the problem), ``max_step`` > 0 (None: no limit); ``max_steps`` caps the
-    accepted steps per body (None: `DEFAULT_MAX_STEPS`).
+    accepted steps per body (None: `DEFAULT_MAX_STEPS`).  ``t_eval``: the run's output times
+    are the caller's ``t_eval`` (the driver then counts the dense output of every step holding
+    one, as SciPy does; `rotode._driver` ``Control.t_eval``).
     """
     rtol = 1e-3 if rtol is None else as_positive_scalar(rtol, "rtol")
     if rtol < 100 * _EPS:
@@ -165,7 +169,26 @@ def as_control(rtol, atol, first_step, max_step, max_steps, n, length):
         raise ValueError(f"`max_steps` must be an integer >= 1, got {_shown(max_steps)}")
     else:
         cap = min(int(max_steps), 2 ** 62)      # more is no limit at all
-    return rtol, a, first, top, cap
+    return rtol, a, first, top, cap, bool(t_eval)
+
+
+def check_out_overlap(out, inputs, names, same_ok=()):
+    """ValueError when ``out`` overlaps one of ``inputs`` (arrays, named by ``names``): a
+    kernel writing ``out`` would change inputs it has not read yet.  An input named in
+    ``same_ok`` may be ``out`` itself (the same memory, strides and shape: each row read
+    before it is written), but not overlap it otherwise."""
+    for x, name in zip(inputs, names, strict=True):
+        if not (isinstance(x, np.ndarray) and np.may_share_memory(out, x)
+                and np.shares_memory(out, x)):
+            continue
+        if name in same_ok:
+            if (out.__array_interface__["data"][0] == x.__array_interface__["data"][0]
+                    and out.strides == x.strides and out.shape == x.shape):
+                continue
+            raise ValueError(f"`out` overlaps `{name}` without being the same array: pass "
+                             f"out={name} (in place) or memory apart from `{name}`")
+        raise ValueError(f"`out` overlaps `{name}`: the result would overwrite its input "
+                         f"before it is read; pass memory apart from `{name}`")
 
 
 def _beyond_float(x):

@@ -92,7 +92,10 @@ cdef inline double erk_error_norm(const ERK* T, int n, double h, const double* K
 
     Component k is scaled by atol_k + rtol max(|y_k|, |ynew_k|, ref_k): ref is 0 for a state
     (SciPy's scale) and 1 for the rotation vector of a Runge-Kutta-Munthe-Kaas step, whose
-    size says nothing about the orientation's (an error dv is an error |dv|/2 in a unit q)."""
+    size says nothing about the orientation's (an error dv is an error |dv|/2 in a unit q).
+    A zero scale (atol_k = 0 and the component 0 at both ends) takes a zero estimate as 0
+    (the component is exactly 0 and so is its estimated error; SciPy's 0/0 is NaN, which
+    rejects every step) and a nonzero one as inf (rejected: nothing is small beside 0)."""
     cdef double scale, e5, e3, n5 = 0.0, n3 = 0.0
     cdef int j, k
     for k in range(n):
@@ -102,6 +105,10 @@ cdef inline double erk_error_norm(const ERK* T, int n, double h, const double* K
         for j in range(T.s + 1):
             e5 = e5 + T.e[j] * K[j * n + k]
             e3 = e3 + T.e3[j] * K[j * n + k]
+        if scale == 0.0:
+            if e5 == 0.0 and e3 == 0.0:
+                continue
+            return INFINITY
         e5 = e5 / scale
         e3 = e3 / scale
         n5 = n5 + e5 * e5
@@ -114,10 +121,12 @@ cdef inline double erk_error_norm(const ERK* T, int n, double h, const double* K
 
 
 cdef inline double erk_rms(int n, const double* x, const double* scale) noexcept nogil:
+    """The RMS of x / scale over the n components, a zero-scale component counted as 0."""
     cdef double acc = 0.0
     cdef int k
     for k in range(n):
-        acc = acc + (x[k] / scale[k]) * (x[k] / scale[k])
+        if scale[k] != 0.0:
+            acc = acc + (x[k] / scale[k]) * (x[k] / scale[k])
     return sqrt(acc / n)
 
 
@@ -127,7 +136,10 @@ cdef inline int erk_initial_step(const ERK* T, erk_rhs f, const void* cfg, Py_ss
                                  double rtol, const double* atol, const double* ref,
                                  double max_step, double* h) noexcept nogil:
     """Hairer, Norsett & Wanner 1993 sec. II.4 (SciPy's select_initial_step), with the
-    scale of `erk_error_norm` (OUT: h)."""
+    scale of `erk_error_norm` (OUT: h).  A component with a zero scale (atol_k = 0 where
+    y0_k = 0) has no size to measure its change against and is left out of the norms d0, d1,
+    d2 (`erk_rms`); SciPy's own 0/0 there gives a NaN step and a loop without end.  Any other
+    scale gives SciPy's step to the last bit."""
     cdef double scale[ERK_MAX_N]
     cdef double y1[ERK_MAX_N]
     cdef double f1[ERK_MAX_N]

@@ -59,6 +59,7 @@ cdef struct ImplicitOptions:
     double tol         # stop when the (predicted) next correction is <= tol |v|
     int max_iter
     long max_substeps
+    double substep_angle   # doc eq. (16); 0: Kantorovich sub-steps only
 
 
 cdef struct ImplicitCounters:
@@ -66,6 +67,7 @@ cdef struct ImplicitCounters:
     long iterations      # total iterations
     int max_iterations   # largest iteration count of one solve
     double residual      # largest final residual |F(v)|
+    long retries         # sub-steps beyond the Kantorovich bound redone within it
 
 
 # ---- small linear algebra ------------------------------------------------------------------
@@ -296,19 +298,40 @@ cdef inline double kantorovich_max_step(int method, int bound, const ImplicitBod
     return 0.7071067811865476 / (sqrt(c * x * imp_norm(a)) + d * x * 0.7071067811865476)
 
 
+cdef inline double rotation_max_step(const ImplicitBody* b, const double* L,
+                                     double angle) noexcept nogil:
+    """Largest |h| with h sqrt(|A L| |L| / lam) <= angle (doc eq. (16)); +inf for L = 0.
+
+    |A L| is the body's rate (h |A L| the angle it turns in a sub-step) and |L| / lam the
+    fastest rate its inertia allows for this |L|; their geometric mean is |A L| for a round
+    body (a sub-step turns it at most `angle`) and exceeds it by the square root of the
+    inertia ratio for an elongated one, where the midpoint rule's local error in exponential
+    coordinates carries that ratio (doc sec. 5).
+    """
+    cdef double a[3]
+    cdef double r
+    mat3_vec(b.Iinv, L, a)
+    r = sqrt(imp_norm(a) * imp_norm(L) / b.lam)
+    if not r > 0.0:
+        return INFINITY
+    return angle / r
+
+
 # ---- the solve -----------------------------------------------------------------------------
 
 cdef inline int implicit_solve(const ImplicitOptions* o, const ImplicitBody* b, const double* l,
-                               double* v, int* iterations, double* residual,
+                               double* v, int* iterations, double* residual, bint monitor,
                                double* trace) noexcept nogil:
     """Solve F(v) = 0 from v = 0 by Newton (Mizerski 2020, sec. 8) or the fixed-point map
     v <- v - F(v).
 
     Stops when the correction d_k, or the next one predicted from the observed rate
     (max(|d_k|^3 / |d_{k-1}|^2, 2 c |l|/lam |d_k|^2) for Newton, r/(1 - r) |d_k| with
-    r = |d_k|/|d_{k-1}| for the fixed point), is at most tol |v|.  `trace` (NULL or room for
-    3 * max_iter doubles) receives the iterates v_1, v_2, ... (OUT: v[3], iterations,
-    residual, trace).
+    r = |d_k|/|d_{k-1}| for the fixed point), is at most tol |v|.  `monitor` (a sub-step
+    beyond the Kantorovich bound, doc sec. 5): give up with IMP_NOT_CONVERGED as soon as a
+    correction after the second is no smaller than the one before (no convergence proven
+    there, so none assumed).  `trace` (NULL or room for 3 * max_iter doubles) receives the
+    iterates v_1, v_2, ... (OUT: v[3], iterations, residual, trace).
     """
     cdef double F[3]
     cdef double J[9]
@@ -342,6 +365,9 @@ cdef inline int implicit_solve(const ImplicitOptions* o, const ImplicitBody* b, 
             return IMP_NONFINITE
         if dn <= o.tol * vn:
             break
+        if monitor and k > 1 and dn >= dprev:
+            residual[0] = implicit_residual_norm(o.method, b.Iinv, l, v)
+            return IMP_NOT_CONVERGED
         if k > 0 and dprev > 0.0:
             if newton:
                 # observed quadratic rate, floored by the a-priori one: |d_{k+1}| <~
@@ -366,13 +392,15 @@ cdef inline int implicit_solve(const ImplicitOptions* o, const ImplicitBody* b, 
 
 cdef inline int implicit_free_step(const ImplicitOptions* o, const ImplicitBody* b, double h,
                                    double* q, double* L, ImplicitCounters* c) noexcept nogil:
-    """Advance q (unit, body to world) and L = L_b by h with Kantorovich sub-steps (doc sec. 5).
+    """Advance q (unit, body to world) and L = L_b by h in sub-steps (doc sec. 5).
 
-    Mizerski 2020 sec. 10: each sub-step is the largest one satisfying the bound (doc eq. (15)),
-    until the step is consumed.  q <- q exp(v/2) (quaternion of R(v)), L_b <- R(-v) L_b
-    (OUT: q[4], L[3], c).
+    Each sub-step is the longer of the Kantorovich step (Mizerski 2020 sec. 10, doc eq. (15):
+    Newton provably converges) and, for Newton, the rotation step (doc eq. (16)), until the
+    step is consumed.  A sub-step beyond the Kantorovich bound whose Newton iteration does
+    not converge is redone at the Kantorovich step.  q <- q exp(v/2) (quaternion of R(v)),
+    L_b <- R(-v) L_b (OUT: q[4], L[3], c).
     """
-    cdef double remaining = h, s, smax, nrm
+    cdef double remaining = h, s, smax, lim, nrm
     cdef double l[3]
     cdef double v[3]
     cdef double half[3]
@@ -383,22 +411,30 @@ cdef inline int implicit_free_step(const ImplicitOptions* o, const ImplicitBody*
     cdef double res = 0.0
     cdef int it = 0, status, i
     cdef long n = 0
+    cdef bint beyond
     while remaining != 0.0:
         smax = kantorovich_max_step(o.method, o.bound, b, L)
         if not smax > 0.0:
             return IMP_NONFINITE
-        if fabs(remaining) <= smax:
-            s = remaining
-            remaining = 0.0
-        else:
-            s = copysign(smax, remaining)
-            remaining = remaining - s
+        lim = smax
+        if o.solver == SOLVER_NEWTON and o.substep_angle > 0.0:
+            s = rotation_max_step(b, L, o.substep_angle)
+            if s > lim:
+                lim = s
         n += 1
         if n > o.max_substeps:
             return IMP_TOO_MANY_SUBSTEPS
-        for i in range(3):
-            l[i] = s * L[i]
-        status = implicit_solve(o, b, l, v, &it, &res, NULL)
+        while True:
+            s = remaining if fabs(remaining) <= lim else copysign(lim, remaining)
+            beyond = fabs(s) > smax
+            for i in range(3):
+                l[i] = s * L[i]
+            status = implicit_solve(o, b, l, v, &it, &res, beyond, NULL)
+            if status == IMP_OK or not beyond:
+                break
+            c.retries += 1                  # not converging beyond the bound: within it
+            lim = smax
+        remaining = 0.0 if s == remaining else remaining - s
         c.substeps += 1
         c.iterations += it
         if it > c.max_iterations:

@@ -2,11 +2,14 @@
 
 Mizerski 2020 (Mizerski, "motion of spinning bodies") secs. 7-10 and docs/implicit-midpoint.md.
 Each step solves for the rotation vector v of the step, O_{n+1} = O_n R(v), with Newton's
-method from v = 0 (or the plain fixed-point map), after splitting the step into the largest
-sub-steps that satisfy a closed-form Kantorovich condition (docs/implicit-midpoint.md sec. 4),
-so that Newton provably converges.  The state is y = [q (4), w_body (3)]; internally the body
-angular momentum L_b = I w is carried.  Torques enter by Strang splitting: half a kick
-L_b += h/2 tau, the free implicit step, half a kick (doc sec. 6).
+method from v = 0 (or the plain fixed-point map), after splitting the step into sub-steps:
+the longer of the largest one that satisfies a closed-form Kantorovich condition
+(docs/implicit-midpoint.md sec. 4; Newton provably converges) and, for Newton, one that turns
+the body `substep_angle` (less by the square root of the inertia ratio of an elongated body;
+doc sec. 5), redone within the Kantorovich bound if Newton does not converge there.  The state
+is y = [q (4), w_body (3)]; internally the body angular momentum L_b = I w is carried.
+Torques enter by Strang splitting: half a kick L_b += h/2 tau, the free implicit step, half a
+kick (doc sec. 6).
 
 Methods (the residual F(v) = 0 each step, l = h L_b, A = I^-1):
 
@@ -21,6 +24,8 @@ the methods and their residual variants are the registry's, `rotode.methods`); `
 exposes one solve with its Kantorovich
 constants for tests and for the convergence maps.
 """
+import warnings
+
 import numpy as np
 
 from rotode import methods as _methods
@@ -51,6 +56,13 @@ VARIANTS = {"midpoint": IMP_MIDPOINT, "trapezoid": IMP_TRAPEZOID,
 DEFAULT_TOL = 1e-15
 DEFAULT_MAX_ITER = {"newton": 20, "fixed-point": 500}
 DEFAULT_MAX_SUBSTEPS = 1_000_000
+#: The angle of the rotation step (doc eq. (16), radians) per residual variant.  Newton
+#: converged in 3-5 iterations at up to 1 rad on random bodies from spheres to rods of inertia
+#: ratio 1e8; the midpoint rule's own error on an elongated body grows as the angle squared
+#: (about angle^2 / 8 of the rate about its thin axis), so it takes a tenth of that (doc sec. 5).
+DEFAULT_SUBSTEP_ANGLE = {"midpoint": 0.025, "trapezoid": 0.25, "object_trapezoid": 0.25}
+#: More sub-steps per step than this (largest body, on average over the run) warn.
+WARN_SUBSTEPS = 1000
 
 
 def _variant(method):
@@ -156,6 +168,7 @@ cdef int _begin(const void* c, Py_ssize_t i, const double* y0, double* z,
     g.counters[i].iterations = 0
     g.counters[i].max_iterations = 0
     g.counters[i].residual = 0.0
+    g.counters[i].retries = 0
     g.nfev[i] = 0
     return STATUS_OK
 
@@ -199,6 +212,12 @@ def _options(options):
     bound = as_choice(options.pop("bound", "euclidean"), "bound", BOUNDS)
     max_iter = options.pop("max_iter", DEFAULT_MAX_ITER[solver])
     max_substeps = options.pop("max_substeps", DEFAULT_MAX_SUBSTEPS)
+    angle = options.pop("substep_angle", None)      # None: the method's default
+    if angle is not None:
+        angle = as_real(angle, "substep_angle")
+        if not 0.0 <= angle <= np.pi:
+            raise ValueError(f"`substep_angle` must be in [0, pi] (radians; 0: Kantorovich "
+                             f"sub-steps only), got {angle!r}")
     for name, val in (("max_iter", max_iter), ("max_substeps", max_substeps)):
         if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 1:
             raise ValueError(f"`{name}` must be an integer >= 1, got {val!r}")
@@ -209,7 +228,7 @@ def _options(options):
     if options:
         raise TypeError(f"unexpected option(s) for the implicit methods: "
                         f"{', '.join(sorted(options))}")
-    return solver, tol, int(max_iter), int(max_substeps), BOUNDS.index(bound)
+    return solver, tol, int(max_iter), int(max_substeps), BOUNDS.index(bound), angle
 
 
 cdef void _fill_body(RigidBody body, ImplicitBody* b):
@@ -241,7 +260,13 @@ def run(method, model, y0, t, save, options=None, workers=1):
         (20 Newton, 500 fixed point), ``max_substeps`` (per step, default 1e6), ``bound``
         ("euclidean", default: Mizerski's form dt |L| <= C lambda_min, doc eq. (14), which keeps
         Mizerski 2020 sec. 11's one-step energy change <= 0.3 %; "inertia": the sharper Kantorovich
-        bound in the norm sqrt(x.I x), doc eq. (13), ~1.6x longer sub-steps, <= 0.5 %);
+        bound in the norm sqrt(x.I x), doc eq. (13), ~1.6x longer sub-steps, <= 0.5 %; with
+        Newton a sub-step is never shorter than the rotation step of doc eq. (16));
+        ``substep_angle`` (radians in [0, pi]; default 0.025 for the midpoint, 0.25 for the
+        trapezoids, `DEFAULT_SUBSTEP_ANGLE`): that step's angle, the rotation of one sub-step
+        measured with the rate sqrt(|A L| |L| / lambda_min) (the body's own rate for a round
+        body); smaller is more accurate for the midpoint rule on an elongated body, 0 leaves
+        only the Kantorovich sub-steps;
         ``L0`` ((3,) or (N, 3)): continue a run from the body angular momenta ``stats["L"]`` of
         the run before (q is then taken as it is), so that a run split into pieces (the
         ``solve_ivp`` classes step one step at a time) gives the numbers of one run bit for bit.
@@ -256,9 +281,11 @@ def run(method, model, y0, t, save, options=None, workers=1):
     stats : dict
         ``n_steps``, ``nfev`` (torque evaluations, largest per body), ``n_substeps`` (largest
         per body), ``newton_iter_mean`` and ``newton_iter_max`` (iterations per solve, also for
-        the fixed point), ``residual_max`` (largest final |F(v)|), ``status`` (0 ok) and
-        ``message``; ``L`` (N, 3), the final body angular momenta (NaN after a failure); after
-        a failure the states of that body are NaN from the failing step on.
+        the fixed point), ``residual_max`` (largest final |F(v)|), ``substep_retries``
+        (largest per body: sub-steps beyond the Kantorovich bound whose Newton iteration did
+        not converge, redone within it), ``status`` (0 ok) and ``message``; ``L`` (N, 3), the
+        final body angular momenta (NaN after a failure); after a failure the states of that
+        body are NaN from the failing step on.
 
     References
     ----------
@@ -269,7 +296,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
         raise ValueError(f"method {method!r} is stepped by rotode.dynamic, not rotode.implicit")
     options = dict(options or {})
     L0 = options.pop("L0", None)
-    solver, tol, max_iter, max_substeps, bound = _options(options)
+    solver, tol, max_iter, max_substeps, bound, angle = _options(options)
     Y = as_float_array(y0, "y0", (7,))
     if Y.ndim != 2:
         raise ValueError(f"`y0` must have shape (N, 7), got {Y.shape}")
@@ -310,6 +337,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     g.o.max_iter = max_iter
     g.o.max_substeps = max_substeps
     g.o.bound = bound
+    g.o.substep_angle = DEFAULT_SUBSTEP_ANGLE[spec.variant] if angle is None else angle
     cdef Stepper sp = make_stepper(&g, _begin, _advance, _store_row, _end, 7, 7, 7, True)
     sp.y0_row = True
     cdef ImplicitBody* bd = <ImplicitBody*>malloc(max(N, 1) * sizeof(ImplicitBody))
@@ -348,6 +376,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
         iters = np.array([cn[i].iterations for i in range(N)], dtype=np.int64)
         itmax = max([cn[i].max_iterations for i in range(N)], default=0)
         resmax = max([cn[i].residual for i in range(N)], default=0.0)
+        retries = max([cn[i].retries for i in range(N)], default=0)
     finally:
         free(bd)
         free(cn)
@@ -362,10 +391,18 @@ def run(method, model, y0, t, save, options=None, workers=1):
         "newton_iter_mean": float(iters.sum() / subs.sum()) if N and subs.sum() else 0.0,
         "newton_iter_max": int(itmax),
         "residual_max": float(resmax),
+        "substep_retries": int(retries),
         "status": code,
         "message": message,
         "L": L_out,
     }
+    if N and n and subs.max() > WARN_SUBSTEPS * n:
+        warnings.warn(
+            f"{method}: {subs.max() / n:.3g} sub-steps per step on average: `dt` is long "
+            "for this body's rates (a sub-step turns it at most `substep_angle`, less for an "
+            "elongated body, or stays within the Kantorovich bound; "
+            "docs/implicit-midpoint.md sec. 5); a shorter `dt` costs about the same and is "
+            "more accurate", RuntimeWarning, stacklevel=3)
     return y_out, w_out, stats
 
 
@@ -405,7 +442,7 @@ def max_step(inertia, L_b, method="implicit_midpoint", bound="euclidean"):
         Which closed-form bound (doc eqs. (13), (14)); the trapezoid always uses "euclidean".
     """
     code = _variant(method)
-    *_, bd = _options({"bound": bound})
+    *_, bd, _ = _options({"bound": bound})
     cdef ImplicitBody b = _body_from_inertia(inertia)
     cdef double[::1] L = _vec3(L_b, "L_b")
     return float(kantorovich_max_step(code, bd, &b, &L[0]))
@@ -437,8 +474,9 @@ def newton_trace(inertia, L_b, dt, method="implicit_midpoint", solver="newton", 
     |x| = sqrt(x.I x), or "euclidean" for the trapezoid) and ``max_step`` (doc eq. (15)).
     """
     code = _variant(method)
-    solver, tol, mi, _, bd = _options({"solver": solver, "tol": tol, "bound": bound,
-                                       **({"max_iter": max_iter} if max_iter is not None else {})})
+    solver, tol, mi, _, bd, _ = _options({"solver": solver, "tol": tol, "bound": bound,
+                                          **({"max_iter": max_iter} if max_iter is not None
+                                             else {})})
     dt = _nonzero_dt(dt)
     cdef ImplicitBody b = _body_from_inertia(inertia)
     cdef double[::1] L = _vec3(L_b, "L_b")
@@ -449,13 +487,14 @@ def newton_trace(inertia, L_b, dt, method="implicit_midpoint", solver="newton", 
     o.max_iter = mi
     o.max_substeps = 1
     o.bound = bd
+    o.substep_angle = 0.0
     cdef double[::1] lv = np.asarray(L) * dt
     trace = np.zeros((mi, 3))
     cdef double[:, ::1] tr = trace
     cdef double v[3]
     cdef double res = 0.0, K = 0.0, eta = 0.0, h
     cdef int it = 0, status
-    status = implicit_solve(&o, &b, &lv[0], v, &it, &res, &tr[0, 0])
+    status = implicit_solve(&o, &b, &lv[0], v, &it, &res, False, &tr[0, 0])
     h = kantorovich_h(o.method, bd, &b, &lv[0], &K, &eta)
     # h = 1/2 up to rounding at dt = max_step: the radius is then 1/K
     radius = (1.0 - np.sqrt(max(0.0, 1.0 - 2.0 * h))) / K if h <= 0.5 + 1e-12 and K > 0 else (

@@ -54,7 +54,9 @@ class IntegrationResult(StateViews):
     Attributes
     ----------
     t : ndarray, shape (n_t,)
-        Output times.
+        Output times.  A single body stopped by a terminal event ends at the event, as
+        ``solve_ivp``'s result does: without ``t_eval`` ``t = [t0, t_stop]``; with it, the
+        requested times up to ``t_stop``.  A batch keeps the shared grid (see ``status``).
     y : ndarray, shape (n_t, k) or (N, n_t, k)
         States at ``t`` (one row per time; the batch axis first for batched runs).
     q : ndarray, shape (n_t, 4) or (N, n_t, 4)
@@ -69,9 +71,10 @@ class IntegrationResult(StateViews):
         ``n_steps`` (steps per body), ``nfev`` (evaluations of w(t) or of the torque per body)
         and method-specific counters (Newton iterations, sub-steps, ...).
     status : int
-        0 when every step succeeded, 1 when a terminal event stopped a body (the outputs after
-        its stop are NaN); otherwise ``message`` says why and the states from the failed step
-        on are NaN.
+        0 when every step succeeded, 1 when a terminal event stopped a body (one body: its
+        output ends at the stop; in a batch, that body's outputs after its stop are NaN and
+        ``y_final`` holds its state at the stop); otherwise ``message`` says why and the
+        states from the failed step on are NaN.
     t_events, y_events : list or None
         With ``events``: per event (in the order given) the times (n_e,) and output rows
         (n_e, k) where it occurred, as ``solve_ivp`` returns them; for a batch, one such list
@@ -79,12 +82,20 @@ class IntegrationResult(StateViews):
     t_stop : float, ndarray or None
         With ``events``: the time at which a terminal event stopped each body (NaN: it ran to
         the end).
+    y_final, w_final : ndarray or None
+        With ``events``: each body's state (k,) or (N, k) and body angular velocity (3,) or
+        (N, 3) where its run ended: at ``t_stop`` for a body stopped by a terminal event, at
+        ``tf`` otherwise, NaN for a body whose run failed (``q_final`` is the quaternion part).
+        For one body stopped by an event they are its last output row.  The table of what a
+        stopped run returns, one body and batch: docs/events.md, "What a stopped run
+        returns".
     message : str
     success : bool
     method : str
     """
 
-    def __init__(self, t, y, w, stats, method, t_events=None, y_events=None, t_stop=None):
+    def __init__(self, t, y, w, stats, method, t_events=None, y_events=None, t_stop=None,
+                 y_final=None, w_final=None):
         self.t = t
         self.y = y
         self.w = w
@@ -96,6 +107,8 @@ class IntegrationResult(StateViews):
         self.t_events = t_events
         self.y_events = y_events
         self.t_stop = t_stop
+        self.y_final = y_final
+        self.w_final = w_final
 
     @property
     def rotation(self):
@@ -262,9 +275,9 @@ def _output_grid(t_span, t_eval, save_every):
     return grid, save
 
 
-def _time_grid(t_span, dt, t_eval, save_every, dt_name="dt"):
-    """Grid (n+1,) and the indices to save; see `integrate` for the rules (``dt_name``: the
-    step's name in messages, as the caller wrote it)."""
+def _time_grid(t_span, dt, t_eval, save_every, dt_name="dt", span_name="`t_span`"):
+    """Grid (n+1,) and the indices to save; see `integrate` for the rules (``dt_name``,
+    ``span_name``: the step's and the span's names in messages, as the caller wrote them)."""
     t0, tf = _span(t_span)
     dt = as_positive_scalar(dt, dt_name)
     direction = 1.0 if tf > t0 else -1.0
@@ -280,6 +293,7 @@ def _time_grid(t_span, dt, t_eval, save_every, dt_name="dt"):
         grid[n] = tf
     else:
         grid = np.append(grid, tf)
+    _check_advancing(grid, direction, dt, dt_name, t_span, span_name)
     if t_eval is None:
         return grid, _every(grid.size, save_every)
     if save_every is not None:
@@ -310,6 +324,20 @@ def _time_grid(t_span, dt, t_eval, save_every, dt_name="dt"):
     s_grid = direction * (grid - t0)
     save = np.searchsorted(s_grid, direction * (te - t0)).astype(np.intp)
     return np.ascontiguousarray(grid), save
+
+
+def _check_advancing(grid, direction, dt, dt_name, t_span, span_name):
+    """ValueError naming the step and the span when rounding leaves two grid times equal (or
+    reversed): ``dt`` below the spacing of floats at those times, e.g. dt = 0.01 near 1e16."""
+    steps = direction * np.diff(grid)
+    if steps.size == 0 or steps.min() > 0:
+        return
+    j = int(np.argmax(steps <= 0))
+    t = float(grid[j])
+    raise ValueError(
+        f"`{dt_name}`={dt!r} is below the spacing of floats near t = {t!r} ({np.spacing(t)!r}) "
+        f"inside {span_name}={t_span!r}: the time grid would not advance; give a larger "
+        f"`{dt_name}`, or times nearer 0 in {span_name}")
 
 
 def _sample_grid(samples, t_span, t_eval, save_every):
@@ -410,7 +438,9 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         Error-controlled runs only: functions ``g`` whose sign changes are located on the dense
         output of every step (`rotode.events`; a Python ``g(t, y)`` with SciPy's
         ``terminal``/``direction`` attributes works too, slower). A terminal event stops its
-        body; ``t_events``, ``y_events`` and ``t_stop`` of the result say where.
+        body; ``t_events``, ``y_events``, ``t_stop`` and ``y_final`` of the result say where
+        and in which state (one body's output ends there, as ``solve_ivp``'s; a batch keeps
+        its grid, NaN after each body's stop: `IntegrationResult`).
     max_events : int, optional
         Occurrences kept per body and event (default: all of them, for one body as for each
         body of a batch; for a dask ``y0``, 16, the width of its NaN-padded arrays); with
@@ -418,7 +448,8 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         dropped (``stats["n_events"]`` counts them all).
     **options
         Method options, e.g. ``norm_gain``, ``normalize`` (RK methods), ``terms``, ``exp``,
-        ``alpha`` (``magnus_ca``), ``solver``, ``tol``, ``max_iter`` (implicit methods),
+        ``alpha`` (``magnus_ca``), ``solver``, ``tol``, ``max_iter``, ``bound``,
+        ``substep_angle``, ``max_substeps`` (implicit methods, `rotode.implicit.run`),
         ``force``, ``mass`` (``rkn4``), ``restore_momentum``, ``torque_substeps``.  Unknown
         options raise ``TypeError``.
 
@@ -506,7 +537,8 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
                          f"{tuple(m for m in methods.names(kind) if methods.get(m).adaptive)}")
     if adaptive:
         grid, save = _output_grid(t_span, t_eval, save_every)
-        options["control"] = as_control(*control, Y0.shape[1], abs(grid[-1] - grid[0]))
+        options["control"] = as_control(*control, Y0.shape[1], abs(grid[-1] - grid[0]),
+                                        t_eval=t_eval is not None)
     elif samples is not None:
         grid, save = _sample_grid(samples, t_span, t_eval, save_every)
     else:
@@ -517,17 +549,38 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         raise ValueError("`max_events` needs `events`")
     y_out, w_out, stats = runner.run(name, runner_model, Y0, grid, save, options,
                                      _as_workers(workers))
-    t_events = y_events = t_stop = None
+    t_out = grid[save]
+    t_events = y_events = t_stop = y_final = w_final = None
     if evs:
         t_events, y_events, t_stop = _event_results(options["events"], stats)
+        y_final, w_final = options["events"]["y_stop"], options["events"]["w_stop"]
     if single:
         y_out, w_out = y_out[0], w_out[0]
         if "qdot" in stats:  # rkn4's final q'
             stats["qdot"] = stats["qdot"][0]
         if evs:
             t_events, y_events, t_stop = t_events[0], y_events[0], float(t_stop[0])
+            y_final, w_final = y_final[0], w_final[0]
             stats["n_events"] = stats["n_events"][0]
-    return IntegrationResult(grid[save], y_out, w_out, stats, name, t_events, y_events, t_stop)
+            if np.isfinite(t_stop):
+                t_out, y_out, w_out = _end_at_stop(t_out, y_out, w_out, t_stop, y_final,
+                                                   w_final, t_eval is None,
+                                                   1.0 if grid[-1] > grid[0] else -1.0)
+    return IntegrationResult(t_out, y_out, w_out, stats, name, t_events, y_events, t_stop,
+                             y_final, w_final)
+
+
+def _end_at_stop(t, y, w, t_stop, y_final, w_final, default_grid, direction):
+    """One body stopped by a terminal event at t_stop: its output ends there, as solve_ivp's
+    does.  Without t_eval (rows at t0 and tf) the last row becomes the state at t_stop; with
+    it, the requested times up to t_stop are kept (their rows were all computed)."""
+    if default_grid:
+        t = np.array([t[0], t_stop])
+        y = np.stack([y[0], y_final])
+        w = np.stack([w[0], w_final])
+        return t, y, w
+    keep = direction * (t - t_stop) <= 0
+    return t[keep].copy(), y[keep].copy(), w[keep].copy()
 
 
 def _event_buffers(evs, shape, max_events):

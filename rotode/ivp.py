@@ -178,7 +178,9 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     states at ``t_eval`` come from each step's continuous extension, as in SciPy.  The compiled
     path counts a right-hand-side evaluation as SciPy does (one for ``f(t0, y0)``, one for the
     initial step unless ``first_step`` is given, ``s`` per attempted step, DOP853's three
-    extra stages per step whose dense output is used).  A failure (step size below the spacing
+    extra stages per step whose dense output SciPy evaluates: every step with
+    ``dense_output``, and otherwise every step holding a ``t_eval`` time (``t0`` and a time
+    on the step's end included) or an event's sign change).  A failure (step size below the spacing
     of floats, a non-finite state) gives ``status`` -1 and a message naming the time, and the
     result ends at the last accepted step.  A zero-length ``t_span`` (t0 == tf) takes no step:
     the call goes to SciPy, whose result it is.
@@ -232,7 +234,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     if t_eval is None:
         save = np.zeros(0, dtype=np.intp)
     ctl = as_control(control["rtol"], control["atol"], control["first_step"],
-                     control["max_step"], None, width, abs(tf - t0))
+                     control["max_step"], None, width, abs(tf - t0), t_eval=t_eval is not None)
     runner = integration.runner_for(spec, kind)
     Y0 = np.ascontiguousarray(y[None, :])
     opts = dict(implied, control=ctl)

@@ -19,7 +19,7 @@ import numpy as np
 
 from rotode._dask import dispatch as _dask_dispatch
 from rotode._validation import (as_bool, as_float_array, batch_of, as_rotation_matrices,
-                                project_rotations)
+                                check_out_overlap, project_rotations)
 from rotode._loops import all_abs_below
 from rotode._loops cimport (apply_unary, jacobian_unary, new_single, read_single, single_data,
                             unary_dual_kernel, use_threads)
@@ -110,14 +110,16 @@ def exp(v, out=None):
     v : array_like, shape (..., 3)
         Rotation vectors (axis times angle in radians).
     out : ndarray, shape (..., 3, 3), optional
-        C-contiguous float64 array to write into (no allocation); returned.  Its contents are
-        unspecified if a ValueError is raised for non-finite ``v``.
+        C-contiguous float64 array to write into (no allocation); returned.  It may not
+        overlap ``v`` (ValueError).  Its contents are unspecified if a ValueError is raised
+        for non-finite ``v``.
 
     Raises
     ------
     ValueError
         If ``v`` does not have shape (..., 3), has NaN or infinite components, or a vector
-        longer than 1.34e154 (``|v|^2`` overflows); if ``out`` has the wrong shape or layout.
+        longer than 1.34e154 (``|v|^2`` overflows); if ``out`` has the wrong shape or layout
+        or overlaps ``v``.
     TypeError
         If ``v`` is not a real numeric array.
 
@@ -152,6 +154,7 @@ def exp(v, out=None):
     v = as_float_array(v, "v", (3,), finite=False)
     cdef const double[:, ::1] vin = v.reshape(-1, 3)
     out = _output(out, batch_of(v, 1) + (3, 3))
+    check_out_overlap(out, [v], ("v",))     # (the rows of R would overwrite v unread)
     cdef double[:, ::1] R = out.reshape(-1, 9)
     cdef Py_ssize_t n = vin.shape[0]
     cdef Py_ssize_t chunks = (n + EXP_CHUNK - 1) // EXP_CHUNK

@@ -300,7 +300,8 @@ class NativeSolver(OdeSolver):
             self._step_done = None
         else:
             self._grid, _ = integration._time_grid((t0, t_bound), step, None, None,
-                                                   dt_name=step_name)
+                                                   dt_name=step_name,
+                                                   span_name="(`t0`, `t_bound`)")
         self._k = 0
         self._y_old = None
         self._t_old_step = None

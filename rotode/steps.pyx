@@ -24,7 +24,7 @@ import numpy as np
 
 from rotode import methods as _methods
 from rotode._validation import (as_choice, as_float_array, as_frame, as_int,
-                                as_positive_scalar, as_real)
+                                as_positive_scalar, as_real, check_out_overlap)
 
 from libc.math cimport isfinite
 from rotode.kinematic cimport (apply_rotvec, lie_euler_rotvec, exp2_rotvec, magnus_ca_rotvec,
@@ -88,19 +88,6 @@ cdef object _array(object x, str name):
     return as_float_array(x, name, finite=False)   # (finiteness: checked row by row)
 
 
-def _check_overlap(out, q, rates, names):
-    """``out`` may be ``q`` itself (each row is read before it is written) but may not overlap
-    it otherwise, nor overlap a rate array: such writes would change inputs not yet read."""
-    if np.may_share_memory(out, q) and np.shares_memory(out, q) and not (
-            out.__array_interface__["data"][0] == q.__array_interface__["data"][0]
-            and out.strides == q.strides):
-        raise ValueError("`out` overlaps `q` without being the same array: pass out=q (in "
-                         "place) or memory apart from `q`")
-    for w, name in zip(rates, names):
-        if np.may_share_memory(out, w) and np.shares_memory(out, w):
-            raise ValueError(f"`out` overlaps `{name}`: the step would overwrite its input")
-
-
 cdef object _step(int kind, object q, tuple rates, tuple names, object dt_, object out,
                   object frame, object exp, int terms, object gain_):
     cdef double dt = as_real(dt_, "dt")
@@ -140,7 +127,8 @@ cdef object _step(int kind, object q, tuple rates, tuple names, object dt_, obje
         raise ValueError(f"`out` must be a writeable C-contiguous float64 array of shape "
                          f"{q.shape}")
     else:
-        _check_overlap(out, q, keep, names)
+        # out may be q itself (each row is read before it is written), nothing else
+        check_out_overlap(out, [q] + keep, ("q",) + tuple(names), same_ok=("q",))
     if n == 0:
         return out
     cdef const double[::1] qf = q.reshape(-1)
