@@ -282,6 +282,12 @@ class LazyIntegrationResult(StateViews):
     """What `rotode.integrate` returns for dask input: the fields of `IntegrationResult` as
     dask arrays chunked like ``y0`` along the bodies (nothing runs until they are computed).
 
+    Parameters
+    ----------
+    t, method, parts, layout
+        The output times, the method's name, the dask array of per-chunk results and their
+        layout; `rotode.integrate` builds the result.
+
     Attributes
     ----------
     t : ndarray, shape (n_t,)
@@ -302,6 +308,20 @@ class LazyIntegrationResult(StateViews):
     Each of these arrays reads the same per-chunk tasks: compute them together
     (``dask.compute(res.q, res.w)``, `persist`, or `compute` for a NumPy `IntegrationResult`)
     to run every chunk once.
+
+    See Also
+    --------
+    rotode.integrate, IntegrationResult
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da, rotode
+    >>> y0 = da.from_array(np.tile([1.0, 0.0, 0.0, 0.0], (4, 1)), chunks=(2, 4))
+    >>> lazy = rotode.integrate([0.0, 0.0, 1.0], (0, 1), y0, method="magnus4", dt=0.1)
+    >>> lazy
+    LazyIntegrationResult(method='magnus4', y: 4x11x4 in 2 chunks)
+    >>> lazy.q.chunks[0], lazy.compute().q.shape
+    ((2, 2), (4, 11, 4))
     """
 
     def __init__(self, t, method, parts, layout):

@@ -51,6 +51,27 @@ def as_rotation(sol_or_states, kind="auto", t=None):
     -------
     scipy.spatial.transform.Rotation
         One rotation per output time (a single rotation for a 1-D state or a scalar ``t``).
+
+    Raises
+    ------
+    ValueError
+        For a ``kind`` that cannot be inferred or needs more components, a zero quaternion, a
+        matrix that is not a rotation, or ``t`` without a dense output or outside its span.
+
+    See Also
+    --------
+    rotode.quaternion.to_scipy, IntegrationResult.rotation
+
+    Examples
+    --------
+    >>> import numpy as np, rotode
+    >>> from scipy.integrate import solve_ivp
+    >>> spin = rotode.QuaternionKinematics([0.0, 0.0, np.pi])
+    >>> sol = solve_ivp(spin, (0, 1), [1, 0, 0, 0], rtol=1e-10, atol=1e-12, dense_output=True)
+    >>> round(float(rotode.as_rotation(sol, t=0.5).magnitude()), 6)     # a quarter turn
+    1.570796
+    >>> len(rotode.as_rotation(sol)) == sol.y.shape[1]
+    True
     """
     as_choice(kind, "kind", ("auto",) + _KINDS)
     if t is not None:
@@ -168,6 +189,28 @@ def solve_expcoord(rhs, t_span, y0, **options):
         ``t``, ``y`` (states in the chart active at each time), ``quaternion`` (k, 4) unit
         orientations, ``rotation`` (a ``Rotation``), ``bases`` (k, 4) chart bases,
         ``n_reanchor``, ``nfev``, ``njev``, ``nlu``, ``status``, ``message``, ``success``.
+
+    Raises
+    ------
+    TypeError
+        If ``rhs`` is not an `ExpCoordKinematics` or `ExpCoordRigidBody`.
+    ValueError
+        For ``events``, ``dense_output`` or ``vectorized``, ``|y0[:3]| >= 2 pi``, or invalid
+        tolerances.
+
+    See Also
+    --------
+    rotode.ExpCoordKinematics, rotode.ExpCoordRigidBody, as_rotation
+
+    Examples
+    --------
+    Ten seconds at 1 rad/s re-anchor the chart three times:
+
+    >>> import numpy as np, rotode
+    >>> spin = rotode.ExpCoordKinematics([0.0, 0.0, 1.0])
+    >>> sol = rotode.solve_expcoord(spin, (0, 10), [0.0, 0.0, 0.0], rtol=1e-10, atol=1e-12)
+    >>> sol.n_reanchor, bool(np.allclose(sol.quaternion[-1], [np.cos(5), 0, 0, np.sin(5)]))
+    (3, True)
     """
     if not isinstance(rhs, (ExpCoordKinematics, ExpCoordRigidBody)):
         raise TypeError("`rhs` must be an ExpCoordKinematics or ExpCoordRigidBody, got "
