@@ -106,7 +106,7 @@ __all__ = [
 ]
 
 
-def get_include():
+def get_include() -> str:
     """Directory holding rotode's ``.pxd`` and ``.hpp`` files, for downstream Cython builds.
 
     Add its parent to Cython's ``include_path`` (so that ``cimport rotode.so3`` resolves) and

@@ -10,12 +10,18 @@ arguments with ``dask.array.apply_gufunc`` (signatures below), so post-processin
 Nothing here imports dask until a dask array is seen: the core install does not need it
 (``pip install "rotode[dask]"``).
 """
+from __future__ import annotations
+
 import functools
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from rotode._results import StateViews
 from rotode._validation import is_dask
+
+if TYPE_CHECKING:
+    from rotode.integration import IntegrationResult
 
 __all__ = ["dispatch", "has_dask", "integrate", "LazyIntegrationResult"]
 
@@ -348,7 +354,7 @@ class LazyIntegrationResult(StateViews):
         names = ["y", "w", "status", "t_events", "y_events", "t_stop"]
         return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
 
-    def persist(self, **kwargs):
+    def persist(self, **kwargs: Any) -> LazyIntegrationResult:
         """Run every chunk once (``dask.persist``) and keep the results in memory (on the
         workers with dask.distributed); every array then reads them.  Returns self."""
         import dask
@@ -356,7 +362,7 @@ class LazyIntegrationResult(StateViews):
         self._set(parts, self._layout)
         return self
 
-    def compute(self, **kwargs):
+    def compute(self, **kwargs: Any) -> IntegrationResult:
         """Run every chunk once and gather an `IntegrationResult` (NumPy, all bodies)."""
         import dask
 

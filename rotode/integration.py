@@ -5,10 +5,13 @@ The facade checks the user's input, builds the time grid (uniform steps of ``dt`
 the whole loop to a compiled *runner* (``rotode.kinematic``, ``rotode.dynamic`` or
 ``rotode.implicit``; docs/stepper-contract.md), which advances every body with the GIL released.
 """
+from __future__ import annotations
+
 import math
 import numbers
 import sys
 import warnings
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 from scipy.spatial.transform import Rotation
@@ -27,6 +30,12 @@ from rotode._validation import (
 )
 from rotode.omega import AngularVelocity, Callable, Samples, as_source
 from rotode.rhs import QuaternionKinematics, RigidBody
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from rotode._dask import LazyIntegrationResult
+    from rotode._typing import DaskCollection, EventLike, Frame, Model
 
 __all__ = ["integrate", "IntegrationResult", "METHODS", "methods_for"]
 
@@ -91,7 +100,7 @@ class IntegrationResult(StateViews):
     success : bool
         ``status`` is 0 or 1.
     method : str
-    rotation : scipy.spatial.transform.Rotation
+    rotation : scipy.spatial.transform.Rotation or list of them
         The orientations as SciPy rotations.
 
     See Also
@@ -109,7 +118,22 @@ class IntegrationResult(StateViews):
     1.0
     """
 
-    def __init__(self, t, y, w, stats, method, t_events=None, y_events=None, t_stop=None):
+    t: NDArray[np.float64]
+    y: NDArray[np.float64]
+    w: NDArray[np.float64]
+    stats: dict[str, Any]
+    method: str
+    status: int
+    message: str
+    success: bool
+    t_events: list[Any] | None
+    y_events: list[Any] | None
+    t_stop: float | NDArray[np.float64] | None
+
+    def __init__(self, t: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.float64],
+                 stats: dict[str, Any], method: str, t_events: list[Any] | None = None,
+                 y_events: list[Any] | None = None,
+                 t_stop: float | NDArray[np.float64] | None = None) -> None:
         self.t = t
         self.y = y
         self.w = w
@@ -123,7 +147,7 @@ class IntegrationResult(StateViews):
         self.t_stop = t_stop
 
     @property
-    def rotation(self):
+    def rotation(self) -> Rotation | list[Rotation]:
         """``scipy.spatial.transform.Rotation`` of the orientations, shaped like ``q[..., 0]``."""
         q = self.q
         flat = q.reshape(-1, 4)
@@ -135,7 +159,7 @@ class IntegrationResult(StateViews):
         except (AttributeError, ValueError):  # SciPy without N-D rotations: one stack per body
             return [Rotation.from_quat(qi, scalar_first=True) for qi in q]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         shape = "x".join(str(s) for s in self.y.shape)
         return (f"IntegrationResult(method={self.method!r}, y: {shape}, status={self.status}, "
                 f"stats={self.stats!r})")
@@ -378,6 +402,29 @@ def _as_workers(workers):
     return 1 if workers is None else as_workers(workers)
 
 
+@overload
+def integrate(model: Model, t_span: ArrayLike, y0: DaskCollection, method: str = ...,
+              dt: float | Literal["samples"] | None = ..., *, rtol: float | None = ...,
+              atol: float | ArrayLike | None = ..., first_step: float | None = ...,
+              max_step: float | None = ..., max_steps: int | None = ...,
+              frame: Frame | None = ..., t_eval: ArrayLike | None = ...,
+              save_every: int | None = ..., workers: int | None = ...,
+              events: EventLike | None = ..., max_events: int | None = ...,
+              **options: Any) -> LazyIntegrationResult: ...
+
+
+@overload
+def integrate(model: Model, t_span: ArrayLike, y0: ArrayLike, method: str = ...,
+              dt: float | Literal["samples"] | None = ..., *, rtol: float | None = ...,
+              atol: float | ArrayLike | None = ..., first_step: float | None = ...,
+              max_step: float | None = ..., max_steps: int | None = ...,
+              frame: Frame | None = ..., t_eval: ArrayLike | None = ...,
+              save_every: int | None = ..., workers: int | None = ...,
+              events: EventLike | None = ..., max_events: int | None = ...,
+              **options: Any) -> IntegrationResult: ...
+
+
+# (the overloads above carry the types: a dask ``y0`` gives a LazyIntegrationResult)
 def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
               first_step=None, max_step=None, max_steps=None, frame=None, t_eval=None,
               save_every=None, workers=1, events=None, max_events=None, **options):

@@ -359,7 +359,7 @@ _ENTRIES = (
 REGISTRY = {m.name: m for m in _ENTRIES}
 
 
-def get(name, model=None):
+def get(name: str, model: str | None = None) -> Method:
     """The `Method` called `name` (checked to integrate `model` when given).
 
     Parameters
@@ -404,7 +404,8 @@ def get(name, model=None):
     return method
 
 
-def names(model=None, kernel=None, family=None):
+def names(model: str | None = None, kernel: str | None = None,
+          family: str | None = None) -> tuple[str, ...]:
     """Names of the registry's methods, filtered.
 
     Parameters
@@ -452,7 +453,7 @@ def by_solver(class_name):
     raise LookupError(f"no registry method has the solver class {class_name!r}")
 
 
-def markdown_table():
+def markdown_table() -> str:
     """The table of docs/methods.md, from the registry.
 
     Returns
@@ -473,7 +474,7 @@ def markdown_table():
         kin = f"`{m.kernels[_KIN]}`" if _KIN in m.kernels else ""
         rb = f"`{m.kernels[_RB]}`" if _RB in m.kernels else ""
         cls = f"`rotode.{m.solver}`" if m.solver else ""
-        ctl = f"yes ({m.embedded.error_order})" if m.adaptive else ""
+        ctl = f"yes ({m.embedded.error_order})" if m.embedded is not None else ""
         rows.append(f"| `{m.name}` | {m.family} | {m.order} | {kin} | {rb} | {ctl} | {cls} | "
                     f"{m.reference} |")
     return "\n".join(rows) + "\n"

@@ -6,7 +6,10 @@
   revolutions by re-anchoring the chart whenever |v| reaches pi (the chart itself is singular
   at |v| = 2 pi, Mizerski 2020 sec. 1 and docs/references.md).
 """
+from __future__ import annotations
+
 import copy
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.integrate import solve_ivp
@@ -21,6 +24,9 @@ from rotode._validation import (
 )
 from rotode.rhs import ExpCoordKinematics, ExpCoordRigidBody
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 __all__ = ["as_rotation", "solve_expcoord"]
 
 _KINDS = ("quaternion", "expcoord", "matrix", "euler_xyz")
@@ -28,7 +34,7 @@ _AUTO = {4: "quaternion", 7: "quaternion", 8: "quaternion", 3: "expcoord", 6: "e
          9: "matrix", 12: "matrix"}
 
 
-def as_rotation(sol_or_states, kind="auto", t=None):
+def as_rotation(sol_or_states: Any, kind: str = "auto", t: ArrayLike | None = None) -> Rotation:
     """Rotations from a ``solve_ivp`` solution or from states.
 
     Parameters
@@ -84,7 +90,7 @@ def as_rotation(sol_or_states, kind="auto", t=None):
         if times.ndim > 1 or times.size == 0:
             raise ValueError(f"`t` must be a scalar or have shape (n,) with n >= 1, got "
                              f"{times.shape}")
-        span = (getattr(dense, "t_min", None), getattr(dense, "t_max", None))
+        span: tuple[Any, Any] = (getattr(dense, "t_min", None), getattr(dense, "t_max", None))
         if None not in span:
             lo, hi = sorted(float(x) for x in span)
             if np.any(times < lo) or np.any(times > hi):
@@ -163,7 +169,8 @@ def _check_tolerances(options, n):
             as_positive_scalar(value, key)
 
 
-def solve_expcoord(rhs, t_span, y0, **options):
+def solve_expcoord(rhs: ExpCoordKinematics | ExpCoordRigidBody, t_span: ArrayLike,
+                   y0: ArrayLike, **options: Any) -> OptimizeResult:
     """Integrate an exponential-coordinate right-hand side with chart re-anchoring.
 
     ``solve_ivp`` runs with a terminal event at |v| = pi; at the event the orientation
@@ -238,10 +245,12 @@ def solve_expcoord(rhs, t_span, y0, **options):
 
     def chart_limit(t, y):
         return y[0] * y[0] + y[1] * y[1] + y[2] * y[2] - np.pi * np.pi
-    chart_limit.terminal = True
-    chart_limit.direction = 1.0
+    chart_limit.terminal = True  # type: ignore[attr-defined]
+    chart_limit.direction = 1.0  # type: ignore[attr-defined]
 
-    ts, ys, bases = [], [], []
+    ts: list[Any] = []
+    ys: list[Any] = []
+    bases: list[Any] = []
     nfev = njev = nlu = n_reanchor = 0
     t = t0
     base = base0
