@@ -218,8 +218,8 @@ cdef class AxisAngle(Event):
         Nonzero axis ``a`` in world coordinates (normalised here).
     angle : float
         The angle in [0, pi].
-    terminal, direction
-        As for `Event`.
+    terminal, direction : optional
+        As for `Event` (default False and 0).
 
     Attributes
     ----------
@@ -283,8 +283,8 @@ cdef class Component(Event):
         Index into it: 0-3 for ``"q"``, 0-2 for ``"w"``, 0-12 for ``"y"``.
     value : float, optional
         The level (default 0).
-    terminal, direction
-        As for `Event`.
+    terminal, direction : optional
+        As for `Event` (default False and 0).
 
     Attributes
     ----------
@@ -348,8 +348,8 @@ cdef class RotationAngle(Event):
         The reference orientation ``r``, a nonzero quaternion (normalised here).
     angle : float
         The angle in [0, pi].
-    terminal, direction
-        As for `Event`.
+    terminal, direction : optional
+        As for `Event` (default False and 0).
 
     Attributes
     ----------
@@ -417,8 +417,8 @@ cdef class KineticEnergy(Event):
         matrix, whose principal moments satisfy the triangle inequality.
     value : float
         The energy level.
-    terminal, direction
-        As for `Event`.
+    terminal, direction : optional
+        As for `Event` (default False and 0).
 
     Attributes
     ----------

@@ -117,6 +117,10 @@ def ellipk(m, m1=None):
     float
         ``K = pi / (2 AGM(1, sqrt(m1)))`` (A&S 17.6); ``inf`` for ``m1 = 0``.
 
+    See Also
+    --------
+    ellipf, jacobi_sn_cn_dn
+
     Examples
     --------
     >>> from rotode.exact import ellipk
@@ -147,6 +151,10 @@ def jacobi_sn_cn_dn(u, m, m1=None):
     -------
     sn, cn, dn : ndarray
         Same shape as ``u``.
+
+    See Also
+    --------
+    ellipk, ellipf
 
     Notes
     -----
@@ -525,6 +533,10 @@ def free_rigid_body(inertia, w0, t, q0=None):
         ``inertia``, a ``t`` with more than one dimension, or a zero ``q0``.
     TypeError
         For non-numeric input.
+
+    See Also
+    --------
+    rotode.RigidBody, rotode.integrate
 
     Notes
     -----

@@ -262,6 +262,10 @@ class Transform:
         ``S > 0``, one factor for all axes (a per-axis scale does not survive composition,
         [DTH] "Composition of Transforms").  Default 1.
 
+    See Also
+    --------
+    DynamicTransform, planar_rotation
+
     Notes
     -----
     Group structure ([DTH]): ``(T2, R2, S2) o (T1, R1, S1) = (R2 S2 T1 + T2, R2 R1, S2 S1)``,
@@ -440,7 +444,8 @@ class DynamicTransform:
     Parameters
     ----------
     translation, rotation, scale
-        As for :class:`Transform` (the scale is constant in time).
+        As for :class:`Transform` (``rotation`` and ``scale`` optional, default the identity
+        and 1; the scale is constant in time).
     velocity, acceleration : array_like, shape (..., n), optional
         ``v = dT/dt`` and ``a = d^2T/dt^2`` in parent coordinates.  Default 0.
     angular_velocity, angular_acceleration : array_like, optional
@@ -1317,10 +1322,14 @@ class MovingFrameParticle:
     force : callable, optional
         ``force(t, x, v) -> F`` with ``x, v`` of shape (..., n) (k rows when called
         vectorised) returning (..., n).  Default: no applied force.
-    mass : float
-        > 0.
-    force_frame : {"parent", "world"}
-        Basis of the returned force (see :func:`local_acceleration`).
+    mass : float, optional
+        > 0 (default 1).
+    force_frame : {"parent", "world"}, optional
+        Basis of the returned force (default "parent"; see :func:`local_acceleration`).
+
+    See Also
+    --------
+    MovingFrameRigidBody, local_acceleration
 
     Notes
     -----

@@ -543,6 +543,10 @@ def compound(masses, inertias, positions=None, rotations=None):
         ``mass`` (...), ``center_of_mass`` (..., 3) in the body frame, and ``inertia``
         (..., 3, 3) about the centre of mass in the body frame's axes.
 
+    See Also
+    --------
+    MassProperties, parallel_axis, rotate_inertia
+
     Examples
     --------
     A dumbbell: two balls on the ends of a rod along x.
@@ -603,8 +607,8 @@ def validate_inertia(inertia, name="inertia"):
     Parameters
     ----------
     inertia : array_like, shape (..., 3, 3)
-    name : str
-        Argument name used in error messages.
+    name : str, optional
+        Argument name used in error messages (default "inertia").
 
     Returns
     -------
@@ -660,6 +664,10 @@ def principal_axes(inertia):
         ``B`` whose columns are the principal axes ``n1, n2, n3`` in the original frame:
         ``I = B diag(moments) B^T``, ``B^T B = 1``, ``det B = +1``.  ``B`` maps principal-frame
         coordinates to the original frame (Mandre 2008 sec. 7.1).
+
+    See Also
+    --------
+    to_principal_frame, validate_inertia
 
     Examples
     --------

@@ -64,7 +64,8 @@ class IntegrationResult(StateViews):
     ----------
     t, y, w, stats, method, t_events, y_events, t_stop
         The attributes below of the same names (``status`` and ``message`` come from
-        ``stats["status"]`` and ``stats["message"]``); `integrate` builds the result.
+        ``stats["status"]`` and ``stats["message"]``); ``t_events``, ``y_events`` and
+        ``t_stop`` are optional (default None).  `integrate` builds the result.
 
     Attributes
     ----------

@@ -181,10 +181,12 @@ def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
         would end with a misleading step-size failure, report success (LSODA on NaN) or not
         end (LSODA on inf)).
     t_span, y0, method, t_eval, dense_output, events, vectorized, args
-        As for ``scipy.integrate.solve_ivp``.  ``events`` may be `rotode.events` objects
-        (compiled, nogil) or SciPy event functions ``g(t, y)`` (with their ``terminal`` and
-        ``direction``); they are located on the same dense output as in SciPy.  ``args``
-        hands the call to SciPy (with rotode's right-hand side inside SciPy's loop).
+        As for ``scipy.integrate.solve_ivp``, with its defaults (``method="RK45"``,
+        ``dense_output=False``, ``vectorized=False``, the others optional, None). ``events`` may
+        be `rotode.events` objects (compiled, nogil) or SciPy event functions ``g(t, y)`` (with
+        their ``terminal`` and ``direction``); they are located on the same dense output as in
+        SciPy. ``args`` hands the call to SciPy (with rotode's right-hand side inside SciPy's
+        loop).
     **options
         ``rtol``, ``atol``, ``first_step``, ``max_step`` as in SciPy (compiled path); other
         keys are passed to SciPy's solver, or, in the compiled path, ignored with SciPy's
@@ -201,6 +203,10 @@ def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
         1), ``nfev``
         (right-hand-side evaluations, counted as SciPy counts them), ``njev``, ``nlu`` (0),
         ``status`` (0, or -1 when a step failed), ``message``, ``success``.
+
+    See Also
+    --------
+    scipy.integrate.solve_ivp, integrate, rotode.events
 
     Notes
     -----

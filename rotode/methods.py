@@ -193,15 +193,15 @@ class Method:
         Global order of convergence (the accuracy the tests measure as a slope).
     kernels : dict
         Model kind -> name of the compiled kernel that steps it (module docstring).
-    tableau : Tableau or None
+    tableau : Tableau or None, optional
         For the ``cg`` and ``erk`` kernels (and, for reference, the RK tableaux).
-    embedded : Embedded or None
+    embedded : Embedded or None, optional
         Error estimate and dense output: the method takes ``rtol``/``atol``.
-    nodes : tuple of float or None
+    nodes : tuple of float or None, optional
         Gauss-Legendre nodes of the ``magnus`` kernel, as fractions of the step.
-    variant : str or None
+    variant : str or None, optional
         The ``implicit`` kernel's residual.
-    solver : str or None
+    solver : str or None, optional
         Name of its ``OdeSolver`` class in `rotode.solvers` (None: `rotode.integrate` only).
     reference : str
         The published source (docs/references.md).
@@ -461,6 +461,10 @@ def markdown_table() -> str:
     str
         A Markdown table, one row per method: name, family, order, kernels, error estimate,
         ``solve_ivp`` class and reference.
+
+    See Also
+    --------
+    names, REGISTRY
 
     Examples
     --------

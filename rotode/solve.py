@@ -42,12 +42,12 @@ def as_rotation(sol_or_states: Any, kind: str = "auto", t: ArrayLike | None = No
     sol_or_states : OdeResult or array_like, shape (n,) or (n, k)
         A solution (its ``y``; a `solve_expcoord` result uses its stored orientations) or states
         stored as columns like ``sol.y``.
-    kind : {"auto", "quaternion", "expcoord", "matrix", "euler_xyz"}
-        How the leading components encode the orientation: a quaternion of any nonzero length
-        (first 4), a rotation vector (first 3, identity base), a row-major matrix (first 9,
-        projected onto SO(3)) or intrinsic XYZ Euler angles (first 3).  "auto" decides from n:
-        4, 7, 8 -> quaternion; 3, 6 -> expcoord; 9, 12 -> matrix (Euler angles need an explicit
-        kind).
+    kind : {"auto", "quaternion", "expcoord", "matrix", "euler_xyz"}, optional
+        Default "auto". How the leading components encode the orientation: a quaternion of any
+        nonzero length (first 4), a rotation vector (first 3, identity base), a row-major matrix
+        (first 9, projected onto SO(3)) or intrinsic XYZ Euler angles (first 3). "auto" decides
+        from n: 4, 7, 8 -> quaternion; 3, 6 -> expcoord; 9, 12 -> matrix (Euler angles need an
+        explicit kind).
     t : float or array_like, optional
         Times at which to evaluate a solution's dense output (``sol.sol``, from
         ``dense_output=True``) instead of its stored states: the orientation at any time (on the

@@ -421,7 +421,7 @@ Parameters
 fun : rotode.QuaternionKinematics, rotode.RigidBody or callable
     See the module docstring for how the angular velocity is obtained.
 t0, y0, t_bound, vectorized
-    As for every ``OdeSolver`` (``vectorized`` is not used).
+    As for every ``OdeSolver`` (``vectorized``, default False, is not used).
 step : float, optional
     The step size; the last step is shortened to land on ``t_bound``.  {step_default}
 dt : float, optional

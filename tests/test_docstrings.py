@@ -3,10 +3,11 @@ example, and every example runs.
 
 The rule (numpydoc sections; the public names are those of tests/public_api.py):
 
-- every public function and class has a one-line summary and an ``Examples`` section with
-  ``>>>`` lines;
+- every public function and class has a one-line summary, a ``See Also`` section and an
+  ``Examples`` section with ``>>>`` lines;
 - a function has a ``Parameters`` section naming every parameter of its signature (none when
-  it takes none) and a ``Returns`` (or ``Yields``) section: every public function returns
+  it takes none), the entry of a parameter with a default saying "optional" or "default"
+  (classes alike), and a ``Returns`` (or ``Yields``) section: every public function returns
   something;
 - a class documents its constructor's parameters in the ``Parameters`` section of the class
   docstring (``__init__`` has no docstring of its own to read), and has no ``Returns``;
@@ -20,6 +21,7 @@ The rule (numpydoc sections; the public names are those of tests/public_api.py):
 """
 import doctest
 import inspect
+import re
 
 import numpy as np
 import pytest
@@ -47,6 +49,22 @@ def _parameters(obj):
     return [p.name for p in sig.parameters.values() if p.name != "self"]
 
 
+def _entries(body):
+    """``{name: text}`` of the entries of a Parameters section (a grouped ``a, b : type``
+    entry under each of its names)."""
+    found, names = {}, []
+    for line in body.split("\n"):
+        if line and not line[0].isspace():
+            head = line.split(" : ")[0]
+            names = [n.strip().lstrip("*") for n in head.split(",")]
+            for n in names:
+                found[n] = line
+        else:
+            for n in names:
+                found[n] += "\n" + line
+    return found
+
+
 def _contract_problems(name, obj):
     doc = docstring(obj)
     found = sections(doc)
@@ -61,11 +79,19 @@ def _contract_problems(name, obj):
             missing = [p for p in params if p not in documented_names(found["Parameters"])]
             if missing:
                 problems.append(f"Parameters does not document {missing}")
+            entries = _entries(found["Parameters"])
+            silent = [p.name for p in inspect.signature(obj).parameters.values()
+                      if p.default is not inspect.Parameter.empty and p.name in entries
+                      and not re.search(r"optional|default", entries[p.name], re.I)]
+            if silent:
+                problems.append(f"Parameters does not state the defaults of {silent}")
     if is_function(obj):
         if "Returns" not in found and "Yields" not in found:
             problems.append("no Returns section")
     elif "Returns" in found:
         problems.append("a class has no Returns section (document attributes instead)")
+    if "See Also" not in found:
+        problems.append("no See Also section")
     if ">>>" not in found.get("Examples", ""):
         problems.append("no Examples section with >>> lines")
     return problems
@@ -156,7 +182,7 @@ def test_the_contract_check_can_fail():
         return x + y
 
     problems = _contract_problems("bare", bare)
-    assert problems == ["no Parameters section", "no Returns section",
+    assert problems == ["no Parameters section", "no Returns section", "no See Also section",
                         "no Examples section with >>> lines"]
 
     def partial(x, y=1):
@@ -165,10 +191,15 @@ def test_the_contract_check_can_fail():
         Parameters
         ----------
         x : float
+        z : float
 
         Returns
         -------
         float
+
+        See Also
+        --------
+        bare
 
         Examples
         --------
@@ -178,3 +209,6 @@ def test_the_contract_check_can_fail():
         return x + y
 
     assert _contract_problems("partial", partial) == ["Parameters does not document ['y']"]
+    partial.__doc__ = partial.__doc__.replace("z : float", "y : float")
+    assert _contract_problems("partial", partial) == [
+        "Parameters does not state the defaults of ['y']"]
