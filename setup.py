@@ -30,6 +30,11 @@ DIRECTIVES = {
     "wraparound": DEBUG,
     "initializedcheck": DEBUG,
     "cdivision": True,
+    # binding: def functions and methods are Python-like function objects that inspect.signature
+    # reads (Cython 3's default, stated here; its cost, docs/architecture.md "Signatures");
+    # embedsignature: the first docstring line names the signature, which also gives the
+    # cdef classes' constructors and __call__ theirs (rotode/_signature.py)
+    "binding": True,
     "embedsignature": True,
     "cpow": True,
 }

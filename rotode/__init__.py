@@ -46,6 +46,7 @@ from rotode import (
     implicit,
     inertia,
     kinematic,
+    methods,
     omega,
     quaternion,
     rhs,
@@ -100,15 +101,35 @@ __all__ = [
     "QuaternionKinematics", "RigidBody", "ExpCoordKinematics", "ExpCoordRigidBody",
     "QuaternionSecondOrder", "EulerAnglesXYZ", "RotationMatrix", "as_rotation", "solve_expcoord",
     "Transform", "DynamicTransform", "MovingFrameParticle", "MovingFrameRigidBody",
-    "principal_axes", "validate_inertia",
+    "principal_axes", "validate_inertia", "methods",
     "get_include", "__version__",
 ]
 
 
-def get_include():
+def get_include() -> str:
     """Directory holding rotode's ``.pxd`` and ``.hpp`` files, for downstream Cython builds.
 
     Add its parent to Cython's ``include_path`` (so that ``cimport rotode.so3`` resolves) and
     the directory itself to the C++ ``include_dirs`` (for ``_dual.hpp``); compile as C++.
+
+    Returns
+    -------
+    str
+        The absolute path of the ``rotode`` package whose compiled modules this import uses.
+
+    See Also
+    --------
+    numpy.get_include
+
+    Examples
+    --------
+    >>> import os, rotode
+    >>> os.path.isfile(os.path.join(rotode.get_include(), "so3.pxd"))
+    True
     """
     return _ROOT
+
+
+def __dir__():
+    """The public names, ``__all__`` (not the imported helpers)."""
+    return list(__all__)

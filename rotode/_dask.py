@@ -10,12 +10,18 @@ arguments with ``dask.array.apply_gufunc`` (signatures below), so post-processin
 Nothing here imports dask until a dask array is seen: the core install does not need it
 (``pip install "rotode[dask]"``).
 """
+from __future__ import annotations
+
 import functools
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from rotode._results import StateViews
 from rotode._validation import is_dask
+
+if TYPE_CHECKING:
+    from rotode.integration import IntegrationResult
 
 __all__ = ["dispatch", "has_dask", "integrate", "LazyIntegrationResult"]
 
@@ -284,6 +290,12 @@ class LazyIntegrationResult(StateViews):
     """What `rotode.integrate` returns for dask input: the fields of `IntegrationResult` as
     dask arrays chunked like ``y0`` along the bodies (nothing runs until they are computed).
 
+    Parameters
+    ----------
+    t, method, parts, layout
+        The output times, the method's name, the dask array of per-chunk results and their
+        layout; `rotode.integrate` builds the result.
+
     Attributes
     ----------
     t : ndarray, shape (n_t,)
@@ -307,6 +319,20 @@ class LazyIntegrationResult(StateViews):
     Each of these arrays reads the same per-chunk tasks: compute them together
     (``dask.compute(res.q, res.w)``, `persist`, or `compute` for a NumPy `IntegrationResult`)
     to run every chunk once.
+
+    See Also
+    --------
+    rotode.integrate, IntegrationResult
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da, rotode
+    >>> y0 = da.from_array(np.tile([1.0, 0.0, 0.0, 0.0], (4, 1)), chunks=(2, 4))
+    >>> lazy = rotode.integrate([0.0, 0.0, 1.0], (0, 1), y0, method="magnus4", dt=0.1)
+    >>> lazy
+    LazyIntegrationResult(method='magnus4', y: 4x11x4 in 2 chunks)
+    >>> lazy.q.chunks[0], lazy.compute().q.shape
+    ((2, 2), (4, 11, 4))
     """
 
     def __init__(self, t, method, parts, layout):
@@ -335,7 +361,7 @@ class LazyIntegrationResult(StateViews):
         names = ["y", "w", "status", "t_events", "y_events", "t_stop", "y_final", "w_final"]
         return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
 
-    def persist(self, **kwargs):
+    def persist(self, **kwargs: Any) -> LazyIntegrationResult:
         """Run every chunk once (``dask.persist``) and keep the results in memory (on the
         workers with dask.distributed); every array then reads them.  Returns self."""
         import dask
@@ -343,7 +369,7 @@ class LazyIntegrationResult(StateViews):
         self._set(parts, self._layout)
         return self
 
-    def compute(self, **kwargs):
+    def compute(self, **kwargs: Any) -> IntegrationResult:
         """Run every chunk once and gather an `IntegrationResult` (NumPy, all bodies)."""
         import dask
 

@@ -1,6 +1,7 @@
 """Type stubs of the compiled module rotode.events (checked by mypy.stubtest in CI)."""
 from typing import Any
 
+from numpy.typing import ArrayLike
 from typing_extensions import disjoint_base
 
 __all__ = ['Event', 'AxisAngle', 'Component', 'RotationAngle', 'KineticEnergy', 'PythonEvent',
@@ -9,7 +10,7 @@ __all__ = ['Event', 'AxisAngle', 'Component', 'RotationAngle', 'KineticEnergy', 
 @disjoint_base
 class Event:
     def __init__(self, terminal=..., direction=...) -> None: ...
-    def __call__(self, t, y) -> Any: ...
+    def __call__(self, t: float, y: ArrayLike) -> float: ...
     error: Any
     @property
     def terminal(self) -> Any: ...

@@ -28,6 +28,7 @@ import types
 
 import numpy as np
 
+from rotode._signature import ExtensionSignature as _ExtensionSignature
 from rotode._validation import (TINY_NORM2, as_choice, as_float_array, as_inertia,
                                 as_positive_scalar, as_real, check_nonzero_quaternions)
 
@@ -95,23 +96,54 @@ def _unit(x, name):
 
 
 cdef class Event:
-    """Base class: ``g(t, y, w)``; subclasses override the nogil ``evaluate``.
+    """Base class of the events ``g(t, y, w)``; subclasses override the nogil ``evaluate``.
 
     Parameters
     ----------
-    terminal : bool or int
-        Stop at the first (True) or k-th occurrence; False records only.
-    direction : {-1, 0, 1}
-        Record only the crossings where g decreases (-1), increases (+1), or all (0).
+    terminal : bool or int, optional
+        Stop at the first (True) or k-th occurrence; False (default) records only.
+    direction : {-1, 0, 1}, optional
+        Record only the crossings where g decreases (-1), increases (+1), or all (0, default).
 
     Attributes
     ----------
+    terminal : int
+        0: record only; k > 0: stop at the k-th occurrence.
+    direction : int
     needs_w : bool
         Whether ``evaluate`` reads the body angular velocity ``w`` (True unless a subclass
         sets it False in its constructor; False for `AxisAngle`, `RotationAngle`, the ``"q"``
         and ``"y"`` components and Python functions).  A kinematic run computes ``w`` from its
         rate source only for the events that need it.
+    error : Exception or None
+        The exception of a failed evaluation in compiled code, held until the caller raises it.
+
+    Raises
+    ------
+    ValueError
+        For a ``terminal`` that is not a bool or an integer in [0, 2**31 - 1], or a
+        ``direction`` other than -1, 0, 1.
+
+    See Also
+    --------
+    AxisAngle, Component, RotationAngle, KineticEnergy, PythonEvent, rotode.integrate
+
+    Examples
+    --------
+    Stop a turn about z at a quarter turn:
+
+    >>> import numpy as np, rotode
+    >>> from rotode import events
+    >>> quarter = events.RotationAngle([1, 0, 0, 0], np.pi / 2, terminal=True)
+    >>> res = rotode.integrate([0.0, 0.0, 1.0], (0, 10), [1, 0, 0, 0], method="rkmk5",
+    ...                        rtol=1e-10, atol=1e-12, events=quarter)
+    >>> res.status, round(res.t_stop, 9)
+    (1, 1.570796327)
     """
+
+    # inspect.signature of the class (its constructor) and of an instance (its __call__),
+    # read from the embedded signature lines (rotode/_signature.py)
+    __signature__ = _ExtensionSignature()
 
     def __init__(self, terminal=False, direction=0):
         self.error = None
@@ -178,9 +210,41 @@ cdef inline double _unit_cos(const double* q, const double* b, const double* a) 
 cdef class AxisAngle(Event):
     """The angle between a body axis and a world axis crosses ``angle`` (radians).
 
-    ``g = cos(angle) - (R(q) b) . a`` for unit ``b`` (body) and ``a`` (world): g increases with
-    the angle, so ``direction=+1`` marks the axis moving away past ``angle`` (a top falling past
-    a tilt), -1 coming back.
+    Parameters
+    ----------
+    body_axis : array_like, shape (3,)
+        Nonzero axis ``b`` in body coordinates (normalised here).
+    world_axis : array_like, shape (3,)
+        Nonzero axis ``a`` in world coordinates (normalised here).
+    angle : float
+        The angle in [0, pi].
+    terminal, direction : optional
+        As for `Event` (default False and 0).
+
+    Attributes
+    ----------
+    angle : float
+
+    Raises
+    ------
+    ValueError
+        For a zero axis or an angle outside [0, pi].
+
+    See Also
+    --------
+    RotationAngle
+
+    Notes
+    -----
+    ``g = cos(angle) - (R(q) b) . a``: g increases with the angle, so ``direction=+1`` marks the
+    axis moving away past ``angle`` (a top falling past a tilt), -1 coming back.
+
+    Examples
+    --------
+    >>> from rotode import events
+    >>> tilt = events.AxisAngle([0, 0, 1], [0, 0, 1], 0.5, terminal=True, direction=1)
+    >>> round(tilt(0.0, [1.0, 0.0, 0.0, 0.0]), 6)     # upright: cos(0.5) - 1
+    -0.122417
     """
 
     def __init__(self, body_axis, world_axis, angle, terminal=False, direction=0):
@@ -208,9 +272,42 @@ cdef class AxisAngle(Event):
 
 
 cdef class Component(Event):
-    """A component of the output crosses ``value``: ``"q"`` (index 0-3 of the quaternion as
-    integrated), ``"w"`` (index 0-2 of the BODY angular velocity) or ``"y"`` (any entry of the
-    state row); ``g = component - value``."""
+    """A component of the output crosses ``value``: ``g = component - value``.
+
+    Parameters
+    ----------
+    name : {"q", "w", "y"}
+        ``"q"``: the quaternion as integrated; ``"w"``: the BODY angular velocity; ``"y"``: any
+        entry of the state row.
+    index : int
+        Index into it: 0-3 for ``"q"``, 0-2 for ``"w"``, 0-12 for ``"y"``.
+    value : float, optional
+        The level (default 0).
+    terminal, direction : optional
+        As for `Event` (default False and 0).
+
+    Attributes
+    ----------
+    name : str
+    index : int
+    value : float
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``name`` or an index out of range.
+
+    See Also
+    --------
+    KineticEnergy
+
+    Examples
+    --------
+    >>> from rotode import events
+    >>> spin = events.Component("w", 2, value=0.5)
+    >>> spin(0.0, [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])     # w_z - 0.5 on a state [q, w]
+    0.5
+    """
 
     def __init__(self, name, index, value=0.0, terminal=False, direction=0):
         super().__init__(terminal, direction)
@@ -243,8 +340,43 @@ cdef class Component(Event):
 
 
 cdef class RotationAngle(Event):
-    """The rotation angle from a reference orientation crosses ``angle`` (radians, in
-    [0, pi]): ``g = cos(angle/2) - |(r^* q)_w|`` for unit r and q, increasing with the angle."""
+    """The rotation angle from a reference orientation crosses ``angle`` (radians).
+
+    Parameters
+    ----------
+    reference : array_like, shape (4,)
+        The reference orientation ``r``, a nonzero quaternion (normalised here).
+    angle : float
+        The angle in [0, pi].
+    terminal, direction : optional
+        As for `Event` (default False and 0).
+
+    Attributes
+    ----------
+    angle : float
+
+    Raises
+    ------
+    ValueError
+        For a zero quaternion or an angle outside [0, pi].
+
+    See Also
+    --------
+    AxisAngle, rotode.quaternion.angle_between
+
+    Notes
+    -----
+    ``g = cos(angle/2) - |(r^* q)_w|`` for unit ``r`` and ``q``, increasing with the angle.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rotode import events
+    >>> quarter = events.RotationAngle([1, 0, 0, 0], np.pi / 2)
+    >>> eighth_turn = [np.cos(np.pi / 8), 0.0, 0.0, np.sin(np.pi / 8)]
+    >>> round(quarter(0.0, eighth_turn), 6)           # cos(pi/4) - cos(pi/8)
+    -0.216773
+    """
 
     def __init__(self, reference, angle, terminal=False, direction=0):
         super().__init__(terminal, direction)
@@ -277,10 +409,36 @@ cdef class RotationAngle(Event):
 cdef class KineticEnergy(Event):
     """The rotational kinetic energy ``1/2 w . I w`` (body frame) crosses ``value``.
 
-    ``inertia`` is the body's inertia tensor about its pivot or centre of mass, as for
-    `rotode.RigidBody`: the principal moments (3,) (each > 0) or a symmetric positive definite
-    (3, 3) matrix, whose principal moments satisfy the triangle inequality (ValueError naming
-    ``inertia`` otherwise).
+    Parameters
+    ----------
+    inertia : array_like, shape (3,) or (3, 3)
+        The body's inertia tensor about its pivot or centre of mass, as for
+        `rotode.RigidBody`: the principal moments (each > 0) or a symmetric positive definite
+        matrix, whose principal moments satisfy the triangle inequality.
+    value : float
+        The energy level.
+    terminal, direction : optional
+        As for `Event` (default False and 0).
+
+    Attributes
+    ----------
+    value : float
+
+    Raises
+    ------
+    ValueError
+        For an inertia that is not physical (naming ``inertia``) or of another shape.
+
+    See Also
+    --------
+    Component, rotode.RigidBody.energy
+
+    Examples
+    --------
+    >>> from rotode import events
+    >>> energy = events.KineticEnergy([1.0, 1.0, 0.5], value=1.0)
+    >>> energy(0.0, [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0])   # 1/2 * 1 * 1^2 - 1
+    -0.5
     """
 
     def __init__(self, inertia, value, terminal=False, direction=0):
@@ -312,8 +470,41 @@ cdef class KineticEnergy(Event):
 
 
 cdef class PythonEvent(Event):
-    """A Python function ``g(t, y)`` with SciPy's ``terminal``/``direction`` attributes, called
-    with the GIL (an exception in it stops the run and is re-raised in the caller)."""
+    """A Python function ``g(t, y)`` with SciPy's ``terminal``/``direction`` attributes.
+
+    Parameters
+    ----------
+    function : callable
+        ``g(t, y)`` on the state row ``y`` (``[q]`` or ``[q, w_body]``), returning a finite real
+        number.  It is called with the GIL; an exception in it stops the run and is re-raised
+        in the caller.
+    terminal, direction : optional
+        As for `Event`; None (default) reads the function's own attributes (False and 0 when it
+        has none).
+
+    Attributes
+    ----------
+    function : callable
+
+    Raises
+    ------
+    TypeError
+        If ``function`` is not callable.
+
+    See Also
+    --------
+    as_events
+
+    Examples
+    --------
+    >>> from rotode import events
+    >>> def crossing(t, y):
+    ...     return y[0] - 0.5
+    >>> crossing.terminal = True
+    >>> event = events.PythonEvent(crossing)
+    >>> event.terminal, event(0.0, [1.0, 0.0, 0.0, 0.0])
+    (1, 0.5)
+    """
 
     def __init__(self, function, terminal=None, direction=None):
         if not callable(function):
@@ -415,8 +606,38 @@ def _nan_error(event, t, k):
 
 
 def as_events(events):
-    """A tuple of `Event` from an event, a callable, or a sequence of them (TypeError naming
-    the bad entry otherwise)."""
+    """A tuple of `Event` from an event, a callable, or a sequence of them.
+
+    Parameters
+    ----------
+    events : Event, callable, sequence of them, or None
+        Compiled events are kept; a callable ``g(t, y)`` (or a Python subclass of an event that
+        overrides ``__call__``) becomes a `PythonEvent` with its ``terminal`` and ``direction``.
+
+    Returns
+    -------
+    tuple of Event
+        Empty for None.
+
+    Raises
+    ------
+    TypeError
+        Naming the entry that is neither an event nor a callable, or an instance of the base
+        class `Event` (which has no ``evaluate``).
+    ValueError
+        For a callable whose ``terminal`` or ``direction`` is invalid.
+
+    See Also
+    --------
+    PythonEvent
+
+    Examples
+    --------
+    >>> from rotode import events
+    >>> found = events.as_events([events.Component("q", 0), lambda t, y: y[1]])
+    >>> [type(e).__name__ for e in found]
+    ['Component', 'PythonEvent']
+    """
     if events is None:
         return ()
     if isinstance(events, Event) or callable(events):
@@ -443,3 +664,8 @@ def as_events(events):
             raise TypeError(f"`events[{j}]` must be a rotode.events.Event or a callable "
                             f"g(t, y), got {type(e).__name__}")
     return tuple(out)
+
+
+def __dir__():
+    """The public names, ``__all__`` (not the imported helpers)."""
+    return list(__all__)

@@ -117,6 +117,10 @@ def ellipk(m, m1=None):
     float
         ``K = pi / (2 AGM(1, sqrt(m1)))`` (A&S 17.6); ``inf`` for ``m1 = 0``.
 
+    See Also
+    --------
+    ellipf, jacobi_sn_cn_dn
+
     Examples
     --------
     >>> from rotode.exact import ellipk
@@ -147,6 +151,10 @@ def jacobi_sn_cn_dn(u, m, m1=None):
     -------
     sn, cn, dn : ndarray
         Same shape as ``u``.
+
+    See Also
+    --------
+    ellipk, ellipf
 
     Notes
     -----
@@ -218,6 +226,28 @@ def ellipf(phi, m, m1=None):
         ``F = sin(phi) R_F(cos^2 phi, cos^2 phi + m1 sin^2 phi, 1)`` (Carlson 1995, DLMF
         19.25.5), the inverse of ``am(u|m)``: ``sn(F(phi)) = sin(phi)``.  The second argument is
         ``1 - m sin^2 phi`` written without cancellation.  ``inf`` at ``phi = +-pi/2, m1 = 0``.
+
+    Raises
+    ------
+    ValueError
+        For ``|phi| > pi/2`` or an invalid parameter (see `jacobi_sn_cn_dn`).
+
+    See Also
+    --------
+    ellipk, jacobi_sn_cn_dn
+
+    References
+    ----------
+    .. [1] NIST Digital Library of Mathematical Functions, ch. 19 "Elliptic Integrals",
+       eq. 19.25.5.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rotode import exact
+    >>> u = exact.ellipf(np.pi / 4, 0.5)
+    >>> round(float(u), 12), round(float(exact.jacobi_sn_cn_dn(u, 0.5)[0]), 12)   # sn(F) = sin
+    (0.826017876249, 0.707106781187)
     """
     m, m1 = _parameter(m, m1)
     phi = _real_array(phi, "phi")
@@ -504,6 +534,10 @@ def free_rigid_body(inertia, w0, t, q0=None):
     TypeError
         For non-numeric input.
 
+    See Also
+    --------
+    rotode.RigidBody, rotode.integrate
+
     Notes
     -----
     **Angular velocity** (Landau & Lifshitz, *Mechanics*, sec. 37, eqs. 37.10-37.11, written for
@@ -617,3 +651,8 @@ def free_rigid_body(inertia, w0, t, q0=None):
     if scalar:
         return q[0], w[0]
     return q, w
+
+
+def __dir__():
+    """The public names, ``__all__`` (not the imported helpers)."""
+    return list(__all__)

@@ -216,7 +216,29 @@ def _vector(x, n, name):
 
 
 def planar_rotation(angle):
-    """2-D rotation matrices ``[[cos, -sin], [sin, cos]]`` of angles (...) -> (..., 2, 2)."""
+    """2-D rotation matrices ``[[cos, -sin], [sin, cos]]`` of angles.
+
+    Parameters
+    ----------
+    angle : array_like, shape (...)
+        Angles in radians (counter-clockwise).
+
+    Returns
+    -------
+    ndarray, shape (..., 2, 2)
+
+    See Also
+    --------
+    Transform
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rotode.frames import planar_rotation
+    >>> planar_rotation(np.pi / 2).round(12) + 0.0
+    array([[ 0., -1.],
+           [ 1.,  0.]])
+    """
     th = as_float_array(angle, "angle")
     c, s = np.cos(th), np.sin(th)
     return np.stack([np.stack([c, -s], -1), np.stack([s, c], -1)], -2)
@@ -239,6 +261,10 @@ class Transform:
     scale : array_like, shape (...), optional
         ``S > 0``, one factor for all axes (a per-axis scale does not survive composition,
         [DTH] "Composition of Transforms").  Default 1.
+
+    See Also
+    --------
+    DynamicTransform, planar_rotation
 
     Notes
     -----
@@ -418,7 +444,8 @@ class DynamicTransform:
     Parameters
     ----------
     translation, rotation, scale
-        As for :class:`Transform` (the scale is constant in time).
+        As for :class:`Transform` (``rotation`` and ``scale`` optional, default the identity
+        and 1; the scale is constant in time).
     velocity, acceleration : array_like, shape (..., n), optional
         ``v = dT/dt`` and ``a = d^2T/dt^2`` in parent coordinates.  Default 0.
     angular_velocity, angular_acceleration : array_like, optional
@@ -426,7 +453,17 @@ class DynamicTransform:
         to the parent, expressed in the parent basis: shape (...) in 2-D, (..., 3) in 3-D,
         (..., n, n) skew matrices otherwise.  Default 0.
     skew : bool, optional
-        Pass the angular quantities as (..., n, n) skew-symmetric matrices in any dimension.
+        Pass the angular quantities as (..., n, n) skew-symmetric matrices in any dimension
+        (default False).
+
+    Attributes
+    ----------
+    transform : Transform
+        The transform ``(T, R, S)`` without its dynamics.
+
+    See Also
+    --------
+    Transform, local_to_global, global_to_local
 
     Notes
     -----
@@ -670,7 +707,27 @@ class DynamicTransform:
 class Delta(NamedTuple):
     """Instantaneous changes of velocity, acceleration, angular velocity and acceleration.
 
-    Angular parts are in natural form (scalar in 2-D, vector in 3-D, matrix otherwise).
+    A named tuple (unpack it into `DynamicTransform.add_delta`).  Angular parts are in natural
+    form (scalar in 2-D, vector in 3-D, matrix otherwise).
+
+    Parameters
+    ----------
+    velocity, acceleration : ndarray, shape (..., n)
+    angular_velocity, angular_acceleration : ndarray
+        Shape (...) in 2-D, (..., 3) in 3-D, (..., n, n) otherwise.
+
+    See Also
+    --------
+    inherited_delta, cancel_inherited, DynamicTransform.add_delta
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rotode.frames import Delta
+    >>> d = Delta.from_matrices(np.array([1.0, 0.0]), np.zeros(2),
+    ...                         np.array([[0.0, -1.0], [1.0, 0.0]]), np.zeros((2, 2)))
+    >>> d.velocity.tolist(), float(d.angular_velocity)
+    ([1.0, 0.0], 1.0)
     """
 
     velocity: np.ndarray
@@ -708,6 +765,31 @@ def local_to_global(parent, child):
     -------
     DynamicTransform
         ``A3 = A2 o A1``, the child relative to the world.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not a `DynamicTransform`.
+    ValueError
+        For transforms of different dimensions or batch shapes that do not broadcast.
+
+    See Also
+    --------
+    global_to_local, chain_local_to_global, DynamicTransform
+
+    References
+    ----------
+    .. [DTH] "The Dynamics of a Transform Hierarchy", web article, "Dynamics of the
+       Composition" (docs/references.md).
+
+    Examples
+    --------
+    >>> from rotode.frames import DynamicTransform, local_to_global
+    >>> cart = DynamicTransform([0.0, 1.0], velocity=[3.0, 0.0])
+    >>> wheel = DynamicTransform([0.0, 0.0], angular_velocity=-2.0)     # on the cart
+    >>> hub = local_to_global(cart, wheel)
+    >>> hub.translation.tolist(), hub.velocity.tolist(), float(hub.angular_velocity)
+    ([0.0, 1.0], [3.0, 0.0], -2.0)
     """
     return _dynamic(parent, "parent").compose(_dynamic(child, "child"))
 
@@ -734,6 +816,31 @@ def global_to_local(parent, child):
     -------
     DynamicTransform
         ``A1``, the child relative to the parent.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not a `DynamicTransform`.
+    ValueError
+        For transforms of different dimensions or batch shapes that do not broadcast.
+
+    See Also
+    --------
+    local_to_global, chain_global_to_local
+
+    References
+    ----------
+    .. [DTH] "The Dynamics of a Transform Hierarchy", web article, "Converting Global Dynamics
+       To Local Dynamics" (docs/references.md).
+
+    Examples
+    --------
+    >>> from rotode.frames import DynamicTransform, global_to_local
+    >>> cart = DynamicTransform([0.0, 1.0], velocity=[3.0, 0.0])
+    >>> hub = DynamicTransform([0.0, 1.0], velocity=[3.0, 0.0], angular_velocity=-2.0)
+    >>> wheel = global_to_local(cart, hub)
+    >>> wheel.translation.tolist(), wheel.velocity.tolist(), float(wheel.angular_velocity)
+    ([0.0, 0.0], [0.0, 0.0], -2.0)
     """
     A2, A3 = _dynamic(parent, "parent"), _dynamic(child, "child")
     A2.transform._check_dim(A3, "relate")
@@ -775,6 +882,24 @@ def chain_local_to_global(chain):
     list of DynamicTransform
         ``out[k] = chain[0] o ... o chain[k]``, node ``k`` relative to the world, computed from
         the root towards the leaf as [DTH] describes.
+
+    Raises
+    ------
+    TypeError
+        If ``chain`` is not a sequence of `DynamicTransform`.
+
+    See Also
+    --------
+    chain_global_to_local, local_to_global
+
+    Examples
+    --------
+    >>> from rotode.frames import DynamicTransform, chain_local_to_global
+    >>> cart = DynamicTransform([0.0, 1.0], velocity=[3.0, 0.0])
+    >>> wheel = DynamicTransform([0.0, 0.0], angular_velocity=-2.0)
+    >>> contact = DynamicTransform([0.0, -1.0])
+    >>> [node.velocity.tolist() for node in chain_local_to_global([cart, wheel, contact])]
+    [[3.0, 0.0], [3.0, 0.0], [1.0, 0.0]]
     """
     out = []
     for node in _chain(chain):
@@ -795,6 +920,26 @@ def chain_global_to_local(chain):
     -------
     list of DynamicTransform
         ``out[k]`` is node ``k`` relative to node ``k - 1`` (:func:`global_to_local`).
+
+    Raises
+    ------
+    TypeError
+        If ``chain`` is not a sequence of `DynamicTransform`.
+
+    See Also
+    --------
+    chain_local_to_global, global_to_local
+
+    Examples
+    --------
+    >>> from rotode.frames import (DynamicTransform, chain_global_to_local,
+    ...                            chain_local_to_global)
+    >>> local = [DynamicTransform([0.0, 1.0], velocity=[3.0, 0.0]),
+    ...          DynamicTransform([0.0, 0.0], angular_velocity=-2.0),
+    ...          DynamicTransform([0.0, -1.0])]
+    >>> back = chain_global_to_local(chain_local_to_global(local))
+    >>> [node.translation.tolist() for node in back]
+    [[0.0, 1.0], [0.0, 0.0], [0.0, -1.0]]
     """
     chain = _chain(chain)
     return chain[:1] + [global_to_local(p, c) for p, c in zip(chain[:-1], chain[1:],
@@ -835,13 +980,42 @@ def inherited_delta(parent, child, velocity=None, acceleration=None, angular_vel
         The parent's global dynamics ``A2`` before the change.
     child : DynamicTransform
         The child's local dynamics ``A1``.
-    velocity, acceleration, angular_velocity, angular_acceleration
+    velocity, acceleration, angular_velocity, angular_acceleration : array_like, optional
         The changes of the parent's global dynamics (angular parts in natural form unless
-        ``skew``).
+        ``skew``).  Default 0.
+    skew : bool, optional
+        Pass the angular changes as (..., n, n) skew-symmetric matrices (default False).
 
     Returns
     -------
     Delta
+        The changes of the child's global dynamics.
+
+    Raises
+    ------
+    TypeError
+        If ``parent`` or ``child`` is not a `DynamicTransform`.
+    ValueError
+        For shapes that do not match, or changes so large that the result overflows.
+
+    See Also
+    --------
+    cancel_inherited, Delta
+
+    References
+    ----------
+    .. [DTH] "The Dynamics of a Transform Hierarchy", web article, "Global change in child due
+       to global change in parent" (docs/references.md).
+
+    Examples
+    --------
+    The cart brakes to a stop; the contact point of its wheel changes speed with it:
+
+    >>> from rotode.frames import DynamicTransform, inherited_delta
+    >>> cart = DynamicTransform([0.0, 1.0], velocity=[3.0, 0.0])
+    >>> seat = DynamicTransform([0.0, 0.5])
+    >>> inherited_delta(cart, seat, velocity=[-3.0, 0.0]).velocity.tolist()
+    [-3.0, 0.0]
     """
     A2, A1 = _dynamic(parent, "parent"), _dynamic(child, "child")
     A2.transform._check_dim(A1, "relate")
@@ -877,13 +1051,42 @@ def cancel_inherited(parent, child, velocity=None, acceleration=None, angular_ve
         The parent's global dynamics ``A2`` before the change.
     child : DynamicTransform
         The child's local dynamics ``A1``.
-    velocity, acceleration, angular_velocity, angular_acceleration
-        The changes of the parent's global dynamics.
+    velocity, acceleration, angular_velocity, angular_acceleration : array_like, optional
+        The changes of the parent's global dynamics (angular parts in natural form unless
+        ``skew``).  Default 0.
+    skew : bool, optional
+        Pass the angular changes as (..., n, n) skew-symmetric matrices (default False).
 
     Returns
     -------
     Delta
         Changes to add to the child's local dynamics.
+
+    Raises
+    ------
+    TypeError
+        If ``parent`` or ``child`` is not a `DynamicTransform`.
+    ValueError
+        For shapes that do not match, or changes so large that the result overflows.
+
+    See Also
+    --------
+    inherited_delta, DynamicTransform.add_delta
+
+    References
+    ----------
+    .. [DTH] "The Dynamics of a Transform Hierarchy", web article, "Counteracting the Inherited
+       Effect from the Parent" (docs/references.md).
+
+    Examples
+    --------
+    The cart stops; the passenger keeps flying forwards at 3 m/s relative to the world:
+
+    >>> from rotode.frames import DynamicTransform, cancel_inherited
+    >>> cart = DynamicTransform([0.0, 1.0], velocity=[3.0, 0.0])
+    >>> passenger = DynamicTransform([0.0, 0.5])
+    >>> cancel_inherited(cart, passenger, velocity=[-3.0, 0.0]).velocity.tolist()
+    [3.0, 0.0]
     """
     A2, A1 = _dynamic(parent, "parent"), _dynamic(child, "child")
     A2.transform._check_dim(A1, "relate")
@@ -904,8 +1107,26 @@ def cancel_inherited(parent, child, velocity=None, acceleration=None, angular_ve
 class InertialAccelerations(NamedTuple):
     """Inertial ("fictitious") accelerations in a moving frame, in the frame's basis.
 
-    ``frame = -J^-1 a2`` (the frame's own acceleration), ``centrifugal = -w~^2 T1``,
-    ``coriolis = -2 w~ v1``, ``euler = -alpha~ T1`` ([DTH], "Newtonian Mechanics").
+    A named tuple: ``frame = -J^-1 a2`` (the frame's own acceleration), ``centrifugal =
+    -w~^2 T1``, ``coriolis = -2 w~ v1``, ``euler = -alpha~ T1`` ([DTH], "Newtonian
+    Mechanics").
+
+    Parameters
+    ----------
+    frame, centrifugal, coriolis, euler : ndarray, shape (..., n)
+        The four terms.
+
+    See Also
+    --------
+    inertial_accelerations, local_acceleration
+
+    Examples
+    --------
+    >>> from rotode.frames import DynamicTransform, inertial_accelerations
+    >>> spin = DynamicTransform([0.0, 0.0, 0.0], angular_velocity=[0.0, 0.0, 1.0])
+    >>> terms = inertial_accelerations(spin, [1.0, 0.0, 0.0], [0.0, 1.0, 0.0])
+    >>> terms.centrifugal.tolist(), terms.coriolis.tolist(), terms.total.tolist()
+    ([1.0, -0.0, -0.0], [2.0, -0.0, -0.0], [3.0, -0.0, -0.0])
     """
 
     frame: np.ndarray
@@ -941,6 +1162,29 @@ def inertial_accelerations(parent, position, velocity):
     -------
     InertialAccelerations
         The four terms, each (..., n), in the frame's basis and units.
+
+    Raises
+    ------
+    TypeError
+        If ``parent`` is not a `DynamicTransform`.
+    ValueError
+        For shapes that do not match the frame's dimension or batch shape.
+
+    See Also
+    --------
+    local_acceleration, MovingFrameParticle
+
+    References
+    ----------
+    .. [DTH] "The Dynamics of a Transform Hierarchy", web article, "Newtonian Mechanics"
+       (docs/references.md).
+
+    Examples
+    --------
+    >>> from rotode.frames import DynamicTransform, inertial_accelerations
+    >>> spin = DynamicTransform([0.0, 0.0, 0.0], angular_velocity=[0.0, 0.0, 1.0])
+    >>> inertial_accelerations(spin, [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]).total.tolist()
+    [1.0, -0.0, -0.0]
     """
     A2 = _dynamic(parent, "parent")
     n = A2.dim
@@ -971,11 +1215,34 @@ def local_acceleration(parent, position, velocity, force=None, mass=1.0, *,
         Relative to the frame, in its coordinates.
     force : array_like, shape (..., n), optional
         Applied force.  Default none.
-    mass : float
-        > 0.
-    force_frame : {"parent", "world"}
-        Basis of ``force``: the frame's own (``F~``) or the inertial world's (``F``,
+    mass : float, optional
+        > 0 (default 1).
+    force_frame : {"parent", "world"}, optional
+        Basis of ``force``: the frame's own (``F~``, default) or the inertial world's (``F``,
         converted with ``J2^-1``).
+
+    Returns
+    -------
+    ndarray, shape (..., n)
+        ``a1``, in the frame's basis.
+
+    Raises
+    ------
+    ValueError
+        For ``mass <= 0``, an unknown ``force_frame`` or shapes that do not match.
+
+    See Also
+    --------
+    inertial_accelerations, MovingFrameParticle
+
+    Examples
+    --------
+    A point at rest in a frame spinning about z, under gravity along the frame's -z:
+
+    >>> from rotode.frames import DynamicTransform, local_acceleration
+    >>> spin = DynamicTransform([0.0, 0.0, 0.0], angular_velocity=[0.0, 0.0, 1.0])
+    >>> local_acceleration(spin, [1.0, 0.0, 0.0], [0.0, 0.0, 0.0], force=[0.0, 0.0, -9.81])
+    array([ 1.  ,  0.  , -9.81])
     """
     mass = as_positive_scalar(mass, "mass")
     as_choice(force_frame, "force_frame", ("parent", "world"))
@@ -1055,10 +1322,14 @@ class MovingFrameParticle:
     force : callable, optional
         ``force(t, x, v) -> F`` with ``x, v`` of shape (..., n) (k rows when called
         vectorised) returning (..., n).  Default: no applied force.
-    mass : float
-        > 0.
-    force_frame : {"parent", "world"}
-        Basis of the returned force (see :func:`local_acceleration`).
+    mass : float, optional
+        > 0 (default 1).
+    force_frame : {"parent", "world"}, optional
+        Basis of the returned force (default "parent"; see :func:`local_acceleration`).
+
+    See Also
+    --------
+    MovingFrameRigidBody, local_acceleration
 
     Notes
     -----
@@ -1099,6 +1370,7 @@ class MovingFrameParticle:
         self.dim = parent.dim if isinstance(parent, DynamicTransform) else None
 
     def __call__(self, t, y):
+        """``dy/dt = [v, a1]`` at time ``t`` for ``y`` of shape (2n,) or (2n, k)."""
         t = as_real(t, "t")
         A2 = _frame_at(self.parent, t)
         n = A2.dim
@@ -1154,13 +1426,50 @@ class MovingFrameRigidBody:
     inertia : array_like, shape (3, 3)
         Body-frame inertia tensor about the centre of mass (validated with
         :func:`rotode.inertia.validate_inertia`).
-    mass : float
-        > 0.
+    mass : float, optional
+        > 0 (default 1).
     force : callable, optional
         ``force(t, x, v, q, w) -> F`` in the frame's basis, arrays with leading axis k when
-        vectorised.
+        vectorised.  Default: none.
     torque : callable, optional
-        ``torque(t, x, v, q, w) -> tau`` in the body frame.
+        ``torque(t, x, v, q, w) -> tau`` in the body frame.  Default: none.
+
+    Attributes
+    ----------
+    parent, inertia, mass, force, torque
+        The constructor's arguments (``inertia`` validated).
+
+    Raises
+    ------
+    TypeError
+        For a ``parent`` that is neither a `DynamicTransform` nor callable, or a ``force`` or
+        ``torque`` that is not callable.
+    ValueError
+        For a frame that is not 3-D, an inertia that is not physical or ``mass <= 0``.
+
+    See Also
+    --------
+    MovingFrameParticle, rotode.RigidBody
+
+    References
+    ----------
+    .. [DTH] "The Dynamics of a Transform Hierarchy", web article, "Newtonian Mechanics"
+       (docs/references.md).
+    .. [1] I. Mandre, "Rigid body dynamics using Euler's equations, Runge-Kutta and
+       quaternions", web note, 2008, sec. 6 (docs/references.md).
+
+    Examples
+    --------
+    A body at rest in the world, spinning with a frame that turns at 1 rad/s about z: it circles
+    the frame's origin backwards and does not turn relative to the frame:
+
+    >>> import numpy as np
+    >>> from rotode.frames import DynamicTransform, MovingFrameRigidBody
+    >>> spin = DynamicTransform(np.zeros(3), angular_velocity=[0.0, 0.0, 1.0])
+    >>> body = MovingFrameRigidBody(spin, np.diag([1.0, 2.0, 3.0]), mass=2.0)
+    >>> y = np.r_[1.0, 0.0, 0.0, 0.0, -1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+    >>> body(0.0, y).round(12) + 0.0
+    array([ 0., -1.,  0., -1.,  0.,  0.,  0.,  0.,  0.,  0.,  0.,  0.,  0.])
     """
 
     def __init__(self, parent, inertia, mass=1.0, force=None, torque=None):
@@ -1186,6 +1495,7 @@ class MovingFrameRigidBody:
         self.torque = torque
 
     def __call__(self, t, y):
+        """``dy/dt`` at time ``t`` for ``y`` of shape (13,) or (13, k)."""
         t = as_real(t, "t")
         A2 = _frame_at(self.parent, t)
         if A2.dim != 3:
@@ -1207,3 +1517,8 @@ class MovingFrameRigidBody:
         qdot = 0.5 * _quat.multiply(q, np.concatenate([np.zeros((len(q), 1)), rel], axis=1))
         out = np.concatenate([v, acc, qdot, wdot], axis=1).T
         return out[:, 0].copy() if single else np.ascontiguousarray(out)
+
+
+def __dir__():
+    """The public names, ``__all__`` (not the imported helpers)."""
+    return list(__all__)

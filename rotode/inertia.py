@@ -134,6 +134,10 @@ def box(mass, size):
     ndarray, shape (..., 3, 3)
         ``m/12 diag(b^2 + c^2, a^2 + c^2, a^2 + b^2)``.
 
+    See Also
+    --------
+    solid_cylinder, ellipsoid, compound
+
     References
     ----------
     Mandre 2008 sec. 3 and the table it cites [list].
@@ -166,6 +170,16 @@ def solid_cylinder(mass, radius, height):
     Returns
     -------
     ndarray, shape (..., 3, 3)
+
+    See Also
+    --------
+    hollow_cylinder, cone
+
+    Examples
+    --------
+    >>> from rotode import inertia
+    >>> inertia.solid_cylinder(2.0, radius=0.5, height=1.0).diagonal().round(8)
+    array([0.29166667, 0.29166667, 0.25      ])
     """
     m, r, h = _broadcast(mass=as_positive_array(mass, "mass"),
                          radius=as_positive_array(radius, "radius"),
@@ -193,6 +207,16 @@ def hollow_cylinder(mass, radius, height, inner_radius=None):
     Returns
     -------
     ndarray, shape (..., 3, 3)
+
+    See Also
+    --------
+    solid_cylinder
+
+    Examples
+    --------
+    >>> from rotode import inertia
+    >>> inertia.hollow_cylinder(2.0, radius=0.5, height=1.0).diagonal().round(8)  # thin wall
+    array([0.41666667, 0.41666667, 0.5       ])
     """
     r2 = as_positive_array(radius, "radius")
     r1 = r2 if inner_radius is None else as_positive_array(inner_radius, "inner_radius",
@@ -218,6 +242,16 @@ def solid_sphere(mass, radius):
     Returns
     -------
     ndarray, shape (..., 3, 3)
+
+    See Also
+    --------
+    hollow_sphere, ellipsoid
+
+    Examples
+    --------
+    >>> from rotode import inertia
+    >>> inertia.solid_sphere(5.0, radius=1.0).diagonal()
+    array([2., 2., 2.])
     """
     m, r = _broadcast(mass=as_positive_array(mass, "mass"),
                       radius=as_positive_array(radius, "radius"))
@@ -245,6 +279,16 @@ def hollow_sphere(mass, radius, inner_radius=None):
     Returns
     -------
     ndarray, shape (..., 3, 3)
+
+    See Also
+    --------
+    solid_sphere
+
+    Examples
+    --------
+    >>> from rotode import inertia
+    >>> inertia.hollow_sphere(3.0, radius=1.0).diagonal()     # thin shell: (2/3) m r^2
+    array([2., 2., 2.])
     """
     r2 = as_positive_array(radius, "radius")
     r1 = r2 if inner_radius is None else as_positive_array(inner_radius, "inner_radius",
@@ -272,6 +316,16 @@ def thin_rod(mass, length):
     Returns
     -------
     ndarray, shape (..., 3, 3)
+
+    See Also
+    --------
+    compound, parallel_axis
+
+    Examples
+    --------
+    >>> from rotode import inertia
+    >>> inertia.thin_rod(12.0, length=1.0).diagonal()
+    array([1., 1., 0.])
     """
     m, L = _broadcast(mass=as_positive_array(mass, "mass"),
                       length=as_positive_array(length, "length"))
@@ -295,6 +349,16 @@ def ellipsoid(mass, semi_axes):
     Returns
     -------
     ndarray, shape (..., 3, 3)
+
+    See Also
+    --------
+    solid_sphere, box
+
+    Examples
+    --------
+    >>> from rotode import inertia
+    >>> inertia.ellipsoid(5.0, [1.0, 2.0, 3.0]).diagonal()
+    array([13., 10.,  5.])
     """
     m = as_positive_array(mass, "mass")
     s = as_positive_array(as_float_array(semi_axes, "semi_axes", (3,)), "semi_axes")
@@ -321,6 +385,16 @@ def cone(mass, radius, height):
     Returns
     -------
     ndarray, shape (..., 3, 3)
+
+    See Also
+    --------
+    solid_cylinder
+
+    Examples
+    --------
+    >>> from rotode import inertia
+    >>> inertia.cone(10.0, radius=1.0, height=4.0).diagonal()
+    array([7.5, 7.5, 3. ])
     """
     m, r, h = _broadcast(mass=as_positive_array(mass, "mass"),
                          radius=as_positive_array(radius, "radius"),
@@ -349,6 +423,20 @@ def rotate_inertia(inertia, rotation):
     -------
     ndarray, shape (..., 3, 3)
         The same tensor in the target frame, about the same point.
+
+    See Also
+    --------
+    parallel_axis, compound
+
+    Examples
+    --------
+    A quarter turn about z swaps the x and y moments:
+
+    >>> import numpy as np
+    >>> from rotode import inertia
+    >>> quarter_z = [np.cos(np.pi / 4), 0.0, 0.0, np.sin(np.pi / 4)]
+    >>> inertia.rotate_inertia(np.diag([1.0, 2.0, 3.0]), quarter_z).diagonal().round(12)
+    array([2., 1., 3.])
     """
     i = _inertias(inertia, "inertia")
     A = _rotation_matrices(rotation, "rotation")
@@ -375,6 +463,19 @@ def parallel_axis(inertia, mass, offset):
     -------
     ndarray, shape (..., 3, 3)
         Tensor about the new reference point.
+
+    See Also
+    --------
+    rotate_inertia, compound
+
+    Examples
+    --------
+    A rod about one of its ends:
+
+    >>> from rotode import inertia
+    >>> rod = inertia.thin_rod(12.0, length=1.0)
+    >>> inertia.parallel_axis(rod, 12.0, [0.0, 0.0, 0.5]).diagonal()    # m L^2 / 3
+    array([4., 4., 0.])
     """
     i = _inertias(inertia, "inertia")
     m = as_positive_array(mass, "mass")
@@ -386,7 +487,31 @@ def parallel_axis(inertia, mass, offset):
 
 
 class MassProperties(NamedTuple):
-    """Mass, centre of mass and inertia tensor about the centre of mass of a body."""
+    """Mass, centre of mass and inertia tensor about the centre of mass of a body.
+
+    A named tuple, what :func:`compound` returns.
+
+    Parameters
+    ----------
+    mass : ndarray, shape (...)
+        Total mass.
+    center_of_mass : ndarray, shape (..., 3)
+        In the body frame of the parts' positions.
+    inertia : ndarray, shape (..., 3, 3)
+        Tensor about the centre of mass, in that frame.
+
+    See Also
+    --------
+    compound
+
+    Examples
+    --------
+    >>> from rotode import inertia
+    >>> dumbbell = inertia.compound([1.0, 1.0], [inertia.solid_sphere(1.0, 0.1)] * 2,
+    ...                             positions=[[-1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    >>> float(dumbbell.mass), dumbbell.center_of_mass, dumbbell.inertia.diagonal()
+    (2.0, array([0., 0., 0.]), array([0.008, 2.008, 2.008]))
+    """
 
     mass: np.ndarray
     center_of_mass: np.ndarray
@@ -417,6 +542,10 @@ def compound(masses, inertias, positions=None, rotations=None):
     MassProperties
         ``mass`` (...), ``center_of_mass`` (..., 3) in the body frame, and ``inertia``
         (..., 3, 3) about the centre of mass in the body frame's axes.
+
+    See Also
+    --------
+    MassProperties, parallel_axis, rotate_inertia
 
     Examples
     --------
@@ -478,8 +607,8 @@ def validate_inertia(inertia, name="inertia"):
     Parameters
     ----------
     inertia : array_like, shape (..., 3, 3)
-    name : str
-        Argument name used in error messages.
+    name : str, optional
+        Argument name used in error messages (default "inertia").
 
     Returns
     -------
@@ -491,6 +620,21 @@ def validate_inertia(inertia, name="inertia"):
     ValueError
         Naming the argument and the failed condition (shape, finiteness, symmetry, positive
         definiteness, triangle inequality).
+
+    See Also
+    --------
+    principal_axes, rotode.rhs.check_inertia
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rotode import inertia
+    >>> inertia.validate_inertia(np.diag([2.0, 2.0, 3.0])).diagonal()
+    array([2., 2., 3.])
+    >>> inertia.validate_inertia(np.diag([1.0, 1.0, 3.0]))
+    Traceback (most recent call last):
+        ...
+    ValueError: `inertia` violates the triangle inequality I1 + I2 >= I3 ...
     """
     return as_inertia(inertia, name, moments=False)
 
@@ -521,6 +665,10 @@ def principal_axes(inertia):
         ``I = B diag(moments) B^T``, ``B^T B = 1``, ``det B = +1``.  ``B`` maps principal-frame
         coordinates to the original frame (Mandre 2008 sec. 7.1).
 
+    See Also
+    --------
+    to_principal_frame, validate_inertia
+
     Examples
     --------
     >>> import numpy as np
@@ -544,7 +692,27 @@ def principal_axes(inertia):
 class BodyState(NamedTuple):
     """Orientation (body to world quaternion), body angular velocity and body torque.
 
-    Entries not given to the conversion are ``None``.
+    A named tuple, what :func:`to_principal_frame` and :func:`from_principal_frame` return;
+    entries not given to the conversion are ``None``.
+
+    Parameters
+    ----------
+    orientation : ndarray, shape (..., 4), or None
+        Body-to-world quaternions (scalar first).
+    angular_velocity : ndarray, shape (..., 3), or None
+        Body angular velocity.
+    torque : ndarray, shape (..., 3), or None
+        Body torque.
+
+    See Also
+    --------
+    to_principal_frame, from_principal_frame
+
+    Examples
+    --------
+    >>> from rotode.inertia import BodyState
+    >>> BodyState([1.0, 0.0, 0.0, 0.0], None, None).angular_velocity is None
+    True
     """
 
     orientation: np.ndarray | None
@@ -610,6 +778,20 @@ def to_principal_frame(axes, orientation=None, angular_velocity=None, torque=Non
     -------
     BodyState
         The given quantities in the principal frame (``None`` where not given).
+
+    See Also
+    --------
+    principal_axes, from_principal_frame
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rotode import inertia
+    >>> moments, B = inertia.principal_axes(np.diag([3.0, 1.0, 2.0]))
+    >>> state = inertia.to_principal_frame(B, orientation=[1.0, 0.0, 0.0, 0.0],
+    ...                                    angular_velocity=[1.0, 0.0, 0.0])
+    >>> moments, state.orientation, state.angular_velocity
+    (array([1., 2., 3.]), array([0.5, 0.5, 0.5, 0.5]), array([0., 0., 1.]))
     """
     B, q, w, t = _state_parts(axes, orientation, angular_velocity, torque)
     if q is not None:
@@ -635,6 +817,20 @@ def from_principal_frame(axes, orientation=None, angular_velocity=None, torque=N
     -------
     BodyState
         The given quantities in the original body frame (Mandre 2008 sec. 7.1).
+
+    See Also
+    --------
+    to_principal_frame
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rotode import inertia
+    >>> _, B = inertia.principal_axes(np.diag([3.0, 1.0, 2.0]))
+    >>> state = inertia.to_principal_frame(B, [1.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0])
+    >>> back = inertia.from_principal_frame(B, *state)
+    >>> back.orientation, back.angular_velocity, back.torque
+    (array([1., 0., 0., 0.]), array([1., 0., 0.]), None)
     """
     B, q, w, t = _state_parts(axes, orientation, angular_velocity, torque)
     if q is not None:
@@ -642,3 +838,8 @@ def from_principal_frame(axes, orientation=None, angular_velocity=None, torque=N
     return BodyState(q,
                      None if w is None else np.einsum("...ij,...j->...i", B, w),
                      None if t is None else np.einsum("...ij,...j->...i", B, t))
+
+
+def __dir__():
+    """The public names, ``__all__`` (not the imported helpers)."""
+    return list(__all__)

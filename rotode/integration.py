@@ -5,10 +5,13 @@ The facade checks the user's input, builds the time grid (uniform steps of ``dt`
 the whole loop to a compiled *runner* (``rotode.kinematic``, ``rotode.dynamic`` or
 ``rotode.implicit``; docs/stepper-contract.md), which advances every body with the GIL released.
 """
+from __future__ import annotations
+
 import math
 import numbers
 import sys
 import warnings
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 from scipy.spatial.transform import Rotation
@@ -27,6 +30,12 @@ from rotode._validation import (
 )
 from rotode.omega import AngularVelocity, Callable, Samples, as_source
 from rotode.rhs import QuaternionKinematics, RigidBody
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from rotode._dask import LazyIntegrationResult
+    from rotode._typing import DaskCollection, EventLike, Frame, Model
 
 __all__ = ["integrate", "IntegrationResult", "METHODS", "methods_for"]
 
@@ -51,6 +60,13 @@ METHODS = tuple(sorted(methods.REGISTRY))
 class IntegrationResult(StateViews):
     """What `integrate` returns.
 
+    Parameters
+    ----------
+    t, y, w, stats, method, t_events, y_events, t_stop
+        The attributes below of the same names (``status`` and ``message`` come from
+        ``stats["status"]`` and ``stats["message"]``); ``t_events``, ``y_events`` and
+        ``t_stop`` are optional (default None).  `integrate` builds the result.
+
     Attributes
     ----------
     t : ndarray, shape (n_t,)
@@ -70,6 +86,8 @@ class IntegrationResult(StateViews):
     stats : dict
         ``n_steps`` (steps per body), ``nfev`` (evaluations of w(t) or of the torque per body)
         and method-specific counters (Newton iterations, sub-steps, ...).
+    nfev : int
+        ``stats["nfev"]``.
     status : int
         0 when every step succeeded, 1 when a terminal event stopped a body (one body: its
         output ends at the stop; in a batch, that body's outputs after its stop are NaN and
@@ -91,11 +109,46 @@ class IntegrationResult(StateViews):
         returns".
     message : str
     success : bool
+        ``status`` is 0 or 1.
     method : str
+    rotation : scipy.spatial.transform.Rotation or list of them
+        The orientations as SciPy rotations.
+
+    See Also
+    --------
+    integrate, LazyIntegrationResult
+
+    Examples
+    --------
+    >>> import rotode
+    >>> res = rotode.integrate([0.0, 0.0, 1.0], (0, 1), [1, 0, 0, 0], method="lie_euler",
+    ...                        dt=0.25)
+    >>> res.t.tolist(), res.y.shape, res.status, res.success
+    ([0.0, 0.25, 0.5, 0.75, 1.0], (5, 4), 0, True)
+    >>> round(float(res.rotation[-1].magnitude()), 12)      # 1 rad about z
+    1.0
     """
 
-    def __init__(self, t, y, w, stats, method, t_events=None, y_events=None, t_stop=None,
-                 y_final=None, w_final=None):
+    t: NDArray[np.float64]
+    y: NDArray[np.float64]
+    w: NDArray[np.float64]
+    stats: dict[str, Any]
+    method: str
+    status: int
+    message: str
+    success: bool
+    t_events: list[Any] | None
+    y_events: list[Any] | None
+    t_stop: float | NDArray[np.float64] | None
+    y_final: NDArray[np.float64] | None
+    w_final: NDArray[np.float64] | None
+
+    def __init__(self, t: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.float64],
+                 stats: dict[str, Any], method: str, t_events: list[Any] | None = None,
+                 y_events: list[Any] | None = None,
+                 t_stop: float | NDArray[np.float64] | None = None,
+                 y_final: NDArray[np.float64] | None = None,
+                 w_final: NDArray[np.float64] | None = None) -> None:
         self.t = t
         self.y = y
         self.w = w
@@ -111,7 +164,7 @@ class IntegrationResult(StateViews):
         self.w_final = w_final
 
     @property
-    def rotation(self):
+    def rotation(self) -> Rotation | list[Rotation]:
         """``scipy.spatial.transform.Rotation`` of the orientations, shaped like ``q[..., 0]``."""
         q = self.q
         flat = q.reshape(-1, 4)
@@ -123,7 +176,7 @@ class IntegrationResult(StateViews):
         except (AttributeError, ValueError):  # SciPy without N-D rotations: one stack per body
             return [Rotation.from_quat(qi, scalar_first=True) for qi in q]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         shape = "x".join(str(s) for s in self.y.shape)
         return (f"IntegrationResult(method={self.method!r}, y: {shape}, status={self.status}, "
                 f"stats={self.stats!r})")
@@ -381,6 +434,29 @@ def _as_workers(workers):
     return 1 if workers is None else as_workers(workers)
 
 
+@overload
+def integrate(model: Model, t_span: ArrayLike, y0: DaskCollection, method: str = ...,
+              dt: float | Literal["samples"] | None = ..., *, rtol: float | None = ...,
+              atol: float | ArrayLike | None = ..., first_step: float | None = ...,
+              max_step: float | None = ..., max_steps: int | None = ...,
+              frame: Frame | None = ..., t_eval: ArrayLike | None = ...,
+              save_every: int | None = ..., workers: int | None = ...,
+              events: EventLike | None = ..., max_events: int | None = ...,
+              **options: Any) -> LazyIntegrationResult: ...
+
+
+@overload
+def integrate(model: Model, t_span: ArrayLike, y0: ArrayLike, method: str = ...,
+              dt: float | Literal["samples"] | None = ..., *, rtol: float | None = ...,
+              atol: float | ArrayLike | None = ..., first_step: float | None = ...,
+              max_step: float | None = ..., max_steps: int | None = ...,
+              frame: Frame | None = ..., t_eval: ArrayLike | None = ...,
+              save_every: int | None = ..., workers: int | None = ...,
+              events: EventLike | None = ..., max_events: int | None = ...,
+              **options: Any) -> IntegrationResult: ...
+
+
+# (the overloads above carry the types: a dask ``y0`` gives a LazyIntegrationResult)
 def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
               first_step=None, max_step=None, max_steps=None, frame=None, t_eval=None,
               save_every=None, workers=1, events=None, max_events=None, **options):
@@ -416,15 +492,32 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         per-body model parameters that are dask arrays) runs one task per chunk of bodies and
         returns a `rotode.LazyIntegrationResult` of dask arrays, equal to the NumPy run
         bit for bit (docs/scaling.md).
-    method : str
+    method : str, optional
         A method of the registry for the model's kind: ``rotode.methods.names("kinematics")``
         or ``rotode.methods.names("rigid body")`` (table in docs/methods.md; the equations
-        and references of each family in ``docs/``).
-    dt : float or "samples"
-        Step size (> 0).  Steps are uniform from ``t0``; the step that crosses ``tf`` or an
-        output time is shortened to land on it.  ``"samples"``: step from sample time to sample
-        time of a `rotode.omega.Samples` angular velocity (gyroscope data; its ``times``, i.e.
-        corrected by its clock ``offset``), and onto ``t0``, ``tf`` and ``t_eval``.
+        and references of each family in ``docs/``).  Default "rk4".
+    dt : float or "samples", optional
+        Step size (> 0) of a fixed-step run: required by the methods without an error
+        estimate; the error-controlled methods (``rotode.methods.get(m).adaptive``) take
+        ``rtol``/``atol`` instead and step with ``dt`` only when it is given.  Steps are
+        uniform from ``t0``; the step that crosses ``tf`` or an output time is shortened to
+        land on it.  ``"samples"``: step from sample time to sample time of a
+        `rotode.omega.Samples` angular velocity (gyroscope data; its ``times``, i.e. corrected
+        by its clock ``offset``), and onto ``t0``, ``tf`` and ``t_eval``.
+    rtol : float, optional
+        Relative tolerance of an error-controlled run (no ``dt``), as in SciPy's
+        ``solve_ivp``: default 1e-3; a value below ``100 eps`` is raised to ``100 eps`` with a
+        warning.
+    atol : float or array_like, shape (k,), optional
+        Absolute tolerance, one value or one per state component (>= 0); default 1e-6.
+    first_step : float, optional
+        First step of an error-controlled run (> 0, within the span); default: chosen from
+        the problem as SciPy chooses it.
+    max_step : float, optional
+        Largest step of an error-controlled run (> 0); default: no limit.
+    max_steps : int, optional
+        Accepted steps per body of an error-controlled run (>= 1) before it stops with a
+        failure status; default 10_000_000.
     frame : {"body", "world"}, optional
         Frame of the angular velocity (kinematics only; default "body").
     t_eval : array_like, optional
@@ -432,8 +525,9 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         the states there are the method's own (no interpolation).
     save_every : int, optional
         Without ``t_eval``: keep every k-th grid state (and the last); default every step.
-    workers : int
-        Threads over the bodies of a batch (-1: all cores); results do not depend on it.
+    workers : int, optional
+        Threads over the bodies of a batch (default 1; -1: all cores); results do not depend
+        on it.
     events : rotode.events.Event, callable or sequence of them, optional
         Error-controlled runs only: functions ``g`` whose sign changes are located on the dense
         output of every step (`rotode.events`; a Python ``g(t, y)`` with SciPy's
@@ -457,7 +551,25 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     -------
     IntegrationResult
         ``t``, ``y``, ``q``, ``w`` (body frame), ``stats``, ``status``, ``message``,
-        ``rotation`` (a ``scipy.spatial.transform.Rotation``).
+        ``rotation`` (a ``scipy.spatial.transform.Rotation``).  For dask input, a
+        `rotode.LazyIntegrationResult` of dask arrays (its ``compute()`` gives the
+        `IntegrationResult`).
+
+    Raises
+    ------
+    TypeError
+        For a model it cannot integrate (a Python subclass of ``RigidBody`` overriding
+        ``__call__``), a method that is not a string, a missing ``dt`` for a fixed-step method
+        or an unknown option.
+    ValueError
+        For an unknown method for the model's kind, ``dt`` together with ``rtol``/``atol``,
+        tolerances given to a method without an error estimate, events without error control,
+        shapes that do not match, zero or non-finite quaternions, or invalid times.
+
+    See Also
+    --------
+    solve_ivp : SciPy's interface, compiled for rotode's models.
+    IntegrationResult, rotode.methods, rotode.events, rotode.steps
 
     Examples
     --------
@@ -466,6 +578,15 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     ...                        dt=0.1)
     >>> np.round(np.abs(res.q[-1]), 12).tolist()   # half a turn about z
     [0.0, 0.0, 0.0, 1.0]
+
+    A batch of rigid bodies under error control:
+
+    >>> top = rotode.RigidBody([1.0, 1.0, 0.5], torque=rotode.torque.Gravity(1.0, 1.0, [0, 0, 1]))
+    >>> y0 = np.tile([1.0, 0.0, 0.0, 0.0, 1.5, 0.0, 1.0], (3, 1))
+    >>> res = rotode.integrate(top, (0, 2), y0, method="rkmk5", rtol=1e-8, atol=1e-10,
+    ...                        t_eval=[1.0, 2.0])
+    >>> res.success, res.q.shape
+    (True, (3, 2, 4))
     """
     check_compiled_equations(model)      # (before dask: a chunk rebuilds the base class)
     if _dask.has_dask(model, y0, options):   # an ensemble on dask: one task per chunk of bodies

@@ -11,7 +11,11 @@ tolerance.  Anything else is handed to ``scipy.integrate.solve_ivp`` unchanged, 
 are SciPy's: so is a Python subclass of a rotode model that overrides ``__call__`` (SciPy calls
 its ``__call__``; the compiled loop would run the base class's equations).
 """
+from __future__ import annotations
+
 import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.integrate
@@ -29,6 +33,11 @@ from rotode._validation import (
 )
 from rotode.rhs import QuaternionKinematics, RigidBody
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from rotode._typing import EventLike
+
 __all__ = ["solve_ivp", "COMPILED_METHODS"]
 
 #: SciPy method names that run in rotode's compiled loop -> the registry methods that run them.
@@ -39,7 +48,24 @@ _SUCCESS = "The solver successfully reached the end of the integration interval.
 
 class OdeResult(OptimizeResult):
     """The result of `solve_ivp`: SciPy's fields (``t``, ``y``, ``sol``, ``t_events``,
-    ``y_events``, ``nfev``, ``njev``, ``nlu``, ``status``, ``message``, ``success``)."""
+    ``y_events``, ``nfev``, ``njev``, ``nlu``, ``status``, ``message``, ``success``).
+
+    A ``scipy.optimize.OptimizeResult`` (a dict whose keys are also attributes), as SciPy's
+    own ``OdeResult``; the calls that `solve_ivp` hands to SciPy return SciPy's, which has
+    the same fields.  The annotations below are for type checkers.
+    """
+
+    t: NDArray[np.float64]
+    y: NDArray[np.float64]
+    sol: OdeSolution | None
+    t_events: list[NDArray[np.float64]] | None
+    y_events: list[NDArray[np.float64]] | None
+    nfev: int
+    njev: int
+    nlu: int
+    status: int
+    message: str
+    success: bool
 
 
 class _StepInterpolant(DenseOutput):
@@ -135,8 +161,11 @@ def _checked(fun):
     return checked
 
 
-def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, events=None,
-              vectorized=False, args=None, **options):
+def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
+              method: str | type[scipy.integrate.OdeSolver] = "RK45",
+              t_eval: ArrayLike | None = None, dense_output: bool = False,
+              events: EventLike | None = None, vectorized: bool = False,
+              args: tuple[Any, ...] | None = None, **options: Any) -> OdeResult:
     """Solve an initial value problem as ``scipy.integrate.solve_ivp`` does, in compiled code
     for rotode models.
 
@@ -152,10 +181,12 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         would end with a misleading step-size failure, report success (LSODA on NaN) or not
         end (LSODA on inf)).
     t_span, y0, method, t_eval, dense_output, events, vectorized, args
-        As for ``scipy.integrate.solve_ivp``.  ``events`` may be `rotode.events` objects
-        (compiled, nogil) or SciPy event functions ``g(t, y)`` (with their ``terminal`` and
-        ``direction``); they are located on the same dense output as in SciPy.  ``args``
-        hands the call to SciPy (with rotode's right-hand side inside SciPy's loop).
+        As for ``scipy.integrate.solve_ivp``, with its defaults (``method="RK45"``,
+        ``dense_output=False``, ``vectorized=False``, the others optional, None). ``events`` may
+        be `rotode.events` objects (compiled, nogil) or SciPy event functions ``g(t, y)`` (with
+        their ``terminal`` and ``direction``); they are located on the same dense output as in
+        SciPy. ``args`` hands the call to SciPy (with rotode's right-hand side inside SciPy's
+        loop).
     **options
         ``rtol``, ``atol``, ``first_step``, ``max_step`` as in SciPy (compiled path); other
         keys are passed to SciPy's solver, or, in the compiled path, ignored with SciPy's
@@ -164,6 +195,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     Returns
     -------
     OdeResult
+        (SciPy's own ``OdeResult``, with the same fields, when SciPy runs the call.)
         ``t``, ``y`` (shape (n, n_points)), ``sol`` (an ``OdeSolution`` when
         ``dense_output``), ``t_events``, ``y_events`` (as SciPy's: None without events,
         ``[]`` with ``events=[]``, every occurrence kept, and ``y_events[i]`` of shape (0,)
@@ -171,6 +203,10 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         1), ``nfev``
         (right-hand-side evaluations, counted as SciPy counts them), ``njev``, ``nlu`` (0),
         ``status`` (0, or -1 when a step failed), ``message``, ``success``.
+
+    See Also
+    --------
+    scipy.integrate.solve_ivp, integrate, rotode.events
 
     Notes
     -----
@@ -237,7 +273,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
                      control["max_step"], None, width, abs(tf - t0), t_eval=t_eval is not None)
     runner = integration.runner_for(spec, kind)
     Y0 = np.ascontiguousarray(y[None, :])
-    opts = dict(implied, control=ctl)
+    opts: dict[str, Any] = dict(implied, control=ctl)
     if kind == "kinematics":
         opts["stops"] = False           # SciPy's steps cross the sample times of Samples
     if evs:
@@ -246,7 +282,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         opts["trace"] = {"dense": dense_output}     # every step (the driver grows the record)
     y_out, _, stats = runner.run(name, model, Y0, grid, save, opts, 1)
     status = int(stats["status"])
-    trace = opts.get("trace")
+    trace: Any = opts.get("trace")
     n = trace["n"] if trace is not None else 0
     if t_eval is None:
         ts, ys = trace["t"], trace["y"].T.copy()
@@ -258,6 +294,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
             ts, ys = ts[keep], ys[:, keep]
     sol = None
     if dense_output:
+        assert spec.embedded is not None        # (RK45 and DOP853 are embedded pairs)
         steps = _Steps(trace["t"], trace["z"], trace["F"].reshape(-1, 7, width),
                        spec.embedded.kind, trace["h"])
         sol = OdeSolution(steps.t, steps) if n > 1 else None

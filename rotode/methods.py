@@ -8,6 +8,9 @@ of `rotode.solvers`, the table of docs/methods.md and the tests all read this re
 else lists methods.  Adding a method whose kernel exists is one entry here and one line in the
 docs (`markdown_table` gives the table that docs/methods.md must contain).
 
+``REGISTRY`` maps each name to its `Method`, in the order of the docs table; ``MODELS`` names
+the model kinds a method can integrate, ``("kinematics", "rigid body")``.
+
 >>> from rotode import methods
 >>> methods.get("cg3").order, methods.names("kinematics")[:3]
 (3, ('lie_euler', 'exp2', 'magnus_ca'))
@@ -45,9 +48,39 @@ MODELS = ("kinematics", "rigid body")
 
 @dataclasses.dataclass(frozen=True)
 class Tableau:
-    """Butcher tableau as exact rationals: ``a`` (rows of the strictly lower triangle), ``b``,
-    ``c``.  `doubles` gives the float64 values every kernel uses (converted once, correctly
-    rounded)."""
+    """Butcher tableau as exact rationals.
+
+    Parameters
+    ----------
+    a : tuple of tuple of Fraction
+        Rows of the strictly lower triangle (row ``i`` has ``i`` entries).
+    b : tuple of Fraction
+        Weights, one per stage.
+    c : tuple of Fraction
+        Nodes, one per stage.
+
+    Attributes
+    ----------
+    doubles : tuple
+        ``(a, b, c)`` as the float64 values every kernel uses (converted once, correctly
+        rounded).
+
+    Raises
+    ------
+    ValueError
+        If the shapes of ``a``, ``b`` and ``c`` do not make an s-stage tableau.
+
+    See Also
+    --------
+    Method, Embedded
+
+    Examples
+    --------
+    >>> from rotode import methods
+    >>> rk4 = methods.get("rk4").tableau
+    >>> rk4.stages, rk4.doubles[1]
+    (4, (0.16666666666666666, 0.3333333333333333, 0.3333333333333333, 0.16666666666666666))
+    """
 
     a: tuple
     b: tuple
@@ -63,6 +96,7 @@ class Tableau:
 
     @property
     def stages(self):
+        """The number of stages ``s``."""
         return len(self.b)
 
 
@@ -81,6 +115,46 @@ class Embedded:
     combined with ``e`` as in Hairer's code).  ``dense`` is DOPRI5's ``P`` (stage x power) or
     DOP853's ``D`` rows 3..6 with the extra stages ``extra_a``/``extra_c`` (``kind`` says
     which formula).  ``error_order`` sets the controller's exponent ``-1/(error_order + 1)``.
+
+    Parameters
+    ----------
+    kind : str
+        "dopri5", "dop853" or "magnus": the formulas of the estimate and the dense output.
+    error_order : int
+        Order of the error estimate.
+    e : tuple of Fraction
+        Error weights (empty for "magnus").
+    dense : tuple
+        Dense-output coefficients (empty for "magnus").
+    e3 : tuple of Fraction or None, optional
+        DOP853's order-3 error weights.
+    extra_a, extra_c : tuple, optional
+        DOP853's extra stages for its dense output.
+    nodes : tuple of float, optional
+        Gauss nodes of the lower-order Magnus estimate ("magnus").
+
+    Attributes
+    ----------
+    doubles : dict
+        ``e``, ``e3``, ``dense``, ``extra_a``, ``extra_c`` as float64 values.
+
+    See Also
+    --------
+    Method, Tableau
+
+    References
+    ----------
+    .. [1] E. Hairer, S. P. Norsett and G. Wanner, Solving Ordinary Differential Equations I:
+       Nonstiff Problems, 2nd ed., Springer, 1993, secs. II.4-II.6.
+    .. [2] A. Iserles, H. Z. Munthe-Kaas, S. P. Norsett and A. Zanna, "Lie-group methods",
+       Acta Numerica 9, 2000.
+
+    Examples
+    --------
+    >>> from rotode import methods
+    >>> pair = methods.get("rkmk5").embedded
+    >>> pair.kind, pair.error_order
+    ('dopri5', 4)
     """
 
     kind: str
@@ -106,7 +180,7 @@ class Embedded:
 class Method:
     """One method of the registry.
 
-    Attributes
+    Parameters
     ----------
     name : str
         What `rotode.integrate` takes as ``method=``.
@@ -119,18 +193,29 @@ class Method:
         Global order of convergence (the accuracy the tests measure as a slope).
     kernels : dict
         Model kind -> name of the compiled kernel that steps it (module docstring).
-    tableau : Tableau or None
+    tableau : Tableau or None, optional
         For the ``cg`` and ``erk`` kernels (and, for reference, the RK tableaux).
-    embedded : Embedded or None
+    embedded : Embedded or None, optional
         Error estimate and dense output: the method takes ``rtol``/``atol``.
-    nodes : tuple of float or None
+    nodes : tuple of float or None, optional
         Gauss-Legendre nodes of the ``magnus`` kernel, as fractions of the step.
-    variant : str or None
+    variant : str or None, optional
         The ``implicit`` kernel's residual.
-    solver : str or None
+    solver : str or None, optional
         Name of its ``OdeSolver`` class in `rotode.solvers` (None: `rotode.integrate` only).
     reference : str
         The published source (docs/references.md).
+
+    See Also
+    --------
+    get, names, REGISTRY
+
+    Examples
+    --------
+    >>> from rotode import methods
+    >>> rk4 = methods.get("rk4")
+    >>> rk4.family, rk4.order, rk4.adaptive, rk4.kernel("rigid body")
+    ('Runge-Kutta', 4, False, 'rk4')
     """
 
     name: str
@@ -156,7 +241,8 @@ class Method:
         return tuple(m for m in MODELS if m in self.kernels)
 
     def kernel(self, model):
-        """The kernel name for `model` (ValueError when the method does not integrate it)."""
+        """The kernel name for `model` ("kinematics" or "rigid body"); ValueError when the
+        method does not integrate it."""
         try:
             return self.kernels[model]
         except KeyError:
@@ -273,14 +359,39 @@ _ENTRIES = (
 REGISTRY = {m.name: m for m in _ENTRIES}
 
 
-def get(name, model=None):
+def get(name: str, model: str | None = None) -> Method:
     """The `Method` called `name` (checked to integrate `model` when given).
+
+    Parameters
+    ----------
+    name : str
+        A registry name, e.g. "rk4".
+    model : {"kinematics", "rigid body"}, optional
+        Check that the method integrates this model kind (default: no check).
+
+    Returns
+    -------
+    Method
 
     Raises
     ------
     ValueError
         For an unknown name, listing the known ones (for `model` when given), or a method that
         does not integrate `model`.
+
+    See Also
+    --------
+    names
+
+    Examples
+    --------
+    >>> from rotode import methods
+    >>> methods.get("cg3").order
+    3
+    >>> methods.get("implicit_midpoint", "kinematics")
+    Traceback (most recent call last):
+        ...
+    ValueError: method 'implicit_midpoint' does not integrate kinematics; ...
     """
     if model is not None and model not in MODELS:
         raise ValueError(f"`kind` must be one of {MODELS}, got {model!r}")
@@ -293,9 +404,39 @@ def get(name, model=None):
     return method
 
 
-def names(model=None, kernel=None, family=None):
-    """Names of the methods (that integrate `model`, with `kernel` for it, of `family`), in
-    registry order (within a family: increasing order)."""
+def names(model: str | None = None, kernel: str | None = None,
+          family: str | None = None) -> tuple[str, ...]:
+    """Names of the registry's methods, filtered.
+
+    Parameters
+    ----------
+    model : {"kinematics", "rigid body"}, optional
+        Only the methods that integrate this model kind.
+    kernel : str, optional
+        Only those whose kernel for `model` is this one (with `model`).
+    family : str, optional
+        Only those of this family (`Method.family`).
+
+    Returns
+    -------
+    tuple of str
+        In registry order (within a family: increasing order).
+
+    Raises
+    ------
+    ValueError
+        For an unknown model kind.
+
+    See Also
+    --------
+    get
+
+    Examples
+    --------
+    >>> from rotode import methods
+    >>> methods.names("rigid body", family="implicit")
+    ('implicit_midpoint', 'trapezoid', 'object_trapezoid')
+    """
     if model is not None and model not in MODELS:
         raise ValueError(f"`kind` must be one of {MODELS}, got {model!r}")
     return tuple(m.name for m in REGISTRY.values()
@@ -312,15 +453,37 @@ def by_solver(class_name):
     raise LookupError(f"no registry method has the solver class {class_name!r}")
 
 
-def markdown_table():
-    """The table of docs/methods.md, from the registry."""
+def markdown_table() -> str:
+    """The table of docs/methods.md, from the registry.
+
+    Returns
+    -------
+    str
+        A Markdown table, one row per method: name, family, order, kernels, error estimate,
+        ``solve_ivp`` class and reference.
+
+    See Also
+    --------
+    names, REGISTRY
+
+    Examples
+    --------
+    >>> from rotode import methods
+    >>> print(methods.markdown_table().splitlines()[2][:60])
+    | `lie_euler` | Lie-Euler | 1 | `cg` | `lie_euler` |  | `rot
+    """
     rows = ["| method | family | order | kinematics | rigid body | `rtol` (estimate order) | "
             "`solve_ivp` class | reference |", "|---|---|---|---|---|---|---|---|"]
     for m in REGISTRY.values():
         kin = f"`{m.kernels[_KIN]}`" if _KIN in m.kernels else ""
         rb = f"`{m.kernels[_RB]}`" if _RB in m.kernels else ""
         cls = f"`rotode.{m.solver}`" if m.solver else ""
-        ctl = f"yes ({m.embedded.error_order})" if m.adaptive else ""
+        ctl = f"yes ({m.embedded.error_order})" if m.embedded is not None else ""
         rows.append(f"| `{m.name}` | {m.family} | {m.order} | {kin} | {rb} | {ctl} | {cls} | "
                     f"{m.reference} |")
     return "\n".join(rows) + "\n"
+
+
+def __dir__():
+    """The public names, ``__all__`` (not the imported helpers)."""
+    return list(__all__)

@@ -1,14 +1,16 @@
 """Type stubs of the compiled module rotode.omega (checked by mypy.stubtest in CI)."""
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
 from typing_extensions import disjoint_base
 
 __all__ = ['AngularVelocity', 'Constant', 'Sinusoid', 'Samples', 'Callable', 'as_source']
 
 @disjoint_base
 class AngularVelocity:
-    def __call__(self, *args, **kwargs) -> Any: ...
-    def derivative(self, t) -> Any: ...
+    def __call__(self, t: float) -> NDArray[np.float64]: ...
+    def derivative(self, t: float) -> NDArray[np.float64]: ...
     @property
     def error(self) -> Any: ...
 

@@ -25,6 +25,7 @@ the compiled ``evaluate`` of its base class.
 import numpy as np
 from scipy.interpolate import CubicSpline
 
+from rotode._signature import ExtensionSignature as _ExtensionSignature
 from rotode._validation import (as_callable_vector, as_choice, as_float_array, as_real,
                                 python_override)
 
@@ -34,11 +35,35 @@ __all__ = ["AngularVelocity", "Constant", "Sinusoid", "Samples", "Callable", "as
 
 
 cdef class AngularVelocity:
-    """Base class of angular-velocity sources (override ``evaluate`` in Cython).
+    """Base class of angular-velocity sources ``w(t)`` (Cython subclasses override ``evaluate``).
 
     Calling a source from Python, ``source(t)``, returns w(t) as a NumPy array of shape (3,);
-    ``source.derivative(t)`` returns w'(t) where the source provides it.
+    ``source.derivative(t)`` returns w'(t) where the source provides it.  The base class takes no
+    constructor arguments; the compiled ``evaluate`` of a subclass fills ``w[3]`` without the GIL.
+
+    Attributes
+    ----------
+    error : Exception or None
+        The exception of a failed evaluation in compiled code, held until the caller (a
+        right-hand side or a stepper) raises it; None otherwise.
+
+    See Also
+    --------
+    Constant, Sinusoid, Samples, Callable, as_source
+
+    Examples
+    --------
+    >>> from rotode import omega
+    >>> source = omega.Sinusoid(amplitude=1.0, rate=2.0)
+    >>> isinstance(source, omega.AngularVelocity), source(0.0).tolist()
+    (True, [0.0, 0.0, 0.0])
+    >>> source.derivative(0.0).tolist()          # w'(0) = amplitude * rate
+    [2.0, 2.0, 2.0]
     """
+
+    # inspect.signature of the class (its constructor) and of an instance (its __call__),
+    # read from the embedded signature lines (rotode/_signature.py)
+    __signature__ = _ExtensionSignature()
 
     cdef int evaluate(self, double t, double* w) noexcept nogil:
         with gil:
@@ -66,6 +91,7 @@ cdef class AngularVelocity:
         raise err
 
     def __call__(self, t):
+        """w(t) as an array of shape (3,) (rad/s, in the frame of the right-hand side using it)."""
         cdef double tt = as_real(t, "t")
         out = np.empty(3)
         cdef double[::1] o = out
@@ -82,7 +108,29 @@ cdef class AngularVelocity:
 
 
 cdef class Constant(AngularVelocity):
-    """Constant angular velocity ``w`` (shape (3,), rad/s)."""
+    """Constant angular velocity.
+
+    Parameters
+    ----------
+    w : array_like, shape (3,)
+        The angular velocity in rad/s (its frame is set by the right-hand side using it).
+
+    Attributes
+    ----------
+    w : ndarray, shape (3,)
+        The angular velocity (a copy).
+
+    See Also
+    --------
+    as_source, Sinusoid
+
+    Examples
+    --------
+    >>> from rotode import omega
+    >>> source = omega.Constant([0.0, 0.0, 1.0])
+    >>> source(2.5), source.derivative(2.5)
+    (array([0., 0., 1.]), array([0., 0., 0.]))
+    """
 
     def __init__(self, w):
         w = as_float_array(w, "w", (3,), batch=False)
@@ -128,15 +176,36 @@ cdef class Sinusoid(AngularVelocity):
         Amplitudes in rad/s (a scalar applies to all three components).
     rate : float
         Angular frequency in rad/s.
-    phase : float or array_like, shape (3,)
-        Phases in rad.
+    phase : float or array_like, shape (3,), optional
+        Phases in rad (default 0).
+
+    Attributes
+    ----------
+    amplitude, phase : ndarray, shape (3,)
+    rate : float
+
+    Raises
+    ------
+    ValueError
+        For shapes other than scalars or (3,), non-finite values, or ``amplitude * rate``
+        overflowing.
+
+    See Also
+    --------
+    Samples, Constant
+
+    References
+    ----------
+    .. [1] C. Rucker, "Integrating Rotations using Non-Unit Quaternions", IEEE Robotics and
+       Automation Letters 3(4), 2018, eq. 29.
 
     Examples
     --------
     The benchmark of Rucker 2018 (a = pi/2, b = 2 pi/10):
 
     >>> from math import pi
-    >>> w = Sinusoid(amplitude=pi/2, rate=2*pi/10, phase=[0, 2*pi/3, 4*pi/3])
+    >>> from rotode import omega
+    >>> w = omega.Sinusoid(amplitude=pi/2, rate=2*pi/10, phase=[0, 2*pi/3, 4*pi/3])
     >>> w(0.0).round(6).tolist()
     [0.0, 1.36035, -1.36035]
     """
@@ -192,8 +261,8 @@ cdef class Samples(AngularVelocity):
         Strictly increasing sample times, m >= 2 (m >= 4 for ``kind="cubic"``).
     w : array_like, shape (m, 3)
         Samples of w(t) in rad/s.
-    kind : {"linear", "cubic", "previous"}
-        Piecewise-linear interpolation (O(h^2) error), the not-a-knot cubic spline of
+    kind : {"linear", "cubic", "previous"}, optional
+        Piecewise-linear interpolation (default; O(h^2) error), the not-a-knot cubic spline of
         ``scipy.interpolate.CubicSpline`` (O(h^4) error, also near the ends, unlike the natural
         spline whose zero end curvature costs O(h^2) there), or a zero-order hold
         ("previous": each sample holds until the next one, as a gyroscope that reports the
@@ -204,6 +273,25 @@ cdef class Samples(AngularVelocity):
         Clock offset of the gyroscope (default 0): its timestamps ``t`` read ``t_ref + offset``
         on the reference clock's time ``t_ref``, so ``w(t_ref)`` is the samples' value at
         ``t_ref + offset`` (a gyroscope whose clock runs 5 ms ahead: ``offset=0.005``).
+
+    Attributes
+    ----------
+    t, w : ndarray
+        Read-only copies of the samples.
+    kind : str
+    offset : float
+    times : ndarray, shape (m,)
+        The sample times on the reference clock, ``t - offset``.
+
+    Raises
+    ------
+    ValueError
+        For times that are not strictly increasing, too few samples, shapes that do not match,
+        non-finite values or interpolation slopes that overflow.
+
+    See Also
+    --------
+    rotode.integrate : ``dt="samples"`` steps on the sample times.
 
     Notes
     -----
@@ -216,6 +304,15 @@ cdef class Samples(AngularVelocity):
     a Magnus method is the product of the per-sample exponentials in either direction.
     ``rotode.integrate(..., dt="samples")`` steps exactly on the sample times, and adaptive
     ``magnus6``/``magnus8`` never step across one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rotode import omega
+    >>> t = np.linspace(0.0, 1.0, 5)
+    >>> gyro = omega.Samples(t, np.column_stack([t, 0 * t, 0 * t]))   # w_x(t) = t
+    >>> gyro(0.3), gyro.derivative(0.3)
+    (array([0.3, 0. , 0. ]), array([1., 0., 0.]))
     """
 
     def __init__(self, t, w, kind="linear", offset=0.0):
@@ -269,7 +366,8 @@ cdef class Samples(AngularVelocity):
     @property
     def times(self):
         """The sample times on the reference clock, ``t - offset`` (``dt="samples"`` steps
-        on them)."""
+        on them).
+        """
         return np.asarray(self._t)
 
     def __reduce__(self):
@@ -365,11 +463,39 @@ cdef class Samples(AngularVelocity):
 cdef class Callable(AngularVelocity):
     """Wrap a Python function ``w(t) -> array_like of shape (3,)``.
 
+    Parameters
+    ----------
+    function : callable
+        ``w(t)``, returning three finite real numbers (rad/s).
+
+    Attributes
+    ----------
+    function : callable
+        The wrapped function.
+
+    Raises
+    ------
+    TypeError
+        If ``function`` is not callable.
+
+    See Also
+    --------
+    as_source
+
+    Notes
+    -----
     Every evaluation takes the GIL and checks the result's shape and finiteness (complex
     values are a TypeError naming the function); a wrong result or an exception inside the
     function is re-raised by the caller (the right-hand side).  ``evaluate_rate`` is not
     available (steppers needing w' must use a C source), except for a wrapped Python subclass
     of a source that overrides ``derivative`` (`as_source`).
+
+    Examples
+    --------
+    >>> from rotode import omega
+    >>> source = omega.Callable(lambda t: [0.0, 0.0, t])
+    >>> source(2.0)
+    array([0., 0., 2.])
     """
 
     def __init__(self, function):
@@ -415,8 +541,36 @@ cdef class Callable(AngularVelocity):
 def as_source(omega, name="omega"):
     """An `AngularVelocity` from a source, an array of shape (3,) or a callable ``w(t)``.
 
-    A Python subclass of a source that overrides ``__call__`` or ``derivative`` becomes a
-    `Callable` of it (its Python methods give w and w', not its base's compiled ``evaluate``).
+    Parameters
+    ----------
+    omega : AngularVelocity, array_like of shape (3,) or callable
+        A source is returned as it is; an array becomes a `Constant`, a callable a `Callable`.
+        A Python subclass of a source that overrides ``__call__`` or ``derivative`` becomes a
+        `Callable` of it (its Python methods give w and w', not its base's compiled
+        ``evaluate``).
+    name : str, optional
+        The argument's name in error messages (default "omega").
+
+    Returns
+    -------
+    AngularVelocity
+
+    Raises
+    ------
+    TypeError
+        For None, a string or another object that is none of the above.
+    ValueError
+        For an array that does not have shape (3,) or is not finite.
+
+    See Also
+    --------
+    Constant, Callable
+
+    Examples
+    --------
+    >>> from rotode import omega
+    >>> omega.as_source([0.0, 0.0, 1.0])
+    Constant(w=[0.0, 0.0, 1.0])
     """
     cdef Callable wrapped
     if isinstance(omega, AngularVelocity):
@@ -434,3 +588,8 @@ def as_source(omega, name="omega"):
         raise TypeError(f"`{name}` must be an AngularVelocity source, an array of shape (3,) "
                         f"or a callable w(t), got {type(omega).__name__}")
     return Constant(as_float_array(omega, name, (3,), batch=False))
+
+
+def __dir__():
+    """The public names, ``__all__`` (not the imported helpers)."""
+    return list(__all__)

@@ -50,11 +50,22 @@ def multiply(p, q):
     Parameters
     ----------
     p, q : array_like, shape (..., 4)
-        Quaternions ``[w, x, y, z]``; batch dimensions broadcast.
+        Quaternions ``[w, x, y, z]`` (any length); batch dimensions broadcast.
 
     Returns
     -------
     ndarray, shape (..., 4)
+        ``p q``; a single product of two (4,) inputs has shape (4,).
+
+    Raises
+    ------
+    ValueError
+        If an input does not end in 4 components, is not finite, or the batch shapes do not
+        broadcast.
+
+    See Also
+    --------
+    conjugate, inverse, rotate
 
     Notes
     -----
@@ -81,7 +92,28 @@ def multiply(p, q):
 
 
 def conjugate(q):
-    """Conjugate ``[w, -x, -y, -z]`` of quaternions of shape (..., 4)."""
+    """Conjugate ``[w, -x, -y, -z]`` of quaternions.
+
+    Parameters
+    ----------
+    q : array_like, shape (..., 4)
+        Quaternions (any length, zero included).
+
+    Returns
+    -------
+    ndarray, shape (..., 4)
+        ``conj(q)``; for a unit quaternion the inverse rotation.
+
+    See Also
+    --------
+    inverse, multiply
+
+    Examples
+    --------
+    >>> from rotode import quaternion
+    >>> quaternion.conjugate([1.0, 2.0, 3.0, 4.0])
+    array([ 1., -2., -3., -4.])
+    """
     cdef double a[4]
     if read_single(q, 1, 4, a):
         out = new_single(1, 4)
@@ -92,7 +124,29 @@ def conjugate(q):
 
 
 def norm(q):
-    """Euclidean norm ``|q|`` of quaternions of shape (..., 4), returned with shape (...)."""
+    """Euclidean norm ``|q|`` of quaternions.
+
+    Parameters
+    ----------
+    q : array_like, shape (..., 4)
+        Quaternions.
+
+    Returns
+    -------
+    ndarray, shape (...)
+        ``sqrt(w^2 + x^2 + y^2 + z^2)``, without overflow for large entries (the quaternion is
+        scaled by its largest entry when ``|q|^2`` overflows).
+
+    See Also
+    --------
+    inverse
+
+    Examples
+    --------
+    >>> from rotode import quaternion
+    >>> quaternion.norm([[1.0, 2.0, 2.0, 0.0], [0.0, 0.0, 0.0, 3.0]])
+    array([3., 3.])
+    """
     q = as_float_array(q, "q", (4,))
     with np.errstate(over="ignore"):
         n = np.sqrt(np.einsum("...i,...i->...", q, q))
@@ -117,6 +171,15 @@ def angle_between(p, q):
         accurate for small angles too (a pointing error); the same for ``q`` and ``-q``, and
         equal to ``(Rotation(p).inv() * Rotation(q)).magnitude()`` of SciPy.
 
+    Raises
+    ------
+    ValueError
+        For a zero quaternion, non-finite input or batch shapes that do not broadcast.
+
+    See Also
+    --------
+    multiply, conjugate
+
     Examples
     --------
     >>> import numpy as np
@@ -135,12 +198,32 @@ def angle_between(p, q):
 
 
 def inverse(q):
-    """Inverse ``conj(q)/|q|^2`` of nonzero quaternions of shape (..., 4).
+    """Inverse ``conj(q) / |q|^2`` of nonzero quaternions.
+
+    Parameters
+    ----------
+    q : array_like, shape (..., 4)
+        Nonzero quaternions (any length).
+
+    Returns
+    -------
+    ndarray, shape (..., 4)
+        ``q^-1``, with ``q q^-1 = [1, 0, 0, 0]``.
 
     Raises
     ------
     ValueError
-        For a zero quaternion.
+        For a zero quaternion or non-finite input.
+
+    See Also
+    --------
+    conjugate, multiply
+
+    Examples
+    --------
+    >>> from rotode import quaternion
+    >>> quaternion.inverse([0.0, 0.0, 0.0, 2.0])
+    array([ 0. , -0. , -0. , -0.5])
     """
     cdef double a[4]
     if read_single_quaternion(q, a):
@@ -157,14 +240,38 @@ def rotate(q, v):
     Parameters
     ----------
     q : array_like, shape (..., 4)
-        Nonzero quaternions (need not be unit: ``R(q) = R(q/|q|)``, Rucker 2018 eq. 13).
+        Nonzero quaternions (need not be unit: ``R(q) = R(q/|q|)``, Rucker 2018 eq. 13),
+        orientations mapping body to world coordinates.
     v : array_like, shape (..., 3)
-        Vectors; batch dimensions broadcast with those of ``q``.
+        Vectors (body coordinates for an orientation ``q``); batch dimensions broadcast with
+        those of ``q``.
 
     Returns
     -------
     ndarray, shape (..., 3)
-        ``q v conj(q) / |q|^2``.
+        ``q v conj(q) / |q|^2`` (world coordinates).
+
+    Raises
+    ------
+    ValueError
+        For a zero quaternion, non-finite input or batch shapes that do not broadcast.
+
+    See Also
+    --------
+    to_matrix, multiply
+
+    References
+    ----------
+    .. [1] C. Rucker, "Integrating Rotations using Non-Unit Quaternions", IEEE Robotics and
+       Automation Letters 3(4), 2018, eq. 13.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rotode import quaternion
+    >>> quarter_turn_z = [np.cos(np.pi / 4), 0.0, 0.0, np.sin(np.pi / 4)]
+    >>> quaternion.rotate(quarter_turn_z, [1.0, 0.0, 0.0]).round(12)
+    array([0., 1., 0.])
     """
     cdef double a[4]
     cdef double b[3]
@@ -179,13 +286,44 @@ def rotate(q, v):
 
 
 def to_matrix(q):
-    """Rotation matrices of nonzero quaternions, shape (..., 4) -> (..., 3, 3).
+    """Rotation matrices of nonzero quaternions.
+
+    Parameters
+    ----------
+    q : array_like, shape (..., 4)
+        Nonzero quaternions (any length).
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3)
+        ``R(q)``, which maps body to world coordinates.
+
+    Raises
+    ------
+    ValueError
+        For a zero quaternion or non-finite input.
+
+    See Also
+    --------
+    from_matrix, to_matrix_jacobian, rotate
 
     Notes
     -----
     ``R(q) = 1 + s (w [u]x + [u]x^2)`` with ``s = 2/|q|^2``, which equals the matrix of
-    ``q/|q|`` for any nonzero ``q`` (Rucker 2018 eq. 13).  The matrix maps body to world
-    coordinates.
+    ``q/|q|`` for any nonzero ``q`` (Rucker 2018 eq. 13).
+
+    References
+    ----------
+    .. [1] C. Rucker, "Integrating Rotations using Non-Unit Quaternions", IEEE Robotics and
+       Automation Letters 3(4), 2018, eq. 13.
+
+    Examples
+    --------
+    >>> from rotode import quaternion
+    >>> quaternion.to_matrix([0.0, 0.0, 0.0, 2.0])   # half a turn about z, not unit
+    array([[-1.,  0.,  0.],
+           [ 0., -1.,  0.],
+           [ 0.,  0.,  1.]])
     """
     cdef double a[4]
     if read_single_quaternion(q, a):
@@ -197,7 +335,7 @@ def to_matrix(q):
 
 
 def from_matrix(R, project=False):
-    """Unit quaternions (``w >= 0``) of rotation matrices, shape (..., 3, 3) -> (..., 4).
+    """Unit quaternions (``w >= 0``) of rotation matrices.
 
     Shepperd's method picks the numerically largest of ``w, x, y, z`` from the diagonal, so all
     branches (angles near 0 and near pi) are accurate; the result is normalised.
@@ -205,10 +343,16 @@ def from_matrix(R, project=False):
     Parameters
     ----------
     R : array_like, shape (..., 3, 3)
+        Rotation matrices (body to world).
     project : bool, optional
         First replace each matrix by the nearest rotation (``U V^T`` of its SVD), as SciPy's
         ``Rotation.from_matrix`` accepts noisy matrices: for orientation estimates that are not
         exactly orthonormal (default False: such a matrix is an error).
+
+    Returns
+    -------
+    ndarray, shape (..., 4)
+        Unit quaternions ``[w, x, y, z]`` with ``w >= 0``.
 
     Raises
     ------
@@ -216,6 +360,21 @@ def from_matrix(R, project=False):
         If a matrix is not orthonormal with determinant +1 to 1e-6 (``project=False``), or is
         too far from a rotation to project (a reflection, or singular values more than
         `rotode._validation.PROJECT_TOL` from 1).
+
+    See Also
+    --------
+    to_matrix, rotode.so3.log
+
+    References
+    ----------
+    .. [1] S. W. Shepperd, "Quaternion from rotation matrix", Journal of Guidance and Control
+       1(3), 1978.
+
+    Examples
+    --------
+    >>> from rotode import quaternion
+    >>> quaternion.from_matrix([[0, -1, 0], [1, 0, 0], [0, 0, 1]])   # a quarter turn about z
+    array([0.70710678, 0.        , 0.        , 0.70710678])
     """
     R = project_rotations(R, "R") if as_bool(project, "project") else \
         as_rotation_matrices(R, "R")
@@ -236,10 +395,31 @@ def exp(x):
         ``exp((0, x)) = [cos|x|, x sin|x|/|x|]`` (a unit quaternion), or
         ``exp((w, u)) = e^w exp((0, u))``.
 
+    Raises
+    ------
+    ValueError
+        For a last dimension other than 3 or 4, non-finite input, or an argument whose
+        exponential overflows.
+
+    See Also
+    --------
+    log, exp_approx, rotode.so3.exp
+
     Notes
     -----
     A rotation by the rotation vector ``phi`` is ``exp(phi/2)`` ([NIRD]).  Small arguments
     use Taylor polynomials in ``|x|^2`` (exact at 0, no square root).
+
+    References
+    ----------
+    .. [NIRD] "Numerical Integration for Rotational Dynamics", web article (docs/references.md).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rotode import quaternion
+    >>> quaternion.exp([0.0, 0.0, np.pi / 4])   # a quarter turn about z: exp(phi / 2)
+    array([0.70710678, 0.        , 0.        , 0.70710678])
     """
     x = as_float_array(x, "x")
     if last_dim(x) == 4:
@@ -264,12 +444,39 @@ def _reject_exp_argument(x):
 
 
 def log(q):
-    """Quaternion logarithm of nonzero quaternions, shape (..., 4) -> (..., 4).
+    """Quaternion logarithm of nonzero quaternions.
 
-    ``log(q) = [log|q|, u atan2(|u|, w)/|u|]``; for a unit quaternion the real part is 0 and
-    the vector part is half the rotation vector.  Accurate near the identity (series of
-    ``atan(t)/t``) and near a half turn.  A negative real quaternion has no unique logarithm:
-    the vector part ``[pi, 0, 0]`` is returned.
+    Parameters
+    ----------
+    q : array_like, shape (..., 4)
+        Nonzero quaternions (any length).
+
+    Returns
+    -------
+    ndarray, shape (..., 4)
+        ``log(q) = [log|q|, u atan2(|u|, w)/|u|]``; for a unit quaternion the real part is 0 and
+        the vector part is half the rotation vector.  A negative real quaternion has no unique
+        logarithm: the vector part ``[pi, 0, 0]`` is returned.
+
+    Raises
+    ------
+    ValueError
+        For a zero quaternion or non-finite input.
+
+    See Also
+    --------
+    exp, rotode.so3.log
+
+    Notes
+    -----
+    Accurate near the identity (series of ``atan(t)/t``) and near a half turn.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rotode import quaternion
+    >>> quaternion.log([np.cos(np.pi / 4), 0.0, 0.0, np.sin(np.pi / 4)])
+    array([0.        , 0.        , 0.        , 0.78539816])
     """
     q = _quaternions(q, "q")
     return apply_unary(quat_log[double], q, 1, (4,))
@@ -289,10 +496,29 @@ def exp_approx(x):
         ``[(1 - |x|^2/2), (1 - |x|^2/6) x] / sqrt((1 - |x|^2/2)^2 + (1 - |x|^2/6)^2 |x|^2)``,
         always a unit quaternion.
 
+    Raises
+    ------
+    ValueError
+        For input not of shape (..., 3), non-finite input, or ``|x|^2`` overflowing.
+
+    See Also
+    --------
+    exp
+
     Notes
     -----
     [NIRD] states an error below 1 % for rotations up to 90 degrees per step, i.e.
     ``|x| <= pi/4``.
+
+    References
+    ----------
+    .. [NIRD] "Numerical Integration for Rotational Dynamics", web article (docs/references.md).
+
+    Examples
+    --------
+    >>> from rotode import quaternion
+    >>> quaternion.exp_approx([0.0, 0.0, 0.1])   # exp gives [0.99500417, 0, 0, 0.09983342]
+    array([0.99500413, 0.        , 0.        , 0.09983375])
     """
     x = as_float_array(x, "x", (3,))
     with np.errstate(over="ignore"):
@@ -302,7 +528,33 @@ def exp_approx(x):
 
 
 def to_scipy(q):
-    """``scipy.spatial.transform.Rotation`` of quaternions of shape (4,) or (N, 4)."""
+    """``scipy.spatial.transform.Rotation`` of scalar-first quaternions.
+
+    Parameters
+    ----------
+    q : array_like, shape (4,) or (N, 4)
+        Nonzero quaternions ``[w, x, y, z]`` (any length; SciPy normalises them).
+
+    Returns
+    -------
+    scipy.spatial.transform.Rotation
+        One rotation, or a stack of N.
+
+    Raises
+    ------
+    ValueError
+        For a zero quaternion, non-finite input or more than one batch dimension.
+
+    See Also
+    --------
+    from_scipy
+
+    Examples
+    --------
+    >>> from rotode import quaternion
+    >>> float(quaternion.to_scipy([0.0, 0.0, 0.0, 1.0]).magnitude())   # half a turn
+    3.141592653589793
+    """
     q = _quaternions(q, "q")
     if q.ndim > 2:
         raise ValueError(f"`q` must have shape (4,) or (N, 4) for a Rotation, got {q.shape}")
@@ -310,7 +562,34 @@ def to_scipy(q):
 
 
 def from_scipy(rotation):
-    """Scalar-first unit quaternions of a ``scipy.spatial.transform.Rotation``."""
+    """Scalar-first unit quaternions of a ``scipy.spatial.transform.Rotation``.
+
+    Parameters
+    ----------
+    rotation : scipy.spatial.transform.Rotation
+        One rotation or a stack of them.
+
+    Returns
+    -------
+    ndarray, shape (4,) or (N, 4)
+        ``rotation.as_quat(scalar_first=True)``.
+
+    Raises
+    ------
+    TypeError
+        If ``rotation`` is not a ``Rotation``.
+
+    See Also
+    --------
+    to_scipy
+
+    Examples
+    --------
+    >>> from scipy.spatial.transform import Rotation
+    >>> from rotode import quaternion
+    >>> quaternion.from_scipy(Rotation.from_rotvec([0.0, 0.0, 3.141592653589793]))
+    array([6.123234e-17, 0.000000e+00, 0.000000e+00, 1.000000e+00])
+    """
     if not isinstance(rotation, Rotation):
         raise TypeError(f"`rotation` must be a scipy Rotation, got {type(rotation).__name__}")
     return rotation.as_quat(scalar_first=True)
@@ -327,16 +606,41 @@ def to_matrix_jacobian(q):
     Returns
     -------
     R : ndarray, shape (..., 3, 3)
-        ``to_matrix(q)``, bit for bit (the dual value parts).
+        ``to_matrix(q)``, the same values (the dual numbers' value parts).
     J : ndarray, shape (..., 3, 3, 4)
         ``J[..., i, j, k] = d R_ij / d q_k`` from one forward-mode evaluation of the same
         kernel ([DUAL]).  ``J q = 0``: ``R`` does not depend on the scale of ``q``.
+
+    Raises
+    ------
+    ValueError
+        For a zero quaternion or non-finite input.
+
+    See Also
+    --------
+    to_matrix
 
     Notes
     -----
     The derivative of ``2/|q|^2`` involves ``|q|^4``, which overflows or underflows long before
     ``|q|^2`` does; each ``q`` is therefore differentiated at ``q / 2^e`` with ``|q / 2^e|`` in
-    [0.5, 1) (an exact scaling, so ``R`` keeps its bits) and ``J`` is scaled back by ``2^-e``.
+    [0.5, 1) (an exact scaling, so ``R`` is unchanged) and ``J`` is scaled back by ``2^-e``.
+
+    References
+    ----------
+    .. [1] A. Griewank and A. Walther, Evaluating Derivatives: Principles and Techniques of
+       Algorithmic Differentiation, 2nd ed., SIAM, 2008 (forward mode).
+    .. [DUAL] "Automatically Computing the Derivatives of a Vector Field using Dual Numbers",
+       web article (docs/references.md).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rotode import quaternion
+    >>> q = np.array([0.5, 0.5, -0.5, 0.5])
+    >>> R, J = quaternion.to_matrix_jacobian(q)
+    >>> R.shape, J.shape, np.allclose(J @ q, 0.0)
+    ((3, 3), (3, 3, 4), True)
     """
     q = _quaternions(q, "q")
     _, exponent = np.frexp(np.sqrt(np.einsum("...i,...i->...", q, q)))
@@ -360,3 +664,8 @@ for _name, _signature, _n_out in (
         ("exp_approx", "(3)->(4)", 1), ("to_matrix_jacobian", "(4)->(3,3),(3,3,4)", 2),
         ("angle_between", "(4),(4)->()", 1)):
     globals()[_name] = _dask_dispatch(_signature, _n_out)(globals()[_name])
+
+
+def __dir__():
+    """The public names, ``__all__`` (not the imported helpers)."""
+    return list(__all__)

@@ -28,6 +28,7 @@ import gc
 
 import numpy as np
 
+from rotode._signature import ExtensionSignature as _ExtensionSignature
 from rotode._validation import (as_body_index, as_bool, as_float_array, as_frame, as_inertia,
                                 as_positive_scalar, as_real, check_nonzero_quaternions,
                                 common_bodies)
@@ -56,9 +57,38 @@ cnp.import_array()
 # ---- validation (facade helpers) ----------------------------------------------------------
 
 def check_inertia(inertia):
-    """Validate an inertia: 3 principal moments or a symmetric 3x3 (`_validation.as_inertia`).
+    """Validate an inertia and invert it.
 
-    Returns ``(I, I_inv)`` as (3, 3) arrays.
+    Parameters
+    ----------
+    inertia : array_like, shape (3,) or (3, 3)
+        Principal moments (each > 0), or a symmetric positive definite body-frame tensor; the
+        principal moments must satisfy the triangle inequality ``I1 + I2 >= I3``.
+
+    Returns
+    -------
+    I, I_inv : ndarray, shape (3, 3)
+        The inertia tensor and its (symmetrised) inverse; a diagonal ``I`` is inverted entry by
+        entry.
+
+    Raises
+    ------
+    ValueError
+        For another shape, non-finite entries, or a tensor that no mass distribution has (not
+        symmetric, not positive definite, or violating the triangle inequality), naming
+        ``inertia``.
+
+    See Also
+    --------
+    rotode.inertia.validate_inertia, RigidBody
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rotode import rhs
+    >>> I, I_inv = rhs.check_inertia([1.0, 2.0, 2.5])
+    >>> np.diag(I_inv).tolist()
+    [1.0, 0.5, 0.4]
     """
     Im = as_inertia(inertia)
     if Im.shape != (3, 3):
@@ -148,8 +178,36 @@ cdef class RightHandSide:
     """Base of every right-hand side: calling conventions and the dual-number Jacobian.
 
     Subclasses implement ``eval`` (doubles) and ``eval_dual`` (dual numbers) by calling one
-    fused core; everything else (strides, vectorisation, Jacobian chunks) lives here.
+    fused core; everything else (strides, vectorisation, Jacobian chunks) lives here.  The base
+    class takes no constructor arguments and cannot be evaluated itself.
+
+    Attributes
+    ----------
+    n : int
+        The state dimension.
+
+    See Also
+    --------
+    QuaternionKinematics, RigidBody
+
+    References
+    ----------
+    .. [1] A. Griewank and A. Walther, Evaluating Derivatives: Principles and Techniques of
+       Algorithmic Differentiation, 2nd ed., SIAM, 2008 (forward mode, used by ``jac``).
+
+    Examples
+    --------
+    >>> import rotode
+    >>> body = rotode.RigidBody([1.0, 2.0, 3.0])
+    >>> isinstance(body, rotode.rhs.RightHandSide), body.n
+    (True, 7)
+    >>> body.jac(0.0, [1, 0, 0, 0, 0.1, 1.0, 0.1]).shape
+    (7, 7)
     """
+
+    # inspect.signature of the class (its constructor) and of an instance (its __call__),
+    # read from the embedded signature lines (rotode/_signature.py)
+    __signature__ = _ExtensionSignature()
 
     cdef int eval(self, double t, const double* y, double* dy):
         raise NotImplementedError
@@ -311,30 +369,54 @@ cdef int _quaternion_kinematics(QuaternionKinematics self, double t, const real*
 
 
 cdef class QuaternionKinematics(RightHandSide):
-    """Non-unit quaternion kinematics q' = 1/2 q*w (+ c q) for a prescribed angular velocity.
+    """Non-unit quaternion kinematics ``q' = 1/2 q w (+ c q)`` for a prescribed angular velocity.
 
     Parameters
     ----------
     omega : AngularVelocity, array_like (3,) or callable
         The angular velocity w(t): a source from `rotode.omega`, a constant vector, or a Python
         function ``w(t)``.
-    frame : {"body", "world"}
-        Frame of w: q' = 1/2 q * w (body) or 1/2 w * q (world).
+    frame : {"body", "world"}, optional
+        Frame of w: ``q' = 1/2 q w`` (body, default) or ``1/2 w q`` (world).
     norm_gain : float, optional
-        k >= 0 of the norm controller c = k (1 - q.q) (Rucker 2018 eq. 23); 0 leaves |q| free
-        (the rotation R(q) = R(q/|q|) is unaffected by |q|, Rucker 2018 eq. 13).
+        ``k >= 0`` of the norm controller ``c = k (1 - q.q)`` (Rucker 2018 eq. 23); 0 (default)
+        leaves |q| free (the rotation ``R(q) = R(q/|q|)`` is unaffected by |q|, Rucker 2018 eq. 13).
+
+    Attributes
+    ----------
+    omega : rotode.omega.AngularVelocity
+        The source (``omega`` as `rotode.omega.as_source` made it).
+    frame : str
+    norm_gain : float
+    n : int
+        4.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an ``omega`` that is not a source, a (3,) vector or a callable; an unknown frame; a
+        negative or non-finite gain.
+
+    See Also
+    --------
+    ExpCoordKinematics, rotode.integrate, rotode.solve_ivp
 
     Notes
     -----
-    State q (4), any nonzero length.  q' = 1/2 q * (0, w) + c q  (Rucker 2018 eqs. 20-22): the
+    State q (4), any nonzero length.  ``q' = 1/2 q (0, w) + c q`` (Rucker 2018 eqs. 20-22): the
     minimum-norm derivative plus a multiple of the kernel vector q.
+
+    References
+    ----------
+    .. [1] C. Rucker, "Integrating Rotations using Non-Unit Quaternions", IEEE Robotics and
+       Automation Letters 3(4), 2018, eqs. 13, 20-23.
 
     Examples
     --------
     >>> from math import pi
     >>> from scipy.integrate import solve_ivp
     >>> import rotode
-    >>> rhs = QuaternionKinematics([0.0, 0.0, pi], frame="body")
+    >>> rhs = rotode.QuaternionKinematics([0.0, 0.0, pi], frame="body")
     >>> sol = solve_ivp(rhs, (0, 1), [1, 0, 0, 0], rtol=1e-10, atol=1e-12)
     >>> abs(sol.y[:, -1]).round(6).tolist()   # half a turn about z
     [0.0, 0.0, 0.0, 1.0]
@@ -348,6 +430,7 @@ cdef class QuaternionKinematics(RightHandSide):
 
     @property
     def frame(self):
+        """The frame of the angular velocity, "body" or "world"."""
         return "body" if self._frame == FRAME_BODY else "world"
 
     def _sources(self):
@@ -378,21 +461,53 @@ cdef int _expcoord_kinematics(ExpCoordKinematics self, double t, const real* y, 
 
 
 cdef class ExpCoordKinematics(RightHandSide):
-    """Exponential-coordinate kinematics v' = dexp_inv(+-v) w (Mizerski 2020 sec. 4).
+    """Exponential-coordinate kinematics ``v' = dexp_inv(+-v) w``.
 
     Parameters
     ----------
     omega : AngularVelocity, array_like (3,) or callable
         The angular velocity w(t).
-    frame : {"body", "world"}
-        Frame of w.  World: O = R(v) O_base and v' = T(v)^-1 w; body: O = O_base R(v) and
-        v' = T(-v)^-1 w (notes/exponential-coordinates.md, "w_world = T(v) v'",
-        "w_body = T(-v) v'").
+    frame : {"body", "world"}, optional
+        Frame of w (default "body").  World: ``O = R(v) O_base`` and ``v' = T(v)^-1 w``; body:
+        ``O = O_base R(v)`` and ``v' = T(-v)^-1 w``.
+
+    Attributes
+    ----------
+    omega : rotode.omega.AngularVelocity
+    frame : str
+    base : ndarray, shape (4,)
+        The chart's base orientation ``O_base`` (a unit quaternion; settable).
+    n : int
+        3.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an ``omega`` that is not a source, a (3,) vector or a callable, or an unknown frame.
+
+    See Also
+    --------
+    rotode.solve_expcoord, QuaternionKinematics, rotode.so3.dexp_inv
 
     Notes
     -----
     State v (3).  The chart is singular at |v| = 2 pi: use `rotode.solve_expcoord`, which
-    re-anchors ``base`` (the orientation O_base, a unit quaternion) whenever |v| reaches pi.
+    re-anchors ``base`` whenever |v| reaches pi.
+
+    References
+    ----------
+    .. [1] M. Mizerski, "Motion of spinning bodies", Roblox engineering blog, 2020, sec. 4
+       (docs/references.md).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy.integrate import solve_ivp
+    >>> from rotode import rhs
+    >>> kin = rhs.ExpCoordKinematics([0.0, 0.0, np.pi])
+    >>> sol = solve_ivp(kin, (0, 0.5), [0.0, 0.0, 0.0], rtol=1e-10, atol=1e-12)
+    >>> sol.y[:, -1].round(8)                    # a quarter turn about z
+    array([0.        , 0.        , 1.57079633])
     """
 
     def __init__(self, omega, frame="body"):
@@ -406,6 +521,7 @@ cdef class ExpCoordKinematics(RightHandSide):
 
     @property
     def frame(self):
+        """The frame of the angular velocity, "body" or "world"."""
         return "body" if self._frame == FRAME_BODY else "world"
 
     @property
@@ -544,7 +660,7 @@ cdef int _rigid_body(RigidBody self, double t, const real* y, real* dy):
 
 
 cdef class RigidBody(_Body):
-    """Rigid body with a non-unit quaternion: state [q (4), w_body (3)].
+    """Rigid body with a non-unit quaternion: state ``[q (4), w_body (3)]``.
 
     Parameters
     ----------
@@ -552,29 +668,68 @@ cdef class RigidBody(_Body):
         Principal moments, or a symmetric positive definite body-frame inertia (checked); with
         a leading axis N, one inertia per body (a (3, 3) array is one tensor: give three
         bodies' moments as (3, 3, 3) tensors).
-    torque : Torque, array_like (3,) or (N, 3), callable or None
+    torque : Torque, array_like (3,) or (N, 3), callable or None, optional
         Body torque tau(t, q, w): a `rotode.torque` source (shared, or per body when its
         parameters are), a constant body vector (or one per body), a Python function
-        ``tau(t, q, w)``, or None (torque-free).
+        ``tau(t, q, w)``, or None (default: torque-free).
     norm_gain : float, optional
-        Norm controller gain of Rucker 2018 eq. 23 (0: none).
+        Norm controller gain of Rucker 2018 eq. 23 (default 0: none).
     gyroscopic : bool, optional
-        Keep the gyroscopic term w x I w (True, physical); False drops it as many game engines
-        do (Mandre 2008 sec. 7.6).
+        Keep the gyroscopic term w x I w (default True, physical); False drops it as many game
+        engines do (Mandre 2008 sec. 7.6).
 
     Attributes
     ----------
+    inertia : ndarray, shape (3, 3) or (N, 3, 3)
+        The checked inertia tensor(s).
+    torque : rotode.torque.Torque or None
+    norm_gain : float
+    gyroscopic : bool
+    n : int
+        7.
     n_bodies : int or None
         N when the inertia or the torque is given per body (an ensemble of N dispersed bodies,
         for `rotode.integrate` with N states; ``model[i]`` is body i), else None.  Per-body
         parameters may be dask arrays (chunked along N; ``rotode.integrate`` then returns dask
         arrays, docs/scaling.md).
 
+    Raises
+    ------
+    ValueError
+        For an inertia that is not physical, per-body parameters whose counts differ, or a
+        negative gain.
+
+    See Also
+    --------
+    QuaternionSecondOrder, ExpCoordRigidBody, rotode.integrate, rotode.solve_ivp
+
     Notes
     -----
-    q' = 1/2 q * w + k (1 - q.q) q   (Rucker 2018 eqs. 22-23),
-    I w' + w x I w = tau             (Euler's equations, Mandre 2008 sec. 6).
-    The torque receives q as stored (any length; sources use R(q) = R(q/|q|)).
+    ``q' = 1/2 q w + k (1 - q.q) q`` (Rucker 2018 eqs. 22-23),
+    ``I w' + w x I w = tau`` (Euler's equations, Mandre 2008 sec. 6).
+    The torque receives q as stored (any length; sources use ``R(q) = R(q/|q|)``).  Evaluating a
+    per-body model needs one body (``model[i]``).
+
+    References
+    ----------
+    .. [1] C. Rucker, "Integrating Rotations using Non-Unit Quaternions", IEEE Robotics and
+       Automation Letters 3(4), 2018, eqs. 22-23.
+    .. [2] I. Mandre, "Rigid body dynamics using Euler's equations, Runge-Kutta and
+       quaternions", web note, 2008, secs. 6, 7.6 (docs/references.md).
+
+    Examples
+    --------
+    >>> import numpy as np, rotode
+    >>> body = rotode.RigidBody([1.0, 2.0, 3.0])
+    >>> y = np.array([1.0, 0.0, 0.0, 0.0, 0.1, 1.0, 0.1])     # [q, w_body]
+    >>> body(0.0, y).round(8)
+    array([ 0.        ,  0.05      ,  0.5       ,  0.05      , -0.1       ,
+            0.01      , -0.03333333])
+    >>> round(float(body.energy(y)), 12), body.angular_momentum(y)
+    (1.02, array([0.1, 2. , 0.3]))
+    >>> ensemble = rotode.RigidBody([[1.0, 1.0, 0.5], [1.0, 2.0, 3.0]])   # one body per row
+    >>> ensemble.n_bodies, ensemble[1].inertia.diagonal()
+    (2, array([1., 2., 3.]))
     """
 
     def __init__(self, inertia, torque=None, norm_gain=0.0, gyroscopic=True):
@@ -717,19 +872,52 @@ cdef int _expcoord_rigid_body(ExpCoordRigidBody self, double t, const real* y, r
 
 
 cdef class ExpCoordRigidBody(_Body):
-    """Rigid body in exponential coordinates: state [v (3), w_body (3)], O = O_base R(v).
+    """Rigid body in exponential coordinates: state ``[v (3), w_body (3)]``, ``O = O_base R(v)``.
 
     Parameters
     ----------
     inertia : array_like, shape (3,) or (3, 3)
         Principal moments or a symmetric positive definite inertia.
-    torque : Torque, array_like (3,), callable or None
-        Body torque (see `RigidBody`); it receives the orientation base * exp(v/2).
+    torque : Torque, array_like (3,), callable or None, optional
+        Body torque (see `RigidBody`); it receives the orientation ``base * exp(v/2)``.
+
+    Attributes
+    ----------
+    inertia : ndarray, shape (3, 3)
+    torque : rotode.torque.Torque or None
+    base : ndarray, shape (4,)
+        The chart's base orientation (settable).
+    frame : str
+        "body" (the chart is anchored in the body).
+    n : int
+        6.
+
+    Raises
+    ------
+    ValueError
+        For an inertia that is not physical.
+
+    See Also
+    --------
+    RigidBody, rotode.solve_expcoord
 
     Notes
     -----
-    v' = T(-v)^-1 w (Mizerski 2020 sec. 4), I w' + w x I w = tau (Mandre 2008 sec. 6).  Singular at
-    |v| = 2 pi: integrate long runs with `rotode.solve_expcoord` (chart re-anchoring).
+    ``v' = T(-v)^-1 w`` (Mizerski 2020 sec. 4), ``I w' + w x I w = tau`` (Mandre 2008 sec. 6).
+    Singular at |v| = 2 pi: integrate long runs with `rotode.solve_expcoord` (chart
+    re-anchoring).
+
+    References
+    ----------
+    .. [1] M. Mizerski, "Motion of spinning bodies", Roblox engineering blog, 2020, secs. 4, 6
+       (docs/references.md).
+
+    Examples
+    --------
+    >>> from rotode import rhs
+    >>> body = rhs.ExpCoordRigidBody([1.0, 2.0, 3.0])
+    >>> body(0.0, [0.0, 0.0, 0.0, 0.0, 0.0, 1.0])      # spinning about z from the base
+    array([0., 0., 1., 0., 0., 0.])
     """
 
     def __init__(self, inertia, torque=None):
@@ -742,6 +930,7 @@ cdef class ExpCoordRigidBody(_Body):
 
     @property
     def frame(self):
+        """The chart's frame, always "body": ``O = O_base R(v)`` is anchored in the body."""
         return "body"
 
     @property
@@ -784,20 +973,48 @@ cdef int _second_order(QuaternionSecondOrder self, double t, const real* y, real
 
 
 cdef class QuaternionSecondOrder(_Body):
-    """Second-order quaternion form of the rigid body: state [q (4), q' (4)].
+    """Second-order quaternion form of the rigid body: state ``[q (4), q' (4)]``.
 
     Parameters
     ----------
     inertia : array_like, shape (3,) or (3, 3)
         Principal moments or a symmetric positive definite inertia.
-    torque : Torque, array_like (3,), callable or None
-        Body torque tau(t, q, w) with w = 2 vec(conj(q) q').
+    torque : Torque, array_like (3,), callable or None, optional
+        Body torque tau(t, q, w) with ``w = 2 vec(conj(q) q')``.
+
+    Attributes
+    ----------
+    inertia : ndarray, shape (3, 3)
+    torque : rotode.torque.Torque or None
+    n : int
+        8.
+
+    Raises
+    ------
+    ValueError
+        For an inertia that is not physical.
+
+    See Also
+    --------
+    RigidBody
 
     Notes
     -----
-    q'' = q' conj(q) q' + 1/2 q [I^-1 (tau - 4 (conj(q) q') x I (conj(q) q'))]
-    (Mandre 2008 sec. 6), valid for |q| = 1 and q.q' = 0, which the exact flow preserves; start
-    from ``q' = 1/2 q * w0`` with a unit q.
+    ``q'' = q' conj(q) q' + 1/2 q [I^-1 (tau - 4 (conj(q) q') x I (conj(q) q'))]``
+    (Mandre 2008 sec. 6), valid for |q| = 1 and ``q.q' = 0``, which the exact flow preserves;
+    start from ``q' = 1/2 q w0`` with a unit q.
+
+    References
+    ----------
+    .. [1] I. Mandre, "Rigid body dynamics using Euler's equations, Runge-Kutta and
+       quaternions", web note, 2008, sec. 6 (docs/references.md).
+
+    Examples
+    --------
+    >>> from rotode import rhs
+    >>> body = rhs.QuaternionSecondOrder([1.0, 1.0, 1.0])
+    >>> body(0.0, [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.5])   # q' = 1/2 q (0, 0, 0, 1)
+    array([ 0.  ,  0.  ,  0.  ,  0.5 , -0.25,  0.  ,  0.  ,  0.  ])
     """
 
     def __init__(self, inertia, torque=None):
@@ -837,11 +1054,47 @@ cdef int _euler_xyz(EulerAnglesXYZ self, double t, const real* y, real* dy):
 
 
 cdef class EulerAnglesXYZ(_Body):
-    """Rigid body with intrinsic XYZ Euler angles: state [a, b, c, w_body (3)].
+    """Rigid body with intrinsic XYZ Euler angles: state ``[a, b, c, w_body (3)]``.
 
-    R = Rx(a) Ry(b) Rz(c) (SciPy ``Rotation.from_euler("XYZ", [a, b, c])``).  The angle rates
-    are singular at cos(b) = 0 (gimbal lock): evaluating there raises ``ValueError``.  For the
-    comparison studies of Rucker 2018 sec. IV.
+    Parameters
+    ----------
+    inertia : array_like, shape (3,) or (3, 3)
+        Principal moments or a symmetric positive definite inertia.
+    torque : Torque, array_like (3,), callable or None, optional
+        Body torque (see `RigidBody`); it receives the quaternion of the angles.
+
+    Attributes
+    ----------
+    inertia : ndarray, shape (3, 3)
+    torque : rotode.torque.Torque or None
+    n : int
+        6.
+
+    Raises
+    ------
+    ValueError
+        For an inertia that is not physical; when evaluated at gimbal lock (``cos(b) = 0``).
+
+    See Also
+    --------
+    RigidBody, RotationMatrix
+
+    Notes
+    -----
+    ``R = Rx(a) Ry(b) Rz(c)`` (SciPy ``Rotation.from_euler("XYZ", [a, b, c])``).  The angle rates
+    are singular at ``cos(b) = 0``.  For the comparison studies of Rucker 2018 sec. IV.
+
+    References
+    ----------
+    .. [1] C. Rucker, "Integrating Rotations using Non-Unit Quaternions", IEEE Robotics and
+       Automation Letters 3(4), 2018, sec. IV.
+
+    Examples
+    --------
+    >>> from rotode import rhs
+    >>> body = rhs.EulerAnglesXYZ([1.0, 1.0, 1.0])
+    >>> body(0.0, [0.0, 0.0, 0.0, 0.0, 0.0, 1.0])      # spinning about z: c' = 1
+    array([0., 0., 1., 0., 0., 0.])
     """
 
     def __init__(self, inertia, torque=None):
@@ -878,11 +1131,51 @@ cdef int _rotation_matrix(RotationMatrix self, double t, const real* y, real* dy
 
 
 cdef class RotationMatrix(_Body):
-    """Rigid body with a rotation matrix: state [R row-major (9), w_body (3)], R' = R [w]x.
+    """Rigid body with a rotation matrix: state ``[R row-major (9), w_body (3)]``, ``R' = R [w]x``.
 
-    The torque receives the quaternion of the nearest rotation (Shepperd's method normalises
-    it).  No orthogonalisation is done by the right-hand side; the comparison studies of
-    Rucker 2018, sec. IV, apply Gram-Schmidt between steps.
+    Parameters
+    ----------
+    inertia : array_like, shape (3,) or (3, 3)
+        Principal moments or a symmetric positive definite inertia.
+    torque : Torque, array_like (3,), callable or None, optional
+        Body torque (see `RigidBody`); it receives the quaternion of the nearest rotation
+        (Shepperd's method normalises it).
+
+    Attributes
+    ----------
+    inertia : ndarray, shape (3, 3)
+    torque : rotode.torque.Torque or None
+    n : int
+        12.
+
+    Raises
+    ------
+    ValueError
+        For an inertia that is not physical.
+
+    See Also
+    --------
+    RigidBody, EulerAnglesXYZ
+
+    Notes
+    -----
+    No orthogonalisation is done by the right-hand side; the comparison studies of Rucker 2018,
+    sec. IV, apply Gram-Schmidt between steps.
+
+    References
+    ----------
+    .. [1] C. Rucker, "Integrating Rotations using Non-Unit Quaternions", IEEE Robotics and
+       Automation Letters 3(4), 2018, sec. IV.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rotode import rhs
+    >>> body = rhs.RotationMatrix([1.0, 1.0, 1.0])
+    >>> body(0.0, np.r_[np.eye(3).ravel(), 0.0, 0.0, 1.0])[:9].reshape(3, 3)   # R [w]x
+    array([[ 0., -1.,  0.],
+           [ 1.,  0.,  0.],
+           [ 0.,  0.,  0.]])
     """
 
     def __init__(self, inertia, torque=None):
@@ -903,3 +1196,8 @@ cdef class RotationMatrix(_Body):
 
     def __repr__(self):
         return f"RotationMatrix(inertia={self.inertia.tolist()}, torque={self.torque!r})"
+
+
+def __dir__():
+    """The public names, ``__all__`` (not the imported helpers)."""
+    return list(__all__)

@@ -91,19 +91,73 @@ def _inside_dexp_inv_domain(v):
 
 
 def hat(v):
-    """Cross-product matrices ``[v]x`` of vectors, (..., 3) -> (..., 3, 3): ``[v]x y = v x y``."""
+    """Cross-product matrices ``[v]x`` of vectors: ``[v]x y = v x y``.
+
+    Parameters
+    ----------
+    v : array_like, shape (..., 3)
+        Vectors (any finite values).
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3)
+        The skew-symmetric matrices ``[[0, -z, y], [z, 0, -x], [-y, x, 0]]``.
+
+    Raises
+    ------
+    ValueError
+        If ``v`` does not end in 3 components or is not finite.
+
+    See Also
+    --------
+    vee, exp
+
+    Examples
+    --------
+    >>> from rotode import so3
+    >>> so3.hat([1.0, 2.0, 3.0])
+    array([[ 0., -3.,  2.],
+           [ 3.,  0., -1.],
+           [-2.,  1.,  0.]])
+    """
     v = _vectors(v, rotation=False)
     return apply_unary(so3_hat[double], v, 1, (3, 3))
 
 
 def vee(K):
-    """Vectors of the skew-symmetric part of matrices, (..., 3, 3) -> (..., 3); inverse of hat."""
+    """Vectors of the skew-symmetric part of matrices; the inverse of `hat`.
+
+    Parameters
+    ----------
+    K : array_like, shape (..., 3, 3)
+        Matrices; only their skew-symmetric part ``(K - K^T)/2`` is read.
+
+    Returns
+    -------
+    ndarray, shape (..., 3)
+        ``v`` with ``[v]x = (K - K^T)/2``.
+
+    Raises
+    ------
+    ValueError
+        If ``K`` does not end in (3, 3) or is not finite.
+
+    See Also
+    --------
+    hat
+
+    Examples
+    --------
+    >>> from rotode import so3
+    >>> so3.vee([[0.0, -3.0, 2.0], [3.0, 0.0, -1.0], [-2.0, 1.0, 0.0]])
+    array([1., 2., 3.])
+    """
     K = as_float_array(K, "K", (3, 3))
     return apply_unary(so3_vee[double], K, 2, (3,))
 
 
 def exp(v, out=None):
-    """Rotation matrices ``R(v)`` of rotation vectors (Rodrigues), (..., 3) -> (..., 3, 3).
+    """Rotation matrices ``R(v)`` of rotation vectors (Rodrigues' formula).
 
     Parameters
     ----------
@@ -112,7 +166,12 @@ def exp(v, out=None):
     out : ndarray, shape (..., 3, 3), optional
         C-contiguous float64 array to write into (no allocation); returned.  It may not
         overlap ``v`` (ValueError).  Its contents are unspecified if a ValueError is raised
-        for non-finite ``v``.
+        for non-finite ``v``.  Default: a new array.
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3)
+        ``R(v) = exp([v]x)``, mapping body to world coordinates (``out`` when given).
 
     Raises
     ------
@@ -123,17 +182,25 @@ def exp(v, out=None):
     TypeError
         If ``v`` is not a real numeric array.
 
+    See Also
+    --------
+    log, dexp, exp_and_dexp, exp_jacobian, rotode.quaternion.exp
+
     Notes
     -----
     ``R(v) = 1 + S1(a) [v]x + S2(a) [v]x^2``, ``S1 = sin(a)/a``, ``S2 = (1 - cos a)/a^2``,
     ``a = |v|``.  Coefficients come from Taylor polynomials for ``a <= 1``, the double-angle
     identity ``R(v) = R(v/2)^2`` for ``1 < a <= 2``, the same polynomials at the complement
     ``pi/2 - a/2`` of the half angle for ``2 < a <= 4``, and the library sine and cosine
-    above (Mizerski 2020 sec. 2; rotode/_rodrigues.hpp); they agree with high-precision values to
-    a few ulp.  The batch loop has no branches, so the compiler vectorises it; on x86 an AVX2
-    build of it is chosen at run time when the CPU has AVX2.  Every row gets the same bits as
-    the scalar kernel ``so3_exp`` that Cython code can ``cimport``.  Large batches run in
-    parallel.
+    above (rotode/_rodrigues.hpp); they agree with high-precision values to a few ulp.  The batch
+    loop has no branches, so the compiler vectorises it; on x86 an AVX2 build of it is chosen at
+    run time when the CPU has AVX2.  Every row gets the same bits as the scalar kernel
+    ``so3_exp`` that Cython code can ``cimport``.  Large batches run in parallel.
+
+    References
+    ----------
+    .. [1] M. Mizerski, "Motion of spinning bodies", Roblox engineering blog, 2020, sec. 2
+       (docs/references.md).
 
     Examples
     --------
@@ -181,18 +248,46 @@ def _exp_rows_isa(allow_simd=None):
 
 
 def log(R, project=False):
-    """Rotation vectors (``|v| <= pi``) of rotation matrices, (..., 3, 3) -> (..., 3).
+    """Rotation vectors (``|v| <= pi``) of rotation matrices.
 
-    Through Shepperd's quaternion ``(w, u)``, ``w >= 0``: ``v = 2 atan2(|u|, w) u/|u|``, accurate
-    near the identity and near a half turn (where ``v`` is one of the two valid vectors).
-    ``project=True`` first replaces each matrix by the nearest rotation, as
-    `rotode.quaternion.from_matrix` does.
+    Parameters
+    ----------
+    R : array_like, shape (..., 3, 3)
+        Rotation matrices (body to world).
+    project : bool, optional
+        First replace each matrix by the nearest rotation, as `rotode.quaternion.from_matrix`
+        does (default False: a matrix that is not a rotation is an error).
+
+    Returns
+    -------
+    ndarray, shape (..., 3)
+        ``v`` with ``exp(v) = R`` and ``|v| <= pi`` (at a half turn, one of the two vectors).
 
     Raises
     ------
     ValueError
         If a matrix is not orthonormal with determinant +1 to 1e-6 (``project=False``), or is
         too far from a rotation to project.
+
+    See Also
+    --------
+    exp, rotode.quaternion.from_matrix
+
+    Notes
+    -----
+    Through Shepperd's quaternion ``(w, u)``, ``w >= 0``: ``v = 2 atan2(|u|, w) u/|u|``, accurate
+    near the identity and near a half turn.
+
+    References
+    ----------
+    .. [1] S. W. Shepperd, "Quaternion from rotation matrix", Journal of Guidance and Control
+       1(3), 1978.
+
+    Examples
+    --------
+    >>> from rotode import so3
+    >>> so3.log([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])   # quarter turn about z
+    array([0.        , 0.        , 1.57079633])
     """
     cdef double m[9]
     if as_bool(project, "project"):
@@ -224,25 +319,85 @@ cdef bint _clearly_rotation(const double* R) noexcept:
 
 
 def dexp(v):
-    """``T(v)``, the derivative of the exponential, (..., 3) -> (..., 3, 3).
+    """``T(v)``, the derivative of the exponential map (the left Jacobian of SO(3)).
+
+    Parameters
+    ----------
+    v : array_like, shape (..., 3)
+        Rotation vectors.
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3)
+        ``T(v)``: the world angular velocity of ``R(v(t))`` is ``T(v) v'``, the body one
+        ``T(-v) v'``.
+
+    Raises
+    ------
+    ValueError
+        If ``v`` does not end in 3 components, is not finite, or ``|v|^2`` overflows.
+
+    See Also
+    --------
+    dexp_inv, exp_and_dexp, dexp_jacobian
 
     Notes
     -----
-    ``T(v) = integral_0^1 R(s v) ds = 1 + S2 [v]x + S3 [v]x^2``, ``S3 = (a - sin a)/a^3``
-    (Mizerski 2020 sec. 3).  ``dR(v) = [T(v) dv]x R(v)``; ``T(v) v = v``; ``T(v)^T = T(-v)``;
-    ``R(v) T(-v) = T(v)``.
+    ``T(v) = integral_0^1 R(s v) ds = 1 + S2 [v]x + S3 [v]x^2``, ``S3 = (a - sin a)/a^3``.
+    ``dR(v) = [T(v) dv]x R(v)``; ``T(v) v = v``; ``T(v)^T = T(-v)``; ``R(v) T(-v) = T(v)``.
+
+    References
+    ----------
+    .. [1] M. Mizerski, "Motion of spinning bodies", Roblox engineering blog, 2020, secs. 3-4
+       (docs/references.md).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rotode import so3
+    >>> v = np.array([0.3, -0.2, 0.5])
+    >>> np.allclose(so3.dexp(v) @ v, v)      # T(v) v = v
+    True
     """
     v = _vectors(v)
     return apply_unary(so3_dexp[double], v, 1, (3, 3))
 
 
 def dexp_inv(v):
-    """``T(v)^-1 = 1 - [v]x/2 + C(a) [v]x^2``, ``C = (1 - (a/2) cot(a/2))/a^2``, for ``|v| < 2 pi``.
+    """Inverse of `dexp`: ``T(v)^-1`` for ``|v| < 2 pi``.
+
+    Parameters
+    ----------
+    v : array_like, shape (..., 3)
+        Rotation vectors with ``|v| < 2 pi``.
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3)
+        ``T(v)^-1 = 1 - [v]x/2 + C(a) [v]x^2``, ``C = (1 - (a/2) cot(a/2))/a^2``: the rate of the
+        rotation vector is ``v' = T(v)^-1 w_world``.
 
     Raises
     ------
     ValueError
-        If ``|v| >= 2 pi``, where ``T(v)`` is singular.
+        If ``|v| >= 2 pi``, where ``T(v)`` is singular, or ``v`` is not finite.
+
+    See Also
+    --------
+    dexp, dexp_inv_jacobian, coefficients
+
+    References
+    ----------
+    .. [1] M. Mizerski, "Motion of spinning bodies", Roblox engineering blog, 2020, sec. 3
+       (docs/references.md).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rotode import so3
+    >>> v = np.array([0.3, -0.2, 0.5])
+    >>> np.allclose(so3.dexp_inv(v) @ so3.dexp(v), np.eye(3))
+    True
     """
     v = _vectors(v)
     _inside_dexp_inv_domain(v)
@@ -250,11 +405,39 @@ def dexp_inv(v):
 
 
 def exp_and_dexp(v):
-    """``R(v)`` and ``T(v)`` together from shared coefficients (Mizerski 2020 sec. 3).
+    """``R(v)`` and ``T(v)`` together, from shared coefficients.
+
+    Parameters
+    ----------
+    v : array_like, shape (..., 3)
+        Rotation vectors.
 
     Returns
     -------
     R, T : ndarray, shape (..., 3, 3)
+        ``exp(v)`` and ``dexp(v)``, the same values as the two functions give.
+
+    Raises
+    ------
+    ValueError
+        If ``v`` does not end in 3 components, is not finite, or ``|v|^2`` overflows.
+
+    See Also
+    --------
+    exp, dexp
+
+    References
+    ----------
+    .. [1] M. Mizerski, "Motion of spinning bodies", Roblox engineering blog, 2020, sec. 3
+       (docs/references.md).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rotode import so3
+    >>> R, T = so3.exp_and_dexp([0.3, -0.2, 0.5])
+    >>> np.array_equal(R, so3.exp([0.3, -0.2, 0.5])), T.shape
+    (True, (3, 3))
     """
     v = _vectors(v)
     cdef const double[:, ::1] vin = v.reshape(-1, 3)
@@ -269,12 +452,36 @@ def exp_and_dexp(v):
 
 
 def coefficients(angle):
-    """The scalar coefficients ``S1, S2, S3, C`` at angles ``a >= 0`` (any shape).
+    """The scalar coefficients ``S1, S2, S3, C`` of the SO(3) formulas at angles ``a >= 0``.
 
-    ``S1 = sin(a)/a``, ``S2 = (1 - cos a)/a^2``, ``S3 = (a - sin a)/a^3`` and
-    ``C = (1 - (a/2) cot(a/2))/a^2`` (``C`` is NaN for ``a >= 2 pi``), computed by the same
-    branches as the matrix kernels; exposed for accuracy tests and for users building their
-    own formulas.
+    Parameters
+    ----------
+    angle : array_like
+        Angles ``a = |v|`` in radians, ``0 <= a < 1.3e154``, any shape.
+
+    Returns
+    -------
+    S1, S2, S3, C : ndarray, shape of ``angle``
+        ``S1 = sin(a)/a``, ``S2 = (1 - cos a)/a^2``, ``S3 = (a - sin a)/a^3`` and
+        ``C = (1 - (a/2) cot(a/2))/a^2`` (NaN for ``a >= 2 pi``), computed by the same branches
+        as the matrix kernels (Taylor polynomials near 0); for accuracy tests and for building
+        other formulas.
+
+    Raises
+    ------
+    ValueError
+        For a negative, non-finite or too large angle.
+
+    See Also
+    --------
+    exp, dexp, dexp_inv
+
+    Examples
+    --------
+    >>> from rotode import so3
+    >>> S1, S2, S3, C = so3.coefficients([0.0, 1.0])
+    >>> S1.round(6).tolist(), S2.round(6).tolist(), C.round(6).tolist()
+    ([1.0, 0.841471], [0.5, 0.459698], [0.083333, 0.084756])
     """
     a = as_float_array(angle, "angle", ())
     if np.any(a < 0):
@@ -295,23 +502,116 @@ def coefficients(angle):
 
 
 def exp_jacobian(v):
-    """``R(v)`` and ``J[..., i, j, k] = d R_ij / d v_k`` by dual numbers ([DUAL]).
+    """``R(v)`` and its derivative ``J[..., i, j, k] = d R_ij / d v_k`` by dual numbers.
 
-    The analytic form is ``d R / d v_k = [T(v) e_k]x R(v)`` (Mizerski 2020 sec. 3); the value
-    ``R`` equals ``exp(v)`` bit for bit.
+    Parameters
+    ----------
+    v : array_like, shape (..., 3)
+        Rotation vectors.
+
+    Returns
+    -------
+    R : ndarray, shape (..., 3, 3)
+        ``exp(v)``, the same values.
+    J : ndarray, shape (..., 3, 3, 3)
+        ``d R_ij / d v_k``; analytically ``[T(v) e_k]x R(v)``.
+
+    Raises
+    ------
+    ValueError
+        If ``v`` does not end in 3 components, is not finite, or ``|v|^2`` overflows.
+
+    See Also
+    --------
+    exp, dexp_jacobian
+
+    References
+    ----------
+    .. [1] M. Mizerski, "Motion of spinning bodies", Roblox engineering blog, 2020, sec. 3
+       (docs/references.md).
+    .. [2] A. Griewank and A. Walther, Evaluating Derivatives: Principles and Techniques of
+       Algorithmic Differentiation, 2nd ed., SIAM, 2008 (forward mode, [DUAL]).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rotode import so3
+    >>> v = np.array([0.3, -0.2, 0.5])
+    >>> R, J = so3.exp_jacobian(v)
+    >>> np.allclose(J[..., 2], so3.hat(so3.dexp(v)[:, 2]) @ R)
+    True
     """
     v = _vectors(v)
     return _jacobian(so3_exp[dual], v, (3, 3))
 
 
 def dexp_jacobian(v):
-    """``T(v)`` and ``d T_ij / d v_k`` by dual numbers, shapes (..., 3, 3) and (..., 3, 3, 3)."""
+    """``T(v)`` and its derivative ``d T_ij / d v_k`` by dual numbers.
+
+    Parameters
+    ----------
+    v : array_like, shape (..., 3)
+        Rotation vectors.
+
+    Returns
+    -------
+    T : ndarray, shape (..., 3, 3)
+        ``dexp(v)``.
+    J : ndarray, shape (..., 3, 3, 3)
+        ``d T_ij / d v_k``.
+
+    Raises
+    ------
+    ValueError
+        If ``v`` does not end in 3 components, is not finite, or ``|v|^2`` overflows.
+
+    See Also
+    --------
+    dexp, exp_jacobian, dexp_inv_jacobian
+
+    Examples
+    --------
+    >>> from rotode import so3
+    >>> T, J = so3.dexp_jacobian([0.3, -0.2, 0.5])
+    >>> T.shape, J.shape
+    ((3, 3), (3, 3, 3))
+    """
     v = _vectors(v)
     return _jacobian(so3_dexp[dual], v, (3, 3))
 
 
 def dexp_inv_jacobian(v):
-    """``T(v)^-1`` and ``d (T^-1)_ij / d v_k`` by dual numbers, for ``|v| < 2 pi``."""
+    """``T(v)^-1`` and its derivative ``d (T^-1)_ij / d v_k`` by dual numbers, for ``|v| < 2 pi``.
+
+    Parameters
+    ----------
+    v : array_like, shape (..., 3)
+        Rotation vectors with ``|v| < 2 pi``.
+
+    Returns
+    -------
+    Tinv : ndarray, shape (..., 3, 3)
+        ``dexp_inv(v)``.
+    J : ndarray, shape (..., 3, 3, 3)
+        ``d (T^-1)_ij / d v_k``.
+
+    Raises
+    ------
+    ValueError
+        If ``|v| >= 2 pi`` or ``v`` is not finite.
+
+    See Also
+    --------
+    dexp_inv, dexp_jacobian
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rotode import so3
+    >>> Tinv, J = so3.dexp_inv_jacobian([0.3, -0.2, 0.5])
+    >>> np.allclose(Tinv @ so3.dexp([0.3, -0.2, 0.5]), np.eye(3)), J.shape
+    (True, (3, 3, 3))
+    """
     v = _vectors(v)
     _inside_dexp_inv_domain(v)
     return _jacobian(so3_dexp_inv[dual], v, (3, 3))
@@ -325,3 +625,8 @@ for _name, _signature, _n_out in (
         ("exp_jacobian", "(3)->(3,3),(3,3,3)", 2), ("dexp_jacobian", "(3)->(3,3),(3,3,3)", 2),
         ("dexp_inv_jacobian", "(3)->(3,3),(3,3,3)", 2)):
     globals()[_name] = _dask_dispatch(_signature, _n_out)(globals()[_name])
+
+
+def __dir__():
+    """The public names, ``__all__`` (not the imported helpers)."""
+    return list(__all__)

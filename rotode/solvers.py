@@ -228,10 +228,25 @@ class NativeSolver(OdeSolver):
         cls._method = spec.name
         cls.order = spec.order
         only = "" if len(spec.models) > 1 else f"; {spec.models[0]} only"
-        control = _CONTROL.format(order=spec.embedded.error_order) if spec.adaptive else ""
-        how = "fixed steps, or error control (``rtol``)" if spec.adaptive else "fixed steps"
+        if spec.adaptive:
+            control = ("Without ``step``: error control as in SciPy's solvers (an estimate "
+                       f"of order {spec.embedded.error_order}); defaults as `rotode.integrate`'s.")
+            how = "fixed steps, or error control (``rtol``)"
+            step_default = "Default: error control instead."
+            step_raise = ""
+            run = "rtol=1e-8, atol=1e-10"
+        else:
+            control = "Not used: fixed steps only (ValueError with ``step``)."
+            how = "fixed steps"
+            step_default = "Required."
+            step_raise = ", or no ``step``"
+            run = "step=0.01"
+        example = (_KINEMATICS_EXAMPLE if "kinematics" in spec.models
+                   else _RIGID_BODY_EXAMPLE).format(cls=cls.__name__, how=run)
         cls.__doc__ = (cls.__doc__ or spec.title).rstrip() + _TEMPLATE.format(
-            method=spec.name, reference=spec.reference, extra=only, control=control, how=how)
+            method=spec.name, reference=spec.reference, extra=only, control=control, how=how,
+            order=spec.order, step_default=step_default, step_raise=step_raise,
+            example=example)
 
     def __init__(self, fun, t0, y0, t_bound, step=None, dt=None, vectorized=False,
                  frame=None, rtol=None, atol=None, first_step=None, max_step=None, **options):
@@ -407,19 +422,58 @@ Parameters
 fun : rotode.QuaternionKinematics, rotode.RigidBody or callable
     See the module docstring for how the angular velocity is obtained.
 t0, y0, t_bound, vectorized
-    As for every ``OdeSolver``.
-step : float
-    The step size (``dt`` is an alias); the last step is shortened to land on ``t_bound``.
-{control}frame : {{"body", "world"}}, optional
-    Frame of a plain callable's kinematics.
+    As for every ``OdeSolver`` (``vectorized``, default False, is not used).
+step : float, optional
+    The step size; the last step is shortened to land on ``t_bound``.  {step_default}
+dt : float, optional
+    An alias of ``step`` (give one of them).
+frame : {{"body", "world"}}, optional
+    Frame of a plain callable's kinematics (default "body").
+rtol, atol, first_step, max_step : optional
+    {control}
 **options
     Method options of `rotode.integrate`.
+
+Attributes
+----------
+order : int
+    The method's order ({order}).
+
+Raises
+------
+TypeError
+    For a ``fun`` the solver cannot read (see the module docstring){step_raise}.
+ValueError
+    For ``step`` together with ``rtol``/``atol``, or a state of the wrong shape.
+
+See Also
+--------
+rotode.integrate, rotode.solve_ivp, rotode.methods
+
+References
+----------
+{reference} (docs/references.md).
+
+Examples
+--------
+>>> import numpy as np, rotode
+>>> from scipy.integrate import solve_ivp
+{example}
 """
 
+_KINEMATICS_EXAMPLE = """\
+>>> spin = rotode.QuaternionKinematics([0.0, 0.0, np.pi])
+>>> sol = solve_ivp(spin, (0, 1), [1.0, 0.0, 0.0, 0.0], method=rotode.{cls}, {how})
+>>> sol.status, bool(np.allclose(np.abs(sol.y[:, -1]), [0, 0, 0, 1], atol=1e-4))  # half a turn
+(0, True)"""
 
-_CONTROL = """rtol, atol, first_step, max_step : optional
-    Without ``step``: error control as in SciPy's solvers (an estimate of order {order}).
-"""
+_RIGID_BODY_EXAMPLE = """\
+>>> body = rotode.RigidBody([1.0, 2.0, 3.0])
+>>> sol = solve_ivp(body, (0, 1), [1.0, 0.0, 0.0, 0.0, 0.1, 1.0, 0.1],
+...                 method=rotode.{cls}, {how})
+>>> energy = body.energy(sol.y)                         # torque-free: conserved
+>>> sol.status, bool(abs(energy[-1] - energy[0]) < 1e-6)
+(0, True)"""
 
 
 class LieEuler(NativeSolver):
@@ -493,3 +547,8 @@ class Trapezoid(NativeSolver):
 
 class ObjectTrapezoid(NativeSolver):
     """Body-frame trapezoidal rule for the rigid body."""
+
+
+def __dir__():
+    """The public names, ``__all__`` (not the imported helpers)."""
+    return list(__all__)

@@ -223,43 +223,183 @@ cdef inline void _one(int kind, const double* q, const double** wp, const Py_ssi
 
 
 def lie_euler(q, w, dt, out=None, *, frame="body", exp="exact"):
-    """One Lie-Euler step q exp(dt w / 2) (Rucker 2018 eq. 24, zero-order hold on w).
+    """One Lie-Euler step ``q exp(dt w / 2)`` (zero-order hold on ``w``).
 
     Parameters
     ----------
     q : array_like, shape (4,) or (N, 4)
-        Orientations (scalar first).
+        Orientations (scalar first, body to world, any nonzero length) at the start of
+        the step.
     w : array_like, shape (3,) or (N, 3)
-        Angular velocity at the start of the step.
+        Angular velocity at the start of the step
+        (one row per body, or one rate for all bodies).
     dt : float
-        Step (may be negative).
+        Step size (may be negative: a step backwards).
     out : ndarray, optional
-        Output (float64, C-contiguous, shape of q); may be q.  Nothing is allocated then.
-    frame : {"body", "world"}
-    exp : {"exact", "approx"}
-        Exact quaternion exponential or [NIRD]'s trig-free normalised approximation.
+        Output (float64, C-contiguous, the shape of ``q``); may be ``q`` itself (in place).
+        Nothing is allocated then.  Default: a new array.
+    frame : {"body", "world"}, optional
+        Frame of the angular velocities (default "body": ``q' = 1/2 q w``; "world":
+        ``q' = 1/2 w q``).
+    exp : {"exact", "approx"}, optional
+        The exact quaternion exponential (default) or [NIRD]'s trig-free normalised
+        approximation `rotode.quaternion.exp_approx`.
 
     Returns
     -------
-    ndarray
-        `out` (or a new array) holding the updated orientations.
+    ndarray, shape of ``q``
+        The orientations at ``t0 + dt`` (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        For shapes that do not match, non-finite input, an ``out`` of the wrong kind or one
+        overlapping an input other than ``q``, or a step that overflows; nothing is written
+        then.
+
+    See Also
+    --------
+    exp2, magnus2, rotode.LieEuler
+
+    Notes
+    -----
+    First order for a varying ``w``; exact for a constant one.
+
+    References
+    ----------
+    .. [1] C. Rucker, "Integrating Rotations using Non-Unit Quaternions", IEEE Robotics and
+       Automation Letters 3(4), 2018, eq. 24.
+
+    Examples
+    --------
+    >>> from rotode import steps
+    >>> q0, w = [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0]   # a turn about z at 1 rad/s
+    >>> steps.lie_euler(q0, w, 0.1).round(8)
+    array([0.99875026, 0.        , 0.        , 0.04997917])
     """
     return _step(K_LIE, q, (w,), ("w",), dt, out, frame, exp, 2, 0.0)
 
 
 def exp2(q, w, dw, dt, out=None, *, frame="body", exp="exact"):
-    """Second-order exponential update with Omega = dt w + dt^2/2 w' (Rucker 2018 eq. 28,
-    reconstructed: docs/methods-kinematic.md); `dw` is w' at the start of the step."""
+    """Second-order exponential update with ``Omega = dt w + dt^2/2 w'``.
+
+    Parameters
+    ----------
+    q : array_like, shape (4,) or (N, 4)
+        Orientations (scalar first, body to world, any nonzero length) at the start of
+        the step.
+    w : array_like, shape (3,) or (N, 3)
+        Angular velocity at the start of the step
+        (one row per body, or one rate for all bodies).
+    dw : array_like, shape (3,) or (N, 3)
+        Its derivative ``w'`` at the start of the step
+        (one row per body, or one rate for all bodies).
+    dt : float
+        Step size (may be negative: a step backwards).
+    out : ndarray, optional
+        Output (float64, C-contiguous, the shape of ``q``); may be ``q`` itself (in place).
+        Nothing is allocated then.  Default: a new array.
+    frame : {"body", "world"}, optional
+        Frame of the angular velocities (default "body": ``q' = 1/2 q w``; "world":
+        ``q' = 1/2 w q``).
+    exp : {"exact", "approx"}, optional
+        The exact quaternion exponential (default) or [NIRD]'s trig-free normalised
+        approximation `rotode.quaternion.exp_approx`.
+
+    Returns
+    -------
+    ndarray, shape of ``q``
+        The orientations at ``t0 + dt`` (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        For shapes that do not match, non-finite input, an ``out`` of the wrong kind or one
+        overlapping an input other than ``q``, or a step that overflows; nothing is written
+        then.
+
+    See Also
+    --------
+    lie_euler, magnus_ca, rotode.Exp2
+
+    References
+    ----------
+    .. [1] C. Rucker, "Integrating Rotations using Non-Unit Quaternions", IEEE Robotics and
+       Automation Letters 3(4), 2018, eq. 28 (reconstructed: docs/methods-kinematic.md).
+
+    Examples
+    --------
+    >>> from rotode import steps
+    >>> q0, w = [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0]   # a turn about z at 1 rad/s
+    >>> steps.exp2(q0, w, [0.0, 0.0, 0.0], 0.1).round(8)
+    array([0.99875026, 0.        , 0.        , 0.04997917])
+    """
     return _step(K_EXP2, q, (w, dw), ("w", "dw"), dt, out, frame, exp, 2, 0.0)
 
 
 def magnus_ca(q, w, alpha, dt, out=None, *, frame="body", terms=2, exp="exact"):
     """One Magnus step under constant angular acceleration ([NIRD]).
 
-    w(t0 + s) = w + alpha s over the step; Omega = Omega_1 + ... + Omega_terms (terms 1 to 4;
-    local error O(dt^3), O(dt^5), O(dt^5), O(dt^7)).  Raises ValueError, before writing
-    anything, when a body's rotation over the step reaches pi/sqrt(2), the convergence bound of
-    the series.  See `lie_euler` for the common parameters.
+    Parameters
+    ----------
+    q : array_like, shape (4,) or (N, 4)
+        Orientations (scalar first, body to world, any nonzero length) at the start of
+        the step.
+    w : array_like, shape (3,) or (N, 3)
+        Angular velocity at the start of the step
+        (one row per body, or one rate for all bodies).
+    alpha : array_like, shape (3,) or (N, 3)
+        Angular acceleration, constant over the step
+        (one row per body, or one rate for all bodies).
+    dt : float
+        Step size (may be negative: a step backwards).
+    out : ndarray, optional
+        Output (float64, C-contiguous, the shape of ``q``); may be ``q`` itself (in place).
+        Nothing is allocated then.  Default: a new array.
+    frame : {"body", "world"}, optional
+        Frame of the angular velocities (default "body": ``q' = 1/2 q w``; "world":
+        ``q' = 1/2 w q``).
+    terms : {1, 2, 3, 4}, optional
+        Terms of the Magnus series (default 2).
+    exp : {"exact", "approx"}, optional
+        The exact quaternion exponential (default) or [NIRD]'s trig-free normalised
+        approximation `rotode.quaternion.exp_approx`.
+
+    Returns
+    -------
+    ndarray, shape of ``q``
+        The orientations at ``t0 + dt`` (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        For shapes that do not match, non-finite input, an ``out`` of the wrong kind or one
+        overlapping an input other than ``q``, or a step that overflows; nothing is written
+        then.
+
+    See Also
+    --------
+    exp2, magnus4, rotode.MagnusCA
+
+    Notes
+    -----
+    ``w(t0 + s) = w + alpha s`` over the step; ``Omega = Omega_1 + ... + Omega_terms`` (local
+    errors O(dt^3), O(dt^5), O(dt^5), O(dt^7) for 1 to 4 terms).  The series converges while a
+    body's rotation over the step is below ``pi/sqrt(2)``: at or above it, ValueError before
+    anything is written.
+
+    References
+    ----------
+    .. [NIRD] "Numerical Integration for Rotational Dynamics", web article (docs/references.md).
+    .. [1] W. Magnus, "On the exponential solution of differential equations for a linear
+       operator", Communications on Pure and Applied Mathematics 7(4), 1954.
+
+    Examples
+    --------
+    >>> from rotode import steps
+    >>> q0, w = [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0]   # a turn about z at 1 rad/s
+    >>> steps.magnus_ca(q0, w, [0.0, 0.0, 0.0], 0.1).round(8)
+    array([0.99875026, 0.        , 0.        , 0.04997917])
     """
     if not (type(terms) is int and 1 <= terms <= 4):
         terms = as_int(terms, "terms", 1, 4)
@@ -267,47 +407,455 @@ def magnus_ca(q, w, alpha, dt, out=None, *, frame="body", terms=2, exp="exact"):
 
 
 def magnus2(q, w_mid, dt, out=None, *, frame="body", exp="exact"):
-    """Exponential midpoint step q exp(dt w(t0 + dt/2) / 2) (second order)."""
+    """Exponential midpoint step ``q exp(dt w(t0 + dt/2) / 2)`` (second order).
+
+    Parameters
+    ----------
+    q : array_like, shape (4,) or (N, 4)
+        Orientations (scalar first, body to world, any nonzero length) at the start of
+        the step.
+    w_mid : array_like, shape (3,) or (N, 3)
+        Angular velocity at the middle of the step
+        (one row per body, or one rate for all bodies).
+    dt : float
+        Step size (may be negative: a step backwards).
+    out : ndarray, optional
+        Output (float64, C-contiguous, the shape of ``q``); may be ``q`` itself (in place).
+        Nothing is allocated then.  Default: a new array.
+    frame : {"body", "world"}, optional
+        Frame of the angular velocities (default "body": ``q' = 1/2 q w``; "world":
+        ``q' = 1/2 w q``).
+    exp : {"exact", "approx"}, optional
+        The exact quaternion exponential (default) or [NIRD]'s trig-free normalised
+        approximation `rotode.quaternion.exp_approx`.
+
+    Returns
+    -------
+    ndarray, shape of ``q``
+        The orientations at ``t0 + dt`` (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        For shapes that do not match, non-finite input, an ``out`` of the wrong kind or one
+        overlapping an input other than ``q``, or a step that overflows; nothing is written
+        then.
+
+    See Also
+    --------
+    magnus4, lie_euler, rotode.Magnus2
+
+    References
+    ----------
+    .. [1] S. Blanes, F. Casas, J. A. Oteo and J. Ros, "The Magnus expansion and some of its
+       applications", Physics Reports 470, 2009.
+
+    Examples
+    --------
+    >>> from rotode import steps
+    >>> q0, w = [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0]   # a turn about z at 1 rad/s
+    >>> steps.magnus2(q0, w, 0.1).round(8)
+    array([0.99875026, 0.        , 0.        , 0.04997917])
+    """
     return _step(K_M2, q, (w_mid,), ("w_mid",), dt, out, frame, exp, 2, 0.0)
 
 
 def magnus4(q, w1, w2, dt, out=None, *, frame="body", exp="exact"):
-    """Fourth-order Magnus step; w1, w2 at t0 + NODES["magnus4"][k] dt (Gauss-Legendre)."""
+    """Fourth-order Magnus step on two Gauss-Legendre nodes.
+
+    Parameters
+    ----------
+    q : array_like, shape (4,) or (N, 4)
+        Orientations (scalar first, body to world, any nonzero length) at the start of
+        the step.
+    w1, w2 : array_like, shape (3,) or (N, 3)
+        Angular velocities at ``t0 + NODES["magnus4"][k] dt``
+        (one row per body, or one rate for all bodies).
+    dt : float
+        Step size (may be negative: a step backwards).
+    out : ndarray, optional
+        Output (float64, C-contiguous, the shape of ``q``); may be ``q`` itself (in place).
+        Nothing is allocated then.  Default: a new array.
+    frame : {"body", "world"}, optional
+        Frame of the angular velocities (default "body": ``q' = 1/2 q w``; "world":
+        ``q' = 1/2 w q``).
+    exp : {"exact", "approx"}, optional
+        The exact quaternion exponential (default) or [NIRD]'s trig-free normalised
+        approximation `rotode.quaternion.exp_approx`.
+
+    Returns
+    -------
+    ndarray, shape of ``q``
+        The orientations at ``t0 + dt`` (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        For shapes that do not match, non-finite input, an ``out`` of the wrong kind or one
+        overlapping an input other than ``q``, or a step that overflows; nothing is written
+        then.
+
+    See Also
+    --------
+    magnus2, magnus6, rotode.Magnus4
+
+    References
+    ----------
+    .. [1] S. Blanes, F. Casas, J. A. Oteo and J. Ros, "The Magnus expansion and some of its
+       applications", Physics Reports 470, 2009.
+
+    Examples
+    --------
+    >>> from rotode import steps
+    >>> q0, w = [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0]   # a turn about z at 1 rad/s
+    >>> steps.magnus4(q0, w, w, 0.1).round(8)
+    array([0.99875026, 0.        , 0.        , 0.04997917])
+    """
     return _step(K_M4, q, (w1, w2), ("w1", "w2"), dt, out, frame, exp, 2, 0.0)
 
 
 def magnus6(q, w1, w2, w3, dt, out=None, *, frame="body", exp="exact"):
-    """Sixth-order Magnus step; rates at the three Gauss-Legendre nodes NODES["magnus6"]."""
+    """Sixth-order Magnus step on three Gauss-Legendre nodes.
+
+    Parameters
+    ----------
+    q : array_like, shape (4,) or (N, 4)
+        Orientations (scalar first, body to world, any nonzero length) at the start of
+        the step.
+    w1, w2, w3 : array_like, shape (3,) or (N, 3)
+        Angular velocities at ``t0 + NODES["magnus6"][k] dt``
+        (one row per body, or one rate for all bodies).
+    dt : float
+        Step size (may be negative: a step backwards).
+    out : ndarray, optional
+        Output (float64, C-contiguous, the shape of ``q``); may be ``q`` itself (in place).
+        Nothing is allocated then.  Default: a new array.
+    frame : {"body", "world"}, optional
+        Frame of the angular velocities (default "body": ``q' = 1/2 q w``; "world":
+        ``q' = 1/2 w q``).
+    exp : {"exact", "approx"}, optional
+        The exact quaternion exponential (default) or [NIRD]'s trig-free normalised
+        approximation `rotode.quaternion.exp_approx`.
+
+    Returns
+    -------
+    ndarray, shape of ``q``
+        The orientations at ``t0 + dt`` (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        For shapes that do not match, non-finite input, an ``out`` of the wrong kind or one
+        overlapping an input other than ``q``, or a step that overflows; nothing is written
+        then.
+
+    See Also
+    --------
+    magnus4, magnus8, rotode.Magnus6
+
+    References
+    ----------
+    .. [1] S. Blanes, F. Casas, J. A. Oteo and J. Ros, "The Magnus expansion and some of its
+       applications", Physics Reports 470, 2009.
+
+    Examples
+    --------
+    >>> from rotode import steps
+    >>> q0, w = [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0]   # a turn about z at 1 rad/s
+    >>> steps.magnus6(q0, w, w, w, 0.1).round(8)
+    array([0.99875026, 0.        , 0.        , 0.04997917])
+    """
     return _step(K_M6, q, (w1, w2, w3), ("w1", "w2", "w3"), dt, out, frame, exp, 2, 0.0)
 
 
 def magnus8(q, w1, w2, w3, w4, dt, out=None, *, frame="body", exp="exact"):
-    """Eighth-order Magnus step (Blanes, Casas & Ros 2000); rates at NODES["magnus8"]."""
+    """Eighth-order Magnus step on four Gauss-Legendre nodes.
+
+    Parameters
+    ----------
+    q : array_like, shape (4,) or (N, 4)
+        Orientations (scalar first, body to world, any nonzero length) at the start of
+        the step.
+    w1, w2, w3, w4 : array_like, shape (3,) or (N, 3)
+        Angular velocities at ``t0 + NODES["magnus8"][k] dt``
+        (one row per body, or one rate for all bodies).
+    dt : float
+        Step size (may be negative: a step backwards).
+    out : ndarray, optional
+        Output (float64, C-contiguous, the shape of ``q``); may be ``q`` itself (in place).
+        Nothing is allocated then.  Default: a new array.
+    frame : {"body", "world"}, optional
+        Frame of the angular velocities (default "body": ``q' = 1/2 q w``; "world":
+        ``q' = 1/2 w q``).
+    exp : {"exact", "approx"}, optional
+        The exact quaternion exponential (default) or [NIRD]'s trig-free normalised
+        approximation `rotode.quaternion.exp_approx`.
+
+    Returns
+    -------
+    ndarray, shape of ``q``
+        The orientations at ``t0 + dt`` (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        For shapes that do not match, non-finite input, an ``out`` of the wrong kind or one
+        overlapping an input other than ``q``, or a step that overflows; nothing is written
+        then.
+
+    See Also
+    --------
+    magnus6, rotode.Magnus8
+
+    References
+    ----------
+    .. [1] S. Blanes, F. Casas, J. A. Oteo and J. Ros, "The Magnus expansion and some of its
+       applications", Physics Reports 470, 2009.
+
+    Examples
+    --------
+    >>> from rotode import steps
+    >>> q0, w = [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0]   # a turn about z at 1 rad/s
+    >>> steps.magnus8(q0, w, w, w, w, 0.1).round(8)
+    array([0.99875026, 0.        , 0.        , 0.04997917])
+    """
     return _step(K_M8, q, (w1, w2, w3, w4), ("w1", "w2", "w3", "w4"), dt, out, frame, exp, 2,
                  0.0)
 
 
 def cg2(q, w0, w1, dt, out=None, *, frame="body", exp="exact"):
-    """Crouch-Grossman step of order 2 (Heun's tableau): q exp(dt/2 w0) exp(dt/2 w1) (body
-    frame; the product reverses in the world frame), rates at the start and end of the step."""
+    """Crouch-Grossman step of order 2 (Heun's tableau): ``q exp(dt/2 w0) exp(dt/2 w1)``.
+
+    Parameters
+    ----------
+    q : array_like, shape (4,) or (N, 4)
+        Orientations (scalar first, body to world, any nonzero length) at the start of
+        the step.
+    w0 : array_like, shape (3,) or (N, 3)
+        Angular velocity at the start of the step
+        (one row per body, or one rate for all bodies).
+    w1 : array_like, shape (3,) or (N, 3)
+        Angular velocity at the end of the step
+        (one row per body, or one rate for all bodies).
+    dt : float
+        Step size (may be negative: a step backwards).
+    out : ndarray, optional
+        Output (float64, C-contiguous, the shape of ``q``); may be ``q`` itself (in place).
+        Nothing is allocated then.  Default: a new array.
+    frame : {"body", "world"}, optional
+        Frame of the angular velocities (default "body": ``q' = 1/2 q w``; "world":
+        ``q' = 1/2 w q``).
+    exp : {"exact", "approx"}, optional
+        The exact quaternion exponential (default) or [NIRD]'s trig-free normalised
+        approximation `rotode.quaternion.exp_approx`.
+
+    Returns
+    -------
+    ndarray, shape of ``q``
+        The orientations at ``t0 + dt`` (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        For shapes that do not match, non-finite input, an ``out`` of the wrong kind or one
+        overlapping an input other than ``q``, or a step that overflows; nothing is written
+        then.
+
+    See Also
+    --------
+    cg3, rotode.CG2
+
+    Notes
+    -----
+    The product is written for the body frame; it reverses in the world frame.
+
+    References
+    ----------
+    .. [1] P. E. Crouch and R. Grossman, "Numerical integration of ordinary differential
+       equations on manifolds", Journal of Nonlinear Science 3, 1993.
+
+    Examples
+    --------
+    >>> from rotode import steps
+    >>> q0, w = [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0]   # a turn about z at 1 rad/s
+    >>> steps.cg2(q0, w, w, 0.1).round(8)
+    array([0.99875026, 0.        , 0.        , 0.04997917])
+    """
     return _step(K_CG2, q, (w0, w1), ("w0", "w1"), dt, out, frame, exp, 2, 0.0)
 
 
 def cg3(q, w1, w2, w3, dt, out=None, *, frame="body", exp="exact"):
-    """Crouch-Grossman step of order 3 (Crouch & Grossman 1993): the product of the
-    exponentials of dt b_i w(t0 + c_i dt), rates at NODES["cg3"] = (0, 3/4, 17/24)."""
+    """Crouch-Grossman step of order 3: the product of ``exp(dt b_i w(t0 + c_i dt) / 2)``.
+
+    Parameters
+    ----------
+    q : array_like, shape (4,) or (N, 4)
+        Orientations (scalar first, body to world, any nonzero length) at the start of
+        the step.
+    w1, w2, w3 : array_like, shape (3,) or (N, 3)
+        Angular velocities at ``t0 + NODES["cg3"][k] dt``, nodes (0, 3/4, 17/24)
+        (one row per body, or one rate for all bodies).
+    dt : float
+        Step size (may be negative: a step backwards).
+    out : ndarray, optional
+        Output (float64, C-contiguous, the shape of ``q``); may be ``q`` itself (in place).
+        Nothing is allocated then.  Default: a new array.
+    frame : {"body", "world"}, optional
+        Frame of the angular velocities (default "body": ``q' = 1/2 q w``; "world":
+        ``q' = 1/2 w q``).
+    exp : {"exact", "approx"}, optional
+        The exact quaternion exponential (default) or [NIRD]'s trig-free normalised
+        approximation `rotode.quaternion.exp_approx`.
+
+    Returns
+    -------
+    ndarray, shape of ``q``
+        The orientations at ``t0 + dt`` (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        For shapes that do not match, non-finite input, an ``out`` of the wrong kind or one
+        overlapping an input other than ``q``, or a step that overflows; nothing is written
+        then.
+
+    See Also
+    --------
+    cg2, rotode.CG3
+
+    References
+    ----------
+    .. [1] P. E. Crouch and R. Grossman, "Numerical integration of ordinary differential
+       equations on manifolds", Journal of Nonlinear Science 3, 1993.
+
+    Examples
+    --------
+    >>> from rotode import steps
+    >>> q0, w = [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0]   # a turn about z at 1 rad/s
+    >>> steps.cg3(q0, w, w, w, 0.1).round(8)
+    array([0.99875026, 0.        , 0.        , 0.04997917])
+    """
     return _step(K_CG3, q, (w1, w2, w3), ("w1", "w2", "w3"), dt, out, frame, exp, 2, 0.0)
 
 
 def rk3(q, w0, w_mid, w1, dt, out=None, *, frame="body", norm_gain=0.0):
-    """Kutta's RK3 step on the non-unit quaternion equation (Rucker 2018 sec. III); rates at the
-    start, middle and end of the step."""
+    """Kutta's third-order Runge-Kutta step on the non-unit quaternion equation.
+
+    Parameters
+    ----------
+    q : array_like, shape (4,) or (N, 4)
+        Orientations (scalar first, body to world, any nonzero length) at the start of
+        the step.
+    w0, w_mid, w1 : array_like, shape (3,) or (N, 3)
+        Angular velocities at the start, middle and end of the step
+        (one row per body, or one rate for all bodies).
+    dt : float
+        Step size (may be negative: a step backwards).
+    out : ndarray, optional
+        Output (float64, C-contiguous, the shape of ``q``); may be ``q`` itself (in place).
+        Nothing is allocated then.  Default: a new array.
+    frame : {"body", "world"}, optional
+        Frame of the angular velocities (default "body": ``q' = 1/2 q w``; "world":
+        ``q' = 1/2 w q``).
+    norm_gain : float, optional
+        Norm-control gain ``c >= 0`` of ``q' = 1/2 q w + c (1 - |q|^2) q`` (default 0).
+
+    Returns
+    -------
+    ndarray, shape of ``q``
+        The orientations at ``t0 + dt`` (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        For shapes that do not match, non-finite input, an ``out`` of the wrong kind or one
+        overlapping an input other than ``q``, or a step that overflows; nothing is written
+        then.
+
+    See Also
+    --------
+    rk4, rotode.RK3
+
+    Notes
+    -----
+    The quaternion is not renormalised: its length drifts by O(dt^4) per step unless
+    ``norm_gain`` pulls it back to 1.
+
+    References
+    ----------
+    .. [1] C. Rucker, "Integrating Rotations using Non-Unit Quaternions", IEEE Robotics and
+       Automation Letters 3(4), 2018, sec. III.
+
+    Examples
+    --------
+    >>> from rotode import steps
+    >>> q0, w = [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0]   # a turn about z at 1 rad/s
+    >>> steps.rk3(q0, w, w, w, 0.1).round(8)
+    array([0.99875   , 0.        , 0.        , 0.04997917])
+    """
     return _step(K_RK3, q, (w0, w_mid, w1), ("w0", "w_mid", "w1"), dt, out, frame, "exact", 2,
                  norm_gain)
 
 
 def rk4(q, w0, w_mid, w1, dt, out=None, *, frame="body", norm_gain=0.0):
-    """Classical RK4 step on the non-unit quaternion equation q' = 1/2 q w + c q (Rucker 2018
-    sec. III, c = norm_gain (1 - |q|^2)); rates at the start, middle and end of the step."""
+    """Classical fourth-order Runge-Kutta step on the non-unit quaternion equation.
+
+    Parameters
+    ----------
+    q : array_like, shape (4,) or (N, 4)
+        Orientations (scalar first, body to world, any nonzero length) at the start of
+        the step.
+    w0, w_mid, w1 : array_like, shape (3,) or (N, 3)
+        Angular velocities at the start, middle and end of the step
+        (one row per body, or one rate for all bodies).
+    dt : float
+        Step size (may be negative: a step backwards).
+    out : ndarray, optional
+        Output (float64, C-contiguous, the shape of ``q``); may be ``q`` itself (in place).
+        Nothing is allocated then.  Default: a new array.
+    frame : {"body", "world"}, optional
+        Frame of the angular velocities (default "body": ``q' = 1/2 q w``; "world":
+        ``q' = 1/2 w q``).
+    norm_gain : float, optional
+        Norm-control gain ``c >= 0`` of ``q' = 1/2 q w + c (1 - |q|^2) q`` (default 0).
+
+    Returns
+    -------
+    ndarray, shape of ``q``
+        The orientations at ``t0 + dt`` (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        For shapes that do not match, non-finite input, an ``out`` of the wrong kind or one
+        overlapping an input other than ``q``, or a step that overflows; nothing is written
+        then.
+
+    See Also
+    --------
+    rk3, rotode.RK4
+
+    Notes
+    -----
+    ``q' = 1/2 q w + c (1 - |q|^2) q`` with ``c = norm_gain``; the quaternion is not
+    renormalised.
+
+    References
+    ----------
+    .. [1] C. Rucker, "Integrating Rotations using Non-Unit Quaternions", IEEE Robotics and
+       Automation Letters 3(4), 2018, sec. III.
+
+    Examples
+    --------
+    >>> from rotode import steps
+    >>> q0, w = [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0]   # a turn about z at 1 rad/s
+    >>> steps.rk4(q0, w, w, w, 0.1).round(8)
+    array([0.99875026, 0.        , 0.        , 0.04997917])
+    """
     return _step(K_RK4, q, (w0, w_mid, w1), ("w0", "w_mid", "w1"), dt, out, frame, "exact", 2,
                  norm_gain)
+
+
+def __dir__():
+    """The public names, ``__all__`` (not the imported helpers)."""
+    return list(__all__)

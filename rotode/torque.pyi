@@ -1,13 +1,15 @@
 """Type stubs of the compiled module rotode.torque (checked by mypy.stubtest in CI)."""
 from typing import Any
 
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from typing_extensions import disjoint_base
 
 __all__ = ['Torque', 'Constant', 'Gravity', 'Callable', 'as_torque']
 
 @disjoint_base
 class Torque:
-    def __call__(self, *args, **kwargs) -> Any: ...
+    def __call__(self, t: float, q: ArrayLike, w: ArrayLike) -> NDArray[np.float64]: ...
     def __getitem__(self, i: int) -> Torque: ...
     @property
     def n_bodies(self) -> int | None: ...

@@ -29,6 +29,7 @@ override receives no body index, so a per-body source that overrides ``__call__`
 """
 import numpy as np
 
+from rotode._signature import ExtensionSignature as _ExtensionSignature
 from rotode._validation import (
     as_body_index,
     as_callable_vector,
@@ -88,10 +89,35 @@ def _compiled_name(cls):
 
 
 cdef class Torque:
-    """Base class of torque sources (override ``evaluate`` in Cython).
+    """Base class of torque sources ``tau(t, q, w)`` (Cython subclasses override ``evaluate``).
 
-    ``source(t, q, w)`` evaluates the body torque from Python (shape (3,)).
+    ``source(t, q, w)`` evaluates the body torque from Python (shape (3,)); ``source[i]`` is the
+    source of body ``i`` of a per-body source.  The base class takes no constructor arguments.
+
+    Attributes
+    ----------
+    n_bodies : int or None
+        None for one source; N when the parameters are given per body (one row per body of a
+        batch run by a `rotode.RigidBody` with N states).
+    error : Exception or None
+        The exception of a failed evaluation in compiled code, held until the caller (a
+        right-hand side or a stepper) raises it; None otherwise.
+
+    See Also
+    --------
+    Constant, Gravity, Callable, as_torque, rotode.RigidBody
+
+    Examples
+    --------
+    >>> from rotode import torque
+    >>> source = torque.Gravity(mass=1.0, g=9.81, com=[0.0, 0.0, 0.5])
+    >>> isinstance(source, torque.Torque), source.n_bodies
+    (True, None)
     """
+
+    # inspect.signature of the class (its constructor) and of an instance (its __call__),
+    # read from the embedded signature lines (rotode/_signature.py)
+    __signature__ = _ExtensionSignature()
 
     cdef int evaluate(self, double t, const double* q, const double* w,
                       double* tau) noexcept nogil:
@@ -176,6 +202,9 @@ cdef class Torque:
             f"{type(self).__name__} failed with status {status}")
 
     def __call__(self, t, q, w):
+        """The body torque ``tau(t, q, w)``, shape (3,), for one orientation ``q`` (4,) and body
+        angular velocity ``w`` (3,).
+        """
         cdef double tt = as_real(t, "t")
         self._single("evaluating it")
         qa = check_nonzero_quaternions(as_float_array(q, "q", (4,), batch=False), "q")
@@ -194,10 +223,42 @@ cdef class Torque:
 cdef class Constant(Torque):
     """Constant torque ``tau`` given in ``frame`` "body" or "world".
 
-    ``tau`` of shape (3,) is one body's torque; of shape (N, 3) (NumPy or dask) one torque per
-    body of a batch (``n_bodies`` = N, e.g. dispersed disturbance torques of an ensemble; used
-    through a `rotode.RigidBody` with N states).  A world-frame torque is rotated into the
-    body: ``R(q)^T tau``.
+    Parameters
+    ----------
+    tau : array_like, shape (3,) or (N, 3)
+        The torque (N m).  Shape (3,) is one body's torque; (N, 3) (NumPy or dask) one torque
+        per body of a batch (``n_bodies`` = N, e.g. dispersed disturbance torques of an
+        ensemble; used through a `rotode.RigidBody` with N states).
+    frame : {"body", "world"}, optional
+        Frame of ``tau`` (default "body").  A world-frame torque is rotated into the body:
+        ``R(q)^T tau``.
+
+    Attributes
+    ----------
+    tau : ndarray, shape (3,) or (N, 3)
+    frame : str
+    n_bodies : int or None
+        None for one torque, N for one per body.
+
+    Raises
+    ------
+    ValueError
+        For a shape other than (3,) or (N, 3), non-finite values or an unknown frame.
+
+    See Also
+    --------
+    Gravity, Callable, as_torque
+
+    Examples
+    --------
+    A world-frame torque about z seen by a body turned a quarter turn about x:
+
+    >>> import numpy as np
+    >>> from rotode import torque
+    >>> source = torque.Constant([0.0, 0.0, 1.0], frame="world")
+    >>> q = [np.cos(np.pi / 4), np.sin(np.pi / 4), 0.0, 0.0]
+    >>> source(0.0, q, [0.0, 0.0, 0.0]).round(12) + 0.0
+    array([0., 1., 0.])
     """
 
     def __init__(self, tau, frame="body"):
@@ -299,12 +360,47 @@ cdef class Gravity(Torque):
     Any parameter given per body (NumPy or dask, leading axis N) makes a per-body source
     (``n_bodies`` = N) for a `rotode.RigidBody` with N states; the others are shared.
 
+    Attributes
+    ----------
+    mass, g : float or ndarray
+    com : ndarray, shape (3,) or (N, 3)
+    n_bodies : int or None
+
+    Raises
+    ------
+    ValueError
+        For ``mass <= 0``, ``g < 0``, shapes that do not match, non-finite values or a torque
+        that overflows.
+
+    See Also
+    --------
+    Constant, rotode.RigidBody
+
     Notes
     -----
-    Rucker 2018 sec. IV: w' = I^-1(-w x I w + m g h e_3 x R^T e_3) with I about the pivot; the
-    potential energy ``m g (R com) . e_z`` makes ``1/2 w.I w + V`` and the world-z angular
-    momentum ``(R I w) . e_z`` invariants (the inertia passed to the right-hand side must be the
-    one about the pivot).
+    Rucker 2018 sec. IV: ``w' = I^-1(-w x I w + m g h e_3 x R^T e_3)`` with ``I`` about the
+    pivot; the potential energy ``m g (R com) . e_z`` makes ``1/2 w.I w + V`` and the world-z
+    angular momentum ``(R I w) . e_z`` invariants (the inertia passed to the right-hand side must
+    be the one about the pivot).  Rucker writes gravity along +z: flip the sign of ``g`` or
+    ``com`` to reproduce that convention exactly.
+
+    References
+    ----------
+    .. [1] C. Rucker, "Integrating Rotations using Non-Unit Quaternions", IEEE Robotics and
+       Automation Letters 3(4), 2018, sec. IV.
+
+    Examples
+    --------
+    A top tilted a quarter turn about x feels a torque about its x axis:
+
+    >>> import numpy as np
+    >>> from rotode import torque
+    >>> top = torque.Gravity(mass=1.0, g=9.81, com=[0.0, 0.0, 0.5])
+    >>> q = [np.cos(np.pi / 4), np.sin(np.pi / 4), 0.0, 0.0]
+    >>> top(0.0, q, [0.0, 0.0, 0.0]).round(12) + 0.0
+    array([4.905, 0.   , 0.   ])
+    >>> float(top.potential_energy([1.0, 0.0, 0.0, 0.0]))      # upright: m g h
+    4.905
     """
 
     def __init__(self, mass, g, com):
@@ -347,10 +443,12 @@ cdef class Gravity(Torque):
 
     @property
     def mass(self):
+        """Mass ``m``: a float, or the per-body array."""
         return self._mass if self._rows is None else self._rows[0]
 
     @property
     def g(self):
+        """Gravitational acceleration ``g``: a float, or the per-body array."""
         return self._g if self._rows is None else self._rows[1]
 
     @property
@@ -442,8 +540,39 @@ cdef class Gravity(Torque):
 cdef class Callable(Torque):
     """Wrap a Python function ``tau(t, q, w) -> body torque, shape (3,)``.
 
-    ``q`` is passed normalised to unit length (shape (4,)), ``w`` is the body angular velocity.
-    Jacobians use central finite differences of this term (see the module notes).
+    Parameters
+    ----------
+    function : callable
+        ``tau(t, q, w)``: ``q`` is passed normalised to unit length (shape (4,)), ``w`` is the
+        body angular velocity (shape (3,)); it returns three finite real numbers (body frame).
+
+    Attributes
+    ----------
+    function : callable
+    n_bodies : None
+
+    Raises
+    ------
+    TypeError
+        If ``function`` is not callable.
+
+    See Also
+    --------
+    as_torque
+
+    Notes
+    -----
+    Every evaluation takes the GIL.  Jacobians use central finite differences of this term (see
+    the module notes).
+
+    Examples
+    --------
+    A damping torque:
+
+    >>> from rotode import torque
+    >>> damping = torque.Callable(lambda t, q, w: -0.1 * w)
+    >>> damping(0.0, [1.0, 0.0, 0.0, 0.0], [1.0, 2.0, 3.0])
+    array([-0.1, -0.2, -0.3])
     """
 
     def __init__(self, function):
@@ -482,12 +611,43 @@ cdef class Callable(Torque):
 
 
 def as_torque(torque, name="torque"):
-    """A `Torque` from None (torque-free), a source, an array (body frame: (3,), or (N, 3) per
-    body) or a callable.
+    """A `Torque` from None, a source, an array or a callable.
 
-    A Python subclass of a source that overrides ``__call__`` becomes a `Callable` of it (its
-    ``__call__`` gives the torque, not its base's compiled ``evaluate``); with per-body
-    parameters it is refused (its ``__call__`` receives no body index)."""
+    Parameters
+    ----------
+    torque : Torque, array_like, callable or None
+        None (torque-free) gives None; a source is returned as it is; an array (body frame,
+        (3,), or (N, 3) per body) becomes a `Constant`; a callable ``tau(t, q, w)`` a
+        `Callable`.  A Python subclass of a source that overrides ``__call__`` becomes a
+        `Callable` of it (its ``__call__`` gives the torque, not its base's compiled
+        ``evaluate``).
+    name : str, optional
+        The argument's name in error messages (default "torque").
+
+    Returns
+    -------
+    Torque or None
+
+    Raises
+    ------
+    TypeError
+        For a string, or a Python subclass overriding ``__call__`` with per-body parameters (its
+        ``__call__`` receives no body index).
+    ValueError
+        For an array of the wrong shape or with non-finite values.
+
+    See Also
+    --------
+    Constant, Callable
+
+    Examples
+    --------
+    >>> from rotode import torque
+    >>> torque.as_torque([0.0, 0.0, 1.0])
+    Constant(tau=[0.0, 0.0, 1.0], frame='body')
+    >>> torque.as_torque(None) is None
+    True
+    """
     if torque is None:
         return None
     if isinstance(torque, Torque):
@@ -509,3 +669,8 @@ def as_torque(torque, name="torque"):
                         f"callable tau(t, q, w), got {type(torque).__name__}")
     rows, _ = as_rows(torque, name, (3,))
     return Constant(rows, "body")
+
+
+def __dir__():
+    """The public names, ``__all__`` (not the imported helpers)."""
+    return list(__all__)
