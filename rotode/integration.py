@@ -62,10 +62,11 @@ class IntegrationResult(StateViews):
 
     Parameters
     ----------
-    t, y, w, stats, method, t_events, y_events, t_stop
+    t, y, w, stats, method, t_events, y_events, t_stop, y_final, w_final
         The attributes below of the same names (``status`` and ``message`` come from
-        ``stats["status"]`` and ``stats["message"]``); ``t_events``, ``y_events`` and
-        ``t_stop`` are optional (default None).  `integrate` builds the result.
+        ``stats["status"]`` and ``stats["message"]``); ``t_events``, ``y_events``,
+        ``t_stop``, ``y_final`` and ``w_final`` are optional (default None).  `integrate`
+        builds the result.
 
     Attributes
     ----------
