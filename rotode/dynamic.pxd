@@ -55,7 +55,7 @@ cdef struct ForceCtx:
 
 cdef struct CGTableau:
     # Crouch-Grossman / explicit Runge-Kutta coefficients (s <= 3 stages), doubles of the
-    # exact fractions in dynamic.TABLEAUX.
+    # exact fractions of the registry (rotode.methods; dynamic.LIMITS checks s at import).
     int s
     double a[9]            # a[i*3 + j], strictly lower triangular
     double b[3]

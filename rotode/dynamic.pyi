@@ -13,4 +13,5 @@ class ForceSource:
 
 METHODS: tuple[Any, ...]
 KERNELS: dict[Any, Any]
+LIMITS: dict[str, dict[str, int]]
 def run(method, model, y0, t, save, options=..., workers=...) -> Any: ...

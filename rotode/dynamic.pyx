@@ -51,6 +51,7 @@ from rotode.rhs import rigid_body_list
 from cpython.ref cimport PyObject
 from libc.math cimport sqrt, NAN
 from libc.stdlib cimport malloc, free
+from rotode.erk cimport ERK_MAX_STAGES
 from rotode._driver cimport (Engine, Stepper, advance_steps, drive, make_stepper, STATUS_OK,
                              WORK_DOUBLES)
 from rotode.quaternion cimport quat_rotate
@@ -58,11 +59,17 @@ from rotode.rkmk cimport rkmk_rate, rkmk_retract, rkmk_base, rkmk_max_step_angle
 from rotode.equations cimport FRAME_BODY
 from rotode.rhs cimport RigidBody
 
-__all__ = ["METHODS", "KERNELS", "run"]
+__all__ = ["METHODS", "KERNELS", "LIMITS", "run"]
 
 #: The rigid-body methods this runner steps (from the registry, rotode.methods).
 METHODS = tuple(n for n in _methods.names("rigid body")
                 if _methods.get(n).kernels["rigid body"] != "implicit")
+
+#: The most stages each kernel's C arrays hold (CGTableau a, b, c; the ERK tableau): checked
+#: against the registry when this module is imported.
+LIMITS = {"cg": {"stages": 3}, "erk": {"stages": ERK_MAX_STAGES},
+          "rkmk": {"stages": ERK_MAX_STAGES}}
+_methods.check_sizes("rigid body", LIMITS)
 
 cdef enum:
     M_LIE_EULER = 0

@@ -4,5 +4,6 @@ from typing import Any
 __all__ = ['METHODS', 'KERNELS', 'run']
 METHODS: tuple[Any, ...]
 KERNELS: dict[Any, Any]
+LIMITS: dict[str, dict[str, int]]
 MAX_SUBSTEPS: int
 def run(method, model, y0, t, save, options, workers=...) -> Any: ...

@@ -24,6 +24,7 @@ from rotode._validation import (as_bool_option, as_choice, as_float_array, as_fr
 
 from cpython.ref cimport PyObject
 from libc.math cimport floor, fabs, fmax, fmin, pow, sqrt
+from rotode.erk cimport ERK_MAX_STAGES
 from rotode._driver cimport (Control, Engine, Stepper, advance_steps, drive, make_stepper,
                              STATUS_OK,
                              STATUS_UNAVAILABLE, STATUS_ROTATION_BOUND,
@@ -37,7 +38,7 @@ from rotode.equations cimport FRAME_WORLD, quaternion_kinematics_rhs
 from rotode.rkmk cimport (rkmk_rate, rkmk_angular_velocity, rkmk_retract, rkmk_base,
                           rkmk_max_step_angle)
 
-__all__ = ["METHODS", "KERNELS", "run"]
+__all__ = ["METHODS", "KERNELS", "LIMITS", "run"]
 
 #: The methods this runner steps (from the registry, rotode.methods).
 METHODS = _methods.names("kinematics")
@@ -45,6 +46,12 @@ METHODS = _methods.names("kinematics")
 #: Kernel names of the registry -> their codes here.
 KERNELS = {"cg": 0, "exp2": 1, "magnus_ca": 2, "magnus": 3, "rk3": 4, "rk4": 5, "ab3": 6,
            "erk": 7, "rkmk": 8}
+
+#: The most stages and nodes each kernel's C arrays hold (KinCfg b, c, ec; the ERK tableau):
+#: checked against the registry when this module is imported.
+LIMITS = {"cg": {"stages": 4}, "magnus": {"nodes": 4}, "erk": {"stages": ERK_MAX_STAGES},
+          "rkmk": {"stages": ERK_MAX_STAGES}}
+_methods.check_sizes("kinematics", LIMITS)
 
 cdef enum:
     K_CG = 0

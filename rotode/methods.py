@@ -445,6 +445,68 @@ def names(model: str | None = None, kernel: str | None = None,
                  and (family is None or m.family == family))
 
 
+#: The pair kinds the compiled error estimates and dense outputs implement (rotode/erk.pxd).
+PAIR_KINDS = ("dopri5", "dop853")
+
+
+def sizes(method):
+    """The sizes a compiled kernel must hold for `method`: ``stages`` (tableau rows, plus the
+    FSAL stage and the dense-output stages of a pair), ``nodes`` (Gauss nodes of a Magnus
+    method and of its embedded one)."""
+    out = {"stages": 0, "nodes": 0}
+    if method.tableau is not None:
+        out["stages"] = method.tableau.stages
+        if method.embedded is not None and method.embedded.kind in PAIR_KINDS:
+            out["stages"] += 1 + len(method.embedded.extra_a)
+    if method.nodes is not None:
+        out["nodes"] = len(method.nodes)
+        if method.embedded is not None:
+            out["nodes"] = max(out["nodes"], len(method.embedded.nodes))
+    return out
+
+
+def check_sizes(model, limits, entries=None):
+    """Raise ValueError for a registry entry that a compiled kernel cannot hold.
+
+    Each compiled runner calls this when it is imported, with the sizes of its C arrays, so a
+    registry entry with one stage too many fails at import instead of being copied past the
+    end of an array.
+
+    Parameters
+    ----------
+    model : {"kinematics", "rigid body"}
+        The model kind whose kernels `limits` describes.
+    limits : dict
+        Kernel name -> ``{"stages": n, "nodes": m}``, the most each compiled kernel holds
+        (a kernel absent from `limits` is not checked).
+    entries : iterable of Method, optional
+        The entries to check (default: the whole registry).
+
+    Raises
+    ------
+    ValueError
+        Naming the method, its kernel and the size it exceeds; also for a pair whose
+        embedded kind is not one of `PAIR_KINDS` (it would run as another pair).
+
+    See Also
+    --------
+    sizes
+    """
+    for m in REGISTRY.values() if entries is None else entries:
+        kernel = m.kernels.get(model)
+        if kernel not in limits:
+            continue
+        if (kernel in ("erk", "rkmk") and m.embedded is not None
+                and m.embedded.kind not in PAIR_KINDS):
+            raise ValueError(f"method {m.name!r}: embedded kind {m.embedded.kind!r} is not one "
+                             f"of the compiled pairs {PAIR_KINDS}")
+        need = sizes(m)
+        for what, most in limits[kernel].items():
+            if need[what] > most:
+                raise ValueError(f"method {m.name!r} needs {need[what]} {what} in the "
+                                 f"{model} kernel {kernel!r}, which holds at most {most}")
+
+
 def by_solver(class_name):
     """The `Method` whose ``OdeSolver`` class is called `class_name`."""
     for m in REGISTRY.values():

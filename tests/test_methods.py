@@ -177,3 +177,32 @@ def test_the_library_never_imports_the_studies():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=Path(rotode.__file__).parents[1])
     assert out.stdout.strip() == "[]", out
+
+
+def test_registry_entries_fit_the_compiled_kernels():
+    """Every runner checks the registry against its C arrays when imported (a tableau with one
+    stage too many would be copied past their ends); the check refuses such an entry."""
+    from rotode import dynamic, kinematic
+    from rotode import methods as M
+
+    for model, limits in (("kinematics", kinematic.LIMITS), ("rigid body", dynamic.LIMITS)):
+        M.check_sizes(model, limits)                       # the registry as it is fits
+    cg3 = M.get("cg3")
+    four = M.Tableau(cg3.tableau.a + ((0, 0, 0),), cg3.tableau.b + (0,), cg3.tableau.c + (1,))
+    big = M.Method("cg4x", "a four-stage Crouch-Grossman", "Crouch-Grossman", 3,
+                   {"kinematics": "cg", "rigid body": "cg"}, "test", tableau=four)
+    M.check_sizes("kinematics", kinematic.LIMITS, [big])    # the kinematic kernel holds 4
+    with pytest.raises(ValueError, match="'cg4x' needs 4 stages in the rigid body kernel 'cg'"):
+        M.check_sizes("rigid body", dynamic.LIMITS, [big])
+    dop = M.get("dop853")
+    with pytest.raises(ValueError, match="holds at most 4"):
+        M.check_sizes("kinematics", {"erk": {"stages": 4}}, [dop])
+    other = M.Method("pair", "a pair of an unknown kind", "Runge-Kutta", 5,
+                     {"kinematics": "erk"}, "test", tableau=dop.tableau,
+                     embedded=M.Embedded("bs32", 2, (), ()))
+    with pytest.raises(ValueError, match="embedded kind 'bs32' is not one of the compiled"):
+        M.check_sizes("kinematics", kinematic.LIMITS, [other])
+    gauss5 = M.Method("magnus10", "five Gauss nodes", "Magnus", 10, {"kinematics": "magnus"},
+                      "test", nodes=(0.1, 0.3, 0.5, 0.7, 0.9))
+    with pytest.raises(ValueError, match="needs 5 nodes"):
+        M.check_sizes("kinematics", kinematic.LIMITS, [gauss5])
