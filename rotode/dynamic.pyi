@@ -3,7 +3,7 @@ from typing import Any
 
 from typing_extensions import disjoint_base
 
-__all__ = ['METHODS', 'KERNELS', 'run']
+__all__ = ['METHODS', 'KERNELS', 'LIMITS', 'run']
 
 @disjoint_base
 class ForceSource:

@@ -1,7 +1,7 @@
 """Type stubs of the compiled module rotode.kinematic (checked by mypy.stubtest in CI)."""
 from typing import Any
 
-__all__ = ['METHODS', 'KERNELS', 'run']
+__all__ = ['METHODS', 'KERNELS', 'LIMITS', 'run']
 METHODS: tuple[Any, ...]
 KERNELS: dict[Any, Any]
 LIMITS: dict[str, dict[str, int]]
