@@ -59,17 +59,17 @@ autosummary_generate = True
 autosummary_imported_members = True
 autodoc_default_options = {"members": False}
 autodoc_typehints = "none"        # the numpydoc sections state the types
-numpydoc_show_class_members = False   # each class page lists its own members (template)
+numpydoc_show_class_members = False   # class pages document their members by autodoc
+                                      # (_templates/autosummary/class.rst)
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
-numpydoc_validation_checks = set()
 
 # ---- sphinx-gallery --------------------------------------------------------------------------
 sphinx_gallery_conf = {
     "examples_dirs": str(ROOT / "examples"),
     "gallery_dirs": str(DOCS / "auto_examples"),
-    "filename_pattern": r"/plot_",        # executed; other scripts are shown, not run
-    # the command-line version of the dask example: shown in the docs, not in the gallery
+    "filename_pattern": r"/plot_",        # the examples executed at build time
+    # a command-line program (the dask example's cluster version, named on the scaling page)
     "ignore_pattern": r"__init__\.py|monte_carlo_attitude\.py",
     "within_subsection_order": "FileNameSortKey",
     "download_all_examples": False,
