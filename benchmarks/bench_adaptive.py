@@ -208,8 +208,10 @@ def plot(results, path):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, len(results), figsize=(5.2 * len(results), 4.6))
+    # the peers in black and grey; rotode's tools in tab10 without its grey (index 7), so that
+    # no rotode curve shares the SciPy curve's colour, and fixed steps dash-dotted (not dotted)
     styles = {"CyRK": ("k", "s", "--"), "SciPy": ("0.5", "^", ":")}
-    colours = plt.get_cmap("tab10").colors
+    colours = [c for i, c in enumerate(plt.get_cmap("tab10").colors) if i != 7]
     every = list(dict.fromkeys(r[0] for rows in results.values() for r in rows
                                if r[0].startswith("rotode")))
     for ax, (name, rows) in zip(axes, results.items(), strict=True):
@@ -220,7 +222,7 @@ def plot(results, path):
                 continue
             k = every.index(tool) if tool in every else 0
             colour, marker, line = styles.get(
-                tool.split()[0], (colours[k % 10], "o", ":" if "fixed" in tool else "-"))
+                tool.split()[0], (colours[k % len(colours)], "o", "-." if "fixed" in tool else "-"))
             ax.loglog([p[0] * 1e3 for p in pts], [p[1] for p in pts], line, color=colour,
                       marker=marker, ms=3.5, lw=1.2, label=tool.replace("rotode ", ""))
         for target in TARGETS:

@@ -109,7 +109,7 @@ def downstream(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def readme_module(tmp_path_factory):
-    """The README's cimport example (mymod.pyx + setup.py), built exactly as written."""
+    """The cimport example of docs/cython.md (mymod.pyx + setup.py), built exactly as written."""
     pyx, setup = downstream_example()
     yield from build_and_import(tmp_path_factory.mktemp("readme_downstream"),
                                 {"mymod.pyx": pyx, "setup.py": setup},

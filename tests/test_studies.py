@@ -114,7 +114,7 @@ def test_newton_map_newton_converges_where_the_simple_iteration_does_not():
 
 
 def test_work_precision_high_order_magnus_beats_dop853_with_numpy():
-    d = studies.work_precision(quick=True)["seed004"]
+    d = studies.work_precision(quick=True)["rucker-benchmark"]
     rows = list(zip(d["method"], d["time [s]"], d["error [deg]"], strict=True))
     best_dop = min(e for m, _, e in rows if m.startswith("solve_ivp"))
     slowest_dop = max(t for m, t, _ in rows if m.startswith("solve_ivp"))

@@ -528,11 +528,11 @@ def work_precision(quick=False):
                      float(angle_error_deg(sol.y[:4, -1], q_ref))))
     rb = {"method": [r[0] for r in rows], "step or tol": [r[1] for r in rows],
           "time [s]": [r[2] for r in rows], "error [deg]": [r[3] for r in rows]}
-    return {"seed004": kin, "t-handle": rb}
+    return {"rucker-benchmark": kin, "t-handle": rb}
 
 
 def _plot_work_precision(data, out_dir, plt):
-    for table, title in (("seed004", "Rucker 2018 benchmark, error at t_end"),
+    for table, title in (("rucker-benchmark", "Rucker 2018 benchmark, error at t_end"),
                          ("t-handle", "T-handle vs exact solution")):
         d = data[table]
         names = list(dict.fromkeys(d["method"]))
