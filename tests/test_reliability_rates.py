@@ -256,3 +256,27 @@ def test_property_quick():
             res = rotode.integrate(w, (0, 4), [1, 0, 0, 0], method=method, rtol=1e-9,
                                    atol=1e-12)
             assert res.success and qdiff(res.q[-1], ref) < 100 * 1e-9, (kind, method)
+
+
+@pytest.mark.parametrize("kind", ["previous", "linear"])
+def test_stops_keep_batches_and_solver_classes_equal_to_single_runs(kind):
+    """The sample times as stops change nothing of rotode's promises: a batch (any workers,
+    either direction) gives each body's single run bit for bit, and the solver classes through
+    SciPy give `integrate`'s steps and states."""
+    rng = np.random.default_rng(1)
+    ts = np.linspace(0, 3, 120)
+    src = rotode.omega.Samples(ts, rng.normal(size=(120, 3)) * 2, kind=kind)
+    Y0 = rng.normal(size=(5, 4))
+    for method in ("magnus8", "rkmk8", "dop853"):
+        for span in ((0, 3), (3, 0)):
+            batch = rotode.integrate(src, span, Y0, method=method, rtol=1e-8, workers=2)
+            for i in range(5):
+                one = rotode.integrate(src, span, Y0[i], method=method, rtol=1e-8)
+                np.testing.assert_array_equal(batch.q[i], one.q)
+    q0 = Y0[0] / np.linalg.norm(Y0[0])
+    model = rotode.QuaternionKinematics(src)
+    for solver, method in ((rotode.RKMK8, "rkmk8"), (rotode.Magnus8, "magnus8")):
+        sol = scipy.integrate.solve_ivp(model, (0, 3), q0, method=solver, rtol=1e-8)
+        res = rotode.integrate(src, (0, 3), q0, method=method, rtol=1e-8)
+        assert len(sol.t) - 1 == res.stats["n_steps"]
+        np.testing.assert_array_equal(sol.y[:, -1], res.q[-1])
