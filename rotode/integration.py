@@ -15,7 +15,7 @@ from scipy.spatial.transform import Rotation
 
 from rotode import _dask, dynamic, implicit, kinematic, methods
 from rotode import events as _events
-from rotode._results import StateViews
+from rotode._results import StateViews, rotations
 from rotode._validation import (
     as_control,
     as_float_array,
@@ -24,6 +24,7 @@ from rotode._validation import (
     as_workers,
     check_nonzero_quaternions,
     python_override,
+    rotation_quaternions,
 )
 from rotode.omega import AngularVelocity, Callable, Samples, as_source
 from rotode.rhs import QuaternionKinematics, RigidBody
@@ -58,7 +59,10 @@ class IntegrationResult(StateViews):
         ``solve_ivp``'s result does: without ``t_eval`` ``t = [t0, t_stop]``; with it, the
         requested times up to ``t_stop``.  A batch keeps the shared grid (see ``status``).
     y : ndarray, shape (n_t, k) or (N, n_t, k)
-        States at ``t`` (one row per time; the batch axis first for batched runs).
+        States at ``t``: one ROW per time (the batch axis first for batched runs), the
+        transpose of SciPy's ``OdeResult.y`` of shape (k, n_t); ``res.y.T`` of one body is
+        SciPy's layout.  ``rotode.as_rotation(res)`` or ``res.rotation`` gives the
+        orientations.
     q : ndarray, shape (n_t, 4) or (N, n_t, 4)
         Orientation quaternions (scalar first, body to world; any nonzero length for the
         non-unit methods, ``R(q) = R(q / |q|)``).
@@ -112,16 +116,9 @@ class IntegrationResult(StateViews):
 
     @property
     def rotation(self):
-        """``scipy.spatial.transform.Rotation`` of the orientations, shaped like ``q[..., 0]``."""
-        q = self.q
-        flat = q.reshape(-1, 4)
-        rot = Rotation.from_quat(flat, scalar_first=True)
-        if q.ndim == 2:
-            return rot
-        try:
-            return rot.reshape(q.shape[:-1])
-        except (AttributeError, ValueError):  # SciPy without N-D rotations: one stack per body
-            return [Rotation.from_quat(qi, scalar_first=True) for qi in q]
+        """``scipy.spatial.transform.Rotation`` of the orientations, shaped like ``q[..., 0]``
+        (a batch on SciPy < 1.17, without N-D rotations: a list of one Rotation per body)."""
+        return rotations(self.q)
 
     def __repr__(self):
         shape = "x".join(str(s) for s in self.y.shape)
@@ -411,8 +408,13 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         `rotode.solve_ivp`, or give the extra physics as a torque or a ``w(t)``).
     t_span : (t0, tf)
         Integration interval; ``tf < t0`` integrates backwards.
-    y0 : array_like, shape (k,) or (N, k)
-        Initial state(s); quaternions scalar first, any nonzero length.  A dask array (or
+    y0 : array_like, shape (k,) or (N, k), or Rotation
+        Initial state(s); quaternions scalar first, ``[w, x, y, z]``, any nonzero length.
+        For kinematics a ``scipy.spatial.transform.Rotation`` (single or stacked: N bodies)
+        is the state itself; a rigid body's state is ``rotode.state(rotation, w_body)``.
+        SciPy's default ``Rotation.as_quat()`` is scalar LAST: an array from it runs a
+        different attitude (no check can tell the orders apart); pass the Rotation itself or
+        ``as_quat(scalar_first=True)``.  A dask array (or
         per-body model parameters that are dask arrays) runs one task per chunk of bodies and
         returns a `rotode.LazyIntegrationResult` of dask arrays, equal to the NumPy run
         bit for bit (docs/scaling.md).
@@ -427,6 +429,17 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         corrected by its clock ``offset``), and onto ``t0``, ``tf`` and ``t_eval``.
     frame : {"body", "world"}, optional
         Frame of the angular velocity (kinematics only; default "body").
+    rtol, atol : float, optional
+        Error control instead of ``dt`` (the error-controlled methods, docs/methods.md):
+        relative and absolute tolerance, as SciPy's ``solve_ivp`` takes them; the defaults are
+        SciPy's, ``rtol=1e-3`` and ``atol=1e-6`` (``atol`` may also hold one value per state
+        column).  A component's error is held below ``atol + rtol |y|``: for the quaternion,
+        whose components are at most 1, the default ``atol`` dominates every ``rtol`` below
+        1e-6, so a tighter ``rtol`` needs a tighter ``atol`` too (e.g. ``rtol=1e-9,
+        atol=1e-12``).
+    first_step, max_step, max_steps : optional
+        The first step size and the largest one (as SciPy's), and the most accepted steps per
+        body (default 10^7), for error-controlled runs.
     t_eval : array_like, optional
         Output times (monotonic, inside ``t_span``); the grid is refined to land on them, so
         the states there are the method's own (no interpolation).
@@ -468,6 +481,8 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     [0.0, 0.0, 0.0, 1.0]
     """
     check_compiled_equations(model)      # (before dask: a chunk rebuilds the base class)
+    y0_rotation = isinstance(y0, Rotation)
+    y0 = rotation_quaternions(y0)        # (a Rotation: its scalar-first quaternions)
     if _dask.has_dask(model, y0, options):   # an ensemble on dask: one task per chunk of bodies
         return _dask.integrate(integrate, model, t_span, y0, dict(
             method=method, dt=dt, rtol=rtol, atol=atol, first_step=first_step,
@@ -513,6 +528,9 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         raise TypeError(f"`dt` is required: {name!r} takes fixed steps (the error-controlled "
                         f"methods take `rtol`/`atol` instead)")
     widths = _state_width(kind, options)
+    if y0_rotation and kind != "kinematics":
+        raise TypeError("`y0` is a scipy Rotation, which holds the orientation alone; the state "
+                        f"of a {kind} is [q, w_body]: give y0=rotode.state(rotation, w_body)")
     y0 = as_float_array(y0, "y0")
     if y0.ndim not in (1, 2) or y0.shape[y0.ndim - 1] not in widths:
         want = " or ".join(f"({w},) or (N, {w})" for w in widths)
