@@ -72,8 +72,14 @@ class IntegrationResult(StateViews):
     p, v : ndarray or None
         Position and velocity (world) when the state carries translation (``rkn4`` with a force).
     stats : dict
-        ``n_steps`` (steps per body), ``nfev`` (evaluations of w(t) or of the torque per body)
-        and method-specific counters (Newton iterations, sub-steps, ...).
+        ``n_steps`` (steps), ``nfev`` (evaluations of w(t) or of the torque), with error
+        control ``n_rejected`` (rejected steps) and ``nfev_pair`` (evaluations of the pair's
+        right-hand side), and method-specific counters (Newton iterations, sub-steps, ...).
+        For a batch each counter is the LARGEST over the bodies (the run's critical path),
+        and ``stats["per_body"]`` holds arrays of shape (N,), one entry per body:
+        ``n_steps``, ``nfev`` and, with error control, ``n_rejected`` and ``nfev_pair``
+        (their sums are the batch's totals).  Body i's entries equal the counters of its
+        single run.
     status : int
         0 when every step succeeded, 1 when a terminal event stopped a body (one body: its
         output ends at the stop; in a batch, that body's outputs after its stop are NaN and
@@ -573,6 +579,7 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         t_events, y_events, t_stop = _event_results(options["events"], stats)
         y_final, w_final = options["events"]["y_stop"], options["events"]["w_stop"]
     if single:
+        del stats["per_body"]            # (a batch's: one body's counters are the totals)
         y_out, w_out = y_out[0], w_out[0]
         if "qdot" in stats:  # rkn4's final q'
             stats["qdot"] = stats["qdot"][0]
@@ -604,10 +611,14 @@ def _end_at_stop(t, y, w, t_stop, y_final, w_final, default_grid, direction):
 def _event_buffers(evs, shape, max_events):
     """The events of a run as the driver takes them (`_driver.drive`): the checked events and
     how many occurrences to keep per body and event."""
-    _, k = shape
+    n, k = shape
     if len(evs) > 16:
         raise ValueError(f"`events` may hold at most 16 events, got {len(evs)}")
     for j, e in enumerate(evs):
+        if e.n_bodies is not None and e.n_bodies != n:
+            raise ValueError(f"`events[{j}]` holds per-body parameters for {e.n_bodies} bodies "
+                             f"but `y0` holds {n}" + (": take the event of one body, "
+                                                      f"events[{j}][i]" if n == 1 else ""))
         if isinstance(e, _events.Component) and e.name in ("q", "y") and e.index >= k:
             raise ValueError(f"`events[{j}]` reads {e.name}[{e.index}] but the state has {k} "
                              "entries")
