@@ -100,6 +100,15 @@ cdef bint _unit_into(const double* v, int n, double* out) noexcept:
     return True
 
 
+def _zero_dim(value):
+    """Whether ``value`` has no dimensions (False for a ragged nested sequence, which
+    `rotode._validation.as_rows` then names)."""
+    try:
+        return np.ndim(value) == 0
+    except ValueError:
+        return False
+
+
 def _per_body(named):
     """``(N or None, {name: float64 array})`` of parameters given once (shape ``trailing``) or
     once per body (leading axis N): ``named`` maps a name to ``(value, trailing)``; the
@@ -110,7 +119,7 @@ def _per_body(named):
         if is_dask(value):
             raise TypeError(f"`{name}` must be a NumPy array (a dask run splits an event's "
                             "per-body parameters over its chunks itself), got a dask array")
-        if not trailing and np.ndim(value) == 0:       # one number: a real scalar
+        if not trailing and _zero_dim(value):          # one number: a real scalar
             rows[name], counts[name] = np.array(as_real(value, name)), None
         else:
             rows[name], counts[name] = as_rows(value, name, trailing)

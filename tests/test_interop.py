@@ -394,6 +394,8 @@ def test_per_body_event_calls_indexing_and_pickling():
      r"`body_axis` must have shape \(3,\) or \(N, 3\)"),
     (lambda: events.KineticEnergy(np.ones((2, 3)), [1.0, 2.0, 3.0]), ValueError,
      r"`inertia`: 2, `value`: 3"),
+    (lambda: events.Component("q", 0, [1.0, [2.0, 3.0]]), ValueError,
+     r"`value` must be a real array, got a ragged nested list"),
     (lambda: rotode.integrate(RATES, (0, 1), np.tile([1.0, 0, 0, 0], (4, 1)), method="dopri5",
                               events=events.Component("q", 0, [0.5, 0.6, 0.7])), ValueError,
      r"`events\[0\]` holds per-body parameters for 3 bodies but `y0` holds 4"),
