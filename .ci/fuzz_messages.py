@@ -370,6 +370,20 @@ def targets():
     add("events.PythonEvent", events.PythonEvent, [("function", lambda t, y: y[0] - 0.5)],
         [("terminal", True), ("direction", 1)], use=use_ev)
     add("events.as_events", events.as_events, [("events", [events.Component("q", 0)])])
+
+    def use_per_body(e):                # a per-body event: body 1's value
+        return e(0.1, w7, body=1), e[1](0.1, w7)
+    add("events.AxisAngle[per body]", events.AxisAngle,
+        [("body_axis", vs + [0.0, 0.0, 1.0]), ("world_axis", np.array([0.0, 0.0, 1.0])),
+         ("angle", np.array([0.1, 0.5, 1.0]))], use=use_per_body)
+    add("events.Component[per body]", events.Component, [("name", "w"), ("index", 1)],
+        [("value", np.array([0.1, 0.2, 0.3]))], use=use_per_body)
+    add("events.RotationAngle[per body]", events.RotationAngle,
+        [("reference", qs), ("angle", np.array([0.1, 0.5, 1.0]))], use=use_per_body)
+    add("events.KineticEnergy[per body]", events.KineticEnergy,
+        [("inertia", np.array([np.diag(m) for m in ([1.0, 1.0, 0.5], [1.0, 2.0, 2.5],
+                                                     [2.0, 2.0, 2.0])])),
+         ("value", np.array([1.0, 2.0, 3.0]))], use=use_per_body)
     for name, ev in (("AxisAngle", events.AxisAngle([0, 0, 1], [0, 0, 1], 0.5)),
                      ("KineticEnergy", events.KineticEnergy(I3, 1.0)),
                      ("PythonEvent", events.PythonEvent(lambda t, y: y[0] - 0.5))):
@@ -618,6 +632,9 @@ def targets():
     add("as_rotation[matrix]", rotode.as_rotation,
         [("sol_or_states", Rs.reshape(3, 9).T.copy())], [("kind", "matrix")],
         fuzz={"sol_or_states"})
+    add("state", rotode.state, [("orientation", q0), ("w_body", v3)],
+        [("position", v3), ("velocity", v3)])
+    add("state[batch]", rotode.state, [("orientation", qs), ("w_body", vs)])
     add("solve_expcoord", rotode.solve_expcoord,
         [("rhs", rhs.ExpCoordKinematics(W)), ("t_span", span), ("y0", np.zeros(3))],
         [("rtol", 1e-8)], allowed={"rhs", "t_span", "y0", "rtol", "atol", "method", "events",

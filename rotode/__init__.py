@@ -68,7 +68,7 @@ from rotode.rhs import (
     RigidBody,
     RotationMatrix,
 )
-from rotode.solve import as_rotation, solve_expcoord
+from rotode.solve import as_rotation, solve_expcoord, state
 from rotode.solvers import (
     CG1,
     CG2,
@@ -100,6 +100,7 @@ __all__ = [
     "ObjectTrapezoid",
     "QuaternionKinematics", "RigidBody", "ExpCoordKinematics", "ExpCoordRigidBody",
     "QuaternionSecondOrder", "EulerAnglesXYZ", "RotationMatrix", "as_rotation", "solve_expcoord",
+    "state",
     "Transform", "DynamicTransform", "MovingFrameParticle", "MovingFrameRigidBody",
     "principal_axes", "validate_inertia", "methods",
     "get_include", "__version__",

@@ -133,6 +133,8 @@ def _dummy(model, fields, recipe, k):
         placeholders.update({"torque:" + name: v for name, v in recipe[1][2].items()})
     blocks = {}
     for name, v in fields.items():
+        if name.startswith("event"):
+            continue
         shape = (1,) + tuple(np.shape(v)[1:])
         blocks[name] = (np.broadcast_to(np.eye(3), shape).copy() if name == "inertia"
                         and len(shape) == 3 else np.full(shape, placeholders.get(name, 0.0)))
@@ -176,16 +178,26 @@ def integrate(facade, model, t_span, y0, kwargs):
                     else f"the model's per-body `{name}`")
             raise ValueError(f"{what} holds {n} bodies but `y0` {N}")
     rows = y0.chunks[0]
+    events = kwargs.get("events")
+    event_recipe = None
+    if events is not None:
+        from rotode.events import as_events
+        evs = as_events(events)
+        event_fields, event_recipe = _event_fields(evs, N)
+        fields.update(event_fields)
+        kwargs["events"] = [e[0] if e.n_bodies is not None else e for e in evs]   # (probe)
     # the call checked once on a stand-in body: bad arguments raise now, not inside a task
     one_model, one_y0, dummy_options = _dummy(model, fields, recipe, k)
     probe = facade(one_model, t_span, one_y0, **kwargs, **{
         name[7:]: value for name, value in dummy_options.items()})
+    if events is not None:
+        kwargs["events"] = event_recipe        # (each task makes its chunk's events)
     t = probe.t
     n_t = t.shape[0]
-    events = kwargs.get("events")
     n_ev = len(probe.t_events[0]) if probe.t_events is not None else 0
     cap = kwargs.get("max_events") or 16
     keys = [key for key, value in probe.stats.items() if _counter(value)]
+    per_body = list(probe.stats["per_body"])
     # One blockwise layer: block i of y0 and of every per-body parameter (rechunked to y0's
     # chunks of bodies) -> one task, whose result (a dict of NumPy arrays in a 1-element
     # object array) the outputs below slice without running it again.
@@ -195,20 +207,21 @@ def integrate(facade, model, t_span, y0, kwargs):
         v = fields[name]
         arr = v if is_dask(v) else da.from_array(np.asarray(v), chunks=-1)
         arr = arr.rechunk((rows,) + tuple(-1 for _ in arr.shape[1:]))
-        args += [arr, "i" + "klm"[:arr.ndim - 1]]
+        # the trailing axes of each field named apart (their sizes differ between fields)
+        args += [arr, ("i",) + tuple(f"{name}:{d}" for d in range(1, arr.ndim))]
     shared = (model if recipe[0] == "shared" else None, kwargs)
     parts = da.blockwise(_run_block, "i", *args, names=names, facade=facade, recipe=recipe,
                          t_span=t_span, shared=shared, n_ev=n_ev, cap=cap, keys=keys,
                          adjust_chunks={"i": 1}, concatenate=True, dtype=object,
                          meta=np.empty((0,), dtype=object))
     dtype = np.result_type(*(np.asarray(probe.stats[key]).dtype for key in keys))
-    layout = (rows, n_t, k, keys, dtype, n_ev if events is not None else None, cap)
+    layout = (rows, n_t, k, keys, dtype, n_ev if events is not None else None, cap, per_body)
     return LazyIntegrationResult(t, probe.method, parts, layout)
 
 
 def _outputs(parts, layout):
     """The result's dask arrays, each a slice of the per-chunk results `parts`."""
-    rows, n_t, k, keys, dtype, n_ev, cap = layout
+    rows, n_t, k, keys, dtype, n_ev, cap, per_body = layout
 
     def pick(key, tail, dtype=float):
         return parts.map_blocks(_pick, key, chunks=(rows,) + tuple((d,) for d in tail),
@@ -219,12 +232,51 @@ def _outputs(parts, layout):
     table = parts.map_blocks(_pick, "stats", chunks=((1,) * len(rows), (len(keys),)),
                              new_axis=[1], dtype=dtype, meta=np.empty((0, 0), dtype=dtype))
     out["stats"] = {key: table[:, j] for j, key in enumerate(keys)}
+    out["stats"]["per_body"] = {key: pick("per_body:" + key, (), np.int64) for key in per_body}
     if n_ev is not None:
         out.update(t_events=pick("t_events", (n_ev, cap)),
                    y_events=pick("y_events", (n_ev, cap, k)),
                    t_stop=pick("t_stop", ()), y_final=pick("y_final", (k,)),
                    w_final=pick("w_final", (3,)))
         out["stats"]["n_events"] = pick("n_events", (n_ev,), np.int64)
+    return out
+
+
+def _event_fields(evs, n):
+    """The per-body arrays of the events ``evs`` as fields of the blockwise call (name ->
+    (N, ...) array) and a recipe from which `_chunk_events` makes a chunk's events: a per-body
+    event ships its rows to each task (`rotode.events._Parameters._chunk_split`); a Python
+    event that takes ``body`` gets the chunk's first body index (the field ``event:body``,
+    0..N-1), so that it sees indices in the whole batch."""
+    fields, recipe = {}, []
+    for j, e in enumerate(evs):
+        if e.n_bodies is not None:
+            if e.n_bodies != n:
+                raise ValueError(f"`events[{j}]` holds per-body parameters for {e.n_bodies} "
+                                 f"bodies but `y0` holds {n}")
+            per_body, template = e._chunk_split()
+            fields.update({f"event{j}:{name}": v for name, v in per_body.items()})
+            recipe.append(("per body", j, template))
+        elif getattr(e, "takes_body", False):
+            fields["event:body"] = np.arange(n)
+            recipe.append(("body index", j, e))
+        else:
+            recipe.append(("shared", j, e))
+    return fields, recipe
+
+
+def _chunk_events(recipe, blocks):
+    """The events of a chunk (`_event_fields`) from its NumPy blocks."""
+    out = []
+    for how, j, e in recipe:
+        if how == "per body":
+            prefix = f"event{j}:"
+            out.append(e._chunk_join({name[len(prefix):]: v for name, v in blocks.items()
+                                      if name.startswith(prefix)}))
+        elif how == "body index":
+            out.append(e._offset_by(int(blocks["event:body"][0])))
+        else:
+            out.append(e)
     return out
 
 
@@ -253,14 +305,17 @@ def _run_chunk(facade, recipe, y0, params, t_span, shared, n_ev, cap, keys):
     """One task: the NumPy batched call on a chunk of bodies, its outputs as arrays."""
     model, kwargs = shared
     kwargs = dict(kwargs)
-    blocks = {}
+    blocks, event_blocks = {}, {}
     for name, v in params.items():
         if name.startswith("option:"):
             kwargs[name[7:]] = np.ascontiguousarray(v)
+        elif name.startswith("event"):
+            event_blocks[name] = np.ascontiguousarray(v)
         else:
             blocks[name] = np.ascontiguousarray(v)
     model = _rebuild(recipe, blocks, model)
     if kwargs.get("events") is not None:
+        kwargs["events"] = _chunk_events(kwargs["events"], event_blocks)
         kwargs["max_events"] = cap
     res = facade(model, t_span, np.ascontiguousarray(y0, dtype=np.float64), **kwargs)
     c = y0.shape[0]
@@ -269,6 +324,7 @@ def _run_chunk(facade, recipe, y0, params, t_span, shared, n_ev, cap, keys):
     if res.status not in (0, 1):
         status[~np.isfinite(res.y[:, -1]).all(axis=1)] = res.status
     out["stats"] = np.array([[res.stats.get(key, 0) for key in keys]])
+    out.update({"per_body:" + key: v for key, v in res.stats["per_body"].items()})
     if kwargs.get("events") is not None:
         t_ev = np.full((c, n_ev, cap), np.nan)
         y_ev = np.full((c, n_ev, cap, y0.shape[1]), np.nan)
@@ -305,7 +361,9 @@ class LazyIntegrationResult(StateViews):
         Per body: 0 ran to the end, 1 stopped by a terminal event, otherwise the failure code
         of its chunk's run (`IntegrationResult.status`).
     stats : dict of dask arrays
-        Each counter once per chunk (shape (n_chunks,)), as the chunk's batched run reports it.
+        Each counter once per chunk (shape (n_chunks,)), as the chunk's batched run reports it;
+        ``stats["per_body"]``: the per-body counters of `IntegrationResult`, shape (N,), equal
+        to those of the NumPy run.
     t_events, y_events : dask arrays or None
         With ``events``: per body and event, the first ``max_events`` (default 16) times
         (N, n_events, max_events) and rows (..., k), NaN-padded; ``stats["n_events"]`` (N,
@@ -381,8 +439,8 @@ class LazyIntegrationResult(StateViews):
         stats, outcome = values[-2:]
         codes = [c for c, _ in outcome]
         messages = [m for _, m in outcome]
-        stats = {key: (np.asarray(v).max().item() if key != "n_events" else np.asarray(v))
-                 for key, v in stats.items()}
+        stats = {key: (np.asarray(v).max().item() if key not in ("n_events", "per_body")
+                       else v) for key, v in stats.items()}
         code, message = 0, "success"
         starts = np.concatenate([[0], np.cumsum(self._rows)])
         for j, c in enumerate(codes):

@@ -3,7 +3,7 @@ from typing import Any
 
 from typing_extensions import disjoint_base
 
-__all__ = ['STATUS', 'Engine', 'outcome', 'algebra_atol']
+__all__ = ['STATUS', 'Engine', 'outcome', 'algebra_atol', 'per_body_counts']
 
 @disjoint_base
 class Engine:
@@ -14,3 +14,4 @@ class Engine:
 STATUS: dict[Any, Any]
 def outcome(status, failed, t, sources=..., reasons=..., fail_t=..., last=...) -> Any: ...
 def algebra_atol(atol) -> Any: ...
+def per_body_counts(counts, n_steps, nfev) -> Any: ...

@@ -33,7 +33,7 @@ cdef extern from *:
 
 cnp.import_array()
 
-__all__ = ["STATUS", "Engine", "outcome", "algebra_atol"]
+__all__ = ["STATUS", "Engine", "outcome", "algebra_atol", "per_body_counts"]
 
 #: Public names of the status codes (docs/architecture.md, "status contract").
 STATUS = {
@@ -575,7 +575,7 @@ cdef int _event_values(const Stepper* s, Py_ssize_t i, double t, const double* z
         if st != STATUS_OK:
             return st
     for e in range(only if only >= 0 else 0, only + 1 if only >= 0 else E.n):
-        g[e] = (<Event>E.ev[e]).evaluate(t, y, s.k, w)
+        g[e] = (<Event>E.ev[e]).evaluate_body(i, t, y, s.k, w)
         if g[e] != g[e]:
             _event_nan(E.ev[e], t)             # (a Python event stored its error already)
             return STATUS_SOURCE_ERROR
@@ -1394,3 +1394,16 @@ def algebra_atol(atol):
     for i in range(4, n):
         o[i - 1] = a[i]
     return out
+
+
+def per_body_counts(counts, n_steps, nfev):
+    """The per-body counters of a run (its stats' ``"per_body"``), as int64 arrays (N,):
+    ``n_steps`` (``counts[:, 0]`` of an error-controlled run; else ``n_steps``, the grid's
+    steps, for every body), ``nfev`` (the runner's evaluations per body) and, with ``counts``
+    (N, 3) of an error-controlled run (`drive`), ``n_rejected`` and ``nfev_pair``."""
+    nfev = np.asarray(nfev, dtype=np.int64)
+    n = nfev.shape[0]
+    if counts is None:
+        return {"n_steps": np.full(n, n_steps, dtype=np.int64), "nfev": nfev.copy()}
+    return {"n_steps": counts[:, 0].copy(), "n_rejected": counts[:, 1].copy(),
+            "nfev": nfev.copy(), "nfev_pair": counts[:, 2].copy()}

@@ -239,3 +239,60 @@ def largest(x):
     if n == 1:
         return int(x[0])
     return int(x.max())
+
+
+cdef bint _finite_doubles(const double* p, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef double s = 0.0
+    for i in range(n):
+        s = s + 0.0 * p[i]          # NaN as soon as one entry is NaN or inf
+    return s == 0.0
+
+
+cdef bint _finite_value(object value) noexcept:
+    """True when ``value`` (what a right-hand side returned) is a C-contiguous float64 or
+    complex128 array, or a list or tuple of real numbers, all finite; False otherwise (None,
+    NaN, inf, or another kind of value, which the caller examines)."""
+    cdef cnp.ndarray a
+    cdef Py_ssize_t i, n
+    cdef int typ
+    if value is None:
+        return False
+    if type(value) is np.ndarray:
+        a = <cnp.ndarray>value
+        typ = cnp.PyArray_TYPE(a)
+        if not cnp.PyArray_IS_C_CONTIGUOUS(a) or (typ != cnp.NPY_DOUBLE
+                                                  and typ != cnp.NPY_CDOUBLE):
+            return False
+        n = cnp.PyArray_SIZE(a) * (2 if typ == cnp.NPY_CDOUBLE else 1)
+        return _finite_doubles(<const double*>cnp.PyArray_DATA(a), n)
+    if type(value) is list or type(value) is tuple:
+        n = len(value)
+        for i in range(n):
+            item = value[i]
+            if isinstance(item, float):      # (numpy.float64 too)
+                if not isfinite(<double>item):
+                    return False
+            elif not isinstance(item, int):
+                return False
+        return True
+    return False
+
+
+def finite_value(value):
+    """True when ``value`` is a C-contiguous float64 or complex128 array, or a list or tuple
+    of real numbers, all finite; False otherwise (None, NaN, inf, or another kind of value)."""
+    return _finite_value(value)
+
+
+def checked_function(function, on_bad):
+    """``function(t, y, *args)`` for SciPy's ``solve_ivp`` loop, every value checked:
+    ``on_bad(value, t)`` is called for a value that `finite_value` does not pass (it raises for
+    None, NaN or inf and returns for a value of another kind, e.g. an integer array).  The
+    wrapper and the check of the common values run in C (tens of ns per evaluation)."""
+    def checked(t, y, *args):
+        value = function(t, y, *args) if args else function(t, y)
+        if not _finite_value(value):
+            on_bad(value, t)
+        return value
+    return checked

@@ -1,4 +1,16 @@
 """Views shared by the results of `rotode.integrate` (NumPy and dask alike)."""
+from scipy.spatial.transform import Rotation
+
+
+def rotations(q):
+    """``Rotation`` of scalar-first quaternions (n_t, 4), or (N, n_t, 4): an (N, n_t)
+    Rotation where SciPy has N-D rotations (1.17), else a list of N (n_t,) Rotations."""
+    if q.ndim <= 2:
+        return Rotation.from_quat(q, scalar_first=True)
+    try:
+        return Rotation.from_quat(q, scalar_first=True)
+    except ValueError:          # SciPy without N-D rotations: one stack per body
+        return [Rotation.from_quat(qi, scalar_first=True) for qi in q]
 
 
 class StateViews:

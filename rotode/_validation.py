@@ -10,6 +10,7 @@ import os
 import warnings
 
 import numpy as np
+from scipy.spatial.transform import Rotation
 
 from rotode._loops import TINY_NORM2, all_finite, first_small_norm, step_grid_ok
 
@@ -29,6 +30,8 @@ __all__ = [
     "common_bodies",
     "is_dask",
     "check_nonzero_quaternions",
+    "rotation_quaternions",
+    "as_quaternions",
     "check_rotation_matrices",
     "as_rotation_matrices",
     "as_positive_array",
@@ -349,6 +352,12 @@ def as_float_array(x, name, trailing=(), *, finite=True, batch=True):
             raise ValueError(f"`{name}` must contain only finite values, got an integer beyond "
                              "the float range") from None
         except (TypeError, ValueError):
+            if isinstance(x, Rotation):
+                raise TypeError(
+                    f"`{name}` must be a real numeric array, got a scipy.spatial.transform."
+                    "Rotation: rotode takes a Rotation where an orientation is expected (`y0` "
+                    "of kinematics, event references, frames, quaternion arguments); a rigid "
+                    "body's state is rotode.state(rotation, w_body)") from None
             raise TypeError(f"`{name}` must be a real numeric array, got dtype object") from None
     if arr.dtype.kind not in "iuf":
         raise TypeError(f"`{name}` must be a real numeric array, got dtype {arr.dtype}")
@@ -448,6 +457,24 @@ def check_nonzero_quaternions(q, name):
             f"entry {tuple(int(i) for i in where)} has |q|^2 = {np.atleast_1d(n2)[tuple(where)]!r}"
         )
     return q
+
+
+def rotation_quaternions(x):
+    """The scalar-first quaternions ``[w, x, y, z]`` of a ``scipy.spatial.transform.Rotation``,
+    shape (4,) or (..., 4), by SciPy's own export ``as_quat(scalar_first=True)``; anything
+    else unchanged.  (A scalar-last array, SciPy's default ``as_quat()``, cannot be told apart
+    from a scalar-first one: only a Rotation carries its convention.)"""
+    if isinstance(x, Rotation):
+        return x.as_quat(scalar_first=True)
+    return x
+
+
+def as_quaternions(x, name, *, batch=True):
+    """Nonzero scalar-first quaternions as float64, shape (..., 4) (``batch=False``: (4,)),
+    from an array or a ``scipy.spatial.transform.Rotation`` (`rotation_quaternions`);
+    TypeError/ValueError naming ``name`` otherwise."""
+    q = as_float_array(rotation_quaternions(x), name, (4,), batch=batch)
+    return check_nonzero_quaternions(q, name)
 
 
 def check_rotation_matrices(R, name, atol=1e-6):

@@ -41,7 +41,7 @@ qdot0 : array_like, shape (N, 4) or (4,)
 import numpy as np
 
 from rotode import methods as _methods
-from rotode._driver import Engine, algebra_atol, outcome
+from rotode._driver import Engine, algebra_atol, outcome, per_body_counts
 from rotode._loops import TINY_NORM2, first_small_norm, largest
 from rotode._validation import (as_bool_option, as_callable_vector, as_choice,
                                 as_float_array, as_int_option, as_rows, as_step_grid,
@@ -680,6 +680,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
         stats["n_steps"] = stats["n_main_steps"] = largest(counts[:, 0])
         stats["n_rejected"] = largest(counts[:, 1])
         stats["nfev_pair"] = largest(counts[:, 2])
+    stats["per_body"] = per_body_counts(counts if adaptive else None, stats["n_steps"], nfev)
     if fsrc is not None:
         stats["nfev_force"] = largest(nfevf)
     if kernel == "rkn4":

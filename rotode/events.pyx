@@ -23,14 +23,16 @@ An event that stays exactly 0 over an interval (``Component("w", 0)`` of a body 
 its symmetry axis) has no sign change and is not recorded; SciPy records it at every step
 there (its test ``g <= 0 <= g_new`` holds at 0).
 """
+import inspect
 import numbers
 import types
 
 import numpy as np
 
 from rotode._signature import ExtensionSignature as _ExtensionSignature
-from rotode._validation import (TINY_NORM2, as_choice, as_float_array, as_inertia,
-                                as_positive_scalar, as_real, check_nonzero_quaternions)
+from rotode._validation import (TINY_NORM2, as_body_index, as_choice, as_float_array,
+                                as_inertia, as_real, as_rows, check_nonzero_quaternions,
+                                common_bodies, is_dask, rotation_quaternions)
 
 from libc.math cimport NAN, sqrt, fabs, cos, isfinite
 from libc.string cimport memcpy
@@ -78,21 +80,67 @@ def _direction(direction, name="direction"):
     return int(direction)
 
 
-def _direction_of(v):
-    """``v / |v|`` of a finite nonzero vector, scaled first (no overflow of |v|^2)."""
-    top = float(np.abs(v).max())
-    if not top > 0:
-        return None
-    u = v / top
-    return u / np.linalg.norm(u)
+cdef bint _unit_into(const double* v, int n, double* out) noexcept:
+    """out = v / |v| for a finite nonzero v of n entries, scaled first (no overflow of |v|^2);
+    False for a zero vector.  One body's parameters and every row of per-body ones go through
+    this same loop, so that body i of a per-body event has the bits of its one-body event."""
+    cdef double top = 0.0, s = 0.0
+    cdef int j
+    for j in range(n):
+        if fabs(v[j]) > top:
+            top = fabs(v[j])
+    if not top > 0.0:
+        return False
+    for j in range(n):
+        out[j] = v[j] / top
+    for j in range(n):
+        s = s + out[j] * out[j]
+    s = sqrt(s)
+    for j in range(n):
+        out[j] = out[j] / s
+    return True
 
 
-def _unit(x, name):
-    v = as_float_array(x, name, (3,), batch=False)
-    u = _direction_of(v)
-    if u is None:
-        raise ValueError(f"`{name}` must be a nonzero vector")
-    return u
+def _zero_dim(value):
+    """Whether ``value`` has no dimensions (False for a ragged nested sequence, which
+    `rotode._validation.as_rows` then names)."""
+    try:
+        return np.ndim(value) == 0
+    except ValueError:
+        return False
+
+
+def _per_body(named):
+    """``(N or None, {name: float64 array})`` of parameters given once (shape ``trailing``) or
+    once per body (leading axis N): ``named`` maps a name to ``(value, trailing)``; the
+    arrays are broadcast to (N, *trailing) (or kept as given for one body).  A dask array is
+    refused (a per-body event's parameters are NumPy; rotode splits them per chunk)."""
+    rows, counts = {}, {}
+    for name, (value, trailing) in named.items():
+        if is_dask(value):
+            raise TypeError(f"`{name}` must be a NumPy array (a dask run splits an event's "
+                            "per-body parameters over its chunks itself), got a dask array")
+        if not trailing and _zero_dim(value):          # one number: a real scalar
+            rows[name], counts[name] = np.array(as_real(value, name)), None
+        else:
+            rows[name], counts[name] = as_rows(value, name, trailing)
+    n = common_bodies(counts)
+    if n is not None:
+        for name, (_, trailing) in named.items():
+            if counts[name] is None:
+                rows[name] = np.broadcast_to(rows[name], (n, *trailing))
+            rows[name] = np.ascontiguousarray(rows[name])
+    return n, rows
+
+
+def _check_angles(angle, n):
+    """``angle`` in [0, pi] (ValueError naming it otherwise), as float64 (n,) or ()."""
+    a = np.asarray(angle, dtype=np.float64)
+    if not np.all((a >= 0) & (a <= np.pi)):
+        bad = a[~((a >= 0) & (a <= np.pi))].reshape(-1)[0]
+        each = " for every body" if n is not None else ""
+        raise ValueError(f"`angle` must be in [0, pi]{each}, got {float(bad)!r}")
+    return a
 
 
 cdef class Event:
@@ -118,6 +166,9 @@ cdef class Event:
     error : Exception or None
         The exception of a failed evaluation in compiled code, held until the caller raises it.
 
+    n_bodies : int or None
+        N for an event with per-body parameters (a batch of N bodies: body i reads row i,
+        ``event[i]`` is its one-body event), else None (the same event for every body).
     Raises
     ------
     ValueError
@@ -150,18 +201,28 @@ cdef class Event:
         self.terminal = _terminal(terminal)
         self.direction = _direction(direction)
         self.needs_w = True
+        self.n_bodies = None
 
     cdef double evaluate(self, double t, const double* y, int k,
                          const double* w) noexcept nogil:
         return NAN
 
-    def __call__(self, t, y):
-        """g at time t and state y (``[q]`` or ``[q, w_body]``), as SciPy's events take it."""
+    cdef double evaluate_body(self, Py_ssize_t i, double t, const double* y, int k,
+                              const double* w) noexcept nogil:
+        return self.evaluate(t, y, k, w)
+
+    def __call__(self, t, y, body=None):
+        """g at time t and state y (``[q]`` or ``[q, w_body]``), as SciPy's events take it;
+        ``body``: the index of the body of a per-body event (required there; SciPy never
+        passes it)."""
         cdef cnp.ndarray a
         cdef const double* p = NULL
         cdef double n2, tt, g
         cdef double w[3]
         cdef int k = 0, i
+        cdef Py_ssize_t b = 0
+        if body is not None or self.n_bodies is not None:
+            b = _body_index(self, body)
         if isinstance(t, float) and type(y) is np.ndarray:   # SciPy's calls: no conversion
             a = <cnp.ndarray>y
             k = <int>cnp.PyArray_DIM(a, 0) if cnp.PyArray_NDIM(a) == 1 else 0
@@ -187,7 +248,7 @@ cdef class Event:
         w[0] = p[4] if k == 7 else NAN
         w[1] = p[5] if k == 7 else NAN
         w[2] = p[6] if k == 7 else NAN
-        g = self.evaluate(tt, p, k, w)
+        g = self.evaluate_body(b, tt, p, k, w)
         if self.error is not None:
             err, self.error = self.error, None
             raise err
@@ -200,6 +261,113 @@ cdef class Event:
                 f"direction={self.direction})")
 
 
+def _body_index(event, body):
+    """The body index ``body`` given to a call of `event` (per-body: required, in range)."""
+    if event.n_bodies is None:
+        if isinstance(body, (bool, np.bool_)) or not isinstance(body, (int, np.integer)) \
+                or body < 0:
+            raise TypeError(f"`body` must be an integer >= 0 (a body index), got "
+                            f"{_shown(body)}")
+        return int(body)          # (a subclass's `evaluate_body` may read it)
+    if body is None:
+        raise ValueError(f"{_event_repr(event)} holds per-body parameters for "
+                         f"{event.n_bodies} bodies: call it with body=i, or take event[i]")
+    return as_body_index(body, event.n_bodies, type(event).__name__)
+
+
+def _restore(cls, params, terminal, direction, extra):
+    """A built-in event from `_Parameters.__reduce__`."""
+    cdef _Parameters e = cls.__new__(cls)
+    e.error = None
+    e.terminal = terminal
+    e.direction = direction
+    e._set_params(params)
+    e._set_extra(extra)
+    return e
+
+
+cdef class _Parameters(Event):
+    """Base of the built-in events: one body's parameters, or one row of them per body.
+
+    A subclass lays its parameters out as `_width` doubles (``_p`` for one body, the rows of
+    ``_table`` per body) and overrides ``evaluate_body``; ``event[i]`` is the one-body event of
+    row i (the same bits), and a dask run hands each chunk of bodies its rows
+    (`_chunk_split`, `_chunk_join`).
+    """
+
+    def _set_params(self, params):
+        """Parameters of shape (_width,) (one body) or (N, _width) (per body)."""
+        cdef int j
+        a = np.ascontiguousarray(params, dtype=np.float64)
+        self._width = <int>a.shape[a.ndim - 1]
+        if self._width > EVENT_PARAMS:
+            raise ValueError("too many parameters for a built-in event")
+        if a.ndim == 1:
+            for j in range(self._width):
+                self._p[j] = a[j]
+            self._rows = NULL
+            self._table = None
+            self.n_bodies = None
+        else:
+            for j in range(EVENT_PARAMS):
+                self._p[j] = NAN
+            self._table = a
+            self._rows = <const double*>cnp.PyArray_DATA(<cnp.ndarray>a)
+            self.n_bodies = int(a.shape[0])
+
+    def _params(self):
+        """The parameters: (_width,) or (N, _width) (a copy)."""
+        if self._table is not None:
+            return self._table.copy()
+        return np.array([self._p[j] for j in range(self._width)])
+
+    def _column(self, int j):
+        """Parameter j: a float, or (N,) for per-body parameters."""
+        if self._table is not None:
+            return self._table[:, j].copy()
+        return self._p[j]
+
+    def _extra(self):
+        """What a subclass holds besides its parameters (`Component`: its name and index)."""
+        return ()
+
+    def _set_extra(self, extra):
+        self.needs_w = False
+
+    def _clone(self, params):
+        """An event of this class with these parameters, the same terminal and direction."""
+        return _restore(type(self), params, self.terminal, self.direction, self._extra())
+
+    def __getitem__(self, i):
+        """Body ``i`` of a per-body event (``n_bodies`` is not None), as a one-body event (the
+        same numbers as that body of a batched run)."""
+        b = as_body_index(i, self.n_bodies, f"this {type(self).__name__}")
+        return self._clone(self._table[b])
+
+    def __reduce__(self):
+        return (_restore, (type(self), self._params(), self.terminal, self.direction,
+                           self._extra()))
+
+    def _chunk_split(self):
+        """A per-body event in parts, for chunks of bodies (rotode/_dask.py): its per-body
+        arrays (name -> (N, ...)) and a one-body template; ``template._chunk_join(blocks)``
+        is the event of a chunk from NumPy blocks of the arrays."""
+        return {"table": self._table}, self._clone(self._table[0])
+
+    def _chunk_join(self, blocks):
+        return self._clone(blocks["table"])
+
+    cdef double evaluate(self, double t, const double* y, int k,
+                         const double* w) noexcept nogil:
+        if self._rows != NULL:          # (per body: which body's parameters is not said)
+            return NAN
+        return self.evaluate_body(0, t, y, k, w)
+
+    def _per_body_repr(self):
+        return (f"{type(self).__name__}(<per-body parameters of {self.n_bodies} bodies>, "
+                f"terminal={self.terminal}, direction={self.direction})")
+
+
 cdef inline double _unit_cos(const double* q, const double* b, const double* a) noexcept nogil:
     """(R(q) b) . a for unit b, a and any nonzero q (quat_rotate normalises)."""
     cdef double v[3]
@@ -207,37 +375,38 @@ cdef inline double _unit_cos(const double* q, const double* b, const double* a) 
     return v[0] * a[0] + v[1] * a[1] + v[2] * a[2]
 
 
-cdef class AxisAngle(Event):
+cdef class AxisAngle(_Parameters):
     """The angle between a body axis and a world axis crosses ``angle`` (radians).
+
+    ``g = cos(angle) - (R(q) b) . a`` for unit ``b`` (body) and ``a`` (world): g increases with
+    the angle, so ``direction=+1`` marks the axis moving away past ``angle`` (a top falling past
+    a tilt), -1 coming back.
 
     Parameters
     ----------
-    body_axis : array_like, shape (3,)
-        Nonzero axis ``b`` in body coordinates (normalised here).
-    world_axis : array_like, shape (3,)
-        Nonzero axis ``a`` in world coordinates (normalised here).
-    angle : float
-        The angle in [0, pi].
+    body_axis, world_axis : array_like, shape (3,) or (N, 3)
+        Nonzero axes (normalised here); with a leading axis N, one per body.
+    angle : float or array_like, shape (N,)
+        In [0, pi]; one per body with a leading axis N.  Any parameter given per body makes a
+        per-body event (``n_bodies`` = N) for runs of N bodies: body i of the batch reads row
+        i (the others are shared).
     terminal, direction : optional
         As for `Event` (default False and 0).
 
     Attributes
     ----------
-    angle : float
+    angle : float or ndarray
+    n_bodies : int or None
+        N for a per-body event, else None.
 
     Raises
     ------
     ValueError
-        For a zero axis or an angle outside [0, pi].
+        For a zero axis or an angle outside [0, pi], or per-body rows that do not agree in N.
 
     See Also
     --------
     RotationAngle
-
-    Notes
-    -----
-    ``g = cos(angle) - (R(q) b) . a``: g increases with the angle, so ``direction=+1`` marks the
-    axis moving away past ``angle`` (a top falling past a tilt), -1 coming back.
 
     Examples
     --------
@@ -249,29 +418,49 @@ cdef class AxisAngle(Event):
 
     def __init__(self, body_axis, world_axis, angle, terminal=False, direction=0):
         super().__init__(terminal, direction)
-        b = _unit(body_axis, "body_axis")
-        a = _unit(world_axis, "world_axis")
-        angle = as_positive_scalar(angle, "angle", allow_zero=True)
-        if angle > np.pi:
-            raise ValueError(f"`angle` must be in [0, pi], got {angle!r}")
-        for i in range(3):
-            self._b[i] = b[i]
-            self._a[i] = a[i]
-        self._cos = cos(angle)
-        self.angle = angle
+        n, rows = _per_body({"body_axis": (body_axis, (3,)), "world_axis": (world_axis, (3,)),
+                             "angle": (angle, ())})
+        angles = _check_angles(rows["angle"], n)
+        b = rows["body_axis"].reshape(-1, 3)
+        a = rows["world_axis"].reshape(-1, 3)
+        th = angles.reshape(-1)
+        m = b.shape[0]
+        table = np.empty((m, 8))
+        cdef double[:, ::1] tv = table
+        cdef const double[:, ::1] bv = b, av = a
+        cdef const double[::1] thv = th
+        cdef Py_ssize_t i
+        for i in range(m):
+            if not _unit_into(&bv[i, 0], 3, &tv[i, 0]):
+                raise ValueError("`body_axis` must be a nonzero vector" +
+                                 (f" (body {i})" if n is not None else ""))
+            if not _unit_into(&av[i, 0], 3, &tv[i, 3]):
+                raise ValueError("`world_axis` must be a nonzero vector" +
+                                 (f" (body {i})" if n is not None else ""))
+            tv[i, 6] = cos(thv[i])
+            tv[i, 7] = thv[i]
+        self._set_params(table if n is not None else table[0])
         self.needs_w = False
 
-    cdef double evaluate(self, double t, const double* y, int k,
-                         const double* w) noexcept nogil:
-        return self._cos - _unit_cos(y, self._b, self._a)
+    @property
+    def angle(self):
+        """The angle (radians): a float, or (N,) per body."""
+        return self._column(7)
+
+    cdef double evaluate_body(self, Py_ssize_t i, double t, const double* y, int k,
+                              const double* w) noexcept nogil:
+        cdef const double* p = event_params(self, i)
+        return p[6] - _unit_cos(y, p, &p[3])
 
     def __repr__(self):
-        return (f"AxisAngle(body_axis={[self._b[i] for i in range(3)]}, world_axis="
-                f"{[self._a[i] for i in range(3)]}, angle={self.angle!r}, "
+        if self.n_bodies is not None:
+            return self._per_body_repr()
+        return (f"AxisAngle(body_axis={[self._p[i] for i in range(3)]}, world_axis="
+                f"{[self._p[3 + i] for i in range(3)]}, angle={self.angle!r}, "
                 f"terminal={self.terminal}, direction={self.direction})")
 
 
-cdef class Component(Event):
+cdef class Component(_Parameters):
     """A component of the output crosses ``value``: ``g = component - value``.
 
     Parameters
@@ -281,8 +470,9 @@ cdef class Component(Event):
         entry of the state row.
     index : int
         Index into it: 0-3 for ``"q"``, 0-2 for ``"w"``, 0-12 for ``"y"``.
-    value : float, optional
-        The level (default 0).
+    value : float or array_like, shape (N,), optional
+        The level (default 0); with a leading axis N, one per body (a per-body event,
+        ``n_bodies`` = N: body i of a batch of N reads row i).
     terminal, direction : optional
         As for `Event` (default False and 0).
 
@@ -290,7 +480,9 @@ cdef class Component(Event):
     ----------
     name : str
     index : int
-    value : float
+    value : float or ndarray
+    n_bodies : int or None
+        N for a per-body event, else None.
 
     Raises
     ------
@@ -319,41 +511,62 @@ cdef class Component(Event):
                 len(repr(index)) <= 40 else type(index).__name__
             raise ValueError(f"`index` of {name!r} must be an integer in [0, {sizes[name]}), "
                              f"got {shown}")
-        v = as_real(value, "value")
-        self.name = name
-        self.index = int(index)
-        self.value = v
-        self._which = ("q", "w", "y").index(name)
-        self.needs_w = name == "w"
+        n, rows = _per_body({"value": (value, ())})
+        self._set_extra((name, int(index)))
+        self._set_params(rows["value"].reshape(-1, 1) if n is not None
+                         else rows["value"].reshape(1))
 
-    cdef double evaluate(self, double t, const double* y, int k,
-                         const double* w) noexcept nogil:
+    @property
+    def value(self):
+        """The value crossed: a float, or (N,) per body."""
+        return self._column(0)
+
+    def _extra(self):
+        return (self.name, self.index)
+
+    def _set_extra(self, extra):
+        self.name, self.index = extra
+        self._which = ("q", "w", "y").index(self.name)
+        self.needs_w = self.name == "w"
+
+    cdef double evaluate_body(self, Py_ssize_t i, double t, const double* y, int k,
+                              const double* w) noexcept nogil:
+        cdef double v = event_params(self, i)[0]
         if self._which == 1:
-            return w[self.index] - self.value
+            return w[self.index] - v
         if self.index >= k:
             return NAN
-        return y[self.index] - self.value
+        return y[self.index] - v
 
     def __repr__(self):
+        if self.n_bodies is not None:
+            return (f"Component({self.name!r}, {self.index}, value=<{self.n_bodies} bodies>, "
+                    f"terminal={self.terminal}, direction={self.direction})")
         return (f"Component({self.name!r}, {self.index}, value={self.value}, "
                 f"terminal={self.terminal}, direction={self.direction})")
 
 
-cdef class RotationAngle(Event):
+cdef class RotationAngle(_Parameters):
     """The rotation angle from a reference orientation crosses ``angle`` (radians).
 
     Parameters
     ----------
-    reference : array_like, shape (4,)
-        The reference orientation ``r``, a nonzero quaternion (normalised here).
-    angle : float
-        The angle in [0, pi].
+    reference : array_like, shape (4,) or (N, 4), or Rotation
+        The reference orientation ``r``: nonzero scalar-first quaternion(s) ``[w, x, y, z]``
+        (normalised here), or a ``scipy.spatial.transform.Rotation`` (stacked: one per body).
+        SciPy's default ``as_quat()`` is scalar LAST and would name another reference: pass
+        the Rotation.
+    angle : float or array_like, shape (N,)
+        The angle in [0, pi]; one per body with a leading axis N.  A per-body reference or
+        angle makes a per-body event (``n_bodies`` = N): body i of a batch reads row i.
     terminal, direction : optional
         As for `Event` (default False and 0).
 
     Attributes
     ----------
-    angle : float
+    angle : float or ndarray
+    n_bodies : int or None
+        N for a per-body event, else None.
 
     Raises
     ------
@@ -380,49 +593,90 @@ cdef class RotationAngle(Event):
 
     def __init__(self, reference, angle, terminal=False, direction=0):
         super().__init__(terminal, direction)
-        r = as_float_array(reference, "reference", (4,), batch=False)
-        u = _direction_of(r)
-        if u is None:
-            raise ValueError("`reference` must be a nonzero quaternion")
-        angle = as_positive_scalar(angle, "angle", allow_zero=True)
-        if angle > np.pi:
-            raise ValueError(f"`angle` must be in [0, pi], got {angle!r}")
-        for i in range(4):
-            self._r[i] = u[i]
-        self._cos_half = cos(0.5 * angle)
-        self.angle = angle
+        n, rows = _per_body({"reference": (rotation_quaternions(reference), (4,)),
+                             "angle": (angle, ())})
+        angles = _check_angles(rows["angle"], n)
+        r = rows["reference"].reshape(-1, 4)
+        th = angles.reshape(-1)
+        m = r.shape[0]
+        table = np.empty((m, 6))
+        cdef double[:, ::1] tv = table
+        cdef const double[:, ::1] rv = r
+        cdef const double[::1] thv = th
+        cdef Py_ssize_t i
+        for i in range(m):
+            if not _unit_into(&rv[i, 0], 4, &tv[i, 0]):
+                raise ValueError("`reference` must be a nonzero quaternion" +
+                                 (f" (body {i})" if n is not None else ""))
+            tv[i, 4] = cos(0.5 * thv[i])
+            tv[i, 5] = thv[i]
+        self._set_params(table if n is not None else table[0])
         self.needs_w = False
 
-    cdef double evaluate(self, double t, const double* y, int k,
-                         const double* w) noexcept nogil:
-        cdef double d = (self._r[0] * y[0] + self._r[1] * y[1] + self._r[2] * y[2]
-                         + self._r[3] * y[3])     # (r^* q)_w
+    @property
+    def angle(self):
+        """The angle (radians): a float, or (N,) per body."""
+        return self._column(5)
+
+    cdef double evaluate_body(self, Py_ssize_t i, double t, const double* y, int k,
+                              const double* w) noexcept nogil:
+        cdef const double* r = event_params(self, i)
+        cdef double d = r[0] * y[0] + r[1] * y[1] + r[2] * y[2] + r[3] * y[3]     # (r^* q)_w
         cdef double n = sqrt(y[0] * y[0] + y[1] * y[1] + y[2] * y[2] + y[3] * y[3])
-        return self._cos_half - fabs(d) / n
+        return r[4] - fabs(d) / n
 
     def __repr__(self):
-        return (f"RotationAngle(reference={[self._r[i] for i in range(4)]}, "
+        if self.n_bodies is not None:
+            return self._per_body_repr()
+        return (f"RotationAngle(reference={[self._p[i] for i in range(4)]}, "
                 f"angle={self.angle!r}, terminal={self.terminal}, "
                 f"direction={self.direction})")
 
 
-cdef class KineticEnergy(Event):
+def _inertia_rows(inertia):
+    """Inertia tensors (m, 3, 3) and N (None: one tensor) from (3,), (3, 3), (N, 3) moments or
+    (N, 3, 3) tensors, checked as `rotode.RigidBody` checks them (the same messages)."""
+    if is_dask(inertia):
+        raise TypeError("`inertia` must be a NumPy array (a dask run splits an event's "
+                        "per-body parameters over its chunks itself), got a dask array")
+    arr = as_float_array(inertia, "inertia", (), finite=False)
+    if arr.shape in ((3,), (3, 3)):
+        return as_inertia(arr, "inertia")[None], None
+    if arr.ndim == 2 and arr.shape[1] == 3 and arr.shape[0] > 0:
+        arr = as_float_array(arr, "inertia")
+        if not np.all(arr > 0):
+            raise ValueError("`inertia` principal moments must be positive for every body")
+        full = np.zeros((arr.shape[0], 3, 3))
+        idx = np.arange(3)
+        full[:, idx, idx] = arr
+        return as_inertia(full, "inertia"), arr.shape[0]
+    if arr.ndim == 3 and arr.shape[1:] == (3, 3) and arr.shape[0] > 0:
+        return as_inertia(arr, "inertia"), arr.shape[0]
+    raise ValueError(f"`inertia` must have shape (3,) (principal moments) or (3, 3), or per body "
+                     f"(N, 3) or (N, 3, 3), got {arr.shape}")
+
+
+cdef class KineticEnergy(_Parameters):
     """The rotational kinetic energy ``1/2 w . I w`` (body frame) crosses ``value``.
 
     Parameters
     ----------
-    inertia : array_like, shape (3,) or (3, 3)
+    inertia : array_like, shape (3,), (3, 3), (N, 3) or (N, 3, 3)
         The body's inertia tensor about its pivot or centre of mass, as for
         `rotode.RigidBody`: the principal moments (each > 0) or a symmetric positive definite
-        matrix, whose principal moments satisfy the triangle inequality.
-    value : float
-        The energy level.
+        matrix, whose principal moments satisfy the triangle inequality; with a leading axis
+        N, one per body.
+    value : float or array_like, shape (N,)
+        The energy level; one per body with a leading axis N.  Per-body rows make a per-body
+        event (``n_bodies`` = N): body i of a batch reads row i.
     terminal, direction : optional
         As for `Event` (default False and 0).
 
     Attributes
     ----------
-    value : float
+    value : float or ndarray
+    n_bodies : int or None
+        N for a per-body event, else None.
 
     Raises
     ------
@@ -443,34 +697,63 @@ cdef class KineticEnergy(Event):
 
     def __init__(self, inertia, value, terminal=False, direction=0):
         super().__init__(terminal, direction)
-        inertia = as_inertia(inertia, "inertia")     # (RigidBody's check: the same message)
-        if inertia.shape != (3, 3):
-            raise ValueError(f"`inertia` must have shape (3,) (principal moments) or (3, 3), "
-                             f"got {inertia.shape}")
-        v = as_real(value, "value")
-        for i in range(9):
-            self._I[i] = inertia.reshape(-1)[i]
-        self.value = v
+        tensors, n_in = _inertia_rows(inertia)
+        n, rows = _per_body({"value": (value, ())})
+        n = common_bodies({"inertia": n_in, "value": n})
+        m = 1 if n is None else n
+        table = np.empty((m, 10))
+        table[:, :9] = np.broadcast_to(tensors.reshape(-1, 9), (m, 9))
+        table[:, 9] = np.broadcast_to(rows["value"].reshape(-1), (m,))
+        self._set_params(table if n is not None else table[0])
+        self.needs_w = True
 
-    cdef double evaluate(self, double t, const double* y, int k,
-                         const double* w) noexcept nogil:
+    def _set_extra(self, extra):
+        self.needs_w = True
+
+    @property
+    def value(self):
+        """The energy crossed: a float, or (N,) per body."""
+        return self._column(9)
+
+    cdef double evaluate_body(self, Py_ssize_t b, double t, const double* y, int k,
+                              const double* w) noexcept nogil:
+        cdef const double* p = event_params(self, b)    # I (9, row major), value
         cdef double e = 0.0
         cdef int i, j
         for i in range(3):
             for j in range(3):
-                e = e + w[i] * self._I[3 * i + j] * w[j]
-        return 0.5 * e - self.value
+                e = e + w[i] * p[3 * i + j] * w[j]
+        return 0.5 * e - p[9]
 
     def __repr__(self):
-        m = np.array([self._I[i] for i in range(9)]).reshape(3, 3)
+        if self.n_bodies is not None:
+            return self._per_body_repr()
+        m = np.array([self._p[i] for i in range(9)]).reshape(3, 3)
         shown = np.diag(m).tolist() if np.count_nonzero(m - np.diag(np.diag(m))) == 0 \
             else m.tolist()
         return (f"KineticEnergy({shown}, value={self.value!r}, terminal={self.terminal}, "
                 f"direction={self.direction})")
 
 
+def _accepts_body(function):
+    """Whether ``function`` takes a keyword argument named ``body`` (inspected once)."""
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):      # (no signature: a builtin, or an odd callable)
+        return False
+    p = parameters.get("body")
+    return p is not None and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                        inspect.Parameter.KEYWORD_ONLY)
+
+
 cdef class PythonEvent(Event):
-    """A Python function ``g(t, y)`` with SciPy's ``terminal``/``direction`` attributes.
+    """A Python function ``g(t, y)`` with SciPy's ``terminal``/``direction`` attributes, called
+    with the GIL (an exception in it stops the run and is re-raised in the caller).
+
+    A function that takes a keyword argument ``body`` (``g(t, y, body=0)``, found once by its
+    signature) is called with ``body=i``, the index of the body in the batch of
+    `rotode.integrate` (0 for one body; a dask run passes the index in the whole batch), so
+    that it can read per-body parameters; SciPy, which calls ``g(t, y)``, leaves the default.
 
     Parameters
     ----------
@@ -513,13 +796,34 @@ cdef class PythonEvent(Event):
                          getattr(function, "direction", 0) if direction is None else direction)
         self.function = function
         self.needs_w = False              # (it sees the row y only)
+        self._takes_body = _accepts_body(function)
+        self._offset = 0
+
+    @property
+    def takes_body(self):
+        """Whether the function is called with ``body=i`` (it takes a keyword ``body``)."""
+        return self._takes_body
+
+    def _offset_by(self, Py_ssize_t offset):
+        """This event for a chunk of bodies starting at body ``offset`` of the batch."""
+        cdef PythonEvent e = PythonEvent(self.function, self.terminal, self.direction)
+        e._offset = self._offset + offset
+        return e
 
     cdef double evaluate(self, double t, const double* y, int k,
                          const double* w) noexcept nogil:
+        return self.evaluate_body(0, t, y, k, w)
+
+    cdef double evaluate_body(self, Py_ssize_t i, double t, const double* y, int k,
+                              const double* w) noexcept nogil:
         cdef double g
         with gil:
             try:
-                g = _event_value(self.function(t, _row_array(y, k)), self.function, t)
+                if self._takes_body:
+                    r = self.function(t, _row_array(y, k), body=i + self._offset)
+                else:
+                    r = self.function(t, _row_array(y, k))
+                g = _event_value(r, self.function, t)
                 return g
             except BaseException as exc:      # Ctrl-C in user code too
                 self.error = exc

@@ -43,7 +43,7 @@ import numpy as np
 from scipy.special import elliprf
 
 from rotode import quaternion as _quat
-from rotode._validation import as_float_array, as_inertia, check_nonzero_quaternions
+from rotode._validation import as_float_array, as_inertia, as_quaternions
 
 __all__ = ["ellipf", "ellipk", "free_rigid_body", "jacobi_sn_cn_dn"]
 
@@ -515,9 +515,9 @@ def free_rigid_body(inertia, w0, t, q0=None):
         Initial angular velocity in the **body** frame (rad/s).
     t : float or array_like, shape (n,)
         Times (s) after the initial one, any order and sign.
-    q0 : array_like, shape (4,), optional
-        Initial orientation ``[w, x, y, z]`` (body to world; normalised here).  Identity if
-        omitted.
+    q0 : array_like, shape (4,), or Rotation, optional
+        Initial orientation ``[w, x, y, z]`` (body to world; normalised here) or a single
+        ``scipy.spatial.transform.Rotation``.  Identity if omitted.
 
     Returns
     -------
@@ -635,7 +635,7 @@ def free_rigid_body(inertia, w0, t, q0=None):
     if q0 is None:
         q0 = np.array([1.0, 0.0, 0.0, 0.0])
     else:
-        q0 = check_nonzero_quaternions(as_float_array(q0, "q0", (4,), batch=False), "q0")
+        q0 = as_quaternions(q0, "q0", batch=False)
         q0 = q0 / np.linalg.norm(q0)
     moments = _snap_equal_moments(moments)
     # Principal frame: body coordinates x_b = V x_p, orientation principal -> world R(q0) V.

@@ -44,6 +44,7 @@ from rotode._validation import (
     as_real,
     check_nonzero_quaternions,
     complex_values_error,
+    rotation_quaternions,
 )
 
 __all__ = [
@@ -255,9 +256,11 @@ class Transform:
     ----------
     translation : array_like, shape (..., n)
         ``T``, the child's origin in parent coordinates; fixes the dimension ``n``.
-    rotation : array_like, shape (..., n, n) or, for n = 3, (..., 4), optional
-        ``R`` in SO(n) (orthonormal to 1e-6, det +1), or a nonzero scalar-first quaternion in
-        3-D (normalised).  Default: identity.
+    rotation : array_like, shape (..., n, n) or, for n = 3, (..., 4), or Rotation, optional
+        ``R`` in SO(n) (orthonormal to 1e-6, det +1), or in 3-D a nonzero scalar-first
+        quaternion ``[w, x, y, z]`` (normalised) or a ``scipy.spatial.transform.Rotation``
+        (SciPy's ``as_quat()`` is scalar LAST: pass the Rotation itself, or
+        ``as_quat(scalar_first=True)``).  Default: identity.
     scale : array_like, shape (...), optional
         ``S > 0``, one factor for all axes (a per-axis scale does not survive composition,
         [DTH] "Composition of Transforms").  Default 1.
@@ -295,7 +298,7 @@ class Transform:
         if rotation is None:
             R = np.eye(n)
         else:
-            R = as_float_array(rotation, "rotation")
+            R = as_float_array(rotation_quaternions(rotation), "rotation")
             if n == 3 and R.shape[-1:] == (4,):
                 R = _quat.to_matrix(check_nonzero_quaternions(R, "rotation"))
             elif R.ndim < 2 or R.shape[-2:] != (n, n):

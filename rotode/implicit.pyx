@@ -29,7 +29,7 @@ import warnings
 import numpy as np
 
 from rotode import methods as _methods
-from rotode._driver import outcome
+from rotode._driver import outcome, per_body_counts
 
 from cpython.ref cimport PyObject
 from libc.stdlib cimport malloc, free
@@ -395,6 +395,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
         "status": code,
         "message": message,
         "L": L_out,
+        "per_body": per_body_counts(None, int(n), nfev),
     }
     if N and n and subs.max() > WARN_SUBSTEPS * n:
         warnings.warn(

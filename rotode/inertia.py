@@ -30,10 +30,12 @@ from rotode._validation import (
     as_float_array,
     as_inertia,
     as_positive_array,
+    as_quaternions,
     as_symmetric,
     check_nonzero_quaternions,
     check_rotation_matrices,
     eigh_scaled,
+    rotation_quaternions,
 )
 
 __all__ = [
@@ -103,8 +105,9 @@ def _inertias(inertia, name):
 
 
 def _rotation_matrices(rotation, name):
-    """Rotation matrices (..., 3, 3) from matrices or nonzero scalar-first quaternions (..., 4)."""
-    arr = as_float_array(rotation, name)
+    """Rotation matrices (..., 3, 3) from matrices, nonzero scalar-first quaternions (..., 4)
+    or a scipy Rotation."""
+    arr = as_float_array(rotation_quaternions(rotation), name)
     if arr.ndim >= 1 and arr.shape[-1] == 4:
         q = check_nonzero_quaternions(arr, name)
         return _quat.to_matrix(q)
@@ -415,9 +418,10 @@ def rotate_inertia(inertia, rotation):
     ----------
     inertia : array_like, shape (..., 3, 3)
         Tensor in the part's (or body's) own frame.
-    rotation : array_like, shape (..., 3, 3) or (..., 4)
-        Rotation matrix ``A`` or nonzero scalar-first quaternion mapping the part's frame to
-        the target frame (body to world for ``I^W``).
+    rotation : array_like, shape (..., 3, 3) or (..., 4), or Rotation
+        Rotation matrix ``A``, nonzero scalar-first quaternion or
+        ``scipy.spatial.transform.Rotation`` mapping the part's frame to the target frame (body
+        to world for ``I^W``).
 
     Returns
     -------
@@ -734,8 +738,7 @@ def _state_parts(axes, orientation, angular_velocity, torque):
     B = _axes(axes)
     q = None
     if orientation is not None:
-        q = check_nonzero_quaternions(as_float_array(orientation, "orientation", (4,)),
-                                      "orientation")
+        q = as_quaternions(orientation, "orientation")
     w = _body_vectors(angular_velocity, "angular_velocity")
     t = _body_vectors(torque, "torque")
     batches = {"axes": B.shape[:-2]}
@@ -767,8 +770,9 @@ def to_principal_frame(axes, orientation=None, angular_velocity=None, torque=Non
     ----------
     axes : array_like, shape (..., 3, 3)
         Principal axes ``B`` (det +1), e.g. the second output of :func:`principal_axes`.
-    orientation : array_like, shape (..., 4), optional
-        Body-to-world unit quaternions in the old body frame.
+    orientation : array_like, shape (..., 4), or Rotation, optional
+        Body-to-world unit quaternions (scalar first) or a ``scipy.spatial.transform.Rotation``
+        in the old body frame.
     angular_velocity : array_like, shape (..., 3), optional
         Angular velocity in the old body frame.
     torque : array_like, shape (..., 3), optional

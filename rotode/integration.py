@@ -18,7 +18,7 @@ from scipy.spatial.transform import Rotation
 
 from rotode import _dask, dynamic, implicit, kinematic, methods
 from rotode import events as _events
-from rotode._results import StateViews
+from rotode._results import StateViews, rotations
 from rotode._validation import (
     as_control,
     as_float_array,
@@ -27,6 +27,7 @@ from rotode._validation import (
     as_workers,
     check_nonzero_quaternions,
     python_override,
+    rotation_quaternions,
 )
 from rotode.omega import AngularVelocity, Callable, Samples, as_source
 from rotode.rhs import QuaternionKinematics, RigidBody
@@ -75,7 +76,10 @@ class IntegrationResult(StateViews):
         ``solve_ivp``'s result does: without ``t_eval`` ``t = [t0, t_stop]``; with it, the
         requested times up to ``t_stop``.  A batch keeps the shared grid (see ``status``).
     y : ndarray, shape (n_t, k) or (N, n_t, k)
-        States at ``t`` (one row per time; the batch axis first for batched runs).
+        States at ``t``: one ROW per time (the batch axis first for batched runs), the
+        transpose of SciPy's ``OdeResult.y`` of shape (k, n_t); ``res.y.T`` of one body is
+        SciPy's layout.  ``rotode.as_rotation(res)`` or ``res.rotation`` gives the
+        orientations.
     q : ndarray, shape (n_t, 4) or (N, n_t, 4)
         Orientation quaternions (scalar first, body to world; any nonzero length for the
         non-unit methods, ``R(q) = R(q / |q|)``).
@@ -85,8 +89,14 @@ class IntegrationResult(StateViews):
     p, v : ndarray or None
         Position and velocity (world) when the state carries translation (``rkn4`` with a force).
     stats : dict
-        ``n_steps`` (steps per body), ``nfev`` (evaluations of w(t) or of the torque per body)
-        and method-specific counters (Newton iterations, sub-steps, ...).
+        ``n_steps`` (steps), ``nfev`` (evaluations of w(t) or of the torque), with error
+        control ``n_rejected`` (rejected steps) and ``nfev_pair`` (evaluations of the pair's
+        right-hand side), and method-specific counters (Newton iterations, sub-steps, ...).
+        For a batch each counter is the LARGEST over the bodies (the run's critical path),
+        and ``stats["per_body"]`` holds arrays of shape (N,), one entry per body:
+        ``n_steps``, ``nfev`` and, with error control, ``n_rejected`` and ``nfev_pair``
+        (their sums are the batch's totals).  Body i's entries equal the counters of its
+        single run.
     nfev : int
         ``stats["nfev"]``.
     status : int
@@ -166,16 +176,9 @@ class IntegrationResult(StateViews):
 
     @property
     def rotation(self) -> Rotation | list[Rotation]:
-        """``scipy.spatial.transform.Rotation`` of the orientations, shaped like ``q[..., 0]``."""
-        q = self.q
-        flat = q.reshape(-1, 4)
-        rot = Rotation.from_quat(flat, scalar_first=True)
-        if q.ndim == 2:
-            return rot
-        try:
-            return rot.reshape(q.shape[:-1])
-        except (AttributeError, ValueError):  # SciPy without N-D rotations: one stack per body
-            return [Rotation.from_quat(qi, scalar_first=True) for qi in q]
+        """``scipy.spatial.transform.Rotation`` of the orientations, shaped like ``q[..., 0]``
+        (a batch on SciPy < 1.17, without N-D rotations: a list of one Rotation per body)."""
+        return rotations(self.q)
 
     def __repr__(self) -> str:
         shape = "x".join(str(s) for s in self.y.shape)
@@ -488,8 +491,13 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         `rotode.solve_ivp`, or give the extra physics as a torque or a ``w(t)``).
     t_span : (t0, tf)
         Integration interval; ``tf < t0`` integrates backwards.
-    y0 : array_like, shape (k,) or (N, k)
-        Initial state(s); quaternions scalar first, any nonzero length.  A dask array (or
+    y0 : array_like, shape (k,) or (N, k), or Rotation
+        Initial state(s); quaternions scalar first, ``[w, x, y, z]``, any nonzero length.
+        For kinematics a ``scipy.spatial.transform.Rotation`` (single or stacked: N bodies)
+        is the state itself; a rigid body's state is ``rotode.state(rotation, w_body)``.
+        SciPy's default ``Rotation.as_quat()`` is scalar LAST: an array from it runs a
+        different attitude (no check can tell the orders apart); pass the Rotation itself or
+        ``as_quat(scalar_first=True)``.  A dask array (or
         per-body model parameters that are dask arrays) runs one task per chunk of bodies and
         returns a `rotode.LazyIntegrationResult` of dask arrays, equal to the NumPy run
         bit for bit (docs/scaling.md).
@@ -521,6 +529,17 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         failure status; default 10_000_000.
     frame : {"body", "world"}, optional
         Frame of the angular velocity (kinematics only; default "body").
+    rtol, atol : float, optional
+        Error control instead of ``dt`` (the error-controlled methods, docs/methods.md):
+        relative and absolute tolerance, as SciPy's ``solve_ivp`` takes them; the defaults are
+        SciPy's, ``rtol=1e-3`` and ``atol=1e-6`` (``atol`` may also hold one value per state
+        column).  A component's error is held below ``atol + rtol |y|``: for the quaternion,
+        whose components are at most 1, the default ``atol`` dominates every ``rtol`` below
+        1e-6, so a tighter ``rtol`` needs a tighter ``atol`` too (e.g. ``rtol=1e-9,
+        atol=1e-12``).
+    first_step, max_step, max_steps : optional
+        The first step size and the largest one (as SciPy's), and the most accepted steps per
+        body (default 10^7), for error-controlled runs.
     t_eval : array_like, optional
         Output times (monotonic, inside ``t_span``); the grid is refined to land on them, so
         the states there are the method's own (no interpolation).
@@ -590,6 +609,8 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     (True, (3, 2, 4))
     """
     check_compiled_equations(model)      # (before dask: a chunk rebuilds the base class)
+    y0_rotation = isinstance(y0, Rotation)
+    y0 = rotation_quaternions(y0)        # (a Rotation: its scalar-first quaternions)
     if _dask.has_dask(model, y0, options):   # an ensemble on dask: one task per chunk of bodies
         return _dask.integrate(integrate, model, t_span, y0, dict(
             method=method, dt=dt, rtol=rtol, atol=atol, first_step=first_step,
@@ -635,6 +656,9 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         raise TypeError(f"`dt` is required: {name!r} takes fixed steps (the error-controlled "
                         f"methods take `rtol`/`atol` instead)")
     widths = _state_width(kind, options)
+    if y0_rotation and kind != "kinematics":
+        raise TypeError("`y0` is a scipy Rotation, which holds the orientation alone; the state "
+                        f"of a {kind} is [q, w_body]: give y0=rotode.state(rotation, w_body)")
     y0 = as_float_array(y0, "y0")
     if y0.ndim not in (1, 2) or y0.shape[y0.ndim - 1] not in widths:
         want = " or ".join(f"({w},) or (N, {w})" for w in widths)
@@ -677,6 +701,7 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         t_events, y_events, t_stop = _event_results(options["events"], stats)
         y_final, w_final = options["events"]["y_stop"], options["events"]["w_stop"]
     if single:
+        del stats["per_body"]            # (a batch's: one body's counters are the totals)
         y_out, w_out = y_out[0], w_out[0]
         if "qdot" in stats:  # rkn4's final q'
             stats["qdot"] = stats["qdot"][0]
@@ -708,10 +733,14 @@ def _end_at_stop(t, y, w, t_stop, y_final, w_final, default_grid, direction):
 def _event_buffers(evs, shape, max_events):
     """The events of a run as the driver takes them (`_driver.drive`): the checked events and
     how many occurrences to keep per body and event."""
-    _, k = shape
+    n, k = shape
     if len(evs) > 16:
         raise ValueError(f"`events` may hold at most 16 events, got {len(evs)}")
     for j, e in enumerate(evs):
+        if e.n_bodies is not None and e.n_bodies != n:
+            raise ValueError(f"`events[{j}]` holds per-body parameters for {e.n_bodies} bodies "
+                             f"but `y0` holds {n}" + (": take the event of one body, "
+                                                      f"events[{j}][i]" if n == 1 else ""))
         if isinstance(e, _events.Component) and e.name in ("q", "y") and e.index >= k:
             raise ValueError(f"`events[{j}]` reads {e.name}[{e.index}] but the state has {k} "
                              "entries")

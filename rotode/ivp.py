@@ -21,9 +21,11 @@ import numpy as np
 import scipy.integrate
 from scipy.integrate import DenseOutput, OdeSolution
 from scipy.optimize import OptimizeResult
+from scipy.spatial.transform import Rotation
 
 from rotode import events as _events
 from rotode import integration, methods
+from rotode._loops import checked_function
 from rotode._validation import (
     as_bool,
     as_control,
@@ -138,27 +140,133 @@ def _zero_span(t_span):
     return t0 == tf and np.isfinite(t0)
 
 
-def _checked(fun):
-    """``fun`` for SciPy's loop, its values checked: a ``None`` or a non-finite derivative
-    raises, naming the time.  SciPy's own handling of them is no error at all or a misleading
-    one (measured with SciPy 1.17): RK45/DOP853/RK23/Radau shrink the step on NaN/inf/None to
-    status -1, "Required step size is less than spacing between numbers", hiding the cause;
-    LSODA reports success (status 0) on NaN or None and loops without end on inf; BDF raises
-    an unrelated IndexError on None.  Finite values pass unchanged (the same results)."""
-    if not callable(fun):
-        return fun                      # (SciPy says what is wrong)
+def _rotation_state(rotation, fun):
+    """``y0`` given as a scipy Rotation: the scalar-first quaternions for a rotode
+    `QuaternionKinematics`, else a TypeError saying what to give."""
+    if isinstance(fun, QuaternionKinematics):
+        return rotation.as_quat(scalar_first=True)
+    if isinstance(fun, RigidBody):
+        raise TypeError("`y0` is a scipy Rotation, which holds the orientation alone; a "
+                        "RigidBody's state is [q, w_body]: give y0=rotode.state(rotation, "
+                        "w_body)")
+    raise TypeError("`y0` is a scipy Rotation, but `fun` is not a rotode quaternion model, "
+                    "whose state order rotode knows: give the array `fun` takes, "
+                    "rotation.as_quat(scalar_first=True) for [w, x, y, z] or "
+                    "rotation.as_quat() for SciPy's [x, y, z, w]")
 
-    def checked(t, y, *args):
-        value = fun(t, y, *args)
-        if value is None:
-            raise TypeError(f"`fun` returned None at t = {t!r}; it must return dy/dt, an "
-                            "array shaped like y")
-        arr = np.asarray(value)
-        if arr.dtype.kind in "fc" and not np.isfinite(arr).all():
-            raise ValueError(f"`fun` returned non-finite values at t = {t!r}: SciPy's step-size "
-                             "control cannot recover from them")
-        return value
-    return checked
+
+def _bad_value(value, t):
+    """Raise for a value of ``fun`` that SciPy would mis-report: None (TypeError) or an array
+    holding NaN or inf (ValueError), naming the time; return for any other value (SciPy says
+    what is wrong with it, if anything)."""
+    if isinstance(t, np.floating):
+        t = float(t)
+    if value is None:
+        raise TypeError(f"`fun` returned None at t = {t!r}; it must return dy/dt, an "
+                        "array shaped like y")
+    arr = np.asarray(value)
+    if arr.dtype.kind in "fc" and not np.isfinite(arr).all():
+        raise ValueError(f"`fun` returned non-finite values at t = {t!r}: SciPy's step-size "
+                         "control cannot recover from them")
+
+
+def _checked(fun, on_bad=_bad_value):
+    """``fun`` for SciPy's loop, every value checked: ``on_bad(value, t)`` for a value that is
+    not a finite float array or list (`rotode._loops.checked_function`, in C)."""
+    return checked_function(fun, on_bad)
+
+
+class _CheckedStart:
+    """Mixin of SciPy's explicit Runge-Kutta solvers: their first value f(t0, y0) checked.  A
+    NaN there makes the initial step NaN and SciPy's step loop endless (SciPy 1.17); every later
+    bad value ends the run with status -1, which `_solve_in_scipy` examines."""
+
+    def __init__(self, fun, t0, y0, t_bound, **options):
+        super().__init__(fun, t0, y0, t_bound, **options)
+        if not np.isfinite(self.f).all():
+            raise _StartError(t0)
+
+
+class _StartError(Exception):
+    """f(t0, y0) was not finite (`_CheckedStart`; args: t0): `_solve_in_scipy` names it."""
+
+
+class _RK23(_CheckedStart, scipy.integrate.RK23):
+    """SciPy's RK23, its first value checked (`_CheckedStart`)."""
+
+
+class _RK45(_CheckedStart, scipy.integrate.RK45):
+    """SciPy's RK45, its first value checked (`_CheckedStart`)."""
+
+
+class _DOP853(_CheckedStart, scipy.integrate.DOP853):
+    """SciPy's DOP853, its first value checked (`_CheckedStart`)."""
+
+
+#: SciPy's solvers whose handling of a bad value of ``fun`` (None, NaN, inf) shows in the
+#: result, status -1, or as an exception (Radau, BDF), and which therefore run ``fun`` as it is
+#: and are examined after the run (`_solve_in_scipy`); the explicit Runge-Kutta ones check
+#: f(t0, y0) first, where a NaN would not end.  Every other solver (LSODA: success on NaN, no
+#: end on inf; a user's OdeSolver) has every value checked.
+_AFTER_THE_RUN = {"RK23": _RK23, "RK45": _RK45, "DOP853": _DOP853,
+                  "Radau": scipy.integrate.Radau, "BDF": scipy.integrate.BDF}
+for _cls in (scipy.integrate.RK23, scipy.integrate.RK45, scipy.integrate.DOP853,
+             scipy.integrate.Radau, scipy.integrate.BDF):
+    _AFTER_THE_RUN[_cls] = _AFTER_THE_RUN[_cls.__name__]
+del _cls
+
+
+def _solve_in_scipy(fun, method, call):
+    """``call(fun, method)`` (SciPy's solve_ivp) with the values of ``fun`` checked.
+
+    SciPy mis-reports some bad values of ``fun`` (measured with SciPy 1.17): RK45, DOP853,
+    RK23 and Radau shrink the step on NaN, inf or None to status -1, "Required step size is
+    less than spacing between numbers", hiding the cause (and the Runge-Kutta ones loop without
+    end on NaN at t0); LSODA reports success (status 0) on NaN or None and loops without end on
+    inf; BDF and Radau raise an unrelated IndexError or ValueError.  Checking every value costs
+    SciPy's cheapest loops a measurable share (benchmarks/bench_solve_ivp.py), so the solvers whose
+    failure is visible (`_AFTER_THE_RUN`) run ``fun`` unchecked, at SciPy's speed, and only a
+    run that failed (status -1, or an exception) is run again with every value checked, to name
+    the value and the time (TypeError for None, ValueError for NaN or inf); when that run finds
+    none, SciPy's own result or exception stands.  The other solvers check every value."""
+    key = method if isinstance(method, str) or method in _AFTER_THE_RUN else None
+    solver = _AFTER_THE_RUN.get(key) if key is not None else None
+    if solver is None or not callable(fun):
+        return call(_checked(fun) if callable(fun) else fun, method)
+    try:
+        sol = call(fun, solver)
+    except _StartError as start:
+        _find_bad_value(fun, method, call)
+        raise ValueError(f"`fun` returned non-finite values at t = {start.args[0]!r}") from None
+    except Exception:
+        _find_bad_value(fun, method, call)
+        raise
+    if sol.status == -1:
+        _find_bad_value(fun, method, call)
+    return sol
+
+
+def _find_bad_value(fun, method, call):
+    """Run ``call`` again with every value of ``fun`` checked (its warnings silenced: the first
+    run gave them); raise the error of the first bad value, or return when there is none."""
+    found = []
+
+    def on_bad(value, t):
+        try:
+            _bad_value(value, t)
+        except (TypeError, ValueError) as exc:
+            found.append(exc)
+            raise
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            call(_checked(fun, on_bad), method)
+    except Exception:
+        if not found:
+            return
+    if found:
+        raise found[0].with_traceback(None) from None
 
 
 def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
@@ -176,17 +284,25 @@ def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
         `rotode.RigidBody` (state ``[q, w_body]``, 7) with ``method`` "RK45" or "DOP853" runs
         in rotode's compiled loop, unless it is a Python subclass overriding ``__call__``
         (SciPy then runs it, calling that ``__call__``: SciPy's result on the same object);
-        anything else runs in SciPy (its values checked: ``None``
+        anything else runs in SciPy, at SciPy's speed, its values checked: ``None``
         or non-finite derivatives raise a TypeError/ValueError naming the time, where SciPy
         would end with a misleading step-size failure, report success (LSODA on NaN) or not
-        end (LSODA on inf)).
-    t_span, y0, method, t_eval, dense_output, events, vectorized, args
+        end (LSODA on inf, RK45 on NaN at ``t0``).  RK23, RK45, DOP853, Radau and BDF run
+        ``fun`` unchecked after its first value and, only when the run fails (status -1 or
+        an exception), run once more with every value checked to name the cause; LSODA and
+        other solvers check every value.
+    y0 : array_like, shape (n,), or Rotation
+        As for ``scipy.integrate.solve_ivp``.  For a `rotode.QuaternionKinematics` a single
+        ``scipy.spatial.transform.Rotation`` is the state (rotode's quaternions are scalar
+        first, ``[w, x, y, z]``; SciPy's default ``as_quat()`` is scalar LAST and would run a
+        different attitude); a `rotode.RigidBody`'s state is ``rotode.state(rotation,
+        w_body)``.  For any other ``fun`` a Rotation is refused (its order is ``fun``'s).
+    t_span, method, t_eval, dense_output, events, vectorized, args
         As for ``scipy.integrate.solve_ivp``, with its defaults (``method="RK45"``,
-        ``dense_output=False``, ``vectorized=False``, the others optional, None). ``events`` may
-        be `rotode.events` objects (compiled, nogil) or SciPy event functions ``g(t, y)`` (with
-        their ``terminal`` and ``direction``); they are located on the same dense output as in
-        SciPy. ``args`` hands the call to SciPy (with rotode's right-hand side inside SciPy's
-        loop).
+        ``dense_output=False``, ``vectorized=False``, the others optional, None).  ``events`` may be `rotode.events` objects
+        (compiled, nogil) or SciPy event functions ``g(t, y)`` (with their ``terminal`` and
+        ``direction``); they are located on the same dense output as in SciPy.  ``args``
+        hands the call to SciPy (with rotode's right-hand side inside SciPy's loop).
     **options
         ``rtol``, ``atol``, ``first_step``, ``max_step`` as in SciPy (compiled path); other
         keys are passed to SciPy's solver, or, in the compiled path, ignored with SciPy's
@@ -236,16 +352,21 @@ def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
                                         and issubclass(method, scipy.integrate.OdeSolver))):
         raise TypeError("`method` must be a string or an OdeSolver subclass, got "
                         f"{type(method).__name__}")
+    if isinstance(y0, Rotation):
+        y0 = _rotation_state(y0, fun)
     name = _compiled(fun, method, events, args)
     evs = _events.as_events(events) if name is not None else ()
     if name is None:
         # (imported here: rotode.solvers imports this module)
         from rotode.solvers import NativeSolver
-        if not (isinstance(method, type) and issubclass(method, NativeSolver)):
-            fun = _checked(fun)     # (rotode's solver classes read the model, and check it)
-        return scipy.integrate.solve_ivp(fun, t_span, y0, method=method, t_eval=t_eval,
-                                         dense_output=dense_output, events=events,
-                                         vectorized=vectorized, args=args, **options)
+
+        def call(f, m):
+            return scipy.integrate.solve_ivp(f, t_span, y0, method=m, t_eval=t_eval,
+                                             dense_output=dense_output, events=events,
+                                             vectorized=vectorized, args=args, **options)
+        if isinstance(method, type) and issubclass(method, NativeSolver):
+            return call(fun, method)    # (rotode's solver classes read the model, and check it)
+        return _solve_in_scipy(fun, method, call)
     kind, model, implied = integration._classify(fun, None)
     spec = methods.get(name, kind)
     width = 4 if kind == "kinematics" else 7

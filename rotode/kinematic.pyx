@@ -16,7 +16,7 @@ and ``rkmk`` (Runge-Kutta-Munthe-Kaas, rotode/rkmk.pxd) on the rotation vector o
 import numpy as np
 
 from rotode import methods as _methods
-from rotode._driver import Engine, algebra_atol, outcome
+from rotode._driver import Engine, algebra_atol, outcome, per_body_counts
 from rotode.omega import AngularVelocity as _PyAngularVelocity
 from rotode._loops import TINY_NORM2, all_finite, first_small_norm, largest
 from rotode._validation import (as_bool_option, as_choice, as_float_array, as_frame,
@@ -741,6 +741,7 @@ def run(method, model, y0, t, save, options, workers=1):
     if adaptive:
         stats["n_rejected"] = largest(counts[:, 1])
         stats["nfev_pair"] = largest(counts[:, 2])
+    stats["per_body"] = per_body_counts(counts if adaptive else None, stats["n_steps"], nfev)
     if code in (STATUS_ROTATION_BOUND, STATUS_TOO_MANY_SUBSTEPS):
         b = int(np.flatnonzero(status)[0])
         tb = float(t[failed[b]])

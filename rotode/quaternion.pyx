@@ -21,7 +21,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from rotode._dask import dispatch as _dask_dispatch
-from rotode._validation import (as_bool, as_float_array, batch_of, check_nonzero_quaternions,
+from rotode._validation import (as_bool, as_float_array, as_quaternions, batch_of,
                                 as_rotation_matrices, last_dim, project_rotations)
 from rotode._loops cimport (apply_unary, apply_binary, jacobian_unary, new_single,
                             read_single, read_single_quaternion, single_data)
@@ -33,7 +33,8 @@ __all__ = ["multiply", "conjugate", "inverse", "rotate", "to_matrix", "from_matr
 
 
 def _quaternions(q, name):
-    return check_nonzero_quaternions(as_float_array(q, name, (4,)), name)
+    """Nonzero quaternions (..., 4) from an array or a scipy Rotation (scalar first)."""
+    return as_quaternions(q, name)
 
 
 def _broadcast_error(name_a, a, name_b, b):

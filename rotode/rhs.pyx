@@ -30,8 +30,8 @@ import numpy as np
 
 from rotode._signature import ExtensionSignature as _ExtensionSignature
 from rotode._validation import (as_body_index, as_bool, as_float_array, as_frame, as_inertia,
-                                as_positive_scalar, as_real, check_nonzero_quaternions,
-                                common_bodies)
+                                as_positive_scalar, as_quaternions, as_real,
+                                check_nonzero_quaternions, common_bodies)
 from rotode._validation import is_dask as _is_dask
 from rotode.omega import as_source
 from rotode.torque import as_torque
@@ -168,7 +168,7 @@ def _frame(frame):
 
 
 def _unit_quaternion(q, name):
-    q = check_nonzero_quaternions(as_float_array(q, name, (4,), batch=False), name)
+    q = as_quaternions(q, name, batch=False)
     return q / np.sqrt(q @ q)
 
 

@@ -1,7 +1,10 @@
-"""Facade helpers around ``solve_ivp``: solutions to rotations, and re-anchored exp-coordinates.
+"""Facade helpers around ``solve_ivp``: states from rotations, solutions to rotations, and
+re-anchored exp-coordinates.
 
-- `as_rotation` turns a ``solve_ivp`` solution (or raw states) of any rotode right-hand side
-  into a ``scipy.spatial.transform.Rotation``.
+- `state` builds a quaternion state ``[q, w_body, ...]`` from a ``scipy.spatial.transform.Rotation``
+  (or scalar-first quaternions) and the body angular velocity.
+- `as_rotation` turns a ``solve_ivp`` solution, a `rotode.integrate` result (or raw states) of
+  any rotode right-hand side into a ``scipy.spatial.transform.Rotation``.
 - `solve_expcoord` integrates an exponential-coordinate right-hand side over arbitrarily many
   revolutions by re-anchoring the chart whenever |v| reaches pi (the chart itself is singular
   at |v| = 2 pi, Mizerski 2020 sec. 1 and docs/references.md).
@@ -16,22 +19,94 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import OptimizeResult
 from scipy.spatial.transform import Rotation
 
+from rotode._results import StateViews, rotations
 from rotode._validation import (
     as_choice,
     as_float_array,
     as_positive_scalar,
+    as_quaternions,
     check_nonzero_quaternions,
+    is_dask,
 )
 from rotode.rhs import ExpCoordKinematics, ExpCoordRigidBody
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-__all__ = ["as_rotation", "solve_expcoord"]
+__all__ = ["state", "as_rotation", "solve_expcoord"]
 
 _KINDS = ("quaternion", "expcoord", "matrix", "euler_xyz")
 _AUTO = {4: "quaternion", 7: "quaternion", 8: "quaternion", 3: "expcoord", 6: "expcoord",
          9: "matrix", 12: "matrix"}
+
+
+def state(orientation: Any, w_body: ArrayLike | None = None, *,
+          position: ArrayLike | None = None,
+          velocity: ArrayLike | None = None) -> np.ndarray:
+    """The state ``y0`` of a quaternion model from an orientation and velocities.
+
+    A ``scipy.spatial.transform.Rotation`` carries no angular velocity, so it is the whole
+    ``y0`` of kinematics only; a rigid body's state ``[q, w_body]`` is built here (rotode's
+    quaternions are scalar first, ``[w, x, y, z]``: a Rotation is exported with SciPy's own
+    ``as_quat(scalar_first=True)``).
+
+    Parameters
+    ----------
+    orientation : scipy.spatial.transform.Rotation or array_like, shape (4,) or (N, 4)
+        Body-to-world orientation(s): a single or stacked Rotation, or nonzero scalar-first
+        quaternions.  SciPy's default ``Rotation.as_quat()`` is scalar LAST: an array from it
+        runs a different attitude (no check can tell the two orders apart); pass the Rotation
+        itself.
+    w_body : array_like, shape (3,) or (N, 3), optional
+        Angular velocity in the BODY frame (rad/s).  Without it the state is ``q`` alone.
+    position, velocity : array_like, shape (3,) or (N, 3), optional
+        World position and velocity of ``rkn4`` with a ``force`` (both or neither; they need
+        ``w_body``).
+
+    Returns
+    -------
+    ndarray, shape (k,) or (N, k)
+        ``q`` (k = 4), ``[q, w_body]`` (k = 7) or ``[q, w_body, position, velocity]``
+        (k = 13); one row per body when any argument holds N of them (the others are repeated).
+
+    Examples
+    --------
+    >>> import numpy as np, rotode
+    >>> from scipy.spatial.transform import Rotation
+    >>> rotode.state(Rotation.from_euler("x", 90, degrees=True), [0.0, 0.0, 1.0]).round(6)
+    array([0.707107, 0.707107, 0.      , 0.      , 0.      , 0.      , 1.      ])
+    """
+    q = as_quaternions(orientation, "orientation")
+    if q.ndim > 2:
+        raise ValueError(f"`orientation` must hold one orientation or a stack of them, shape "
+                         f"(4,) or (N, 4), got {q.shape}")
+    parts = [("orientation", q)]
+    if w_body is None:
+        if position is not None or velocity is not None:
+            raise ValueError("`position` and `velocity` need `w_body` (the state is [q, "
+                             "w_body, position, velocity])")
+    else:
+        parts.append(("w_body", w_body))
+        if (position is None) != (velocity is None):
+            raise ValueError("give both `position` and `velocity` (rkn4's state [q, w_body, "
+                             "position, velocity]) or neither")
+        if position is not None:
+            parts += [("position", position), ("velocity", velocity)]
+    rows = []
+    for name, x in parts:
+        a = x if name == "orientation" else as_float_array(x, name, (3,))
+        if a.ndim > 2:
+            width = a.shape[-1]
+            raise ValueError(f"`{name}` must have shape ({width},) or (N, {width}), got {a.shape}")
+        rows.append((name, a))
+    counts = {name: a.shape[0] for name, a in rows if a.ndim == 2}
+    if len(set(counts.values())) > 1:
+        raise ValueError("the arguments must hold one row each or the same number N of rows, "
+                         "got " + ", ".join(f"`{k}`: {v}" for k, v in counts.items()))
+    if not counts:
+        return np.concatenate([a for _, a in rows])
+    n = next(iter(counts.values()))
+    return np.concatenate([np.broadcast_to(a, (n, a.shape[-1])) for _, a in rows], axis=1)
 
 
 def as_rotation(sol_or_states: Any, kind: str = "auto", t: ArrayLike | None = None) -> Rotation:
@@ -39,15 +114,17 @@ def as_rotation(sol_or_states: Any, kind: str = "auto", t: ArrayLike | None = No
 
     Parameters
     ----------
-    sol_or_states : OdeResult or array_like, shape (n,) or (n, k)
-        A solution (its ``y``; a `solve_expcoord` result uses its stored orientations) or states
-        stored as columns like ``sol.y``.
+    sol_or_states : OdeResult, IntegrationResult, LazyIntegrationResult or array_like
+        A ``solve_ivp`` solution (its ``y``, shape (k, n_t); a `solve_expcoord` result uses its
+        stored orientations), a `rotode.integrate` result (its quaternions ``q``, rows at its
+        times: ``y`` there is (n_t, k), or (N, n_t, k) for a batch; a dask result is computed)
+        or states of shape (k,) or (k, n_t), stored as columns like ``sol.y``.
     kind : {"auto", "quaternion", "expcoord", "matrix", "euler_xyz"}, optional
-        Default "auto". How the leading components encode the orientation: a quaternion of any
-        nonzero length (first 4), a rotation vector (first 3, identity base), a row-major matrix
-        (first 9, projected onto SO(3)) or intrinsic XYZ Euler angles (first 3). "auto" decides
-        from n: 4, 7, 8 -> quaternion; 3, 6 -> expcoord; 9, 12 -> matrix (Euler angles need an
-        explicit kind).
+        Default "auto".  How the leading components encode the orientation: a quaternion of any nonzero length
+        (first 4), a rotation vector (first 3, identity base), a row-major matrix (first 9,
+        projected onto SO(3)) or intrinsic XYZ Euler angles (first 3).  "auto" decides from n:
+        4, 7, 8 -> quaternion; 3, 6 -> expcoord; 9, 12 -> matrix (Euler angles need an explicit
+        kind).
     t : float or array_like, optional
         Times at which to evaluate a solution's dense output (``sol.sol``, from
         ``dense_output=True``) instead of its stored states: the orientation at any time (on the
@@ -56,8 +133,8 @@ def as_rotation(sol_or_states: Any, kind: str = "auto", t: ArrayLike | None = No
     Returns
     -------
     scipy.spatial.transform.Rotation
-        One rotation per output time (a single rotation for a 1-D state or a scalar ``t``).
-
+        One rotation per output time (a single rotation for a 1-D state or a scalar ``t``);
+        for a batch of `rotode.integrate`, shape (N, n_t).
     Raises
     ------
     ValueError
@@ -80,6 +157,8 @@ def as_rotation(sol_or_states: Any, kind: str = "auto", t: ArrayLike | None = No
     True
     """
     as_choice(kind, "kind", ("auto",) + _KINDS)
+    if isinstance(sol_or_states, StateViews):      # rotode.integrate's results
+        return _result_rotation(sol_or_states, kind, t)
     if t is not None:
         dense = getattr(sol_or_states, "sol", None)
         if dense is None:
@@ -138,6 +217,23 @@ def as_rotation(sol_or_states: Any, kind: str = "auto", t: ArrayLike | None = No
     else:
         rot = Rotation.from_euler("XYZ", Y[:3].T)
     return rot[0] if single else rot
+
+
+def _result_rotation(res, kind, t):
+    """`as_rotation` of a `rotode.integrate` result (NumPy or dask)."""
+    if kind not in ("auto", "quaternion"):
+        raise ValueError(f"`kind`={kind!r} does not apply to a rotode.integrate result, whose "
+                         "states are quaternions: give kind='auto' or 'quaternion'")
+    if t is not None:
+        raise ValueError("`t` needs a solution with dense output; a rotode.integrate result "
+                         "holds its states at its times `res.t`: request others with `t_eval`")
+    q = res.q
+    if is_dask(q):
+        q = q.compute()
+    q = check_nonzero_quaternions(np.ascontiguousarray(q, dtype=np.float64),
+                                  "sol_or_states (its quaternions q: NaN rows are those after "
+                                  "a failure, or after a body's terminal event in a batch)")
+    return rotations(q)
 
 
 def _compose(base, v, frame):

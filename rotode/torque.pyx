@@ -34,6 +34,7 @@ from rotode._validation import (
     as_body_index,
     as_callable_vector,
     as_float_array,
+    as_quaternions,
     as_real,
     check_nonzero_quaternions,
     as_frame,
@@ -207,7 +208,7 @@ cdef class Torque:
         """
         cdef double tt = as_real(t, "t")
         self._single("evaluating it")
-        qa = check_nonzero_quaternions(as_float_array(q, "q", (4,), batch=False), "q")
+        qa = as_quaternions(q, "q", batch=False)
         wa = as_float_array(w, "w", (3,), batch=False)
         out = np.empty(3)
         cdef const double[::1] qv = qa, wv = wa

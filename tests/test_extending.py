@@ -70,6 +70,12 @@ DOWNSTREAM = textwrap.dedent('''
         cdef double evaluate(self, double t, const double* y, int k,
                              const double* w) noexcept nogil:
             return 2.0 - t if t <= 1.0 else NAN
+
+    # a downstream event that reads the body index the driver passes: body i at t = i + 1
+    cdef class OnePerBody(Event):
+        cdef double evaluate_body(self, Py_ssize_t i, double t, const double* y, int k,
+                                  const double* w) noexcept nogil:
+            return t - (i + 1.0)
 ''')
 
 SETUP = textwrap.dedent('''
@@ -169,6 +175,16 @@ def test_downstream_event_subclass_runs_in_the_driver(downstream):
     np.testing.assert_allclose(res.t_events[0], [0.0, np.pi, 2 * np.pi, 3 * np.pi], atol=1e-12)
     assert event(0.0, [1.0, 0, 0, 0]) == 0.0
     assert event.needs_w           # (the default: the driver computes w for it)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_downstream_event_reads_the_body_index(downstream, workers):
+    """`evaluate_body` receives the index of the body in the batch (rotode/events.pxd)."""
+    event = downstream.OnePerBody(terminal=True)
+    res = rotode.integrate([0.0, 1.0, 0.0], (0, 10), [[1.0, 0, 0, 0]] * 3, method="dopri5",
+                           rtol=1e-8, events=event, workers=workers)
+    np.testing.assert_allclose(res.t_stop, [1.0, 2.0, 3.0], rtol=1e-14)
+    assert event(2.5, [1.0, 0, 0, 0], body=1) == 0.5
 
 
 @pytest.mark.parametrize("workers", [1, 2])

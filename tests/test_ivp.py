@@ -370,6 +370,7 @@ def test_as_rotation_at_any_time_from_the_dense_output():
         rotode.as_rotation(scipy.integrate.solve_ivp(TOP, (0, 1), CASES["top"][1]), t=0.5)
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")      # (SciPy's own run meets the value)
 @pytest.mark.parametrize("method", ["RK45", "LSODA"])
 @pytest.mark.parametrize("value, error", [(None, TypeError), (np.nan, ValueError),
                                           (np.inf, ValueError)])
@@ -384,6 +385,49 @@ def test_python_fun_returning_none_or_nan_raises_instead_of_hanging(value, error
 
     with pytest.raises(error, match="`fun` returned"):
         rotode.solve_ivp(fun, (0, 1), [1.0, 2.0], method=method)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")      # (SciPy's own run meets the value)
+@pytest.mark.parametrize("method", ["RK23", "RK45", "DOP853", "Radau", "BDF", "LSODA",
+                                    scipy.integrate.RK45, scipy.integrate.BDF])
+@pytest.mark.parametrize("value, error", [(None, TypeError), (np.nan, ValueError),
+                                          (np.inf, ValueError)])
+@pytest.mark.parametrize("t_bad", [-1.0, 0.5], ids=["from t0", "later"])
+def test_every_scipy_method_names_a_bad_value(method, value, error, t_bad):
+    """RK23/RK45/DOP853/Radau/BDF run `fun` unchecked (SciPy's speed) and, when the run fails,
+    once more with every value checked; SciPy itself loops without end on NaN at t0 (RK45),
+    ends with a step-size failure (RK, Radau) or raises an unrelated error (BDF, Radau)."""
+    calls = []
+
+    def fun(t, y):
+        calls.append(t)
+        if t > t_bad:
+            return None if value is None else np.full_like(y, value)
+        return -y
+
+    with pytest.raises(error, match=r"`fun` returned (None|non-finite values) at t = "
+                                    r"[0-9.e-]+[:;]"):
+        rotode.solve_ivp(fun, (0, 1), [1.0, 2.0], method=method)
+
+
+def test_a_failure_that_is_not_a_bad_value_keeps_scipy_s_result():
+    def fun(t, y):                   # y' = y^2 blows up at t = 1: a genuine step-size failure
+        return y * y
+
+    ours = rotode.solve_ivp(fun, (0, 2), [1.0], method="RK45")
+    theirs = scipy.integrate.solve_ivp(fun, (0, 2), [1.0], method="RK45")
+    assert ours.status == theirs.status == -1 and ours.message == theirs.message
+    np.testing.assert_array_equal(ours.y, theirs.y)
+
+
+def test_an_exception_of_fun_is_re_raised_as_it_is():
+    def fun(t, y):
+        if t > 0.5:
+            raise KeyError("from fun")
+        return -y
+
+    with pytest.raises(KeyError, match="from fun"):
+        rotode.solve_ivp(fun, (0, 1), [1.0], method="BDF")
 
 
 def test_checked_python_fun_gives_scipy_s_numbers():

@@ -313,7 +313,10 @@ def test_workers_bitwise(method, batch):
     for model in (SRC, rates):
         y1, w1, s1 = K.run(method, model, batch, t, save, dict(opts), 1)
         y2, w2, s2 = K.run(method, model, batch, t, save, dict(opts), 2)
+        per1, per2 = s1.pop("per_body"), s2.pop("per_body")     # (N,) counters per body
         assert np.array_equal(y1, y2) and np.array_equal(w1, w2) and s1 == s2
+        assert per1.keys() == per2.keys()
+        assert all(np.array_equal(per1[k], per2[k]) for k in per1)
 
 
 def test_w_out_is_body_rate():

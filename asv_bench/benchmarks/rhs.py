@@ -130,3 +130,40 @@ class SolveIvpTHandle:
         return float(abs(e[-1] / e[0] - 1))
 
     track_relative_energy_drift.unit = "relative"
+
+
+class SolveIvpPythonFunction:
+    """`rotode.solve_ivp` as a drop-in: a plain Python right-hand side, which rotode hands to
+    SciPy, timed beside `scipy.integrate.solve_ivp` on the same function; ``track_ratio`` is
+    rotode's time over SciPy's, from alternated runs in one process (1.0: no cost)."""
+
+    params = (["RK45", "LSODA"], ["rotode", "scipy"])
+    param_names = ["method", "solver"]
+
+    def setup(self, method, solver):
+        self.solvers = {"rotode": rotode.solve_ivp, "scipy": solve_ivp}
+        self.solve = self.solvers[solver]
+
+    def _run(self, solve, method):
+        return solve(numpy_quaternion_kinematics, (0.0, T_END), [1.0, 0.0, 0.0, 0.0],
+                     method=method, rtol=1e-6)
+
+    def time_solve_ivp(self, method, solver):
+        self._run(self.solve, method)
+
+    def track_ratio(self, method, solver):
+        import time
+        if solver == "scipy":
+            return 1.0
+        ratios = []
+        for j in range(20):
+            order = ("rotode", "scipy") if j % 2 else ("scipy", "rotode")
+            spent = {}
+            for name in order:
+                t0 = time.perf_counter()
+                self._run(self.solvers[name], method)
+                spent[name] = time.perf_counter() - t0
+            ratios.append(spent["rotode"] / spent["scipy"])
+        return float(np.median(ratios))
+
+    track_ratio.unit = "rotode / scipy"
