@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.integrate
 from scipy.integrate import DenseOutput, OdeSolution
-from scipy.optimize import OptimizeResult
+from scipy.integrate._ivp.ivp import OdeResult as _ScipyOdeResult
 from scipy.spatial.transform import Rotation
 
 from rotode import events as _events
@@ -48,13 +48,14 @@ COMPILED_METHODS = {"RK45": "dopri5", "DOP853": "dop853"}
 _SUCCESS = "The solver successfully reached the end of the integration interval."
 
 
-class OdeResult(OptimizeResult):
+class OdeResult(_ScipyOdeResult):
     """The result of `solve_ivp`: SciPy's fields (``t``, ``y``, ``sol``, ``t_events``,
     ``y_events``, ``nfev``, ``njev``, ``nlu``, ``status``, ``message``, ``success``).
 
-    A ``scipy.optimize.OptimizeResult`` (a dict whose keys are also attributes), as SciPy's
-    own ``OdeResult``; the calls that `solve_ivp` hands to SciPy return SciPy's, which has
-    the same fields.  The annotations below are for type checkers.
+    A subclass of SciPy's own ``OdeResult`` (a ``scipy.optimize.OptimizeResult``: a dict whose
+    keys are also attributes), so ``isinstance(sol, scipy.integrate._ivp.ivp.OdeResult)``
+    holds; the calls that `solve_ivp` hands to SciPy return SciPy's result with its values
+    unchanged, in this class.  The annotations below are for type checkers.
     """
 
     t: NDArray[np.float64]
@@ -299,10 +300,11 @@ def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
         w_body)``.  For any other ``fun`` a Rotation is refused (its order is ``fun``'s).
     t_span, method, t_eval, dense_output, events, vectorized, args
         As for ``scipy.integrate.solve_ivp``, with its defaults (``method="RK45"``,
-        ``dense_output=False``, ``vectorized=False``, the others optional, None).  ``events`` may be `rotode.events` objects
-        (compiled, nogil) or SciPy event functions ``g(t, y)`` (with their ``terminal`` and
-        ``direction``); they are located on the same dense output as in SciPy.  ``args``
-        hands the call to SciPy (with rotode's right-hand side inside SciPy's loop).
+        ``dense_output=False``, ``vectorized=False``, the others optional, None).
+        ``events`` may be `rotode.events` objects (compiled, nogil) or SciPy event functions
+        ``g(t, y)`` (with their ``terminal`` and ``direction``); they are located on the same
+        dense output as in SciPy.  ``args`` hands the call to SciPy (with rotode's right-hand
+        side inside SciPy's loop).
     **options
         ``rtol``, ``atol``, ``first_step``, ``max_step`` as in SciPy (compiled path); other
         keys are passed to SciPy's solver, or, in the compiled path, ignored with SciPy's
@@ -311,7 +313,7 @@ def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
     Returns
     -------
     OdeResult
-        (SciPy's own ``OdeResult``, with the same fields, when SciPy runs the call.)
+        (a subclass of SciPy's ``OdeResult``; SciPy's own values when SciPy runs the call.)
         ``t``, ``y`` (shape (n, n_points)), ``sol`` (an ``OdeSolution`` when
         ``dense_output``), ``t_events``, ``y_events`` (as SciPy's: None without events,
         ``[]`` with ``events=[]``, every occurrence kept, and ``y_events[i]`` of shape (0,)
@@ -365,8 +367,9 @@ def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
                                              dense_output=dense_output, events=events,
                                              vectorized=vectorized, args=args, **options)
         if isinstance(method, type) and issubclass(method, NativeSolver):
-            return call(fun, method)    # (rotode's solver classes read the model, and check it)
-        return _solve_in_scipy(fun, method, call)
+            # (rotode's solver classes read the model, and check it)
+            return OdeResult(call(fun, method))
+        return OdeResult(_solve_in_scipy(fun, method, call))
     kind, model, implied = integration._classify(fun, None)
     spec = methods.get(name, kind)
     width = 4 if kind == "kinematics" else 7
@@ -377,9 +380,10 @@ def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
     check_nonzero_quaternions(y[None, :4], "y0 (quaternion part)")
     if _zero_span(t_span):      # no step: SciPy's own result, its numbers exactly (t = [t0,
         # t0], or [] with t_eval; one evaluation of fun; a constant dense output)
-        return scipy.integrate.solve_ivp(fun, t_span, y0, method=method, t_eval=t_eval,
-                                         dense_output=dense_output, events=events,
-                                         vectorized=vectorized, **options)
+        return OdeResult(scipy.integrate.solve_ivp(fun, t_span, y0, method=method,
+                                                   t_eval=t_eval, dense_output=dense_output,
+                                                   events=events, vectorized=vectorized,
+                                                   **options))
     dense_output = as_bool(dense_output, "dense_output")
     control = {key: options.pop(key, None) for key in ("rtol", "atol", "first_step",
                                                        "max_step")}

@@ -69,6 +69,18 @@ def state(orientation: Any, w_body: ArrayLike | None = None, *,
         ``q`` (k = 4), ``[q, w_body]`` (k = 7) or ``[q, w_body, position, velocity]``
         (k = 13); one row per body when any argument holds N of them (the others are repeated).
 
+    Raises
+    ------
+    ValueError
+        For a zero or non-finite quaternion, rows that do not agree in N, ``position``
+        without ``velocity`` (or either without ``w_body``).
+    TypeError
+        For an orientation that is neither a Rotation nor numeric.
+
+    See Also
+    --------
+    as_rotation, rotode.integrate
+
     Examples
     --------
     >>> import numpy as np, rotode
@@ -120,11 +132,11 @@ def as_rotation(sol_or_states: Any, kind: str = "auto", t: ArrayLike | None = No
         times: ``y`` there is (n_t, k), or (N, n_t, k) for a batch; a dask result is computed)
         or states of shape (k,) or (k, n_t), stored as columns like ``sol.y``.
     kind : {"auto", "quaternion", "expcoord", "matrix", "euler_xyz"}, optional
-        Default "auto".  How the leading components encode the orientation: a quaternion of any nonzero length
-        (first 4), a rotation vector (first 3, identity base), a row-major matrix (first 9,
-        projected onto SO(3)) or intrinsic XYZ Euler angles (first 3).  "auto" decides from n:
-        4, 7, 8 -> quaternion; 3, 6 -> expcoord; 9, 12 -> matrix (Euler angles need an explicit
-        kind).
+        Default "auto".  How the leading components encode the orientation: a quaternion of
+        any nonzero length (first 4), a rotation vector (first 3, identity base), a row-major
+        matrix (first 9, projected onto SO(3)) or intrinsic XYZ Euler angles (first 3).
+        "auto" decides from n: 4, 7, 8 -> quaternion; 3, 6 -> expcoord; 9, 12 -> matrix (Euler
+        angles need an explicit kind).
     t : float or array_like, optional
         Times at which to evaluate a solution's dense output (``sol.sol``, from
         ``dense_output=True``) instead of its stored states: the orientation at any time (on the

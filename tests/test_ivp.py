@@ -440,3 +440,17 @@ def test_checked_python_fun_gives_scipy_s_numbers():
                                        dense_output=True)
     np.testing.assert_array_equal(ours.y, theirs.y)
     assert ours.nfev == theirs.nfev
+
+
+def test_every_result_is_scipys_oderesult_and_rotodes():
+    """What `solve_ivp` is annotated to return holds on both paths, and SciPy's class too."""
+    from scipy.integrate._ivp.ivp import OdeResult as ScipyOdeResult
+
+    top = rotode.RigidBody([1, 1, 0.5])
+    compiled = rotode.solve_ivp(top, (0, 1), [1, 0, 0, 0, 1.5, 0, 1], method="DOP853")
+    in_scipy = rotode.solve_ivp(lambda t, y: -y, (0, 1), [1.0], method="RK23")
+    same = scipy.integrate.solve_ivp(lambda t, y: -y, (0, 1), [1.0], method="RK23")
+    for sol in (compiled, in_scipy):
+        assert isinstance(sol, rotode.ivp.OdeResult) and isinstance(sol, ScipyOdeResult)
+    np.testing.assert_array_equal(in_scipy.y, same.y)
+    assert in_scipy.keys() == same.keys()

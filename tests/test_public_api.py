@@ -79,7 +79,7 @@ def test_compiled_constructor_signature(cls, params):
     (rotode.RigidBody([1.0, 2.0, 3.0]), ["t", "y"]),
     (omega.Constant([0.0, 0.0, 1.0]), ["t"]),
     (torque.Constant([0.0, 0.0, 1.0]), ["t", "q", "w"]),
-    (events.Component("q", 0), ["t", "y"]),
+    (events.Component("q", 0), ["t", "y", "body"]),
 ], ids=["rhs", "omega", "torque", "event"])
 def test_compiled_instance_call_signature(obj, params):
     assert list(inspect.signature(obj).parameters) == params
