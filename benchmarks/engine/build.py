@@ -167,7 +167,7 @@ def cyrk(verbose=False):
             setup(ext_modules=cythonize([ext], quiet=True))
         """))
         if verbose:
-            print(f"  building the CyRK module in {cache} (about a minute)")
+            print(f"  building the CyRK module in {cache} (about 15 s)")
         done = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace", "-q"],
                               cwd=cache, capture_output=True, text=True)
         if done.returncode != 0 or not built.exists():
