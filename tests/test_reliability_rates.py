@@ -280,3 +280,52 @@ def test_stops_keep_batches_and_solver_classes_equal_to_single_runs(kind):
         res = rotode.integrate(src, (0, 3), q0, method=method, rtol=1e-8)
         assert len(sol.t) - 1 == res.stats["n_steps"]
         np.testing.assert_array_equal(sol.y[:, -1], res.q[-1])
+
+
+def _slope(rtols, errs):
+    keep = errs > 1e-13                        # below, round-off and not the method
+    return np.polyfit(np.log10(rtols[keep]), np.log10(errs[keep]), 1)[0]
+
+
+_TS = np.linspace(0, 10, 21)
+_WS = np.random.default_rng(7).normal(size=(21, 3)) * 1.5
+PROPORTIONALITY_CASES = {
+    "fixed direction": (lambda t: np.array([np.sin(t), 0, 0]), (0, 10), None),
+    "decaying": (lambda t: np.array([np.exp(-t), 0, 0]), (0, 10), None),
+    "fast sinusoid": (rotode.omega.Sinusoid(amplitude=[500.0, 400.0, 300.0], rate=50.0,
+                                            phase=[0, 1, 2]), (0, 1), None),
+    # (the 616 rad/s rate of fixed direction of test_1: its steps are set by the rotation
+    # bound of the local coordinates, not by the estimate, and its error is 1e-9 at rtol 1e-5)
+    "linear samples": (rotode.omega.Samples(_TS, _WS, kind="linear"), (0, 10), _TS),
+    "cubic samples": (rotode.omega.Samples(_TS, _WS, kind="cubic"), (0, 10), _TS),
+}
+
+
+@pytest.mark.parametrize("method", ["magnus6", "magnus8"])
+@pytest.mark.parametrize("case", sorted(PROPORTIONALITY_CASES))
+def test_adaptive_magnus_tolerance_proportionality(method, case):
+    """0.7-1.3 decades of error per decade of rtol over 1e-5 .. 1e-11 (atol = rtol / 1000),
+    and never success beyond 100 rtol, on the kinds of rate of the third probe."""
+    w, span, knots = PROPORTIONALITY_CASES[case]
+    ref = fine_reference(w, span, [1, 0, 0, 0], knots=knots)
+    rtols = 10.0 ** -np.arange(5, 12)
+    errs = []
+    for rtol in rtols:
+        res = rotode.integrate(w, span, [1, 0, 0, 0], method=method, rtol=rtol,
+                               atol=rtol * 1e-3)
+        assert res.success
+        errs.append(qdiff(res.q[-1], ref))
+    errs = np.array(errs)
+    assert (errs < 100 * rtols).all(), errs / rtols
+    assert 0.7 <= _slope(rtols, errs) <= 1.3, _slope(rtols, errs)
+
+
+@pytest.mark.parametrize("method", ["magnus6", "magnus8"])
+def test_adaptive_magnus_zero_order_hold_is_exact_at_every_tolerance(method):
+    # proportionality has nothing to measure here: one step per sample, exact to round-off
+    src = rotode.omega.Samples(_TS, _WS, kind="previous")
+    exact = zoh_product(_TS, _WS)
+    for rtol in (1e-4, 1e-7, 1e-10):
+        res = rotode.integrate(src, (0, 10), [1, 0, 0, 0], method=method, rtol=rtol)
+        assert qdiff(res.q[-1], exact) < 1e-14
+        assert res.stats["n_steps"] <= len(_TS) + 3     # (the first steps grow to a sample)
