@@ -131,32 +131,35 @@ cdef struct Stepper:
     bint stops_jump
 
 
+cdef inline Py_ssize_t stops_before(const double* stops, Py_ssize_t n, double t,
+                                    bint inclusive) noexcept nogil:
+    """How many of the ascending `stops` lie below t (at or below t when `inclusive`)."""
+    cdef Py_ssize_t lo = 0, hi = n, mid
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if stops[mid] < t or (inclusive and stops[mid] == t):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 cdef inline double clip_to_stop(const double* stops, Py_ssize_t n, double t, double t_new,
                                 double direction, bint* on_stop) noexcept nogil:
     """t_new, or the first of the ascending `stops` strictly between t and t_new (OUT:
     on_stop, True when the result is a stop, t_new itself included)."""
-    cdef Py_ssize_t lo = 0, hi = n, mid
+    cdef Py_ssize_t k
     on_stop[0] = False
-    if direction > 0.0:                     # the first stop > t
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if stops[mid] <= t:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo < n and stops[lo] <= t_new:
+    if direction > 0.0:
+        k = stops_before(stops, n, t, True)         # stops[k]: the first stop > t
+        if k < n and stops[k] <= t_new:
             on_stop[0] = True
-            return stops[lo]
-    else:                                   # the last stop < t
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if stops[mid] < t:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo > 0 and stops[lo - 1] >= t_new:
+            return stops[k]
+    else:
+        k = stops_before(stops, n, t, False)        # stops[k - 1]: the last stop < t
+        if k > 0 and stops[k - 1] >= t_new:
             on_stop[0] = True
-            return stops[lo - 1]
+            return stops[k - 1]
     return t_new
 
 
@@ -164,16 +167,11 @@ cdef inline double inside_from(const Stepper* s, double t, double direction) noe
     """The time at which a step from t reads its first stage: t, or the next float towards the
     step where the equations jump at t (a stop with `stops_jump`), so that the step reads its
     own side of the jump."""
-    cdef Py_ssize_t lo = 0, hi = s.n_stops, mid
+    cdef Py_ssize_t k
     if not s.stops_jump:
         return t
-    while lo < hi:                          # the first stop >= t
-        mid = (lo + hi) // 2
-        if s.stops[mid] < t:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < s.n_stops and s.stops[lo] == t:
+    k = stops_before(s.stops, s.n_stops, t, False)  # stops[k]: the first stop >= t
+    if k < s.n_stops and s.stops[k] == t:
         return nextafter(t, direction * INFINITY)
     return t
 
