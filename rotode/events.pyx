@@ -169,6 +169,7 @@ cdef class Event:
     n_bodies : int or None
         N for an event with per-body parameters (a batch of N bodies: body i reads row i,
         ``event[i]`` is its one-body event), else None (the same event for every body).
+
     Raises
     ------
     ValueError

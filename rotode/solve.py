@@ -147,6 +147,7 @@ def as_rotation(sol_or_states: Any, kind: str = "auto", t: ArrayLike | None = No
     scipy.spatial.transform.Rotation
         One rotation per output time (a single rotation for a 1-D state or a scalar ``t``);
         for a batch of `rotode.integrate`, shape (N, n_t).
+
     Raises
     ------
     ValueError
