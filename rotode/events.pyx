@@ -25,14 +25,14 @@ there (its test ``g <= 0 <= g_new`` holds at 0).
 """
 import inspect
 import numbers
-import types
 
 import numpy as np
 
 from rotode._signature import ExtensionSignature as _ExtensionSignature
 from rotode._validation import (TINY_NORM2, as_body_index, as_choice, as_float_array,
                                 as_inertia, as_real, as_rows, check_nonzero_quaternions,
-                                common_bodies, is_dask, rotation_quaternions)
+                                common_bodies, is_dask, python_override,
+                                rotation_quaternions)
 
 from libc.math cimport NAN, sqrt, fabs, cos, isfinite
 from libc.string cimport memcpy
@@ -875,14 +875,6 @@ def _compiled_base(cls):
     return Event
 
 
-def _python_call(cls):
-    """Whether ``cls`` (a subclass of `Event`) overrides ``__call__`` in Python."""
-    for c in cls.__mro__:
-        if "__call__" in vars(c):
-            return not isinstance(vars(c)["__call__"], types.WrapperDescriptorType)
-    return False
-
-
 def _event_repr(event):
     try:
         return repr(event)
@@ -954,7 +946,7 @@ def as_events(events):
                         f"{type(events).__name__}") from None
     out = []
     for j, e in enumerate(items):
-        if isinstance(e, Event) and not _python_call(type(e)):
+        if isinstance(e, Event) and not python_override(type(e), "__call__"):
             if _compiled_base(type(e)) is Event:
                 raise TypeError(f"`events[{j}]` ({_event_repr(e)}) has no `evaluate`: "
                                 "rotode.events.Event is a base class (derive a Cython class "
