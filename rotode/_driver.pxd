@@ -11,6 +11,7 @@
 # codes below (`status_message` turns them into the result's message).
 
 from rotode.erk cimport ERK, ERK_MAX_N, erk_rhs
+from rotode._engine cimport EngineRun
 from libc.math cimport INFINITY, nextafter
 
 cdef enum:
@@ -80,6 +81,10 @@ ctypedef int (*dense_fn)(const void* cfg, Py_ssize_t i, double t, double h, cons
 ctypedef int (*first_fn)(const void* cfg, Py_ssize_t i, double t0, const double* z,
                          double direction, double span, const Control* control, double* h,
                          void* work) noexcept nogil
+# a body's whole error-controlled run in one call (the specialised engine, rotode/_engine.pxd),
+# instead of the driver's own loop; the run's grid, control and polling are filled in by the
+# driver (IN/OUT: run)
+ctypedef int (*body_fn)(const void* cfg, Py_ssize_t i, EngineRun* run) noexcept nogil
 # after the last step (status: the body's status); counters, final states (may be NULL)
 ctypedef void (*end_fn)(const void* cfg, Py_ssize_t i, int status, const double* z,
                         void* work) noexcept nogil
@@ -129,6 +134,9 @@ cdef struct Stepper:
     const double* stops
     Py_ssize_t n_stops
     bint stops_jump
+    # NULL, or the specialised engine's whole run of one body (adaptive runs without events,
+    # step records or stops): the driver's loop is then not used
+    body_fn body
 
 
 cdef inline Py_ssize_t stops_before(const double* stops, Py_ssize_t n, double t,
@@ -228,6 +236,7 @@ cdef inline Stepper make_stepper(const void* cfg, begin_fn begin, advance_fn adv
     s.stops = NULL
     s.n_stops = 0
     s.stops_jump = False
+    s.body = NULL
     return s
 
 
@@ -297,6 +306,11 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
                object status, object failed, int workers, object counts=*,
                object fail_t=*, object trace=*, object h_next=*,
                object events=*) except -1
+
+
+# One body's run by `body` (the specialised engine) on the calling thread, polled as `drive`
+# polls; returns its status, raises what a signal handler raised
+cdef int engine_single(body_fn body, const void* cfg, EngineRun* run) except -2
 
 
 cdef class Engine:

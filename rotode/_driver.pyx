@@ -18,6 +18,7 @@ from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 cimport numpy as cnp
 from rotode._loops cimport thread_count
 from rotode.events cimport Event
+from rotode._engine cimport EngineRun
 from rotode.erk cimport (ERK, ERK_MAX_STAGES, ERK_MAX_N, erk_step, erk_error_norm,
                          erk_initial_step, erk_dense_prepare, erk_dense)
 
@@ -231,11 +232,73 @@ cdef int _body(const Stepper* s, const Grid* g, Py_ssize_t i, const double* y0, 
     return st
 
 
+cdef struct Ticker:
+    Clock* clk
+    Poll* p
+    bint poller
+
+
+cdef int _engine_tick(void* ctx) noexcept nogil:
+    """The specialised engine's poll: `_tick` of the body's thread."""
+    cdef Ticker* tk = <Ticker*>ctx
+    return _tick(tk.clk, tk.p, tk.poller)
+
+
+cdef void _body_engine(const Stepper* s, const Grid* g, Py_ssize_t i, const double* y0,
+                       double* yo, double* wo, int* status, Py_ssize_t* failed,
+                       double* fail_t, long long* counts, Poll* p, Clock* clk,
+                       bint poller) noexcept nogil:
+    """Body i by the specialised engine (`Stepper.body`), with the driver's grid, control,
+    polling and status contract (OUT: as `_body_adaptive`)."""
+    cdef const Control* C = s.control
+    cdef EngineRun run
+    cdef Ticker tk
+    cdef int st
+    tk.clk = clk
+    tk.p = p
+    tk.poller = poller
+    run.t = g.t
+    run.n = g.n
+    run.save = g.save
+    run.m = g.m
+    run.y0 = y0
+    run.yo = yo
+    run.wo = wo
+    run.rtol = C.rtol
+    run.atol = C.atol
+    run.first_step = C.first_step
+    run.max_step = C.max_step
+    run.max_steps = C.max_steps
+    run.t_eval = C.t_eval
+    run.countdown = &clk.countdown
+    run.tick = _engine_tick
+    run.tick_ctx = <void*>&tk
+    run.accepted = run.rejected = run.nfev = 0
+    run.t_end = g.t[0]
+    cdef Py_ssize_t c
+    if rotode_load_flag(&p.stop):
+        st = STATUS_INTERRUPTED
+        for c in range(g.m * s.k):
+            yo[c] = NAN
+        for c in range(g.m * 3):
+            wo[c] = NAN
+    else:
+        st = s.body(s.cfg, i, &run)
+    status[0] = st
+    failed[0] = run.accepted if st != STATUS_OK else -1
+    fail_t[0] = run.t_end
+    counts[0] = run.accepted
+    counts[1] = run.rejected
+    counts[2] = run.nfev
+
+
 cdef inline void _one(const Stepper* s, const Grid* g, Py_ssize_t i, const double* y0,
                       double* yo, double* wo, int* status, Py_ssize_t* failed, double* fail_t,
                       long long* counts, Poll* p, Clock* clk, bint poller,
                       bint adaptive, Trace* tr, double* h_next) noexcept nogil:
-    if adaptive:
+    if adaptive and s.body != NULL and tr == NULL and h_next == NULL and s.events == NULL:
+        _body_engine(s, g, i, y0, yo, wo, status, failed, fail_t, counts, p, clk, poller)
+    elif adaptive:
         _body_adaptive(s, g, i, y0, yo, wo, status, failed, fail_t, counts, p, clk, poller, tr,
                        h_next)
     else:
@@ -942,6 +1005,33 @@ cdef int _event_grow(const EventSet* E, Py_ssize_t b, int k) noexcept nogil:
         return STATUS_NO_MEMORY
     E.room[b] = room
     return STATUS_OK
+
+
+cdef int engine_single(body_fn body, const void* cfg, EngineRun* run) except -2:
+    """One body's run by the specialised engine on the calling thread, the GIL released and
+    polled as `drive` polls (OUT: run); raises what a signal handler raised (Ctrl-C)."""
+    cdef list errors = []
+    cdef Poll p
+    cdef Clock clk
+    cdef Ticker tk
+    cdef int st
+    p.stop = 0
+    p.errors = <void*>errors
+    clk.stride = 1
+    clk.countdown = 1
+    clk.last_clock = _now()
+    clk.last_check = clk.last_clock
+    tk.clk = &clk
+    tk.p = &p
+    tk.poller = True
+    run.countdown = &clk.countdown
+    run.tick = _engine_tick
+    run.tick_ctx = <void*>&tk
+    with nogil:
+        st = body(cfg, 0, run)
+    if errors:
+        raise errors[0]
+    return st
 
 
 cdef int drive(const Stepper* s, object t, object save, object y0, object y_out, object w_out,

@@ -45,19 +45,23 @@ from rotode._driver import Engine, algebra_atol, outcome, per_body_counts
 from rotode._loops import TINY_NORM2, first_small_norm, largest
 from rotode._validation import (as_bool_option, as_callable_vector, as_choice,
                                 as_float_array, as_int_option, as_rows, as_step_grid,
-                                as_workers)
+                                as_workers, DEFAULT_MAX_STEPS)
 from rotode.rhs import rigid_body_list
 
 from cpython.ref cimport PyObject
-from libc.math cimport sqrt, NAN
+from libc.math cimport sqrt, NAN, INFINITY, isfinite
 from libc.stdlib cimport malloc, free
 from rotode.erk cimport ERK_MAX_STAGES
-from rotode._driver cimport (Engine, Stepper, advance_steps, drive, make_stepper, STATUS_OK,
-                             WORK_DOUBLES)
+from rotode._driver cimport (Engine, Stepper, advance_steps, drive, engine_single,
+                             make_stepper, STATUS_OK, WORK_DOUBLES)
 from rotode.quaternion cimport quat_rotate
 from rotode.rkmk cimport rkmk_rate, rkmk_retract, rkmk_base, rkmk_max_step_angle
 from rotode.equations cimport FRAME_BODY
 from rotode.rhs cimport RigidBody
+from rotode.torque cimport Constant, Gravity
+from rotode._engine cimport (EngineRun, RigidParams, rigid_erk_body, TORQUE_NONE,
+                             TORQUE_GRAVITY, TORQUE_BODY, TORQUE_WORLD)
+from rotode._codegen import pair_ids as _pair_ids
 
 __all__ = ["METHODS", "KERNELS", "LIMITS", "run"]
 
@@ -107,6 +111,9 @@ cdef struct RunCfg:
     const double* qdot0     # (N, 4) initial q' (rkn4) or NULL
     double* qdot            # (N, 4) final q' (rkn4) (OUT)
     long* nfev              # (N,) torque evaluations (OUT)
+    # the specialised engine (rotode/_models.hpp): the pair's id and each body's parameters
+    int pair
+    const RigidParams* params   # one per body, or one shared (shared)
     long* nfev_force        # (N,) force evaluations (OUT)
 
 
@@ -373,6 +380,15 @@ cdef void _accept_rkmk(const void* c, Py_ssize_t i, double* z, double* K0,
         K0[k] = z[3 + k]
 
 
+cdef int _engine_body(const void* c, Py_ssize_t i, EngineRun* run) noexcept nogil:
+    """Body i's whole run by the specialised engine (rotode/_engine.hpp, _models.hpp): the
+    pair on [q, w]' = f with the tableau and the torque known at compile time."""
+    cdef const RunCfg* cfg = <const RunCfg*>c
+    cdef int st = rigid_erk_body(cfg.pair, &cfg.params[0 if cfg.shared else i], run)
+    cfg.nfev[i] = run.nfev
+    return st
+
+
 cdef int _store_row(const void* c, Py_ssize_t i, double t, const double* z, double* y,
                     double* w, void* work) noexcept nogil:
     cdef int k
@@ -400,6 +416,42 @@ cdef void _end(const void* c, Py_ssize_t i, int status, const double* z,
 
 # ---- facade -------------------------------------------------------------------------------
 
+#: Registry name -> PairId of the pairs the specialised engine runs (rotode/_tableaux.hpp).
+ENGINE_PAIRS = _pair_ids()
+#: False: every run takes the driver's loop (tests compare the two).
+_USE_ENGINE = True
+
+
+cdef bint _engine_params(RigidBody body, RigidParams* p):
+    """The engine's parameters of `body` (OUT: p); False when its torque has no compiled
+    model there (a callable, a Python subclass, a held torque history)."""
+    cdef int i
+    cdef object tq = body.torque
+    for i in range(9):
+        p.I[i] = body._I[i]
+        p.Iinv[i] = body._Iinv[i]
+    p.mg = 0.0
+    for i in range(3):
+        p.com[i] = 0.0
+        p.tau[i] = 0.0
+    p.gain = body.norm_gain
+    p.gyroscopic = body.gyroscopic
+    if tq is None:
+        p.torque = TORQUE_NONE
+    elif type(tq) is Gravity:
+        p.torque = TORQUE_GRAVITY
+        p.mg = (<Gravity>tq)._mg
+        for i in range(3):
+            p.com[i] = (<Gravity>tq)._com[i]
+    elif type(tq) is Constant:
+        p.torque = TORQUE_WORLD if (<Constant>tq)._world else TORQUE_BODY
+        for i in range(3):
+            p.tau[i] = (<Constant>tq)._tau[i]
+    else:
+        return False
+    return True
+
+
 cdef void _fill_body(BodyCtx* b, RigidBody body, bint hold, int npoints, bint eval_start):
     cdef int i
     for i in range(9):
@@ -420,6 +472,111 @@ cdef void _fill_body(BodyCtx* b, RigidBody body, bint hold, int npoints, bint ev
         b.ht[i] = 0.0
     for i in range(9):
         b.hv[i] = 0.0
+
+
+cdef double _EPS100 = 100 * 2.220446049250313e-16
+cdef double _TINY_NORM2 = TINY_NORM2
+cdef Py_ssize_t[2] _SAVE_ENDS = [0, 1]
+
+
+cdef inline bint _real(object x, double* out):
+    """x as a double when it is a Python float or int (not bool) (OUT: out)."""
+    if type(x) is float:
+        out[0] = <double>x
+        return True
+    if type(x) is int:
+        try:
+            out[0] = <double>x
+        except OverflowError:
+            return False
+        return True
+    return False
+
+
+def run_single(model, t_span, y0, method, rtol, atol):
+    """The common call of `rotode.integrate` in a few microseconds, or None.
+
+    One body, ``y0`` a float64 array of shape (7,), a `RigidBody` whose torque the specialised
+    engine compiles, a pair it runs (`ENGINE_PAIRS`), ``t_span`` a pair of Python numbers,
+    ``rtol``/``atol`` None or Python floats, no other argument: the engine is entered
+    directly, with the checks `integrate` would make on these inputs.  Anything else, any
+    input those checks would refuse, and a run that fails return None: `integrate` then takes
+    its general path, which gives the same result or raises its error (so the messages live in
+    one place).  Returns ``(t, y (2, 7), w (2, 3), stats)`` of the rows at t0 and tf.
+    """
+    cdef double t0, tf, rt, at, n2
+    cdef RigidParams p
+    cdef RunCfg cfg
+    cdef EngineRun run
+    cdef double atols[7]
+    cdef double grid[2]
+    cdef long nfev = 0
+    cdef int st, k
+    if type(model) is not RigidBody or type(method) is not str:
+        return None
+    pair = ENGINE_PAIRS.get(method)
+    if pair is None or (<RigidBody>model).n_bodies is not None or not _USE_ENGINE:
+        return None
+    if not ((type(t_span) is tuple or type(t_span) is list) and len(t_span) == 2
+            and _real(t_span[0], &t0) and _real(t_span[1], &tf)
+            and isfinite(t0) and isfinite(tf) and t0 != tf):
+        return None
+    if rtol is None:
+        rt = 1e-3
+    elif not (type(rtol) is float and rtol >= _EPS100 and rtol != INFINITY):
+        return None
+    else:
+        rt = rtol
+    if atol is None:
+        at = 1e-6
+    elif not (type(atol) is float and atol >= 0.0 and atol != INFINITY):
+        return None
+    else:
+        at = atol
+    if not (type(y0) is np.ndarray and y0.dtype == np.float64 and y0.ndim == 1
+            and y0.shape[0] == 7 and y0.flags.c_contiguous):
+        return None
+    cdef const double[::1] yv = y0
+    for k in range(7):
+        if not isfinite(yv[k]):
+            return None
+    n2 = yv[0] * yv[0] + yv[1] * yv[1] + yv[2] * yv[2] + yv[3] * yv[3]
+    if not (n2 > _TINY_NORM2 and isfinite(n2)):
+        return None
+    if not _engine_params(<RigidBody>model, &p):
+        return None
+    for k in range(7):
+        atols[k] = at
+    grid[0] = t0
+    grid[1] = tf
+    y_out = np.empty((2, 7))
+    w_out = np.empty((2, 3))
+    cdef double[:, ::1] yo = y_out
+    cdef double[:, ::1] wo = w_out
+    cfg.pair = pair
+    cfg.params = &p
+    cfg.shared = True
+    cfg.nfev = &nfev
+    run.t = grid
+    run.n = 1
+    run.save = _SAVE_ENDS
+    run.m = 2
+    run.y0 = &yv[0]
+    run.yo = &yo[0, 0]
+    run.wo = &wo[0, 0]
+    run.rtol = rt
+    run.atol = atols
+    run.first_step = 0.0
+    run.max_step = INFINITY
+    run.max_steps = DEFAULT_MAX_STEPS
+    run.t_eval = False
+    st = engine_single(_engine_body, &cfg, &run)
+    if st != STATUS_OK:
+        return None
+    stats = {"n_steps": run.accepted, "n_main_steps": run.accepted, "nfev": run.nfev,
+             "status": 0, "message": "success", "n_rejected": run.rejected,
+             "nfev_pair": run.nfev}
+    return np.array([t0, tf]), y_out, w_out, stats
 
 
 def run(method, model, y0, t, save, options=None, workers=1):
@@ -619,11 +776,16 @@ def run(method, model, y0, t, save, options=None, workers=1):
     cfg.nfev = &nv[0] if N else NULL
     cfg.nfev_force = &nfv[0] if N else NULL
     cdef Stepper sp = make_stepper(&cfg, _begin, _advance, _store_row, _end, k, k, cfg.nz, True)
+    cfg.pair = -1
+    cfg.params = NULL
+    specialise = False
     sp.y0_row = True
     if kernel == "erk":
         engine = Engine(spec, control, 7)
         (<Engine>engine).attach(&sp, _deriv)
         sp.row_is_state = k == 7 and cfg.method != M_RKN4      # (`_store`: z[:7] as it is)
+        specialise = (_USE_ENGINE and control is not None and trace is None and h_next is None
+                      and events is None and method in ENGINE_PAIRS)
     elif kernel == "rkmk":
         # v's error scaled as an error |dv|/2 of a unit q (rotode/kinematic.pyx, erk_error_norm)
         if control is not None:
@@ -636,9 +798,18 @@ def run(method, model, y0, t, save, options=None, workers=1):
     fail_t = np.zeros(N)
     adaptive = control is not None
     cdef BodyCtx* ctx = <BodyCtx*>malloc(nmod * sizeof(BodyCtx))
+    cdef RigidParams* params = NULL
     if ctx == NULL:
         raise MemoryError()
     try:
+        if kernel == "erk" and specialise:
+            params = <RigidParams*>malloc(nmod * sizeof(RigidParams))
+            if params == NULL:
+                raise MemoryError()
+            if all([_engine_params(models[b_], &params[b_]) for b_ in range(nmod)]):
+                cfg.pair = ENGINE_PAIRS[method]
+                cfg.params = params
+                sp.body = _engine_body
         fctx = <ForceCtx*>malloc(n_fctx * sizeof(ForceCtx))
         if fctx == NULL:
             raise MemoryError()
@@ -670,6 +841,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     finally:
         free(ctx)
         free(fctx)
+        free(params)
     code, message = outcome(status, failed, t, [mdl.torque for mdl in models] + [fsrc]
                             + (list(events["objects"]) if events is not None else []),
                             fail_t=fail_t if adaptive else None,

@@ -608,6 +608,14 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     >>> res.success, res.q.shape
     (True, (3, 2, 4))
     """
+    if (dt is None and t_eval is None and first_step is None and max_step is None
+            and max_steps is None and frame is None and save_every is None and events is None
+            and max_events is None and workers == 1 and not options):
+        # the common call, one rigid body under error control, straight into the specialised
+        # engine (`dynamic.run_single`: None for anything else, which the path below takes)
+        fast = dynamic.run_single(model, t_span, y0, method, rtol, atol)
+        if fast is not None:
+            return IntegrationResult(*fast, method)
     check_compiled_equations(model)      # (before dask: a chunk rebuilds the base class)
     y0_rotation = isinstance(y0, Rotation)
     y0 = rotation_quaternions(y0)        # (a Rotation: its scalar-first quaternions)

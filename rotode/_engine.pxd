@@ -1,0 +1,59 @@
+# The specialised engine (rotode/_engine.hpp, _models.hpp, _tableaux.hpp): a pair's whole
+# error-controlled run of one body with the tableau and the model known at compile time.  The
+# driver (rotode/_driver.pyx) calls it through `Stepper.body` instead of its own loop where a
+# runner found the (pair, model) eligible (docs/architecture.md, "The specialised engine").
+
+cdef extern from "_engine.hpp" namespace "rotode" nogil:
+    cdef enum:
+        ENGINE_OK
+        ENGINE_NONFINITE
+        ENGINE_INTERRUPTED
+        ENGINE_STEP_TOO_SMALL
+        ENGINE_MAX_STEPS
+
+    cdef struct EngineRun:
+        const double* t
+        Py_ssize_t n
+        const Py_ssize_t* save
+        Py_ssize_t m
+        const double* y0
+        double* yo
+        double* wo
+        double rtol
+        const double* atol
+        double first_step
+        double max_step
+        long long max_steps
+        bint t_eval
+        int* countdown
+        int (*tick)(void*) noexcept nogil
+        void* tick_ctx
+        long long accepted
+        long long rejected
+        long long nfev
+        double t_end
+        int status
+
+
+cdef extern from "_models.hpp" namespace "rotode" nogil:
+    cdef enum:
+        TORQUE_NONE
+        TORQUE_GRAVITY
+        TORQUE_BODY
+        TORQUE_WORLD
+        PAIR_COUNT
+
+    cdef struct RigidParams:
+        double I[9]
+        double Iinv[9]
+        double gain
+        int gyroscopic
+        int torque
+        double mg
+        double com[3]
+        double tau[3]
+
+    # one body of a pair's run on the rigid body (pair: a PairId; -1 when unknown)
+    int rigid_erk_body(int pair, const RigidParams* p, EngineRun* run)
+    # one evaluation of the model's f(t, y) (OUT: dy[7])
+    void rigid_eval(const RigidParams* p, double t, const double* y, double* dy)

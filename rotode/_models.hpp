@@ -1,0 +1,199 @@
+// The rigid body as a compile-time model of the specialised engine (rotode/_engine.hpp), and the
+// dispatch from run-time choices (pair, torque kind, inertia shape) to one instantiation.
+//
+// The equations are those of rotode/equations.pxd (`rigid_body_rhs`: Rucker 2018 eqs. 22-23 for
+// a non-unit quaternion with the norm gain, Euler's equations w' = I^-1 (tau - w x I w)) and of
+// the torque sources of rotode/torque.pyx (`Gravity`: tau = m g com x R(q)^T (-e_z); `Constant`
+// in the body or the world frame), written with the same products in the same order, so that one
+// evaluation gives the bits of the Cython kernels (tests/test_engine.py compares them).  A
+// principal-axes inertia (diagonal I and I^-1) leaves out the products by its zero entries,
+// which changes a sum only in the sign of an exact zero.
+//
+// Conventions: q scalar first [w, x, y, z], Hamilton product, q maps body to world, w in the
+// body frame; q of any nonzero length (R(q) = R(q / |q|)).
+#pragma once
+
+#include <cstddef>
+
+#include "_engine.hpp"
+#include "_tableaux.hpp"
+
+namespace rotode {
+
+enum TorqueKind {
+    TORQUE_NONE = 0,
+    TORQUE_GRAVITY = 1,       // m g com x R(q)^T (-e_z)
+    TORQUE_BODY = 2,          // constant, body frame
+    TORQUE_WORLD = 3,         // constant, world frame: R(q)^T tau
+};
+
+// One body's parameters (filled from a rotode.RigidBody by rotode/dynamic.pyx).
+struct RigidParams {
+    double I[9], Iinv[9];     // row-major
+    double gain;              // norm gain (Rucker 2018 eq. 23)
+    int gyroscopic;           // keep w x I w
+    int torque;               // TorqueKind
+    double mg;                // Gravity: m g
+    double com[3];            // Gravity: pivot to centre of mass, body frame
+    double tau[3];            // Constant: the torque in its frame
+};
+
+namespace models {
+
+// out = M x, row-major 3x3; Diag: M diagonal, the zero products left out
+template <bool Diag>
+inline void mat3_vec(const double* M, const double* x, double* out) {
+    if constexpr (Diag) {
+        out[0] = M[0] * x[0];
+        out[1] = M[4] * x[1];
+        out[2] = M[8] * x[2];
+    } else {
+        out[0] = M[0] * x[0] + M[1] * x[1] + M[2] * x[2];
+        out[1] = M[3] * x[0] + M[4] * x[1] + M[5] * x[2];
+        out[2] = M[6] * x[0] + M[7] * x[1] + M[8] * x[2];
+    }
+}
+
+// R(q)^T v for any nonzero q: quat_rotate(conj(q), v) of rotode/quaternion.pxd
+inline void world_to_body(const double* q, const double* v, double* out) {
+    const double q0 = q[0], q1 = -q[1], q2 = -q[2], q3 = -q[3];
+    const double s = 2.0 / (q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3);
+    const double c0 = q2 * v[2] - q3 * v[1];
+    const double c1 = q3 * v[0] - q1 * v[2];
+    const double c2 = q1 * v[1] - q2 * v[0];
+    out[0] = v[0] + s * (q0 * c0 + q2 * c2 - q3 * c1);
+    out[1] = v[1] + s * (q0 * c1 + q3 * c0 - q1 * c2);
+    out[2] = v[2] + s * (q0 * c2 + q1 * c1 - q2 * c0);
+}
+
+}  // namespace models
+
+// [q, w_body]' of a rigid body with torque kind T and inertia shape Diag.
+template <int T, bool Diag>
+struct RigidBodyModel {
+    static constexpr int n = 7;     // state [q (4), w (3)]
+    static constexpr int k = 7;     // output row: the state itself
+    const RigidParams* p;
+
+    inline void torque(const double* q, double* tau) const {
+        if constexpr (T == TORQUE_NONE) {
+            tau[0] = 0.0;
+            tau[1] = 0.0;
+            tau[2] = 0.0;
+        } else if constexpr (T == TORQUE_GRAVITY) {
+            const double down[3] = {0.0, 0.0, -p->mg};
+            double d[3];
+            models::world_to_body(q, down, d);
+            tau[0] = p->com[1] * d[2] - p->com[2] * d[1];
+            tau[1] = p->com[2] * d[0] - p->com[0] * d[2];
+            tau[2] = p->com[0] * d[1] - p->com[1] * d[0];
+        } else if constexpr (T == TORQUE_BODY) {
+            tau[0] = p->tau[0];
+            tau[1] = p->tau[1];
+            tau[2] = p->tau[2];
+        } else {
+            models::world_to_body(q, p->tau, tau);
+        }
+    }
+
+    inline void operator()(double, const double* y, double* dy) const {
+        const double* w = y + 4;
+        double tau[3];
+        torque(y, tau);
+        // q' = 1/2 q (0, w) + c q, c = gain (1 - |q|^2)
+        const double c = p->gain * (1.0 - (y[0] * y[0] + y[1] * y[1] + y[2] * y[2] + y[3] * y[3]));
+        double dq[4];
+        dq[0] = -y[1] * w[0] - y[2] * w[1] - y[3] * w[2];
+        dq[1] = y[0] * w[0] + y[2] * w[2] - y[3] * w[1];
+        dq[2] = y[0] * w[1] - y[1] * w[2] + y[3] * w[0];
+        dq[3] = y[0] * w[2] + y[1] * w[1] - y[2] * w[0];
+        for (int i = 0; i < 4; ++i) dy[i] = 0.5 * dq[i] + c * y[i];
+        // w' = I^-1 (tau - w x I w)
+        if (p->gyroscopic) {
+            double Iw[3], r[3];
+            models::mat3_vec<Diag>(p->I, w, Iw);
+            r[0] = tau[0] - (w[1] * Iw[2] - w[2] * Iw[1]);
+            r[1] = tau[1] - (w[2] * Iw[0] - w[0] * Iw[2]);
+            r[2] = tau[2] - (w[0] * Iw[1] - w[1] * Iw[0]);
+            models::mat3_vec<Diag>(p->Iinv, r, dy + 4);
+        } else {
+            models::mat3_vec<Diag>(p->Iinv, tau, dy + 4);
+        }
+    }
+
+    inline void begin(const double* y0, double* z) const {
+        for (int i = 0; i < n; ++i) z[i] = y0[i];
+    }
+    inline void first_row(const double* y0, double* y, double* w) const {
+        for (int i = 0; i < k; ++i) y[i] = y0[i];
+        for (int i = 0; i < 3; ++i) w[i] = y0[4 + i];
+    }
+    inline void store(double, const double* z, double* y, double* w) const {
+        for (int i = 0; i < k; ++i) y[i] = z[i];
+        for (int i = 0; i < 3; ++i) w[i] = z[4 + i];
+    }
+};
+
+// y' = f evaluated once by the model (tests: the C++ equations against the Cython kernels)
+template <int T, bool Diag>
+inline void rigid_eval_t(const RigidParams* p, double t, const double* y, double* dy) {
+    RigidBodyModel<T, Diag>{p}(t, y, dy);
+}
+
+template <class P, int T, bool Diag>
+inline int rigid_run_t(const RigidParams* p, EngineRun* run) {
+    return erk_body<P>(RigidBodyModel<T, Diag>{p}, run);
+}
+
+template <class P, bool Diag>
+inline int rigid_run_torque(const RigidParams* p, EngineRun* run) {
+    switch (p->torque) {
+        case TORQUE_NONE: return rigid_run_t<P, TORQUE_NONE, Diag>(p, run);
+        case TORQUE_GRAVITY: return rigid_run_t<P, TORQUE_GRAVITY, Diag>(p, run);
+        case TORQUE_BODY: return rigid_run_t<P, TORQUE_BODY, Diag>(p, run);
+        default: return rigid_run_t<P, TORQUE_WORLD, Diag>(p, run);
+    }
+}
+
+inline bool rigid_diagonal(const RigidParams* p) {
+    for (int i = 0; i < 9; ++i)
+        if (i % 4 != 0 && (p->I[i] != 0.0 || p->Iinv[i] != 0.0)) return false;
+    return true;
+}
+
+template <class P>
+inline int rigid_run_pair(const RigidParams* p, EngineRun* run) {
+    return rigid_diagonal(p) ? rigid_run_torque<P, true>(p, run)
+                             : rigid_run_torque<P, false>(p, run);
+}
+
+// One body of an error-controlled rigid-body run with the pair `pair` (a PairId of
+// rotode/_tableaux.hpp); -1 for an unknown pair (the caller checks before).
+inline int rigid_erk_body(int pair, const RigidParams* p, EngineRun* run) {
+    switch (pair) {
+        case PAIR_DOPRI5: return rigid_run_pair<Pair_dopri5>(p, run);
+        case PAIR_DOP853: return rigid_run_pair<Pair_dop853>(p, run);
+        default: return -1;
+    }
+}
+
+// One evaluation f(t, y) of the rigid body (OUT: dy[7]).
+inline void rigid_eval(const RigidParams* p, double t, const double* y, double* dy) {
+    const bool d = rigid_diagonal(p);
+    switch (p->torque) {
+        case TORQUE_NONE:
+            return d ? rigid_eval_t<TORQUE_NONE, true>(p, t, y, dy)
+                     : rigid_eval_t<TORQUE_NONE, false>(p, t, y, dy);
+        case TORQUE_GRAVITY:
+            return d ? rigid_eval_t<TORQUE_GRAVITY, true>(p, t, y, dy)
+                     : rigid_eval_t<TORQUE_GRAVITY, false>(p, t, y, dy);
+        case TORQUE_BODY:
+            return d ? rigid_eval_t<TORQUE_BODY, true>(p, t, y, dy)
+                     : rigid_eval_t<TORQUE_BODY, false>(p, t, y, dy);
+        default:
+            return d ? rigid_eval_t<TORQUE_WORLD, true>(p, t, y, dy)
+                     : rigid_eval_t<TORQUE_WORLD, false>(p, t, y, dy);
+    }
+}
+
+}  // namespace rotode
