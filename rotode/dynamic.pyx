@@ -59,7 +59,7 @@ from rotode.rkmk cimport rkmk_rate, rkmk_retract, rkmk_base, rkmk_max_step_angle
 from rotode.equations cimport FRAME_BODY
 from rotode.rhs cimport RigidBody
 from rotode.torque cimport Constant, Gravity
-from rotode._engine cimport (EngineRun, RigidParams, rigid_erk_body, TORQUE_NONE,
+from rotode._engine cimport (EngineRun, RigidParams, rigid_erk_body, rigid_eval, TORQUE_NONE,
                              TORQUE_GRAVITY, TORQUE_BODY, TORQUE_WORLD)
 from rotode._codegen import pair_ids as _pair_ids
 
@@ -491,6 +491,20 @@ cdef inline bint _real(object x, double* out):
             return False
         return True
     return False
+
+
+def _engine_eval(RigidBody model, double t, y):
+    """f(t, y) of `model` as the specialised engine evaluates it (tests: the C++ equations
+    against the Cython kernels of `RigidBody.__call__`); None when the engine has no model of
+    its torque."""
+    cdef RigidParams p
+    cdef const double[::1] yv = np.ascontiguousarray(y, dtype=np.float64)
+    out = np.empty(7)
+    cdef double[::1] ov = out
+    if yv.shape[0] != 7 or not _engine_params(model, &p):
+        return None
+    rigid_eval(&p, t, &yv[0], &ov[0])
+    return out
 
 
 def run_single(model, t_span, y0, method, rtol, atol):
