@@ -68,8 +68,9 @@ inline void world_to_body(const double* q, const double* v, double* out) {
 
 }  // namespace models
 
-// [q, w_body]' of a rigid body with torque kind T and inertia shape Diag.
-template <int T, bool Diag>
+// [q, w_body]' of a rigid body with torque kind T, inertia shape Diag and, with Gain, the norm
+// gain's term c q (without it, c = 0 x (1 - |q|^2) adds +-0, which changes no nonzero rate).
+template <int T, bool Diag, bool Gain>
 struct RigidBodyModel {
     static constexpr int n = 7;     // state [q (4), w (3)]
     static constexpr int k = 7;     // output row: the state itself
@@ -101,13 +102,18 @@ struct RigidBodyModel {
         double tau[3];
         torque(y, tau);
         // q' = 1/2 q (0, w) + c q, c = gain (1 - |q|^2)
-        const double c = p->gain * (1.0 - (y[0] * y[0] + y[1] * y[1] + y[2] * y[2] + y[3] * y[3]));
         double dq[4];
         dq[0] = -y[1] * w[0] - y[2] * w[1] - y[3] * w[2];
         dq[1] = y[0] * w[0] + y[2] * w[2] - y[3] * w[1];
         dq[2] = y[0] * w[1] - y[1] * w[2] + y[3] * w[0];
         dq[3] = y[0] * w[2] + y[1] * w[1] - y[2] * w[0];
-        for (int i = 0; i < 4; ++i) dy[i] = 0.5 * dq[i] + c * y[i];
+        if constexpr (Gain) {
+            const double c =
+                p->gain * (1.0 - (y[0] * y[0] + y[1] * y[1] + y[2] * y[2] + y[3] * y[3]));
+            for (int i = 0; i < 4; ++i) dy[i] = 0.5 * dq[i] + c * y[i];
+        } else {
+            for (int i = 0; i < 4; ++i) dy[i] = 0.5 * dq[i];
+        }
         // w' = I^-1 (tau - w x I w)
         if (p->gyroscopic) {
             double Iw[3], r[3];
@@ -137,12 +143,14 @@ struct RigidBodyModel {
 // y' = f evaluated once by the model (tests: the C++ equations against the Cython kernels)
 template <int T, bool Diag>
 inline void rigid_eval_t(const RigidParams* p, double t, const double* y, double* dy) {
-    RigidBodyModel<T, Diag>{p}(t, y, dy);
+    if (p->gain != 0.0) RigidBodyModel<T, Diag, true>{p}(t, y, dy);
+    else RigidBodyModel<T, Diag, false>{p}(t, y, dy);
 }
 
 template <class P, int T, bool Diag>
 inline int rigid_run_t(const RigidParams* p, EngineRun* run) {
-    return erk_body<P>(RigidBodyModel<T, Diag>{p}, run);
+    if (p->gain != 0.0) return erk_body<P>(RigidBodyModel<T, Diag, true>{p}, run);
+    return erk_body<P>(RigidBodyModel<T, Diag, false>{p}, run);
 }
 
 template <class P, bool Diag>
