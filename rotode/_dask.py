@@ -1,71 +1,30 @@
-"""Dask arrays in, dask arrays out: `rotode.integrate` and the kernels on ensembles.
+"""Dask arrays in, dask arrays out: `rotode.integrate` on ensembles.
 
 A dask array in ``y0`` (or in a model's per-body parameters) makes `rotode.integrate` build one
 task per chunk of bodies; each task runs the ordinary batched compiled call on its NumPy blocks
 (docs/scaling.md).  Because every body does exactly the arithmetic of a single run, the result
 equals the NumPy batched run bit for bit for any chunking, any dask scheduler and any number of
-workers.  The kernels of `rotode.quaternion` and `rotode.so3` map over the blocks of their
-arguments with ``dask.array.apply_gufunc`` (signatures below), so post-processing stays lazy.
+workers.  (The kernels of `rotode.quaternion` and `rotode.so3` map over dask blocks by
+themselves: `rotode._lazy`.)
 
 Nothing here imports dask until a dask array is seen: the core install does not need it
 (``pip install "rotode[dask]"``).
 """
 from __future__ import annotations
 
-import functools
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from rotode._lazy import dask_array as _dask_array
 from rotode._results import StateViews
 from rotode._validation import is_dask
 
 if TYPE_CHECKING:
     from rotode.integration import IntegrationResult
 
-__all__ = ["dispatch", "has_dask", "integrate", "LazyIntegrationResult"]
+__all__ = ["has_dask", "integrate", "LazyIntegrationResult"]
 
-
-def _dask_array():
-    try:
-        import dask.array as da
-    except ImportError:             # (a dask collection came from somewhere: say what is missing)
-        raise ImportError("dask arrays need dask: pip install \"rotode[dask]\"") from None
-    return da
-
-
-# ---- kernels ------------------------------------------------------------------------------
-
-def dispatch(signature, n_out=1):
-    """Decorate a kernel facade so that dask arrays among its positional arguments run it
-    block by block (``dask.array.apply_gufunc`` with this generalised-ufunc `signature`, e.g.
-    ``"(4),(4)->(4)"``); NumPy input takes the facade unchanged."""
-    def wrap(func):
-        @functools.wraps(func)
-        def kernel(*args, **kwargs):
-            for a in args:
-                if is_dask(a):      # (the tasks call `kernel`: it pickles by its module name)
-                    return _apply(kernel, signature, n_out, args, kwargs)
-            return func(*args, **kwargs)
-        kernel.dask_signature = signature
-        return kernel
-    return wrap
-
-
-def _apply(func, signature, n_out, args, kwargs):
-    da = _dask_array()
-    if kwargs.get("out") is not None:
-        raise TypeError(f"`out` cannot be given with dask arrays ({func.__name__} returns a "
-                        "new dask array)")
-    kwargs = {k: v for k, v in kwargs.items() if k != "out"}
-    dtypes = (float,) * n_out if n_out > 1 else float
-    # core dimensions are sizes (3, 4): dask reads them as names, whose sizes it needs
-    sizes = {d: int(d) for d in "".join(c if c.isdigit() else " " for c in signature).split()}
-    return da.apply_gufunc(func, signature, *args, output_dtypes=dtypes, output_sizes=sizes,
-                           allow_rechunk=True, **kwargs)
-
-
-# ---- integrate ----------------------------------------------------------------------------
 
 def _per_body_fields(model):
     """The per-body arrays of `model` (name -> array with leading axis N, NumPy or dask) and a
