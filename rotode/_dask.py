@@ -7,23 +7,28 @@ equals the NumPy batched run bit for bit for any chunking, any dask scheduler an
 workers.  (The kernels of `rotode.quaternion` and `rotode.so3` map over dask blocks by
 themselves: `rotode._lazy`.)
 
-Nothing here imports dask until a dask array is seen: the core install does not need it
+`rotode.integration` imports this module, never the reverse: `rotode.integrate` hands itself to
+`integrate` below (the NumPy call of the probe and of each task), and
+`LazyIntegrationResult.compute` gathers the class of the probe's result.  Nothing here imports
+dask until a dask array is seen: the core install does not need it
 (``pip install "rotode[dask]"``).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
 from rotode._lazy import dask_array as _dask_array
 from rotode._results import StateViews
 from rotode._validation import is_dask
-
-if TYPE_CHECKING:
-    from rotode.integration import IntegrationResult
+from rotode.events import as_events
+from rotode.rhs import RigidBody
 
 __all__ = ["has_dask", "integrate", "LazyIntegrationResult"]
+
+#: The class of the NumPy result (`rotode.IntegrationResult`) that `compute` gathers.
+_Result = TypeVar("_Result")
 
 
 def _per_body_fields(model):
@@ -31,7 +36,6 @@ def _per_body_fields(model):
     small recipe from which `_rebuild` makes the model of a chunk from NumPy blocks of them
     (the recipe holds only shared parameters: a task ships its own rows, not the ensemble's).
     A per-body torque gives its own parts (`Torque._chunk_split`), named ``torque:<name>``."""
-    from rotode.rhs import RigidBody
     if is_dask(model) or isinstance(model, np.ndarray) and model.ndim == 2:
         return {"rates": model}, ("rates",)
     if not isinstance(model, RigidBody) or model.n_bodies is None:
@@ -57,7 +61,6 @@ def _rebuild(recipe, blocks, model=None):
         return model
     if recipe[0] == "rates":
         return blocks["rates"]
-    from rotode.rhs import RigidBody
     _, torque, shared, norm_gain, gyroscopic = recipe
     if torque is None:
         source = shared["torque"]
@@ -105,7 +108,8 @@ def _dummy(model, fields, recipe, k):
 
 def integrate(facade, model, t_span, y0, kwargs):
     """`rotode.integrate` on dask arrays (see the module docstring); `facade` is the NumPy
-    `rotode.integrate`, `kwargs` its other arguments."""
+    `rotode.integrate`, `kwargs` its other arguments.  The call is checked once on a one-body
+    stand-in (the probe), whose result's class `LazyIntegrationResult.compute` gathers."""
     da = _dask_array()
     fields, recipe = _per_body_fields(model)
     kwargs = dict(kwargs)
@@ -140,7 +144,6 @@ def integrate(facade, model, t_span, y0, kwargs):
     events = kwargs.get("events")
     event_recipe = None
     if events is not None:
-        from rotode.events import as_events
         evs = as_events(events)
         event_fields, event_recipe = _event_fields(evs, N)
         fields.update(event_fields)
@@ -175,7 +178,7 @@ def integrate(facade, model, t_span, y0, kwargs):
                          meta=np.empty((0,), dtype=object))
     dtype = np.result_type(*(np.asarray(probe.stats[key]).dtype for key in keys))
     layout = (rows, n_t, k, keys, dtype, n_ev if events is not None else None, cap, per_body)
-    return LazyIntegrationResult(t, probe.method, parts, layout)
+    return LazyIntegrationResult(t, probe.method, parts, layout, type(probe))
 
 
 def _outputs(parts, layout):
@@ -301,15 +304,16 @@ def _run_chunk(facade, recipe, y0, params, t_span, shared, n_ev, cap, keys):
     return out
 
 
-class LazyIntegrationResult(StateViews):
+class LazyIntegrationResult(StateViews, Generic[_Result]):
     """What `rotode.integrate` returns for dask input: the fields of `IntegrationResult` as
     dask arrays chunked like ``y0`` along the bodies (nothing runs until they are computed).
 
     Parameters
     ----------
-    t, method, parts, layout
-        The output times, the method's name, the dask array of per-chunk results and their
-        layout; `rotode.integrate` builds the result.
+    t, method, parts, layout, result
+        The output times, the method's name, the dask array of per-chunk results, their
+        layout and the class of the NumPy result that `compute` gathers
+        (`IntegrationResult`); `rotode.integrate` builds the result.
 
     Attributes
     ----------
@@ -352,9 +356,10 @@ class LazyIntegrationResult(StateViews):
     ((2, 2), (4, 11, 4))
     """
 
-    def __init__(self, t, method, parts, layout):
+    def __init__(self, t, method, parts, layout, result):
         self.t = t
         self.method = method
+        self._result = result
         self._set(parts, layout)
 
     def _set(self, parts, layout):
@@ -378,7 +383,7 @@ class LazyIntegrationResult(StateViews):
         names = ["y", "w", "status", "t_events", "y_events", "t_stop", "y_final", "w_final"]
         return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
 
-    def persist(self, **kwargs: Any) -> LazyIntegrationResult:
+    def persist(self, **kwargs: Any) -> LazyIntegrationResult[_Result]:
         """Run every chunk once (``dask.persist``) and keep the results in memory (on the
         workers with dask.distributed); every array then reads them.  Returns self."""
         import dask
@@ -386,11 +391,9 @@ class LazyIntegrationResult(StateViews):
         self._set(parts, self._layout)
         return self
 
-    def compute(self, **kwargs: Any) -> IntegrationResult:
+    def compute(self, **kwargs: Any) -> _Result:
         """Run every chunk once and gather an `IntegrationResult` (NumPy, all bodies)."""
         import dask
-
-        from rotode.integration import IntegrationResult
         arrays = self._arrays()
         outcome = self._parts.map_blocks(_outcome, dtype=object)
         values = dask.compute(*arrays.values(), self.stats, outcome, **kwargs)
@@ -422,8 +425,8 @@ class LazyIntegrationResult(StateViews):
             y_events = [[got["y_events"][i, e, :kept[i, e]] for e in range(n.shape[1])]
                         for i in range(n.shape[0])]
             t_stop = got["t_stop"]
-        return IntegrationResult(self.t, got["y"], got["w"], stats, self.method, t_events,
-                                 y_events, t_stop, got.get("y_final"), got.get("w_final"))
+        return self._result(self.t, got["y"], got["w"], stats, self.method, t_events,
+                            y_events, t_stop, got.get("y_final"), got.get("w_final"))
 
     def __repr__(self):
         shape = "x".join(str(s) for s in self.y.shape)

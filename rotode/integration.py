@@ -191,7 +191,7 @@ def integrate(model: Model, t_span: ArrayLike, y0: DaskCollection, method: str =
               frame: Frame | None = ..., t_eval: ArrayLike | None = ...,
               save_every: int | None = ..., workers: int | None = ...,
               events: EventLike | None = ..., max_events: int | None = ...,
-              **options: Any) -> LazyIntegrationResult: ...
+              **options: Any) -> LazyIntegrationResult[IntegrationResult]: ...
 
 
 @overload
