@@ -1,78 +1,41 @@
-"""Dask arrays in, dask arrays out: `rotode.integrate` and the kernels on ensembles.
+"""Dask arrays in, dask arrays out: `rotode.integrate` on ensembles.
 
 A dask array in ``y0`` (or in a model's per-body parameters) makes `rotode.integrate` build one
 task per chunk of bodies; each task runs the ordinary batched compiled call on its NumPy blocks
 (docs/scaling.md).  Because every body does exactly the arithmetic of a single run, the result
 equals the NumPy batched run bit for bit for any chunking, any dask scheduler and any number of
-workers.  The kernels of `rotode.quaternion` and `rotode.so3` map over the blocks of their
-arguments with ``dask.array.apply_gufunc`` (signatures below), so post-processing stays lazy.
+workers.  (The kernels of `rotode.quaternion` and `rotode.so3` map over dask blocks by
+themselves: `rotode._lazy`.)
 
-Nothing here imports dask until a dask array is seen: the core install does not need it
+`rotode.integration` imports this module, never the reverse: `rotode.integrate` hands itself to
+`integrate` below (the NumPy call of the probe and of each task), and
+`LazyIntegrationResult.compute` gathers the class of the probe's result.  Nothing here imports
+dask until a dask array is seen: the core install does not need it
 (``pip install "rotode[dask]"``).
 """
 from __future__ import annotations
 
-import functools
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
+from rotode._lazy import dask_array as _dask_array
 from rotode._results import StateViews
 from rotode._validation import is_dask
+from rotode.events import as_events
+from rotode.rhs import RigidBody
 
-if TYPE_CHECKING:
-    from rotode.integration import IntegrationResult
+__all__ = ["has_dask", "integrate", "LazyIntegrationResult"]
 
-__all__ = ["dispatch", "has_dask", "integrate", "LazyIntegrationResult"]
+#: The class of the NumPy result (`rotode.IntegrationResult`) that `compute` gathers.
+_Result = TypeVar("_Result")
 
-
-def _dask_array():
-    try:
-        import dask.array as da
-    except ImportError:             # (a dask collection came from somewhere: say what is missing)
-        raise ImportError("dask arrays need dask: pip install \"rotode[dask]\"") from None
-    return da
-
-
-# ---- kernels ------------------------------------------------------------------------------
-
-def dispatch(signature, n_out=1):
-    """Decorate a kernel facade so that dask arrays among its positional arguments run it
-    block by block (``dask.array.apply_gufunc`` with this generalised-ufunc `signature`, e.g.
-    ``"(4),(4)->(4)"``); NumPy input takes the facade unchanged."""
-    def wrap(func):
-        @functools.wraps(func)
-        def kernel(*args, **kwargs):
-            for a in args:
-                if is_dask(a):      # (the tasks call `kernel`: it pickles by its module name)
-                    return _apply(kernel, signature, n_out, args, kwargs)
-            return func(*args, **kwargs)
-        kernel.dask_signature = signature
-        return kernel
-    return wrap
-
-
-def _apply(func, signature, n_out, args, kwargs):
-    da = _dask_array()
-    if kwargs.get("out") is not None:
-        raise TypeError(f"`out` cannot be given with dask arrays ({func.__name__} returns a "
-                        "new dask array)")
-    kwargs = {k: v for k, v in kwargs.items() if k != "out"}
-    dtypes = (float,) * n_out if n_out > 1 else float
-    # core dimensions are sizes (3, 4): dask reads them as names, whose sizes it needs
-    sizes = {d: int(d) for d in "".join(c if c.isdigit() else " " for c in signature).split()}
-    return da.apply_gufunc(func, signature, *args, output_dtypes=dtypes, output_sizes=sizes,
-                           allow_rechunk=True, **kwargs)
-
-
-# ---- integrate ----------------------------------------------------------------------------
 
 def _per_body_fields(model):
     """The per-body arrays of `model` (name -> array with leading axis N, NumPy or dask) and a
     small recipe from which `_rebuild` makes the model of a chunk from NumPy blocks of them
     (the recipe holds only shared parameters: a task ships its own rows, not the ensemble's).
     A per-body torque gives its own parts (`Torque._chunk_split`), named ``torque:<name>``."""
-    from rotode.rhs import RigidBody
     if is_dask(model) or isinstance(model, np.ndarray) and model.ndim == 2:
         return {"rates": model}, ("rates",)
     if not isinstance(model, RigidBody) or model.n_bodies is None:
@@ -98,7 +61,6 @@ def _rebuild(recipe, blocks, model=None):
         return model
     if recipe[0] == "rates":
         return blocks["rates"]
-    from rotode.rhs import RigidBody
     _, torque, shared, norm_gain, gyroscopic = recipe
     if torque is None:
         source = shared["torque"]
@@ -146,7 +108,8 @@ def _dummy(model, fields, recipe, k):
 
 def integrate(facade, model, t_span, y0, kwargs):
     """`rotode.integrate` on dask arrays (see the module docstring); `facade` is the NumPy
-    `rotode.integrate`, `kwargs` its other arguments."""
+    `rotode.integrate`, `kwargs` its other arguments.  The call is checked once on a one-body
+    stand-in (the probe), whose result's class `LazyIntegrationResult.compute` gathers."""
     da = _dask_array()
     fields, recipe = _per_body_fields(model)
     kwargs = dict(kwargs)
@@ -181,7 +144,6 @@ def integrate(facade, model, t_span, y0, kwargs):
     events = kwargs.get("events")
     event_recipe = None
     if events is not None:
-        from rotode.events import as_events
         evs = as_events(events)
         event_fields, event_recipe = _event_fields(evs, N)
         fields.update(event_fields)
@@ -216,7 +178,7 @@ def integrate(facade, model, t_span, y0, kwargs):
                          meta=np.empty((0,), dtype=object))
     dtype = np.result_type(*(np.asarray(probe.stats[key]).dtype for key in keys))
     layout = (rows, n_t, k, keys, dtype, n_ev if events is not None else None, cap, per_body)
-    return LazyIntegrationResult(t, probe.method, parts, layout)
+    return LazyIntegrationResult(t, probe.method, parts, layout, type(probe))
 
 
 def _outputs(parts, layout):
@@ -342,15 +304,16 @@ def _run_chunk(facade, recipe, y0, params, t_span, shared, n_ev, cap, keys):
     return out
 
 
-class LazyIntegrationResult(StateViews):
+class LazyIntegrationResult(StateViews, Generic[_Result]):
     """What `rotode.integrate` returns for dask input: the fields of `IntegrationResult` as
     dask arrays chunked like ``y0`` along the bodies (nothing runs until they are computed).
 
     Parameters
     ----------
-    t, method, parts, layout
-        The output times, the method's name, the dask array of per-chunk results and their
-        layout; `rotode.integrate` builds the result.
+    t, method, parts, layout, result
+        The output times, the method's name, the dask array of per-chunk results, their
+        layout and the class of the NumPy result that `compute` gathers
+        (`IntegrationResult`); `rotode.integrate` builds the result.
 
     Attributes
     ----------
@@ -393,9 +356,10 @@ class LazyIntegrationResult(StateViews):
     ((2, 2), (4, 11, 4))
     """
 
-    def __init__(self, t, method, parts, layout):
+    def __init__(self, t, method, parts, layout, result):
         self.t = t
         self.method = method
+        self._result = result
         self._set(parts, layout)
 
     def _set(self, parts, layout):
@@ -419,7 +383,7 @@ class LazyIntegrationResult(StateViews):
         names = ["y", "w", "status", "t_events", "y_events", "t_stop", "y_final", "w_final"]
         return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
 
-    def persist(self, **kwargs: Any) -> LazyIntegrationResult:
+    def persist(self, **kwargs: Any) -> LazyIntegrationResult[_Result]:
         """Run every chunk once (``dask.persist``) and keep the results in memory (on the
         workers with dask.distributed); every array then reads them.  Returns self."""
         import dask
@@ -427,11 +391,9 @@ class LazyIntegrationResult(StateViews):
         self._set(parts, self._layout)
         return self
 
-    def compute(self, **kwargs: Any) -> IntegrationResult:
+    def compute(self, **kwargs: Any) -> _Result:
         """Run every chunk once and gather an `IntegrationResult` (NumPy, all bodies)."""
         import dask
-
-        from rotode.integration import IntegrationResult
         arrays = self._arrays()
         outcome = self._parts.map_blocks(_outcome, dtype=object)
         values = dask.compute(*arrays.values(), self.stats, outcome, **kwargs)
@@ -463,8 +425,8 @@ class LazyIntegrationResult(StateViews):
             y_events = [[got["y_events"][i, e, :kept[i, e]] for e in range(n.shape[1])]
                         for i in range(n.shape[0])]
             t_stop = got["t_stop"]
-        return IntegrationResult(self.t, got["y"], got["w"], stats, self.method, t_events,
-                                 y_events, t_stop, got.get("y_final"), got.get("w_final"))
+        return self._result(self.t, got["y"], got["w"], stats, self.method, t_events,
+                            y_events, t_stop, got.get("y_final"), got.get("w_final"))
 
     def __repr__(self):
         shape = "x".join(str(s) for s in self.y.shape)

@@ -7,30 +7,30 @@ the whole loop to a compiled *runner* (``rotode.kinematic``, ``rotode.dynamic`` 
 """
 from __future__ import annotations
 
-import math
-import numbers
-import sys
-import warnings
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from rotode import _dask, dynamic, implicit, kinematic, methods
+from rotode import _dask, methods
 from rotode import events as _events
+from rotode._plan import check_compiled_equations, check_option_names, runner_for
+from rotode._plan import classify as _classify
+from rotode._plan import event_buffers as _event_buffers
+from rotode._plan import event_results as _event_results
+from rotode._plan import output_grid as _output_grid
+from rotode._plan import sample_grid as _sample_grid
+from rotode._plan import state_width as _state_width
+from rotode._plan import time_grid as _time_grid
 from rotode._results import StateViews, rotations
 from rotode._validation import (
     as_control,
     as_float_array,
-    as_frame,
-    as_positive_scalar,
     as_workers,
     check_nonzero_quaternions,
-    python_override,
     rotation_quaternions,
 )
-from rotode.omega import AngularVelocity, Callable, Samples, as_source
-from rotode.rhs import QuaternionKinematics, RigidBody
+from rotode.omega import Callable, Samples
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -39,14 +39,6 @@ if TYPE_CHECKING:
     from rotode._typing import DaskCollection, EventLike, Frame, Model
 
 __all__ = ["integrate", "IntegrationResult", "METHODS", "methods_for"]
-
-
-def runner_for(method, kind):
-    """The compiled runner module that steps registry `method` for a model `kind`."""
-    kernel = method.kernel(kind)
-    if kind == "kinematics":
-        return kinematic
-    return implicit if kernel == "implicit" else dynamic
 
 
 def methods_for(kind):
@@ -186,253 +178,6 @@ class IntegrationResult(StateViews):
                 f"stats={self.stats!r})")
 
 
-def _python_equations_error(model, name):
-    """The TypeError for a Python subclass of `RigidBody` / `QuaternionKinematics` that
-    overrides ``__call__``: the runners step the compiled equations of the base class (its
-    inertia and torque, its angular-velocity source) and cannot call Python equations."""
-    base = "RigidBody" if isinstance(model, RigidBody) else "QuaternionKinematics"
-    instead = ("give the extra physics as a torque (a rotode.torque source, or a Python "
-               "function tau(t, q, w), which rotode.integrate calls)" if base == "RigidBody"
-               else "give the angular velocity as a rotode.omega source or a Python function "
-               "w(t) (which rotode.integrate calls), or use a solver class such as "
-               "rotode.Magnus4 with scipy.integrate.solve_ivp (it recovers w(t) from "
-               "`__call__`)")
-    return TypeError(
-        f"`{name}` is a {type(model).__name__}, a Python subclass of rotode.{base} that "
-        "overrides `__call__`; rotode's compiled steppers (rotode.integrate, the solver "
-        f"classes) evaluate {base}'s own equations and cannot call it. Run it with "
-        "rotode.solve_ivp or scipy.integrate.solve_ivp (method 'RK45', 'DOP853', 'Radau', "
-        f"...: they call `__call__`), or {instead}")
-
-
-def check_compiled_equations(model, name="model"):
-    """TypeError (`_python_equations_error`) when ``model``, or an entry of a list of rigid
-    bodies, is a Python subclass of a rotode model that overrides ``__call__`` (events follow
-    the same rule, rotode/events.pyx, but are honoured: the driver can call a Python event)."""
-    if isinstance(model, (RigidBody, QuaternionKinematics)):
-        if python_override(type(model), "__call__"):
-            raise _python_equations_error(model, name)
-    elif isinstance(model, (list, tuple)):
-        overriding = {cls for cls in {type(m) for m in model}
-                      if issubclass(cls, RigidBody) and python_override(cls, "__call__")}
-        if overriding:
-            i = next(i for i, m in enumerate(model) if type(m) in overriding)
-            raise _python_equations_error(model[i], f"{name}[{i}]")
-
-
-def _classify(model, frame):
-    """(kind, runner model, options implied by the model) from what the user passed (a model
-    that overrides ``__call__`` in Python is refused before: `check_compiled_equations`)."""
-    if isinstance(model, RigidBody):
-        kind = "rigid body"
-    elif isinstance(model, (list, tuple)) and model and all(
-            isinstance(m, RigidBody) for m in model):
-        kind = "rigid body"
-        model = list(model)
-    elif isinstance(model, QuaternionKinematics):
-        if frame is not None and as_frame(frame) != as_frame(model.frame):
-            raise ValueError(f"`frame`={frame!r} contradicts the model's frame {model.frame!r}")
-        implied = {"frame": model.frame}
-        if model.norm_gain != 0.0:   # only the RK methods on non-unit quaternions take a gain
-            implied["norm_gain"] = model.norm_gain
-        return "kinematics", model.omega, implied
-    elif isinstance(model, AngularVelocity) or callable(model):
-        return "kinematics", as_source(model, "model"), {"frame": _frame_or_body(frame)}
-    else:
-        if isinstance(model, (str, bytes)) or model is None:
-            raise TypeError(
-                "`model` must be an angular velocity (rotode.omega source, array (3,) or "
-                "(N, 3) of constant rates, or a callable w(t)), a rotode.QuaternionKinematics, "
-                f"a rotode.RigidBody or a list of RigidBody; got {type(model).__name__}")
-        w = as_float_array(model, "model")
-        if w.shape == (3,):
-            return "kinematics", as_source(w, "model"), {"frame": _frame_or_body(frame)}
-        if w.ndim == 2 and w.shape[1] == 3:
-            return "kinematics", np.ascontiguousarray(w), {"frame": _frame_or_body(frame)}
-        raise ValueError("`model` as constant angular velocities must have shape (3,) or "
-                         f"(N, 3), got {w.shape}")
-    if frame is not None:
-        raise ValueError("`frame` applies to kinematics only; a rigid body's state carries the "
-                         "BODY angular velocity")
-    return kind, model, {}
-
-
-def _frame_or_body(frame):
-    """``frame`` checked ("body" or "world"), or "body" when it is None."""
-    if frame is None:
-        return "body"
-    as_frame(frame)
-    return frame
-
-
-#: Keys the facades pass to the runners themselves; a user's option of that name is unknown.
-INTERNAL_OPTIONS = ("control", "trace", "h_next", "events", "resume", "stops")
-
-
-def check_option_names(options):
-    """TypeError for an option the runners reserve for the facades (``trace``, ...)."""
-    for key in INTERNAL_OPTIONS:
-        if key in options:
-            hint = (" (error control: rtol, atol, first_step, max_step, max_steps)"
-                    if key == "control" else "")
-            raise TypeError(f"unknown option `{key}`{hint}")
-
-
-def _state_width(kind, options):
-    if kind == "kinematics":
-        return (4,)
-    return (7, 13) if options.get("force") is not None else (7,)
-
-
-def _span(t_span):
-    """(t0, tf) as finite distinct floats."""
-    try:
-        t0, tf = t_span
-        t0, tf = float(t0), float(tf)
-    except OverflowError:      # an integer beyond the float range
-        raise ValueError(f"`t_span` must be finite, got {t_span!r}") from None
-    except (TypeError, ValueError):
-        raise ValueError(f"`t_span` must be a pair (t0, tf) of real numbers, got {t_span!r}") \
-            from None
-    if not (math.isfinite(t0) and math.isfinite(tf)):
-        raise ValueError(f"`t_span` must be finite, got {(t0, tf)!r}")
-    if t0 == tf:
-        raise ValueError("`t_span` must have t0 != tf")
-    return t0, tf
-
-
-def _eval_times(t_eval, t0, tf):
-    """`t_eval` as a checked float64 array (monotonic in the direction of t_span, inside)."""
-    direction = 1.0 if tf > t0 else -1.0
-    te = as_float_array(t_eval, "t_eval")
-    if te.ndim != 1 or te.size == 0:
-        raise ValueError(f"`t_eval` must be a non-empty 1-D array, got shape {te.shape}")
-    steps = np.diff(te) * direction
-    if np.any(steps <= 0):
-        raise ValueError("`t_eval` must be strictly monotonic in the direction of `t_span`")
-    lo, hi = min(t0, tf), max(t0, tf)
-    if te.min() < lo or te.max() > hi:
-        raise ValueError(f"`t_eval` must lie within `t_span` {(t0, tf)!r}")
-    return te
-
-
-def _output_grid(t_span, t_eval, save_every):
-    """Error-controlled runs: the output times (t0, t_eval..., tf) and the indices to save
-    (``t_eval``, or t0 and tf without it)."""
-    t0, tf = _span(t_span)
-    if save_every is not None:
-        raise ValueError("`save_every` counts fixed steps: with error control give `t_eval`")
-    if t_eval is None:
-        return np.array([t0, tf]), np.array([0, 1], dtype=np.intp)
-    te = _eval_times(t_eval, t0, tf)
-    inner = te[(te != t0) & (te != tf)]
-    grid = np.ascontiguousarray(np.concatenate([[t0], inner, [tf]]))
-    direction = 1.0 if tf > t0 else -1.0
-    save = np.searchsorted(direction * (grid - t0), direction * (te - t0)).astype(np.intp)
-    return grid, save
-
-
-def _time_grid(t_span, dt, t_eval, save_every, dt_name="dt", span_name="`t_span`"):
-    """Grid (n+1,) and the indices to save; see `integrate` for the rules (``dt_name``,
-    ``span_name``: the step's and the span's names in messages, as the caller wrote them)."""
-    t0, tf = _span(t_span)
-    dt = as_positive_scalar(dt, dt_name)
-    direction = 1.0 if tf > t0 else -1.0
-    length = abs(tf - t0)
-    ratio = length / dt
-    if ratio > 2e8:
-        raise ValueError(f"`{dt_name}`={dt!r} needs {ratio:.3g} steps over t_span; the limit "
-                         "is 2e8")
-    n = int(np.floor(ratio))
-    grid = t0 + direction * dt * np.arange(n + 1, dtype=np.float64)
-    # The final point: tf itself, replacing the last uniform point when it is tf to round-off.
-    if n > 0 and abs(tf - grid[n]) <= 1e-9 * dt:
-        grid[n] = tf
-    else:
-        grid = np.append(grid, tf)
-    _check_advancing(grid, direction, dt, dt_name, t_span, span_name)
-    if t_eval is None:
-        return grid, _every(grid.size, save_every)
-    if save_every is not None:
-        raise ValueError("give either `t_eval` or `save_every`, not both")
-    te = _eval_times(t_eval, t0, tf)
-    # Work on s = direction * (t - t0) >= 0, increasing.
-    s_grid = direction * (grid - t0)
-    s_eval = direction * (te - t0)
-    pos = np.searchsorted(s_grid, s_eval)
-    # a uniform grid point within tol of a requested time moves onto it (no sliver step);
-    # t0 and tf never move: a time near them but not on them gets a step of its own
-    tol = 1e-9 * min(dt, length)
-    last = s_grid.size - 1
-    # for each requested time, the grid point at pos (else pos - 1) that equals it or, inside
-    # the grid, lies within tol of it (vectorised: a 1 kHz recording has 10^5 output times)
-    cand = np.stack([pos, pos - 1])
-    valid = (cand >= 0) & (cand <= last)
-    c = np.clip(cand, 0, last)
-    d = np.abs(s_grid[c] - s_eval)
-    ok = valid & ((d == 0) | ((c > 0) & (c < last) & (d <= tol)))
-    snapped = np.where(ok[0], c[0], np.where(ok[1], c[1], -1)).astype(np.intp)
-    keep = snapped >= 0
-    grid[snapped[keep]] = te[keep]
-    extra = te[~keep]
-    if extra.size:
-        grid = np.concatenate([grid, extra])
-        grid = grid[np.argsort(direction * (grid - t0), kind="stable")]
-    s_grid = direction * (grid - t0)
-    save = np.searchsorted(s_grid, direction * (te - t0)).astype(np.intp)
-    return np.ascontiguousarray(grid), save
-
-
-def _check_advancing(grid, direction, dt, dt_name, t_span, span_name):
-    """ValueError naming the step and the span when rounding leaves two grid times equal (or
-    reversed): ``dt`` below the spacing of floats at those times, e.g. dt = 0.01 near 1e16."""
-    steps = direction * np.diff(grid)
-    if steps.size == 0 or steps.min() > 0:
-        return
-    j = int(np.argmax(steps <= 0))
-    t = float(grid[j])
-    raise ValueError(
-        f"`{dt_name}`={dt!r} is below the spacing of floats near t = {t!r} ({np.spacing(t)!r}) "
-        f"inside {span_name}={t_span!r}: the time grid would not advance; give a larger "
-        f"`{dt_name}`, or times nearer 0 in {span_name}")
-
-
-def _sample_grid(samples, t_span, t_eval, save_every):
-    """``dt="samples"``: a grid on the sample times of `samples` inside ``t_span`` (with t0 and
-    tf), refined to land on ``t_eval`` exactly; the indices to save as in `_time_grid`."""
-    t0, tf = _span(t_span)
-    direction = 1.0 if tf > t0 else -1.0
-    times = np.asarray(samples.times, dtype=np.float64)
-    s = direction * (times - t0)
-    inner = times[(s > 0) & (s < direction * (tf - t0))]
-    points = [np.array([t0]), inner, np.array([tf])]
-    if t_eval is not None:
-        if save_every is not None:
-            raise ValueError("give either `t_eval` or `save_every`, not both")
-        te = _eval_times(t_eval, t0, tf)
-        points.append(te)
-    grid = np.unique(np.concatenate(points))            # sorted, exact values, no duplicates
-    if direction < 0:
-        grid = grid[::-1].copy()
-    if t_eval is not None:
-        save = np.searchsorted(direction * (grid - t0), direction * (te - t0)).astype(np.intp)
-        return np.ascontiguousarray(grid), save
-    return np.ascontiguousarray(grid), _every(grid.size, save_every)
-
-
-def _every(size, save_every):
-    """Indices of every k-th point of a grid of `size` points (``save_every``, default 1) and
-    its last one."""
-    every = 1 if save_every is None else save_every
-    if isinstance(every, (bool, np.bool_)) or not isinstance(every, numbers.Integral) \
-            or every < 1:
-        raise ValueError(f"`save_every` must be an integer >= 1, got {save_every!r}")
-    save = np.arange(0, size, int(every), dtype=np.intp)
-    if save[save.size - 1] != size - 1:
-        save = np.append(save, size - 1)
-    return save
-
-
 def _as_workers(workers):
     """``workers`` of `integrate`: None -> 1, else as `as_workers` (-1: every core)."""
     return 1 if workers is None else as_workers(workers)
@@ -446,7 +191,7 @@ def integrate(model: Model, t_span: ArrayLike, y0: DaskCollection, method: str =
               frame: Frame | None = ..., t_eval: ArrayLike | None = ...,
               save_every: int | None = ..., workers: int | None = ...,
               events: EventLike | None = ..., max_events: int | None = ...,
-              **options: Any) -> LazyIntegrationResult: ...
+              **options: Any) -> LazyIntegrationResult[IntegrationResult]: ...
 
 
 @overload
@@ -736,37 +481,3 @@ def _end_at_stop(t, y, w, t_stop, y_final, w_final, default_grid, direction):
         return t, y, w
     keep = direction * (t - t_stop) <= 0
     return t[keep].copy(), y[keep].copy(), w[keep].copy()
-
-
-def _event_buffers(evs, shape, max_events):
-    """The events of a run as the driver takes them (`_driver.drive`): the checked events and
-    how many occurrences to keep per body and event."""
-    n, k = shape
-    if len(evs) > 16:
-        raise ValueError(f"`events` may hold at most 16 events, got {len(evs)}")
-    for j, e in enumerate(evs):
-        if e.n_bodies is not None and e.n_bodies != n:
-            raise ValueError(f"`events[{j}]` holds per-body parameters for {e.n_bodies} bodies "
-                             f"but `y0` holds {n}" + (": take the event of one body, "
-                                                      f"events[{j}][i]" if n == 1 else ""))
-        if isinstance(e, _events.Component) and e.name in ("q", "y") and e.index >= k:
-            raise ValueError(f"`events[{j}]` reads {e.name}[{e.index}] but the state has {k} "
-                             "entries")
-    if max_events is None:
-        cap = None              # all of them, for one body as for each of a batch (as SciPy)
-    elif isinstance(max_events, (bool, np.bool_)) or not isinstance(max_events, numbers.Integral) \
-            or max_events < 1:
-        raise ValueError(f"`max_events` must be an integer >= 1, got {max_events!r}")
-    else:
-        cap = min(int(max_events), sys.maxsize)   # (the driver's records grow as they fill)
-    return {"objects": evs, "cap": cap}
-
-
-def _event_results(buf, stats):
-    """Per body, per event: the times and rows recorded (t_events, y_events), and t_stop."""
-    stats["n_events"] = buf["count"]
-    if buf["over"]:
-        warnings.warn(f"an event occurred more than `max_events`={buf['cap']} times in a body; "
-                      "only the first ones are kept (stats['n_events'] counts them all)",
-                      RuntimeWarning, stacklevel=3)
-    return buf["t"], buf["y"], buf["t_stop"]

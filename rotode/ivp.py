@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.integrate
-from scipy.integrate import DenseOutput, OdeSolution
+from scipy.integrate import OdeSolution
 from scipy.integrate._ivp.ivp import OdeResult as _ScipyOdeResult
 from scipy.spatial.transform import Rotation
 
+from rotode import _plan, methods
 from rotode import events as _events
-from rotode import integration, methods
+from rotode._dense import Steps
 from rotode._loops import checked_function
 from rotode._validation import (
     as_bool,
@@ -34,6 +35,7 @@ from rotode._validation import (
     python_override,
 )
 from rotode.rhs import QuaternionKinematics, RigidBody
+from rotode.solvers import NativeSolver
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -69,53 +71,6 @@ class OdeResult(_ScipyOdeResult):
     status: int
     message: str
     success: bool
-
-
-class _StepInterpolant(DenseOutput):
-    """The continuous extension of one step of DOPRI5 (4th order) or DOP853 (7th order), as
-    SciPy's ``RkDenseOutput`` and ``Dop853DenseOutput`` evaluate them (Hairer, Norsett &
-    Wanner 1993, sec. II.6): ``F`` holds the compiled step's coefficients (rotode/erk.pxd
-    ``erk_dense_prepare``)."""
-
-    def __init__(self, t_old, t, y_old, F, kind, h=None):
-        super().__init__(t_old, t)
-        self.h = t - t_old if h is None else h      # (a step cut short by a terminal event)
-        self.y_old = y_old
-        self.F = F
-        self.kind = kind
-
-    def _call_impl(self, t):
-        x = (np.asarray(t, dtype=float) - self.t_old) / self.h
-        if self.kind == "dopri5":
-            acc = np.zeros((self.F.shape[1],) + x.shape)
-            power = np.ones_like(x)
-            for r in range(4):
-                power = power * x
-                acc = acc + np.multiply.outer(self.F[r], power)
-            return (self.y_old if x.ndim == 0 else self.y_old[:, None]) + acc
-        acc = np.zeros((self.F.shape[1],) + x.shape)
-        for r, f in enumerate(self.F[::-1]):
-            acc = acc + (f if x.ndim == 0 else f[:, None])
-            acc = acc * (x if r % 2 == 0 else 1.0 - x)
-        return (self.y_old if x.ndim == 0 else self.y_old[:, None]) + acc
-
-
-class _Steps:
-    """The steps' interpolants as a sequence, each made when ``OdeSolution`` asks for it (a
-    run of 10^4 steps does not build 10^4 Python objects up front)."""
-
-    def __init__(self, t, z, F, kind, h):
-        self.t, self.z, self.F, self.kind, self.h = t, z, F, kind, h
-
-    def __len__(self):
-        return len(self.F)
-
-    def __getitem__(self, j):
-        if not -len(self) <= j < len(self):
-            raise IndexError(j)
-        j = j % len(self)
-        return _StepInterpolant(self.t[j], self.t[j + 1], self.z[j], self.F[j], self.kind,
-                                self.h[j])
 
 
 def _compiled(fun, method, events, args):
@@ -359,9 +314,6 @@ def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
     name = _compiled(fun, method, events, args)
     evs = _events.as_events(events) if name is not None else ()
     if name is None:
-        # (imported here: rotode.solvers imports this module)
-        from rotode.solvers import NativeSolver
-
         def call(f, m):
             return scipy.integrate.solve_ivp(f, t_span, y0, method=m, t_eval=t_eval,
                                              dense_output=dense_output, events=events,
@@ -370,7 +322,7 @@ def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
             # (rotode's solver classes read the model, and check it)
             return OdeResult(call(fun, method))
         return OdeResult(_solve_in_scipy(fun, method, call))
-    kind, model, implied = integration._classify(fun, None)
+    kind, model, implied = _plan.classify(fun, None)
     spec = methods.get(name, kind)
     width = 4 if kind == "kinematics" else 7
     y = as_float_array(y0, "y0")
@@ -390,19 +342,19 @@ def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
     if options:
         warnings.warn("The following arguments have no effect for a chosen solver: "
                       f"{', '.join(f'`{x}`' for x in options)}.", stacklevel=2)
-    t0, tf = integration._span(t_span)
-    grid, save = integration._output_grid((t0, tf), t_eval, None)
+    t0, tf = _plan.as_span(t_span)
+    grid, save = _plan.output_grid((t0, tf), t_eval, None)
     if t_eval is None:
         save = np.zeros(0, dtype=np.intp)
     ctl = as_control(control["rtol"], control["atol"], control["first_step"],
                      control["max_step"], None, width, abs(tf - t0), t_eval=t_eval is not None)
-    runner = integration.runner_for(spec, kind)
+    runner = _plan.runner_for(spec, kind)
     Y0 = np.ascontiguousarray(y[None, :])
     opts: dict[str, Any] = dict(implied, control=ctl)
     if kind == "kinematics":
         opts["stops"] = False           # SciPy's steps cross the sample times of Samples
     if evs:
-        opts["events"] = integration._event_buffers(evs, Y0.shape, None)   # all, as SciPy
+        opts["events"] = _plan.event_buffers(evs, Y0.shape, None)   # all, as SciPy
     if t_eval is None or dense_output:
         opts["trace"] = {"dense": dense_output}     # every step (the driver grows the record)
     y_out, _, stats = runner.run(name, model, Y0, grid, save, opts, 1)
@@ -420,12 +372,12 @@ def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
     sol = None
     if dense_output:
         assert spec.embedded is not None        # (RK45 and DOP853 are embedded pairs)
-        steps = _Steps(trace["t"], trace["z"], trace["F"].reshape(-1, 7, width),
+        steps = Steps(trace["t"], trace["z"], trace["F"].reshape(-1, 7, width),
                        spec.embedded.kind, trace["h"])
         sol = OdeSolution(steps.t, steps) if n > 1 else None
     t_events = y_events = None
     if evs:
-        t_ev, y_ev, _ = integration._event_results(opts["events"], stats)
+        t_ev, y_ev, _ = _plan.event_results(opts["events"], stats)
         # as SciPy: np.asarray of each event's list of rows, (0,) when it never occurred
         t_events, y_events = t_ev[0], [y if len(y) else np.empty(0) for y in y_ev[0]]
     elif events is not None:

@@ -7,7 +7,7 @@ ones: ``R(q) = R(q/|q|)`` (Rucker 2018 eq. 13).
 
 The kernels are ``noexcept nogil`` inline functions in ``rotode/quaternion.pxd`` that other
 Cython code can ``cimport``; the functions here validate their input, then loop over the batch
-with the GIL released.
+with the GIL released (dask arrays: block by block, a dask array out, `rotode._lazy`).
 
 References
 ----------
@@ -20,7 +20,7 @@ References
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from rotode._dask import dispatch as _dask_dispatch
+from rotode._lazy import is_dask, map_blocks
 from rotode._validation import (as_bool, as_float_array, as_quaternions, batch_of,
                                 as_rotation_matrices, last_dim, project_rotations)
 from rotode._loops cimport (apply_unary, apply_binary, jacobian_unary, new_single,
@@ -30,6 +30,15 @@ from rotode.dual cimport dual
 __all__ = ["multiply", "conjugate", "inverse", "rotate", "to_matrix", "from_matrix", "exp",
            "log", "exp_approx", "to_scipy", "from_scipy", "to_matrix_jacobian", "norm",
            "angle_between"]
+
+
+cdef object _ndarray = np.ndarray
+
+
+cdef bint _lazy(object x):
+    """True for a dask collection, whose blocks the kernel then runs on (`rotode._lazy`); an
+    ndarray costs one comparison of its type."""
+    return type(x) is not _ndarray and is_dask(x)
 
 
 def _quaternions(q, name):
@@ -86,6 +95,8 @@ def multiply(p, q):
         out = new_single(1, 4)
         quat_mul[double](a, b, single_data(out))
         return out
+    if _lazy(p) or _lazy(q):
+        return map_blocks(multiply, "(4),(4)->(4)", (p, q))
     p = as_float_array(p, "p", (4,))
     q = as_float_array(q, "q", (4,))
     _broadcast_error("p", p, "q", q)
@@ -120,6 +131,8 @@ def conjugate(q):
         out = new_single(1, 4)
         quat_conj[double](a, single_data(out))
         return out
+    if _lazy(q):
+        return map_blocks(conjugate, "(4)->(4)", (q,))
     q = as_float_array(q, "q", (4,))
     return apply_unary(quat_conj[double], q, 1, (4,))
 
@@ -148,6 +161,8 @@ def norm(q):
     >>> quaternion.norm([[1.0, 2.0, 2.0, 0.0], [0.0, 0.0, 0.0, 3.0]])
     array([3., 3.])
     """
+    if _lazy(q):
+        return map_blocks(norm, "(4)->()", (q,))
     q = as_float_array(q, "q", (4,))
     with np.errstate(over="ignore"):
         n = np.sqrt(np.einsum("...i,...i->...", q, q))
@@ -189,6 +204,8 @@ def angle_between(p, q):
     >>> float(quaternion.angle_between([1, 0, 0, 0], half_turn)) == np.pi
     True
     """
+    if _lazy(p) or _lazy(q):
+        return map_blocks(angle_between, "(4),(4)->()", (p, q))
     p = _quaternions(p, "p")
     q = _quaternions(q, "q")
     _broadcast_error("p", p, "q", q)
@@ -231,6 +248,8 @@ def inverse(q):
         out = new_single(1, 4)
         quat_inv[double](a, single_data(out))
         return out
+    if _lazy(q):
+        return map_blocks(inverse, "(4)->(4)", (q,))
     q = _quaternions(q, "q")
     return apply_unary(quat_inv[double], q, 1, (4,))
 
@@ -280,6 +299,8 @@ def rotate(q, v):
         out = new_single(1, 3)
         quat_rotate[double](a, b, single_data(out))
         return out
+    if _lazy(q) or _lazy(v):
+        return map_blocks(rotate, "(4),(3)->(3)", (q, v))
     q = _quaternions(q, "q")
     v = as_float_array(v, "v", (3,))
     _broadcast_error("q", q, "v", v)
@@ -331,6 +352,8 @@ def to_matrix(q):
         out = new_single(2, 3)
         quat_to_matrix[double](a, single_data(out))
         return out
+    if _lazy(q):
+        return map_blocks(to_matrix, "(4)->(3,3)", (q,))
     q = _quaternions(q, "q")
     return apply_unary(quat_to_matrix[double], q, 1, (3, 3))
 
@@ -377,6 +400,8 @@ def from_matrix(R, project=False):
     >>> quaternion.from_matrix([[0, -1, 0], [1, 0, 0], [0, 0, 1]])   # a quarter turn about z
     array([0.70710678, 0.        , 0.        , 0.70710678])
     """
+    if _lazy(R):
+        return map_blocks(from_matrix, "(3,3)->(4)", (R,), {"project": project})
     R = project_rotations(R, "R") if as_bool(project, "project") else \
         as_rotation_matrices(R, "R")
     return apply_unary(quat_from_matrix[double], R, 2, (4,))
@@ -422,6 +447,8 @@ def exp(x):
     >>> quaternion.exp([0.0, 0.0, np.pi / 4])   # a quarter turn about z: exp(phi / 2)
     array([0.70710678, 0.        , 0.        , 0.70710678])
     """
+    if _lazy(x):
+        return map_blocks(exp, "(3)->(4)", (x,))
     x = as_float_array(x, "x")
     if last_dim(x) == 4:
         out = apply_unary(quat_exp[double], x, 1, (4,))
@@ -479,6 +506,8 @@ def log(q):
     >>> quaternion.log([np.cos(np.pi / 4), 0.0, 0.0, np.sin(np.pi / 4)])
     array([0.        , 0.        , 0.        , 0.78539816])
     """
+    if _lazy(q):
+        return map_blocks(log, "(4)->(4)", (q,))
     q = _quaternions(q, "q")
     return apply_unary(quat_log[double], q, 1, (4,))
 
@@ -521,6 +550,8 @@ def exp_approx(x):
     >>> quaternion.exp_approx([0.0, 0.0, 0.1])   # exp gives [0.99500417, 0, 0, 0.09983342]
     array([0.99500413, 0.        , 0.        , 0.09983375])
     """
+    if _lazy(x):
+        return map_blocks(exp_approx, "(3)->(4)", (x,))
     x = as_float_array(x, "x", (3,))
     with np.errstate(over="ignore"):
         if not np.isfinite(np.einsum("...i,...i->...", x, x)).all():   # |x|^2 overflows
@@ -643,6 +674,8 @@ def to_matrix_jacobian(q):
     >>> R.shape, J.shape, np.allclose(J @ q, 0.0)
     ((3, 3), (3, 3, 4), True)
     """
+    if _lazy(q):
+        return map_blocks(to_matrix_jacobian, "(4)->(3,3),(3,3,4)", (q,))
     q = _quaternions(q, "q")
     _, exponent = np.frexp(np.sqrt(np.einsum("...i,...i->...", q, q)))
     q = np.ldexp(q, -exponent[..., None])          # exact: |q| in [0.5, 1)
@@ -655,16 +688,6 @@ def to_matrix_jacobian(q):
     with nogil:
         jacobian_unary(quat_to_matrix[dual], qin, Rv, Jv)
     return R, np.ldexp(J, -exponent[..., None, None, None])
-
-
-# dask arrays in: the same kernels block by block, dask arrays out (rotode/_dask.py)
-for _name, _signature, _n_out in (
-        ("multiply", "(4),(4)->(4)", 1), ("conjugate", "(4)->(4)", 1), ("norm", "(4)->()", 1),
-        ("inverse", "(4)->(4)", 1), ("rotate", "(4),(3)->(3)", 1), ("to_matrix", "(4)->(3,3)", 1),
-        ("from_matrix", "(3,3)->(4)", 1), ("exp", "(3)->(4)", 1), ("log", "(4)->(4)", 1),
-        ("exp_approx", "(3)->(4)", 1), ("to_matrix_jacobian", "(4)->(3,3),(3,3,4)", 2),
-        ("angle_between", "(4),(4)->()", 1)):
-    globals()[_name] = _dask_dispatch(_signature, _n_out)(globals()[_name])
 
 
 def __dir__():

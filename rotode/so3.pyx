@@ -7,7 +7,8 @@ angular velocity ``T(-v) v'``; ``dexp_inv(v) = T(v)^-1`` inverts it.  All matric
 world coordinates.
 
 The kernels are ``noexcept nogil`` inline functions in ``rotode/so3.pxd`` for ``cimport``;
-the functions here validate input and loop over the batch without the GIL.
+the functions here validate input and loop over the batch without the GIL (dask arrays:
+block by block, a dask array out, `rotode._lazy`).
 
 References
 ----------
@@ -17,7 +18,7 @@ References
 """
 import numpy as np
 
-from rotode._dask import dispatch as _dask_dispatch
+from rotode._lazy import is_dask, map_blocks
 from rotode._validation import (as_bool, as_float_array, batch_of, as_rotation_matrices,
                                 check_out_overlap, project_rotations)
 from rotode._loops import all_abs_below
@@ -38,6 +39,13 @@ COMPONENT_BOUND = 7.7e153
 cdef double _COMPONENT_BOUND = COMPONENT_BOUND
 # rows per parallel work item of so3.exp (72 kB of output)
 cdef Py_ssize_t EXP_CHUNK = 1024
+cdef object _ndarray = np.ndarray
+
+
+cdef bint _lazy(object x):
+    """True for a dask collection, whose blocks the kernel then runs on (`rotode._lazy`); an
+    ndarray costs one comparison of its type."""
+    return type(x) is not _ndarray and is_dask(x)
 
 
 cdef object _jacobian(unary_dual_kernel f, object v, tuple out_trailing):
@@ -120,6 +128,8 @@ def hat(v):
            [ 3.,  0., -1.],
            [-2.,  1.,  0.]])
     """
+    if _lazy(v):
+        return map_blocks(hat, "(3)->(3,3)", (v,))
     v = _vectors(v, rotation=False)
     return apply_unary(so3_hat[double], v, 1, (3, 3))
 
@@ -152,6 +162,8 @@ def vee(K):
     >>> so3.vee([[0.0, -3.0, 2.0], [3.0, 0.0, -1.0], [-2.0, 1.0, 0.0]])
     array([1., 2., 3.])
     """
+    if _lazy(K):
+        return map_blocks(vee, "(3,3)->(3)", (K,))
     K = as_float_array(K, "K", (3, 3))
     return apply_unary(so3_vee[double], K, 2, (3,))
 
@@ -217,6 +229,8 @@ def exp(v, out=None):
         out = new_single(2, 3)      # one rotation: the scalar kernel (same bits as the rows)
         so3_exp[double](w, single_data(out))
         return out
+    if _lazy(v):
+        return map_blocks(exp, "(3)->(3,3)", (v,), {"out": out})
     # finiteness is checked by the kernel itself, in the same pass (one read of v, not two)
     v = as_float_array(v, "v", (3,), finite=False)
     cdef const double[:, ::1] vin = v.reshape(-1, 3)
@@ -290,6 +304,8 @@ def log(R, project=False):
     array([0.        , 0.        , 1.57079633])
     """
     cdef double m[9]
+    if _lazy(R):
+        return map_blocks(log, "(3,3)->(3)", (R,), {"project": project})
     if as_bool(project, "project"):
         R = project_rotations(R, "R")
         return apply_unary(so3_log[double], R, 2, (3,))
@@ -359,6 +375,8 @@ def dexp(v):
     >>> np.allclose(so3.dexp(v) @ v, v)      # T(v) v = v
     True
     """
+    if _lazy(v):
+        return map_blocks(dexp, "(3)->(3,3)", (v,))
     v = _vectors(v)
     return apply_unary(so3_dexp[double], v, 1, (3, 3))
 
@@ -399,6 +417,8 @@ def dexp_inv(v):
     >>> np.allclose(so3.dexp_inv(v) @ so3.dexp(v), np.eye(3))
     True
     """
+    if _lazy(v):
+        return map_blocks(dexp_inv, "(3)->(3,3)", (v,))
     v = _vectors(v)
     _inside_dexp_inv_domain(v)
     return apply_unary(so3_dexp_inv[double], v, 1, (3, 3))
@@ -439,6 +459,8 @@ def exp_and_dexp(v):
     >>> np.array_equal(R, so3.exp([0.3, -0.2, 0.5])), T.shape
     (True, (3, 3))
     """
+    if _lazy(v):
+        return map_blocks(exp_and_dexp, "(3)->(3,3),(3,3)", (v,))
     v = _vectors(v)
     cdef const double[:, ::1] vin = v.reshape(-1, 3)
     R = np.empty(batch_of(v, 1) + (3, 3))
@@ -483,6 +505,8 @@ def coefficients(angle):
     >>> S1.round(6).tolist(), S2.round(6).tolist(), C.round(6).tolist()
     ([1.0, 0.841471], [0.5, 0.459698], [0.083333, 0.084756])
     """
+    if _lazy(angle):
+        return map_blocks(coefficients, "()->(),(),(),()", (angle,))
     a = as_float_array(angle, "angle", ())
     if np.any(a < 0):
         raise ValueError("`angle` must be >= 0")
@@ -541,6 +565,8 @@ def exp_jacobian(v):
     >>> np.allclose(J[..., 2], so3.hat(so3.dexp(v)[:, 2]) @ R)
     True
     """
+    if _lazy(v):
+        return map_blocks(exp_jacobian, "(3)->(3,3),(3,3,3)", (v,))
     v = _vectors(v)
     return _jacobian(so3_exp[dual], v, (3, 3))
 
@@ -576,6 +602,8 @@ def dexp_jacobian(v):
     >>> T.shape, J.shape
     ((3, 3), (3, 3, 3))
     """
+    if _lazy(v):
+        return map_blocks(dexp_jacobian, "(3)->(3,3),(3,3,3)", (v,))
     v = _vectors(v)
     return _jacobian(so3_dexp[dual], v, (3, 3))
 
@@ -612,19 +640,11 @@ def dexp_inv_jacobian(v):
     >>> np.allclose(Tinv @ so3.dexp([0.3, -0.2, 0.5]), np.eye(3)), J.shape
     (True, (3, 3, 3))
     """
+    if _lazy(v):
+        return map_blocks(dexp_inv_jacobian, "(3)->(3,3),(3,3,3)", (v,))
     v = _vectors(v)
     _inside_dexp_inv_domain(v)
     return _jacobian(so3_dexp_inv[dual], v, (3, 3))
-
-
-# dask arrays in: the same kernels block by block, dask arrays out (rotode/_dask.py)
-for _name, _signature, _n_out in (
-        ("hat", "(3)->(3,3)", 1), ("vee", "(3,3)->(3)", 1), ("exp", "(3)->(3,3)", 1),
-        ("log", "(3,3)->(3)", 1), ("dexp", "(3)->(3,3)", 1), ("dexp_inv", "(3)->(3,3)", 1),
-        ("exp_and_dexp", "(3)->(3,3),(3,3)", 2), ("coefficients", "()->(),(),(),()", 4),
-        ("exp_jacobian", "(3)->(3,3),(3,3,3)", 2), ("dexp_jacobian", "(3)->(3,3),(3,3,3)", 2),
-        ("dexp_inv_jacobian", "(3)->(3,3),(3,3,3)", 2)):
-    globals()[_name] = _dask_dispatch(_signature, _n_out)(globals()[_name])
 
 
 def __dir__():

@@ -45,7 +45,8 @@ import collections
 import numpy as np
 from scipy.integrate import DenseOutput, OdeSolver
 
-from rotode import integration, kinematic, methods, quaternion
+from rotode import _plan, kinematic, methods, quaternion
+from rotode._dense import StepInterpolant
 from rotode._validation import (
     DEFAULT_MAX_STEPS,
     as_control,
@@ -53,7 +54,6 @@ from rotode._validation import (
     complex_values_error,
     python_override,
 )
-from rotode.ivp import _StepInterpolant
 from rotode.omega import Callable
 from rotode.rhs import QuaternionKinematics, RigidBody
 
@@ -97,7 +97,7 @@ class _GroupOutput(DenseOutput):
     def __init__(self, t_old, t, q_old, z_old, F, kind, frame):
         super().__init__(t_old, t)
         self.q_old = q_old / np.linalg.norm(q_old)
-        self.algebra = _StepInterpolant(t_old, t, z_old, F, kind)
+        self.algebra = StepInterpolant(t_old, t, z_old, F, kind)
         self.world = frame == "world"
 
     def _call_impl(self, t):
@@ -255,7 +255,7 @@ class NativeSolver(OdeSolver):
             step, step_name = dt, "dt"
         elif dt is not None:
             raise TypeError("give `step` or its alias `dt`, not both")
-        integration.check_option_names(options)
+        _plan.check_option_names(options)
         spec = methods.get(self._method)
         control = (rtol, atol, first_step, max_step)
         if step is None and not spec.adaptive:
@@ -267,7 +267,7 @@ class NativeSolver(OdeSolver):
         native = isinstance(fun, (QuaternionKinematics, RigidBody))
         if native and python_override(type(fun), "__call__"):
             if isinstance(fun, RigidBody):
-                integration.check_compiled_equations(fun, "fun")          # (refused)
+                _plan.check_compiled_equations(fun, "fun")          # (refused)
             # kinematics whose __call__ is Python's: w(t) recovered from it, as for a callable
             if frame is not None and as_frame(frame) != fun.frame:
                 raise ValueError(f"`frame`={frame!r} contradicts the model's frame "
@@ -276,7 +276,7 @@ class NativeSolver(OdeSolver):
         if native:
             model = fun
         elif callable(fun):
-            frame = integration._frame_or_body(frame)
+            frame = _plan.frame_or_body(frame)
             if np.shape(y0) != (4,):
                 raise TypeError(
                     f"{type(self).__name__} needs `fun` to be a rotode.QuaternionKinematics, a "
@@ -290,16 +290,16 @@ class NativeSolver(OdeSolver):
                 "rotode.RigidBody, or quaternion kinematics fun(t, q) with a 4-component state; "
                 f"got {type(fun).__name__}")
         super().__init__(fun, t0, y0, t_bound, vectorized, support_complex=False)
-        kind, runner_model, implied = integration._classify(model, frame)
+        kind, runner_model, implied = _plan.classify(model, frame)
         self._kind = kind
-        widths = integration._state_width(kind, options)
+        widths = _plan.state_width(kind, options)
         if self.y.shape[0] not in widths:
             want = " or ".join(f"({w},)" for w in widths)
             raise ValueError(f"`y0` of a {type(fun).__name__} must have shape {want} for "
                              f"{type(self).__name__}, got {self.y.shape}")
         for key, value in implied.items():
             options.setdefault(key, value)
-        self._runner = integration.runner_for(methods.get(self._method), kind)
+        self._runner = _plan.runner_for(methods.get(self._method), kind)
         self._model = runner_model
         self._options = options
         self._adaptive = step is None
@@ -314,9 +314,8 @@ class NativeSolver(OdeSolver):
             self._K0 = None                  # the first stage of the next chunk's first step
             self._step_done = None
         else:
-            self._grid, _ = integration._time_grid((t0, t_bound), step, None, None,
-                                                   dt_name=step_name,
-                                                   span_name="(`t0`, `t_bound`)")
+            self._grid, _ = _plan.time_grid((t0, t_bound), step, None, None,
+                                            dt_name=step_name, span_name="(`t0`, `t_bound`)")
         self._k = 0
         self._y_old = None
         self._t_old_step = None
@@ -404,7 +403,7 @@ class NativeSolver(OdeSolver):
                 return _MagnusOutput(self._t_old_step, t_new, q_old, self._method, self._model,
                                      dict(self._options, resume=later), self._recover, ref)
             if self._spec.kernel(self._kind) == "erk":
-                return _StepInterpolant(self._t_old_step, t_new, z_old, F, self._spec.embedded.kind)
+                return StepInterpolant(self._t_old_step, t_new, z_old, F, self._spec.embedded.kind)
             return _GroupOutput(self._t_old_step, t_new, q_old, z_old, F,
                                 self._spec.embedded.kind, self._frame)
         f_old = np.asarray(self.fun(self._t_old_step, self._y_old), dtype=float)
