@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from rotode import _dask, methods
+from rotode import _dask, dynamic, methods
 from rotode import events as _events
 from rotode._plan import check_compiled_equations, check_option_names, runner_for
 from rotode._plan import classify as _classify

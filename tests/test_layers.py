@@ -35,6 +35,9 @@ LAYERS = [
         # the registry, the driver, the runners; the plan of a run (model kind, runner, time
         # grid, event buffers) and the dense output of a compiled step, which the facades share
         "methods", "_pairs", "_driver", "kinematic", "dynamic", "implicit", "_plan", "_dense",
+        # the specialised engine (C++ templates declared in _engine.pxd) and the code generator
+        # of its tableaux (from the registry)
+        "_engine", "_codegen",
     }),
     ("facades", {
         "integration", "_dask", "_results", "ivp", "solvers", "steps", "solve", "exact",
