@@ -41,6 +41,7 @@ cdef extern from "_models.hpp" namespace "rotode" nogil:
         TORQUE_GRAVITY
         TORQUE_BODY
         TORQUE_WORLD
+        TORQUE_GRAVITY_AXIS
         PAIR_COUNT
 
     cdef struct RigidParams:

@@ -25,6 +25,7 @@ enum TorqueKind {
     TORQUE_GRAVITY = 1,       // m g com x R(q)^T (-e_z)
     TORQUE_BODY = 2,          // constant, body frame
     TORQUE_WORLD = 3,         // constant, world frame: R(q)^T tau
+    TORQUE_GRAVITY_AXIS = 4,  // Gravity with com = (0, 0, h): the products by its zeros left out
 };
 
 // One body's parameters (filled from a rotode.RigidBody by rotode/dynamic.pyx).
@@ -42,7 +43,7 @@ namespace models {
 
 // out = M x, row-major 3x3; Diag: M diagonal, the zero products left out
 template <bool Diag>
-inline void mat3_vec(const double* M, const double* x, double* out) {
+ROTODE_INLINE void mat3_vec(const double* M, const double* x, double* out) {
     if constexpr (Diag) {
         out[0] = M[0] * x[0];
         out[1] = M[4] * x[1];
@@ -74,30 +75,40 @@ template <int T, bool Diag, bool Gain>
 struct RigidBodyModel {
     static constexpr int n = 7;     // state [q (4), w (3)]
     static constexpr int k = 7;     // output row: the state itself
-    const RigidParams* p;
+    RigidParams p;                  // by value: the loop's copy, which no store aliases
 
-    inline void torque(const double* q, double* tau) const {
+    ROTODE_INLINE void torque(const double* q, double* tau) const {
         if constexpr (T == TORQUE_NONE) {
             tau[0] = 0.0;
             tau[1] = 0.0;
             tau[2] = 0.0;
         } else if constexpr (T == TORQUE_GRAVITY) {
-            const double down[3] = {0.0, 0.0, -p->mg};
+            const double down[3] = {0.0, 0.0, -p.mg};
             double d[3];
             models::world_to_body(q, down, d);
-            tau[0] = p->com[1] * d[2] - p->com[2] * d[1];
-            tau[1] = p->com[2] * d[0] - p->com[0] * d[2];
-            tau[2] = p->com[0] * d[1] - p->com[1] * d[0];
+            tau[0] = p.com[1] * d[2] - p.com[2] * d[1];
+            tau[1] = p.com[2] * d[0] - p.com[0] * d[2];
+            tau[2] = p.com[0] * d[1] - p.com[1] * d[0];
+        } else if constexpr (T == TORQUE_GRAVITY_AXIS) {
+            // d = R(q)^T (0, 0, -m g) without its z component (world_to_body with v0 = v1 = 0)
+            const double q0 = q[0], q1 = -q[1], q2 = -q[2], q3 = -q[3];
+            const double v2 = -p.mg;
+            const double s = 2.0 / (q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3);
+            const double c0 = q2 * v2, c1 = -(q1 * v2);
+            const double d0 = s * (q0 * c0 - q3 * c1), d1 = s * (q0 * c1 + q3 * c0);
+            tau[0] = -(p.com[2] * d1);
+            tau[1] = p.com[2] * d0;
+            tau[2] = 0.0;
         } else if constexpr (T == TORQUE_BODY) {
-            tau[0] = p->tau[0];
-            tau[1] = p->tau[1];
-            tau[2] = p->tau[2];
+            tau[0] = p.tau[0];
+            tau[1] = p.tau[1];
+            tau[2] = p.tau[2];
         } else {
-            models::world_to_body(q, p->tau, tau);
+            models::world_to_body(q, p.tau, tau);
         }
     }
 
-    inline void operator()(double, const double* y, double* dy) const {
+    ROTODE_INLINE void operator()(double, const double* y, double* dy) const {
         const double* w = y + 4;
         double tau[3];
         torque(y, tau);
@@ -109,21 +120,21 @@ struct RigidBodyModel {
         dq[3] = y[0] * w[2] + y[1] * w[1] - y[2] * w[0];
         if constexpr (Gain) {
             const double c =
-                p->gain * (1.0 - (y[0] * y[0] + y[1] * y[1] + y[2] * y[2] + y[3] * y[3]));
+                p.gain * (1.0 - (y[0] * y[0] + y[1] * y[1] + y[2] * y[2] + y[3] * y[3]));
             for (int i = 0; i < 4; ++i) dy[i] = 0.5 * dq[i] + c * y[i];
         } else {
             for (int i = 0; i < 4; ++i) dy[i] = 0.5 * dq[i];
         }
         // w' = I^-1 (tau - w x I w)
-        if (p->gyroscopic) {
+        if (p.gyroscopic) {
             double Iw[3], r[3];
-            models::mat3_vec<Diag>(p->I, w, Iw);
+            models::mat3_vec<Diag>(p.I, w, Iw);
             r[0] = tau[0] - (w[1] * Iw[2] - w[2] * Iw[1]);
             r[1] = tau[1] - (w[2] * Iw[0] - w[0] * Iw[2]);
             r[2] = tau[2] - (w[0] * Iw[1] - w[1] * Iw[0]);
-            models::mat3_vec<Diag>(p->Iinv, r, dy + 4);
+            models::mat3_vec<Diag>(p.Iinv, r, dy + 4);
         } else {
-            models::mat3_vec<Diag>(p->Iinv, tau, dy + 4);
+            models::mat3_vec<Diag>(p.Iinv, tau, dy + 4);
         }
     }
 
@@ -143,14 +154,14 @@ struct RigidBodyModel {
 // y' = f evaluated once by the model (tests: the C++ equations against the Cython kernels)
 template <int T, bool Diag>
 inline void rigid_eval_t(const RigidParams* p, double t, const double* y, double* dy) {
-    if (p->gain != 0.0) RigidBodyModel<T, Diag, true>{p}(t, y, dy);
-    else RigidBodyModel<T, Diag, false>{p}(t, y, dy);
+    if (p->gain != 0.0) RigidBodyModel<T, Diag, true>{*p}(t, y, dy);
+    else RigidBodyModel<T, Diag, false>{*p}(t, y, dy);
 }
 
 template <class P, int T, bool Diag>
 inline int rigid_run_t(const RigidParams* p, EngineRun* run) {
-    if (p->gain != 0.0) return erk_body<P>(RigidBodyModel<T, Diag, true>{p}, run);
-    return erk_body<P>(RigidBodyModel<T, Diag, false>{p}, run);
+    if (p->gain != 0.0) return erk_body<P>(RigidBodyModel<T, Diag, true>{*p}, run);
+    return erk_body<P>(RigidBodyModel<T, Diag, false>{*p}, run);
 }
 
 template <class P, bool Diag>
@@ -158,6 +169,7 @@ inline int rigid_run_torque(const RigidParams* p, EngineRun* run) {
     switch (p->torque) {
         case TORQUE_NONE: return rigid_run_t<P, TORQUE_NONE, Diag>(p, run);
         case TORQUE_GRAVITY: return rigid_run_t<P, TORQUE_GRAVITY, Diag>(p, run);
+        case TORQUE_GRAVITY_AXIS: return rigid_run_t<P, TORQUE_GRAVITY_AXIS, Diag>(p, run);
         case TORQUE_BODY: return rigid_run_t<P, TORQUE_BODY, Diag>(p, run);
         default: return rigid_run_t<P, TORQUE_WORLD, Diag>(p, run);
     }
@@ -195,6 +207,9 @@ inline void rigid_eval(const RigidParams* p, double t, const double* y, double* 
         case TORQUE_GRAVITY:
             return d ? rigid_eval_t<TORQUE_GRAVITY, true>(p, t, y, dy)
                      : rigid_eval_t<TORQUE_GRAVITY, false>(p, t, y, dy);
+        case TORQUE_GRAVITY_AXIS:
+            return d ? rigid_eval_t<TORQUE_GRAVITY_AXIS, true>(p, t, y, dy)
+                     : rigid_eval_t<TORQUE_GRAVITY_AXIS, false>(p, t, y, dy);
         case TORQUE_BODY:
             return d ? rigid_eval_t<TORQUE_BODY, true>(p, t, y, dy)
                      : rigid_eval_t<TORQUE_BODY, false>(p, t, y, dy);

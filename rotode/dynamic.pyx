@@ -60,7 +60,8 @@ from rotode.equations cimport FRAME_BODY
 from rotode.rhs cimport RigidBody
 from rotode.torque cimport Constant, Gravity
 from rotode._engine cimport (EngineRun, RigidParams, rigid_erk_body, rigid_eval, TORQUE_NONE,
-                             TORQUE_GRAVITY, TORQUE_BODY, TORQUE_WORLD)
+                             TORQUE_GRAVITY, TORQUE_GRAVITY_AXIS, TORQUE_BODY,
+                             TORQUE_WORLD)
 from rotode._codegen import pair_ids as _pair_ids
 
 __all__ = ["METHODS", "KERNELS", "LIMITS", "run"]
@@ -443,6 +444,8 @@ cdef bint _engine_params(RigidBody body, RigidParams* p):
         p.mg = (<Gravity>tq)._mg
         for i in range(3):
             p.com[i] = (<Gravity>tq)._com[i]
+        if p.com[0] == 0.0 and p.com[1] == 0.0:      # a top: the centre of mass on body z
+            p.torque = TORQUE_GRAVITY_AXIS
     elif type(tq) is Constant:
         p.torque = TORQUE_WORLD if (<Constant>tq)._world else TORQUE_BODY
         for i in range(3):
