@@ -42,11 +42,12 @@ __all__ = ["integrate", "IntegrationResult", "METHODS", "methods_for"]
 
 
 def runner_for(method, kind):
-    """The compiled runner module that steps registry `method` for a model `kind`."""
-    kernel = method.kernel(kind)
-    if kind == "kinematics":
-        return kinematic
-    return implicit if kernel == "implicit" else dynamic
+    """The compiled runner module that steps registry `method` for a model `kind`
+    (`rotode.methods.Kernel.runner`)."""
+    return _RUNNERS[method.runner(kind)]
+
+
+_RUNNERS = {"kinematic": kinematic, "dynamic": dynamic, "implicit": implicit}
 
 
 def methods_for(kind):
