@@ -37,7 +37,7 @@ def _struct(method):
     s = len(b)
     extra_a, extra_c = d["extra_a"], d["extra_c"]
     s_dense = s + 1 + len(extra_a)
-    kind = KIND_DOP853 if emb.kind == "dop853" else KIND_STANDARD
+    kind = int(emb.kind)            # PairKind: STANDARD 0, DOP853 1 (as KIND_*)
     rows = [list(r) for r in a] + [list(b)] + [list(r) for r in extra_a]
     cs = list(c) + [1.0] + list(extra_c)
     e3 = d["e3"] or ()
@@ -68,12 +68,13 @@ def _struct(method):
 
 
 def pairs():
-    """The registry's explicit pairs that run on the state (the ``erk`` kernel), in order."""
+    """The registry's explicit pairs on the state (a pair kernel that is not a Lie-group one),
+    in registry order."""
     from rotode import methods
     return [m for m in methods.REGISTRY.values()
             if m.embedded is not None and m.tableau is not None
-            and m.embedded.kind in methods.PAIR_KINDS
-            and "erk" in m.kernels.values()]
+            and m.embedded.kind in (methods.PairKind.STANDARD, methods.PairKind.DOP853)
+            and not m.group]
 
 
 def tableaux_header():
@@ -89,7 +90,10 @@ def tableaux_header():
         out.append(_struct(m))
         ids.append(f"    PAIR_{m.name.upper()} = {i},")
     out += ["enum PairId {"] + ids + [f"    PAIR_COUNT = {len(ids)}", "};", "",
-            "}  // namespace rotode", ""]
+            "// X(id, struct) for every pair: the engine's dispatch instantiates each one",
+            "#define ROTODE_PAIRS(X) \\"]
+    out += [f"    X(PAIR_{m.name.upper()}, Pair_{m.name}) \\" for m in pairs()]
+    out += ["", "}  // namespace rotode", ""]
     return "\n".join(out)
 
 

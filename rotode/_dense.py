@@ -5,6 +5,8 @@ continuous extension (`StepInterpolant`) and a run's steps as ``OdeSolution`` ta
 import numpy as np
 from scipy.integrate import DenseOutput
 
+from rotode import methods
+
 __all__ = ["StepInterpolant", "Steps"]
 
 
@@ -23,7 +25,7 @@ class StepInterpolant(DenseOutput):
 
     def _call_impl(self, t):
         x = (np.asarray(t, dtype=float) - self.t_old) / self.h
-        if self.kind == "dopri5":
+        if self.kind == methods.PairKind.STANDARD:       # (rows from the pair's powers on: 0)
             acc = np.zeros((self.F.shape[1],) + x.shape)
             power = np.ones_like(x)
             for r in range(4):

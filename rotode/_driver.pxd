@@ -29,6 +29,26 @@ cdef enum:
     STATUS_MAX_STEPS = -9            # adaptive: `max_steps` accepted steps without reaching tf
     STATUS_NO_MEMORY = -10           # a record of the driver could not grow (MemoryError)
 
+# The compiled step kernels: the one enum that every runner (kinematic.pyx, dynamic.pyx,
+# implicit.pyx) and rotode/steps.pyx switch on.  The registry (rotode.methods) names them:
+# KERNEL_<NAME> has the value rotode.methods.KERNEL_NAMES.index(name), and a method's
+# `Method.code(model)` is what a runner stores and switches on.  Cython exposes the enum to
+# Python as rotode._driver.Kernel, which rotode._driver checks against the registry when it is
+# imported (`rotode.methods.check_kernel_enum`).
+cpdef enum Kernel:
+    KERNEL_CG = 0                # Crouch-Grossman product of exponentials (both models)
+    KERNEL_EXP2 = 1              # kinematics: Rucker 2018 eq. 28
+    KERNEL_MAGNUS_CA = 2         # kinematics: Magnus series for constant angular acceleration
+    KERNEL_MAGNUS = 3            # kinematics: Gauss-Legendre Magnus methods (1 to 4 nodes)
+    KERNEL_RK3 = 4               # vector-space Runge-Kutta on the quaternion
+    KERNEL_RK4 = 5
+    KERNEL_AB3 = 6               # variable-step Adams-Bashforth 3
+    KERNEL_ERK = 7               # an embedded pair on the state (rotode/erk.pxd), the driver's
+    KERNEL_RKMK = 8              # the same pair on the rotation vector (rotode/rkmk.pxd)
+    KERNEL_LIE_EULER = 9         # rigid body: Lie-Euler
+    KERNEL_RKN4 = 10             # rigid body: Runge-Kutta-Nystrom (Mandre 2008)
+    KERNEL_IMPLICIT = 11         # rigid body: Mizerski 2020's implicit solves (rotode.implicit)
+
 cdef enum:
     WORK_DOUBLES = 256               # per-body scratch handed to the callbacks
     EVENTS_MAX = 16                  # events of one run

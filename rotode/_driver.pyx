@@ -6,6 +6,7 @@
 """
 import numpy as np
 
+from rotode import methods as _methods
 from rotode.events import _nan_error
 
 from cpython.exc cimport PyErr_CheckSignals
@@ -19,8 +20,9 @@ cimport numpy as cnp
 from rotode._loops cimport thread_count
 from rotode.events cimport Event
 from rotode._engine cimport EngineRun
-from rotode.erk cimport (ERK, ERK_MAX_STAGES, ERK_MAX_N, erk_step, erk_error_norm,
-                         erk_initial_step, erk_dense_prepare, erk_dense)
+from rotode.erk cimport (ERK, ERK_MAX_STAGES, ERK_MAX_N, ERK_MAX_POWERS, ERK_STANDARD,
+                         ERK_DOP853, erk_step, erk_error_norm, erk_initial_step,
+                         erk_dense_prepare, erk_dense)
 
 cdef extern from *:
     """
@@ -34,7 +36,16 @@ cdef extern from *:
 
 cnp.import_array()
 
-__all__ = ["STATUS", "Engine", "outcome", "algebra_atol", "per_body_counts"]
+__all__ = ["STATUS", "Kernel", "Engine", "outcome", "algebra_atol", "per_body_counts"]
+
+# the one kernel enum (rotode/_driver.pxd) and the ERK pair kinds (rotode/erk.pxd) are the
+# registry's codes
+_methods.check_kernel_enum(Kernel)
+if ((ERK_STANDARD, ERK_DOP853, ERK_MAX_STAGES, ERK_MAX_POWERS)
+        != (_methods.PairKind.STANDARD, _methods.PairKind.DOP853, _methods.ERK_STAGES,
+            _methods.MAX_POWERS)):
+    raise ImportError("rotode/erk.pxd's pair kinds and sizes are not rotode.methods' PairKind, "
+                      "ERK_STAGES and MAX_POWERS")
 
 #: Public names of the status codes (docs/architecture.md, "status contract").
 STATUS = {
@@ -1299,7 +1310,8 @@ cdef class Engine:
     Parameters
     ----------
     spec : rotode.methods.Method
-        A method with an ``erk`` kernel (tableau and `Embedded` data).
+        A method with a pair kernel, ``erk`` or ``rkmk`` (tableau and `Embedded` data of either
+        `rotode.methods.PairKind`), or one with its own trial step (no tableau).
     control : tuple or None
         ``(rtol, atol, first_step, max_step, max_steps)`` as checked by
         `rotode._validation.as_control` (``atol`` an array of ``n`` values), or None for fixed
@@ -1324,10 +1336,12 @@ cdef class Engine:
         self._spec = spec
         a, b, c = spec.tableau.doubles
         emb = spec.embedded.doubles
-        kind = spec.embedded.kind
+        # (the entry was checked against these sizes when it was made: rotode.methods)
+        standard = spec.embedded.kind == _methods.PairKind.STANDARD
         s = len(b)
         extra = emb["extra_a"]
-        if s + 1 + len(extra) > ERK_MAX_STAGES or n > ERK_MAX_N:
+        if (s + 1 + len(extra) > ERK_MAX_STAGES or n > ERK_MAX_N
+                or spec.embedded.powers > ERK_MAX_POWERS):
             raise ValueError(f"method {spec.name!r} exceeds the compiled pair's sizes")
         for r in range(ERK_MAX_STAGES * ERK_MAX_STAGES):
             T.a[r] = 0.0
@@ -1336,11 +1350,12 @@ cdef class Engine:
             T.c[r] = 0.0
             T.e[r] = 0.0
             T.e3[r] = 0.0
-        for r in range(4 * ERK_MAX_STAGES):
+        for r in range(ERK_MAX_POWERS * ERK_MAX_STAGES):
             T.dense[r] = 0.0
-        T.kind = 0 if kind == "dopri5" else 1
+        T.kind = ERK_STANDARD if standard else ERK_DOP853
         T.s = s
         T.s_dense = s + 1 + len(extra)
+        T.npow = spec.embedded.powers
         T.exponent = -1.0 / (spec.embedded.error_order + 1)
         for r in range(s):
             T.b[r] = b[r]
@@ -1360,14 +1375,14 @@ cdef class Engine:
         dense = emb["dense"]
         for r in range(len(dense)):
             for j in range(len(dense[r])):
-                if kind == "dopri5":
-                    T.dense[r * 4 + j] = dense[r][j]            # P[stage][power]
+                if standard:
+                    T.dense[r * ERK_MAX_POWERS + j] = dense[r][j]   # P[stage][power]
                 else:
                     T.dense[r * ERK_MAX_STAGES + j] = dense[r][j]   # D[row][stage]
         T.ncols = 0                    # the stages that the dense output's sums read
-        for j in range(s + 1 if kind == "dopri5" else T.s_dense):
-            for r in range(4):
-                if (T.dense[j * 4 + r] if kind == "dopri5" else
+        for j in range(s + 1 if standard else T.s_dense):
+            for r in range(ERK_MAX_POWERS):
+                if (T.dense[j * ERK_MAX_POWERS + r] if standard else
                         T.dense[r * ERK_MAX_STAGES + j]) != 0.0:
                     T.cols[T.ncols] = j
                     T.ncols += 1

@@ -48,7 +48,8 @@ inline void erk_stage_state(int n, int ncols, const int* cols, const double* a,
     }
 }
 
-// out[m n + k] = h sum_c D[j sj + m sm] K[j][k], m = 0..3, j = cols[c]
+// out[m n + k] = h sum_c D[j sj + m sm] K[j][k], m = 0..3, j = cols[c] (four rows: erk.pxd's
+// ERK_MAX_POWERS, the most powers of a standard pair's dense output, and DOP853's rows 3..6)
 template <int N>
 inline void erk_dense_rows_n(int n, int ncols, const int* cols, const double* D, int sj,
                              int sm, const double* K, double h, double* out) {

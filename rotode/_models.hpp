@@ -191,8 +191,10 @@ inline int rigid_run_pair(const RigidParams* p, EngineRun* run) {
 // rotode/_tableaux.hpp); -1 for an unknown pair (the caller checks before).
 inline int rigid_erk_body(int pair, const RigidParams* p, EngineRun* run) {
     switch (pair) {
-        case PAIR_DOPRI5: return rigid_run_pair<Pair_dopri5>(p, run);
-        case PAIR_DOP853: return rigid_run_pair<Pair_dop853>(p, run);
+#define ROTODE_RIGID_CASE(id, P) \
+        case id: return rigid_run_pair<P>(p, run);
+        ROTODE_PAIRS(ROTODE_RIGID_CASE)
+#undef ROTODE_RIGID_CASE
         default: return -1;
     }
 }

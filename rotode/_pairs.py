@@ -6,6 +6,9 @@ sec. II.10; E. Hairer's Fortran code DOP853), as the 30-digit decimals published
 12 is the FSAL evaluation f(t + h, y_new); stages 13-15 serve the dense output only.
 DOPRI5: the 5(4) pair of Dormand and Prince (1980), exact rationals, with Shampine's (1986)
 4th-order dense output (the optimal c_6 of Hairer, Norsett & Wanner 1993, sec. II.6).
+BS3: the 3(2) pair of P. Bogacki and L. F. Shampine, "A 3(2) pair of Runge-Kutta formulas",
+Appl. Math. Lett. 2 (1989) 321-325, exact rationals, with its cubic Hermite dense output (the
+interpolant of SciPy's ``RK23``).
 `rotode.methods` converts them to `Tableau`/`Embedded` records (exact, then doubles once).
 """
 
@@ -200,7 +203,7 @@ DOPRI5_A = (
     ("9017/3168", "-355/33", "46732/5247", "49/176", "-5103/18656"),
 )
 DOPRI5_B = ("35/384", "0", "500/1113", "125/192", "-2187/6784", "11/84")
-#: error weights b - bhat over the 6 stages and the FSAL stage
+#: error weights bhat - b over the 6 stages and the FSAL stage (SciPy's sign)
 DOPRI5_E = ("-71/57600", "0", "71/16695", "-71/1920", "17253/339200", "-22/525", "1/40")
 #: dense output: y(t + theta h) = y + h sum_j K_j sum_p P[j][p] theta^(p+1), j = 0..6
 DOPRI5_P = (
@@ -211,4 +214,22 @@ DOPRI5_P = (
     ("0", "127303824393/49829197408", "-318862633887/49829197408", "701980252875/199316789632"),
     ("0", "-282668133/205662961", "2019193451/616988883", "-1453857185/822651844"),
     ("0", "40617522/29380423", "-110615467/29380423", "69997945/29380423"),
+)
+
+# ---- BS3 ------------------------------------------------------------------------------------
+BS3_C = ("0", "1/2", "3/4")
+BS3_A = (
+    (),
+    ("1/2",),
+    ("0", "3/4"),
+)
+BS3_B = ("2/9", "1/3", "4/9")
+#: error weights bhat - b over the 3 stages and the FSAL stage (bhat = 7/24, 1/4, 1/3, 1/8)
+BS3_E = ("5/72", "-1/12", "-1/9", "1/8")
+#: dense output (cubic Hermite): y(t + theta h) = y + h sum_j K_j sum_p P[j][p] theta^(p+1)
+BS3_P = (
+    ("1", "-4/3", "5/9"),
+    ("0", "1", "-2/3"),
+    ("0", "4/3", "-8/9"),
+    ("0", "-1", "1"),
 )

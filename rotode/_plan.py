@@ -24,11 +24,12 @@ __all__ = ["runner_for", "check_compiled_equations", "classify", "frame_or_body"
 
 
 def runner_for(method, kind):
-    """The compiled runner module that steps registry `method` for a model `kind`."""
-    kernel = method.kernel(kind)
-    if kind == "kinematics":
-        return kinematic
-    return implicit if kernel == "implicit" else dynamic
+    """The compiled runner module that steps registry `method` for a model `kind`
+    (`rotode.methods.Kernel.runner`)."""
+    return _RUNNERS[method.runner(kind)]
+
+
+_RUNNERS = {"kinematic": kinematic, "dynamic": dynamic, "implicit": implicit}
 
 
 def _python_equations_error(model, name):

@@ -7,6 +7,30 @@
 
 namespace rotode {
 
+struct Pair_bs3 {
+    static constexpr int kind = 0;
+    static constexpr int s = 3;                 // stages of a step
+    static constexpr int s_dense = 4;     // + FSAL + dense-output stages
+    static constexpr int error_order = 2;
+    static constexpr double a[4][4] = {
+        {0.0, 0.0, 0.0, 0.0},
+        {0x1.0000000000000p-1, 0.0, 0.0, 0.0},
+        {0.0, 0x1.8000000000000p-1, 0.0, 0.0},
+        {0x1.c71c71c71c71cp-3, 0x1.5555555555555p-2, 0x1.c71c71c71c71cp-2, 0.0},
+    };
+    static constexpr double b[3] = {0x1.c71c71c71c71cp-3, 0x1.5555555555555p-2, 0x1.c71c71c71c71cp-2};
+    static constexpr double c[4] = {0.0, 0x1.0000000000000p-1, 0x1.8000000000000p-1, 0x1.0000000000000p+0};
+    static constexpr double e[4] = {0x1.1c71c71c71c72p-4, -0x1.5555555555555p-4, -0x1.c71c71c71c71cp-4, 0x1.0000000000000p-3};
+    static constexpr double e3[4] = {0.0, 0.0, 0.0, 0.0};
+    static constexpr int degree = 3;
+    static constexpr double dense[4][3] = {
+        {0x1.0000000000000p+0, -0x1.5555555555555p+0, 0x1.1c71c71c71c72p-1},
+        {0.0, 0x1.0000000000000p+0, -0x1.5555555555555p-1},
+        {0.0, 0x1.5555555555555p+0, -0x1.c71c71c71c71cp-1},
+        {0.0, -0x1.0000000000000p+0, 0x1.0000000000000p+0},
+    };
+};
+
 struct Pair_dopri5 {
     static constexpr int kind = 0;
     static constexpr int s = 6;                 // stages of a step
@@ -74,9 +98,16 @@ struct Pair_dop853 {
 };
 
 enum PairId {
-    PAIR_DOPRI5 = 0,
-    PAIR_DOP853 = 1,
-    PAIR_COUNT = 2
+    PAIR_BS3 = 0,
+    PAIR_DOPRI5 = 1,
+    PAIR_DOP853 = 2,
+    PAIR_COUNT = 3
 };
+
+// X(id, struct) for every pair: the engine's dispatch instantiates each one
+#define ROTODE_PAIRS(X) \
+    X(PAIR_BS3, Pair_bs3) \
+    X(PAIR_DOPRI5, Pair_dopri5) \
+    X(PAIR_DOP853, Pair_dop853) \
 
 }  // namespace rotode

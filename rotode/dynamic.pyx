@@ -4,11 +4,13 @@ The runner of docs/stepper-contract.md for `rotode.RigidBody` models (one shared
 of N bodies with their own inertia and torque).  State ``y = [q (4), w_body (3)]`` (with
 ``force=``: ``[q, w, x (3), v (3)]``).  See docs/methods-rigid-body.md for the equations.
 
-The methods, their orders and their tableaux (exact rationals) are the registry's
-(`rotode.methods`, docs/methods.md); this module implements the rigid-body kernels
-``lie_euler``, ``cg`` (any explicit Crouch-Grossman tableau of at most 3 stages), ``rk3``,
-``rk4``, ``ab3`` and ``rkn4`` as the `Stepper` that the one time-loop driver
-(rotode/_driver.pyx) runs.
+The methods, their orders, their tableaux (exact rationals) and their properties (the kernel's
+code, the options it takes, whether it keeps |q| by construction) are the registry's
+(`rotode.methods`, docs/methods.md); this module implements the explicit rigid-body kernels of
+the one kernel enum (rotode/_driver.pxd): Lie-Euler, Crouch-Grossman (any explicit tableau of at
+most 3 stages), Runge-Kutta 3 and 4, Adams-Bashforth 3 and Runge-Kutta-Nystrom, as the
+`Stepper` that the one time-loop driver (rotode/_driver.pyx) runs, and hands the embedded pairs
+(on the state and on the rotation group) to the driver.
 
 Options (``options`` dict of `run`)
 -----------------------------------
@@ -51,9 +53,11 @@ from rotode.rhs import rigid_body_list
 from cpython.ref cimport PyObject
 from libc.math cimport sqrt, NAN, INFINITY, isfinite
 from libc.stdlib cimport malloc, free
-from rotode.erk cimport ERK_MAX_STAGES
+from rotode.erk cimport ERK_MAX_STAGES, ERK_MAX_POWERS
 from rotode._driver cimport (Engine, Stepper, advance_steps, drive, engine_single,
-                             make_stepper, STATUS_OK, WORK_DOUBLES)
+                             make_stepper, STATUS_OK,
+                             WORK_DOUBLES, KERNEL_LIE_EULER, KERNEL_CG, KERNEL_RK3, KERNEL_RK4,
+                             KERNEL_AB3, KERNEL_RKN4, KERNEL_ERK, KERNEL_RKMK)
 from rotode.quaternion cimport quat_rotate
 from rotode.rkmk cimport rkmk_rate, rkmk_retract, rkmk_base, rkmk_max_step_angle
 from rotode.equations cimport FRAME_BODY
@@ -67,32 +71,26 @@ from rotode._codegen import pair_ids as _pair_ids
 __all__ = ["METHODS", "KERNELS", "LIMITS", "run"]
 
 #: The rigid-body methods this runner steps (from the registry, rotode.methods).
-METHODS = tuple(n for n in _methods.names("rigid body")
-                if _methods.get(n).kernels["rigid body"] != "implicit")
+METHODS = _methods.names("rigid body", runner="dynamic")
 
-#: The most stages each kernel's C arrays hold (CGTableau a, b, c; the ERK tableau): checked
-#: against the registry when this module is imported.
-LIMITS = {"cg": {"stages": 3}, "erk": {"stages": ERK_MAX_STAGES},
-          "rkmk": {"stages": ERK_MAX_STAGES}}
-_methods.check_sizes("rigid body", LIMITS)
+#: Kernel names of the registry this runner steps -> their codes in the kernel enum
+#: (rotode/_driver.pxd).
+KERNELS = {name: code for name, code in _methods.kernel_codes("rigid body").items()
+           if _methods.KERNELS["rigid body", name].runner == "dynamic"}
 
-cdef enum:
-    M_LIE_EULER = 0
-    M_CG = 1
-    M_RK3 = 2
-    M_RK4 = 3
-    M_AB3 = 4
-    M_RKN4 = 5
-    M_ERK = 6     # embedded pairs (rotode/erk.pxd), stepped by the driver on [q, w]' = f
-    M_RKMK = 7    # the same pairs on [v, w] of a Munthe-Kaas step, q = qb exp(v/2)
-
-#: Kernel names of the registry -> their codes here.
-KERNELS = {"lie_euler": M_LIE_EULER, "cg": M_CG, "rk3": M_RK3, "rk4": M_RK4, "ab3": M_AB3,
-           "rkn4": M_RKN4, "erk": M_ERK, "rkmk": M_RKMK}
+#: The most stages each kernel holds (the registry's `Kernel.limits`; every entry is checked
+#: against them when it is made).
+LIMITS = _methods.kernel_limits("rigid body", "dynamic")
+cdef CGTableau _SIZES              # (its arrays' sizes, checked against the registry)
+_methods.check_compiled("rigid body", {
+    KERNEL_CG: {"stages": min(sizeof(_SIZES.b), sizeof(_SIZES.c), sizeof(_SIZES.a) // 3)
+                // sizeof(double)},
+    KERNEL_ERK: {"stages": ERK_MAX_STAGES, "powers": ERK_MAX_POWERS},
+    KERNEL_RKMK: {"stages": ERK_MAX_STAGES, "powers": ERK_MAX_POWERS}})
 
 
 cdef struct RunCfg:
-    int method
+    int kernel         # KERNEL_* (rotode/_driver.pxd)
     CGTableau tab
     int substeps
     bint normalize
@@ -179,7 +177,7 @@ cdef inline void _get_qw(const RunCfg* cfg, const double* z, double* q, double* 
     cdef int i
     for i in range(4):
         q[i] = z[i]
-    if cfg.method == M_RKN4:
+    if cfg.kernel == KERNEL_RKN4:
         quat_conj(z, qc)
         quat_mul(qc, &z[4], u)
         s = 2.0 / quat_norm2(z)
@@ -195,7 +193,7 @@ cdef inline void _get_qw(const RunCfg* cfg, const double* z, double* q, double* 
 cdef inline void _set_w(const RunCfg* cfg, double* z, const double* w) noexcept nogil:
     """Write the body rate into the internal state (rkn4: q' = 1/2 q w) (OUT: z)."""
     cdef int i
-    if cfg.method == M_RKN4:
+    if cfg.kernel == KERNEL_RKN4:
         quat_mul_vec(z, w, &z[4])
         for i in range(4):
             z[4 + i] = 0.5 * z[4 + i]
@@ -236,7 +234,7 @@ cdef int _begin(const void* c, Py_ssize_t i, const double* y0, double* z,
     d.hh[1] = 0.0
     for k in range(4):
         z[k] = y0[k]
-    if cfg.method == M_RKN4 and cfg.qdot0 != NULL:
+    if cfg.kernel == KERNEL_RKN4 and cfg.qdot0 != NULL:
         for k in range(4):
             z[4 + k] = cfg.qdot0[4 * i + k]
     else:
@@ -247,7 +245,7 @@ cdef int _begin(const void* c, Py_ssize_t i, const double* y0, double* z,
     if cfg.restore:
         mat3_vec(d.b.I, &y0[4], v)
         quat_rotate(y0, v, d.L)                   # L = R(q0) I w0 (any |q0|)
-    if cfg.method == M_RKMK:                      # z = [v, w], v = 0 from qb = q0/|q0|
+    if cfg.kernel == KERNEL_RKMK:                      # z = [v, w], v = 0 from qb = q0/|q0|
         for k in range(4):
             d.qb[k] = y0[k]
         rkmk_base(d.qb, cfg.resume)
@@ -272,7 +270,7 @@ cdef int _step(const void* c, Py_ssize_t i, double t0, double t1, double* z,
     cdef double hs, ts, s
     cdef Py_ssize_t slot
     cdef int sub, k, st = STATUS_OK
-    cdef bint rkn = cfg.method == M_RKN4
+    cdef bint rkn = cfg.kernel == KERNEL_RKN4
     if b.hold:
         # Mandre 2008 sec. 7.3: one evaluation per main step, pushed into the history
         while d.r < cfg.nres and cfg.direction * (t0 - cfg.resets[d.r]) >= 0.0:
@@ -296,17 +294,17 @@ cdef int _step(const void* c, Py_ssize_t i, double t0, double t1, double* z,
     hs = (t1 - t0) / cfg.substeps
     for sub in range(cfg.substeps):
         ts = t0 + sub * hs
-        if cfg.method == M_LIE_EULER:
+        if cfg.kernel == KERNEL_LIE_EULER:
             st = lie_euler_step(b, ts, hs, z, znew)
-        elif cfg.method == M_CG:
+        elif cfg.kernel == KERNEL_CG:
             st = cg_step(&cfg.tab, b, ts, hs, z, znew)
-        elif cfg.method == M_RK4:
+        elif cfg.kernel == KERNEL_RK4:
             st = rk4_step(b, ts, hs, z, znew)
-        elif cfg.method == M_RK3:
+        elif cfg.kernel == KERNEL_RK3:
             st = body_rhs(b, ts, z, d.fh[0])
             if st == STATUS_OK:
                 st = rk3_step(b, ts, hs, z, d.fh[0], znew)
-        elif cfg.method == M_AB3:
+        elif cfg.kernel == KERNEL_AB3:
             slot = d.nab % 3
             st = body_rhs(b, ts, z, d.fh[slot])
             if st == STATUS_OK:
@@ -393,7 +391,7 @@ cdef int _engine_body(const void* c, Py_ssize_t i, EngineRun* run) noexcept nogi
 cdef int _store_row(const void* c, Py_ssize_t i, double t, const double* z, double* y,
                     double* w, void* work) noexcept nogil:
     cdef int k
-    if (<const RunCfg*>c).method == M_RKMK:
+    if (<const RunCfg*>c).kernel == KERNEL_RKMK:
         quat_times_exp((<DynWork*>work).qb, z, 1.0, y)
         for k in range(3):
             y[4 + k] = z[3 + k]
@@ -408,7 +406,7 @@ cdef void _end(const void* c, Py_ssize_t i, int status, const double* z,
     cdef const RunCfg* cfg = <const RunCfg*>c
     cdef DynWork* d = <DynWork*>work
     cdef int k
-    if cfg.method == M_RKN4:
+    if cfg.kernel == KERNEL_RKN4:
         for k in range(4):
             cfg.qdot[4 * i + k] = z[4 + k] if status == STATUS_OK else NAN
     cfg.nfev[i] = d.b.nfev
@@ -596,6 +594,11 @@ def run_single(model, t_span, y0, method, rtol, atol):
     return np.array([t0, tf]), y_out, w_out, stats
 
 
+def _taking(option):
+    """The methods that take `option`, for a message ("'rkn4'")."""
+    return " and ".join(map(repr, _methods.taking(option, "rigid body")))
+
+
 def run(method, model, y0, t, save, options=None, workers=1):
     """Advance N rigid bodies over the grid ``t``, keeping the states at ``t[save]``.
 
@@ -640,9 +643,11 @@ def run(method, model, y0, t, save, options=None, workers=1):
     force callables are re-raised unchanged.
     """
     spec = _methods.get(method, "rigid body")
-    kernel = spec.kernel("rigid body")
-    if kernel not in KERNELS:
-        raise ValueError(f"method {method!r} is stepped by rotode.implicit, not rotode.dynamic")
+    if spec.runner("rigid body") != "dynamic":
+        raise ValueError(f"method {method!r} is stepped by rotode.{spec.runner('rigid body')}, "
+                         "not rotode.dynamic")
+    takes = spec.options("rigid body")
+    cdef int code = spec.code("rigid body")
     opts = dict(options or {})
     normalize = as_bool_option(opts.pop("normalize", False), "normalize")
     restore = as_bool_option(opts.pop("restore_momentum", False), "restore_momentum")
@@ -660,15 +665,16 @@ def run(method, model, y0, t, save, options=None, workers=1):
     resume = opts.pop("resume", False)          # (internal: rotode.solvers' continued runs)
     if opts:
         raise TypeError(f"unknown option(s) for method {method!r}: {sorted(opts)}")
-    if control is not None and kernel not in ("erk", "rkmk"):
+    if control is not None and not spec.adaptive:
         raise ValueError(f"method {method!r} has no error estimate (no `rtol`/`atol`)")
-    if kernel in ("erk", "rkmk") and (normalize or restore or substeps is not None):
+    if spec.kernel_info("rigid body").pair and (normalize or restore or substeps is not None):
         raise TypeError(f"options `normalize`, `restore_momentum` and `torque_substeps` are not "
                         f"accepted by {method!r} (the driver steps its embedded pair on "
                         "[q, w])")
-    if qdot0 is not None and kernel != "rkn4":
-        raise TypeError(f"option `qdot0` is only accepted by 'rkn4', not {method!r}")
-    if normalize and kernel in ("lie_euler", "cg"):
+    if qdot0 is not None and "qdot0" not in takes:
+        raise TypeError(f"option `qdot0` is only accepted by "
+                        f"{_taking('qdot0')}, not {method!r}")
+    if normalize and "normalize" not in takes:
         raise TypeError(f"option `normalize` is not accepted by the Lie-group method "
                         f"{method!r} (it keeps |q| = 1 by construction)")
     hold = substeps is not None
@@ -688,9 +694,9 @@ def run(method, model, y0, t, save, options=None, workers=1):
     else:
         resets_arr = as_float_array(resets, "torque_resets").reshape(-1)
     if force is not None or mass is not None:
-        if kernel != "rkn4":
-            raise TypeError(f"options `force` and `mass` are only accepted by 'rkn4', "
-                            f"not {method!r}")
+        if "force" not in takes:
+            raise TypeError(f"options `force` and `mass` are only accepted by "
+                            f"{_taking('force')}, not {method!r}")
         if force is None:
             raise ValueError("option `mass` needs `force`")
         if mass is None:
@@ -736,25 +742,25 @@ def run(method, model, y0, t, save, options=None, workers=1):
         if restore and mdl.torque is not None:
             raise ValueError("option `restore_momentum` (Mandre 2008 sec. 7.2) needs torque-free "
                              f"bodies; model {i} has torque {mdl.torque!r}")
-        if kernel == "rkn4" and not mdl.gyroscopic:
-            raise ValueError("'rkn4' integrates the second-order equation with the gyroscopic "
-                             "term; `gyroscopic=False` is not supported")
+        if code == KERNEL_RKN4 and not mdl.gyroscopic:
+            raise ValueError(f"{method!r} integrates the second-order equation with the "
+                             "gyroscopic term; `gyroscopic=False` is not supported")
     direction = 1.0 if t.shape[0] < 2 or t[1] > t[0] else -1.0
     resets_arr = np.ascontiguousarray(np.sort(resets_arr * direction) * direction)
 
     cdef RunCfg cfg
     cdef int i_, j_
-    cfg.method = KERNELS[kernel]
+    cfg.kernel = code
     cfg.substeps = substeps
     cfg.normalize = normalize
     cfg.restore = restore
-    cfg.resume = kernel == "rkmk" and bool(resume)
+    cfg.resume = code == KERNEL_RKMK and bool(resume)
     cfg.nres = resets_arr.shape[0]
     cfg.direction = direction
     cfg.k = k
-    cfg.nz = 14 if k == 13 else (8 if kernel == "rkn4" else (6 if kernel == "rkmk" else 7))
+    cfg.nz = 14 if k == 13 else (8 if code == KERNEL_RKN4 else (6 if code == KERNEL_RKMK else 7))
     cfg.tab.s = 0
-    if kernel == "cg":
+    if code == KERNEL_CG:
         a, b, c = spec.tableau.doubles
         cfg.tab.s = len(b)
         for i_ in range(9):
@@ -797,13 +803,13 @@ def run(method, model, y0, t, save, options=None, workers=1):
     cfg.params = NULL
     specialise = False
     sp.y0_row = True
-    if kernel == "erk":
+    if code == KERNEL_ERK:
         engine = Engine(spec, control, 7)
         (<Engine>engine).attach(&sp, _deriv)
-        sp.row_is_state = k == 7 and cfg.method != M_RKN4      # (`_store`: z[:7] as it is)
+        sp.row_is_state = k == 7 and cfg.kernel != KERNEL_RKN4      # (`_store`: z[:7] as it is)
         specialise = (_USE_ENGINE and control is not None and trace is None and h_next is None
                       and events is None and method in ENGINE_PAIRS)
-    elif kernel == "rkmk":
+    elif code == KERNEL_RKMK:
         # v's error scaled as an error |dv|/2 of a unit q (rotode/kinematic.pyx, erk_error_norm)
         if control is not None:
             control = control[:1] + (algebra_atol(control[1]),) + control[2:]
@@ -819,7 +825,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     if ctx == NULL:
         raise MemoryError()
     try:
-        if kernel == "erk" and specialise:
+        if code == KERNEL_ERK and specialise:
             params = <RigidParams*>malloc(nmod * sizeof(RigidParams))
             if params == NULL:
                 raise MemoryError()
@@ -872,6 +878,6 @@ def run(method, model, y0, t, save, options=None, workers=1):
     stats["per_body"] = per_body_counts(counts if adaptive else None, stats["n_steps"], nfev)
     if fsrc is not None:
         stats["nfev_force"] = largest(nfevf)
-    if kernel == "rkn4":
+    if code == KERNEL_RKN4:
         stats["qdot"] = qdot
     return y_out, w_out, stats

@@ -1,10 +1,14 @@
 # Embedded explicit Runge-Kutta pairs (layer 2 kernels): one step, its error norm, the initial
 # step and the dense output, for any state of n <= ERK_MAX_N values and any right-hand side
 # given as a `noexcept nogil` callback.  The coefficients are the registry's (rotode.methods:
-# DOPRI5, DOP853), converted once to doubles in an `ERK` struct.  The formulas follow Hairer,
-# Norsett & Wanner, "Solving Ordinary Differential Equations I" (2nd ed., 1993): sec. II.4 (error
-# norm, initial step), II.5 (DOPRI5), II.6 (dense output), II.10 (DOP853 and its 8(5,3) error
-# estimator), as SciPy's `integrate._ivp.rk` implements them, so steps agree with solve_ivp's.
+# any pair of its two kinds, `PairKind`), converted once to doubles in an `ERK` struct (by
+# rotode._driver.Engine).  The formulas follow Hairer, Norsett & Wanner, "Solving Ordinary
+# Differential Equations I" (2nd ed., 1993): sec. II.4 (error norm, initial step), II.5 (DOPRI5),
+# II.6 (dense output), II.10 (DOP853 and its 8(5,3) error estimator), as SciPy's
+# `integrate._ivp.rk` implements them, so steps agree with solve_ivp's (RK23, RK45, DOP853).
+# Two kinds of pair: ERK_STANDARD (the plain estimate h sum e_j K_j and a dense output
+# y + h sum_j K_j sum_p P[j][p] theta^(p+1) of at most ERK_MAX_POWERS powers: DOPRI5, BS3) and
+# ERK_DOP853 (Hairer's combined 8(5,3) estimate and a degree-7 dense output with extra stages).
 # Allocation-free; the caller owns K (ERK_MAX_STAGES rows of n) and F (7 rows of n).
 from libc.math cimport sqrt, fabs, fmax, fmin, pow, INFINITY
 
@@ -20,7 +24,9 @@ cdef extern from "_erk.hpp" namespace "rotode" nogil:
 cdef enum:
     ERK_MAX_STAGES = 16      # stages of the step, the FSAL stage and the dense-output stages
     ERK_MAX_N = 8            # largest state
-    ERK_DOPRI5 = 0
+    ERK_MAX_POWERS = 4       # powers of theta of an ERK_STANDARD dense output (rows of F)
+    # the pair kinds: the values of rotode.methods.PairKind (checked by rotode._driver)
+    ERK_STANDARD = 0
     ERK_DOP853 = 1
 
 # f(t, y) of one body (OUT: dy[n]); 0 ok, else a status that stops the integration
@@ -29,16 +35,18 @@ ctypedef int (*erk_rhs)(const void* cfg, Py_ssize_t i, double t, const double* y
 
 
 cdef struct ERK:
-    int kind                 # ERK_DOPRI5 or ERK_DOP853 (error norm and dense-output formula)
+    int kind                 # ERK_STANDARD or ERK_DOP853 (error norm and dense-output formula)
     int s                    # stages of a step; K[s] is the FSAL stage f(t + h, y_new)
-    int s_dense              # DOP853: 16 (stages s+1.. for the dense output)
+    int s_dense              # DOP853: 16 (stages s+1.. for the dense output); else s + 1
+    int npow                 # ERK_STANDARD: powers of theta of the dense output (P's columns)
     double exponent          # step controller: -1 / (error order + 1)
     double a[ERK_MAX_STAGES * ERK_MAX_STAGES]     # a[i * ERK_MAX_STAGES + j], j < i
     double b[ERK_MAX_STAGES]
     double c[ERK_MAX_STAGES]
     double e[ERK_MAX_STAGES]      # error weights over K[0..s]
     double e3[ERK_MAX_STAGES]     # DOP853's order-3 estimate
-    double dense[4 * ERK_MAX_STAGES]   # DOPRI5: P[j * 4 + p]; DOP853: D[r * 16 + j]
+    # ERK_STANDARD: P[j * ERK_MAX_POWERS + p] (zero beyond npow); DOP853: D[r * 16 + j]
+    double dense[ERK_MAX_POWERS * ERK_MAX_STAGES]
     # the stages with a nonzero weight in the dense output (cols[:ncols]) and, for each
     # dense-output stage r > s, those with a nonzero a[r][j] (acols[r * 16 :][:nacols[r]]):
     # the sums skip exact zeros, which leaves every finite result unchanged (a sum that
@@ -113,7 +121,7 @@ cdef inline double erk_error_norm(const ERK* T, int n, double h, const double* K
         e3 = e3 / scale
         n5 = n5 + e5 * e5
         n3 = n3 + e3 * e3
-    if T.kind == ERK_DOPRI5:
+    if T.kind == ERK_STANDARD:
         return fabs(h) * sqrt(n5 / n)
     if n5 == 0.0 and n3 == 0.0:
         return 0.0
@@ -176,12 +184,13 @@ cdef inline int erk_dense_prepare(const ERK* T, erk_rhs f, const void* cfg, Py_s
                                   const double* ynew, double* K, double* F) noexcept nogil:
     """Coefficients of the step's interpolant (DOP853: its three extra stages) (OUT: K, F).
     Every sum runs over the stages in order (those with nonzero coefficients, `ERK.acols`,
-    `ERK.cols`), the components side by side (rotode/_erk.hpp)."""
+    `ERK.cols`), the components side by side (rotode/_erk.hpp).  A standard pair's rows
+    F[r] = h sum_j P[j][r] K_j, r < ERK_MAX_POWERS (those from npow on are h * 0)."""
     cdef double ys[ERK_MAX_N]
     cdef double dy
     cdef int st, r, k
-    if T.kind == ERK_DOPRI5:
-        erk_dense_rows(n, T.ncols, T.cols, T.dense, 4, 1, K, h, F)
+    if T.kind == ERK_STANDARD:
+        erk_dense_rows(n, T.ncols, T.cols, T.dense, ERK_MAX_POWERS, 1, K, h, F)
         return 0
     for r in range(T.s + 1, T.s_dense):          # erk_stage over the nonzero a[r][j]
         erk_stage_state(n, T.nacols[r], &T.acols[r * ERK_MAX_STAGES],
@@ -203,11 +212,11 @@ cdef inline void erk_dense(const ERK* T, int n, double x, const double* y, const
     """The interpolant at t + x h, 0 <= x <= 1 (OUT: out[n])."""
     cdef double acc, p
     cdef int r, k
-    if T.kind == ERK_DOPRI5:
+    if T.kind == ERK_STANDARD:
         for k in range(n):
             acc = 0.0
             p = 1.0
-            for r in range(4):
+            for r in range(T.npow):
                 p = p * x
                 acc = acc + F[r * n + k] * p
             out[k] = y[k] + acc

@@ -24,10 +24,12 @@ cdef extern from "<math.h>" nogil:
     double copysign(double, double)
     bint isfinite(double)
 
+# the residual variants, in the order of rotode.methods.VARIANTS (a registry entry's `variant`)
 cdef enum:
     IMP_MIDPOINT = 0
     IMP_TRAPEZOID = 1
     IMP_OBJECT_TRAPEZOID = 2
+    IMP_VARIANTS = 3             # how many
 
 cdef enum:
     SOLVER_NEWTON = 0

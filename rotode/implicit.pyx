@@ -35,7 +35,8 @@ from cpython.ref cimport PyObject
 from libc.stdlib cimport malloc, free
 from libc.math cimport sqrt, isfinite, NAN
 
-from rotode._driver cimport Stepper, advance_steps, drive, make_stepper, STATUS_OK
+from rotode._driver cimport (Stepper, advance_steps, drive, make_stepper, STATUS_OK,
+                             KERNEL_IMPLICIT)
 from rotode.dual cimport dual, seed_duals
 from rotode.rhs cimport RigidBody
 from rotode.torque cimport Torque, Gravity, Constant
@@ -46,12 +47,14 @@ from rotode.rhs import rigid_body_list
 __all__ = ["METHODS", "run", "newton_trace", "max_step", "residual_jacobian"]
 
 #: The methods this runner steps (from the registry, rotode.methods).
-METHODS = _methods.names("rigid body", "implicit")
+METHODS = _methods.names("rigid body", runner="implicit")
 SOLVERS = ("newton", "fixed-point")
 BOUNDS = ("inertia", "euclidean")
-#: The registry's residual variants -> their codes here.
-VARIANTS = {"midpoint": IMP_MIDPOINT, "trapezoid": IMP_TRAPEZOID,
-            "object_trapezoid": IMP_OBJECT_TRAPEZOID}
+#: The registry's residual variants -> their codes (IMP_* of rotode/implicit.pxd, in the order
+#: of rotode.methods.VARIANTS).
+VARIANTS = {name: code for code, name in enumerate(_methods.VARIANTS)}
+if len(VARIANTS) != IMP_VARIANTS:
+    raise ImportError("rotode/implicit.pxd's residual variants are not rotode.methods.VARIANTS")
 
 DEFAULT_TOL = 1e-15
 DEFAULT_MAX_ITER = {"newton": 20, "fixed-point": 500}
@@ -60,7 +63,9 @@ DEFAULT_MAX_SUBSTEPS = 1_000_000
 #: converged in 3-5 iterations at up to 1 rad on random bodies from spheres to rods of inertia
 #: ratio 1e8; the midpoint rule's own error on an elongated body grows as the angle squared
 #: (about angle^2 / 8 of the rate about its thin axis), so it takes a tenth of that (doc sec. 5).
-DEFAULT_SUBSTEP_ANGLE = {"midpoint": 0.025, "trapezoid": 0.25, "object_trapezoid": 0.25}
+#: (The registry's ``Method.defaults``.)
+DEFAULT_SUBSTEP_ANGLE = {_methods.get(name).variant: _methods.get(name).defaults["substep_angle"]
+                         for name in METHODS}
 #: More sub-steps per step than this (largest body, on average over the run) warn.
 WARN_SUBSTEPS = 1000
 
@@ -68,7 +73,7 @@ WARN_SUBSTEPS = 1000
 def _variant(method):
     """The residual code of an implicit registry method (ValueError for other names)."""
     spec = _methods.get(method, "rigid body")
-    if spec.kernel("rigid body") != "implicit":
+    if spec.code("rigid body") != KERNEL_IMPLICIT:
         raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
     return VARIANTS[spec.variant]
 
@@ -292,8 +297,9 @@ def run(method, model, y0, t, save, options=None, workers=1):
     Mizerski 2020 secs. 7-10; docs/implicit-midpoint.md; docs/stepper-contract.md.
     """
     spec = _methods.get(method, "rigid body")
-    if spec.kernel("rigid body") != "implicit":
-        raise ValueError(f"method {method!r} is stepped by rotode.dynamic, not rotode.implicit")
+    if spec.code("rigid body") != KERNEL_IMPLICIT:
+        raise ValueError(f"method {method!r} is stepped by rotode.{spec.runner('rigid body')}, "
+                         "not rotode.implicit")
     options = dict(options or {})
     L0 = options.pop("L0", None)
     solver, tol, max_iter, max_substeps, bound, angle = _options(options)
@@ -337,7 +343,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     g.o.max_iter = max_iter
     g.o.max_substeps = max_substeps
     g.o.bound = bound
-    g.o.substep_angle = DEFAULT_SUBSTEP_ANGLE[spec.variant] if angle is None else angle
+    g.o.substep_angle = spec.defaults["substep_angle"] if angle is None else angle
     cdef Stepper sp = make_stepper(&g, _begin, _advance, _store_row, _end, 7, 7, 7, True)
     sp.y0_row = True
     cdef ImplicitBody* bd = <ImplicitBody*>malloc(max(N, 1) * sizeof(ImplicitBody))
@@ -502,7 +508,7 @@ def newton_trace(inertia, L_b, dt, method="implicit_midpoint", solver="newton", 
         0.0 if K == 0 else np.nan)
     return {"iterates": trace[:it].copy(), "status": int(status), "residual": float(res),
             "h": float(h), "K": float(K), "eta": float(eta), "radius": float(radius),
-            "norm": "euclidean" if method == "trapezoid" or bd else "inertia",
+            "norm": "euclidean" if code == IMP_TRAPEZOID or bd else "inertia",
             "max_step": float(kantorovich_max_step(o.method, bd, &b, &L[0]))}
 
 

@@ -1,15 +1,16 @@
 """``rotode.solve_ivp``: ``scipy.integrate.solve_ivp`` with rotode's compiled loop.
 
 Same signature and the same ``OdeResult`` as SciPy's function.  When ``fun`` is a rotode model
-(`rotode.QuaternionKinematics` or `rotode.RigidBody`) and ``method`` is "RK45" or "DOP853"
-(without ``args``), the whole integration runs in compiled code with the GIL released, events
-included (`rotode.events`, or Python functions called with the GIL): the pairs, the step-size
-controller, the initial step, the error norms and the dense output are those of SciPy
-(Hairer, Norsett & Wanner, *Solving Ordinary Differential Equations I*, 2nd ed. 1993,
-secs. II.4-II.10; rotode/erk.pxd), so the steps agree with SciPy's and the answers agree to the
-tolerance.  Anything else is handed to ``scipy.integrate.solve_ivp`` unchanged, so the answers
-are SciPy's: so is a Python subclass of a rotode model that overrides ``__call__`` (SciPy calls
-its ``__call__``; the compiled loop would run the base class's equations).
+(`rotode.QuaternionKinematics` or `rotode.RigidBody`) and ``method`` is "RK23", "RK45" or
+"DOP853" (`COMPILED_METHODS`, without ``args``), the whole integration runs in compiled code
+with the GIL released, events included (`rotode.events`, or Python functions called with the
+GIL): the pairs, the step-size controller, the initial step, the error norms and the dense
+output are those of SciPy (Hairer, Norsett & Wanner, *Solving Ordinary Differential
+Equations I*, 2nd ed. 1993, secs. II.4-II.10; rotode/erk.pxd), so the steps agree with SciPy's
+and the answers agree to the tolerance.  Anything else is handed to
+``scipy.integrate.solve_ivp`` unchanged, so the answers are SciPy's: so is a Python subclass of
+a rotode model that overrides ``__call__`` (SciPy calls its ``__call__``; the compiled loop
+would run the base class's equations).
 """
 from __future__ import annotations
 
@@ -44,8 +45,9 @@ if TYPE_CHECKING:
 
 __all__ = ["solve_ivp", "COMPILED_METHODS"]
 
-#: SciPy method names that run in rotode's compiled loop -> the registry methods that run them.
-COMPILED_METHODS = {"RK45": "dopri5", "DOP853": "dop853"}
+#: SciPy method names that run in rotode's compiled loop -> the registry methods that run them
+#: (`rotode.methods.Method.scipy`).
+COMPILED_METHODS = {m.scipy: m.name for m in methods.REGISTRY.values() if m.scipy}
 
 _SUCCESS = "The solver successfully reached the end of the integration interval."
 
@@ -237,10 +239,10 @@ def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
     ----------
     fun : callable
         The right-hand side ``fun(t, y)``.  A `rotode.QuaternionKinematics` (state ``q``, 4) or
-        `rotode.RigidBody` (state ``[q, w_body]``, 7) with ``method`` "RK45" or "DOP853" runs
-        in rotode's compiled loop, unless it is a Python subclass overriding ``__call__``
-        (SciPy then runs it, calling that ``__call__``: SciPy's result on the same object);
-        anything else runs in SciPy, at SciPy's speed, its values checked: ``None``
+        `rotode.RigidBody` (state ``[q, w_body]``, 7) with ``method`` "RK23", "RK45" or
+        "DOP853" runs in rotode's compiled loop, unless it is a Python subclass overriding
+        ``__call__`` (SciPy then runs it, calling that ``__call__``: SciPy's result on the same
+        object); anything else runs in SciPy, at SciPy's speed, its values checked: ``None``
         or non-finite derivatives raise a TypeError/ValueError naming the time, where SciPy
         would end with a misleading step-size failure, report success (LSODA on NaN) or not
         end (LSODA on inf, RK45 on NaN at ``t0``).  RK23, RK45, DOP853, Radau and BDF run
@@ -371,7 +373,7 @@ def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
             ts, ys = ts[keep], ys[:, keep]
     sol = None
     if dense_output:
-        assert spec.embedded is not None        # (RK45 and DOP853 are embedded pairs)
+        assert spec.embedded is not None        # (COMPILED_METHODS are embedded pairs)
         steps = Steps(trace["t"], trace["z"], trace["F"].reshape(-1, 7, width),
                        spec.embedded.kind, trace["h"])
         sol = OdeSolution(steps.t, steps) if n > 1 else None

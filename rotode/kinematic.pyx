@@ -7,11 +7,13 @@ time-loop driver (rotode/_driver.pyx) runs: the loop over bodies is outermost (t
 bodies, each body runs its whole time loop with stack scratch), so N single runs and one batched
 run do identical arithmetic, whatever the number of workers.
 
-The methods and their data (Crouch-Grossman weights and nodes, Gauss nodes) come from the
-registry `rotode.methods`; this module implements its kinematic kernels ``cg``, ``exp2``,
-``magnus_ca``, ``magnus``, ``rk3``, ``rk4`` and ``ab3`` (equations and references in
-docs/methods-kinematic.md), and the embedded pairs the driver steps: ``erk`` on the quaternion
-and ``rkmk`` (Runge-Kutta-Munthe-Kaas, rotode/rkmk.pxd) on the rotation vector of each step.
+The methods, their data (Crouch-Grossman weights and nodes, Gauss nodes, pairs) and their
+properties (the kernel's code, the options it takes, whether it keeps |q| by construction) come
+from the registry `rotode.methods`; this module implements the kinematic kernels of the one
+kernel enum (rotode/_driver.pxd): the Crouch-Grossman product, exp2, the Magnus methods,
+Runge-Kutta and Adams-Bashforth on the quaternion (equations and references in
+docs/methods-kinematic.md), and the embedded pairs the driver steps, on the quaternion and (the
+Runge-Kutta-Munthe-Kaas methods, rotode/rkmk.pxd) on the rotation vector of each step.
 """
 import numpy as np
 
@@ -24,11 +26,13 @@ from rotode._validation import (as_bool_option, as_choice, as_float_array, as_fr
 
 from cpython.ref cimport PyObject
 from libc.math cimport floor, fabs, fmax, fmin, pow, sqrt
-from rotode.erk cimport ERK_MAX_STAGES
+from rotode.erk cimport ERK_MAX_STAGES, ERK_MAX_POWERS
 from rotode._driver cimport (Control, Engine, Stepper, advance_steps, drive, make_stepper,
                              STATUS_OK,
                              STATUS_UNAVAILABLE, STATUS_ROTATION_BOUND,
-                             STATUS_TOO_MANY_SUBSTEPS, WORK_DOUBLES)
+                             STATUS_TOO_MANY_SUBSTEPS, WORK_DOUBLES, KERNEL_CG, KERNEL_EXP2,
+                             KERNEL_MAGNUS_CA, KERNEL_MAGNUS, KERNEL_RK3, KERNEL_AB3,
+                             KERNEL_ERK, KERNEL_RKMK)
 
 if sizeof(KinWork) > WORK_DOUBLES * sizeof(double):
     raise ImportError("rotode.kinematic: the per-body scratch exceeds the driver's WORK_DOUBLES")
@@ -41,28 +45,14 @@ from rotode.rkmk cimport (rkmk_rate, rkmk_angular_velocity, rkmk_retract, rkmk_b
 __all__ = ["METHODS", "KERNELS", "LIMITS", "run"]
 
 #: The methods this runner steps (from the registry, rotode.methods).
-METHODS = _methods.names("kinematics")
+METHODS = _methods.names("kinematics", runner="kinematic")
 
-#: Kernel names of the registry -> their codes here.
-KERNELS = {"cg": 0, "exp2": 1, "magnus_ca": 2, "magnus": 3, "rk3": 4, "rk4": 5, "ab3": 6,
-           "erk": 7, "rkmk": 8}
+#: Kernel names of the registry -> their codes in the kernel enum (rotode/_driver.pxd).
+KERNELS = _methods.kernel_codes("kinematics")
 
-#: The most stages and nodes each kernel's C arrays hold (KinCfg b, c, ec; the ERK tableau):
-#: checked against the registry when this module is imported.
-LIMITS = {"cg": {"stages": 4}, "magnus": {"nodes": 4}, "erk": {"stages": ERK_MAX_STAGES},
-          "rkmk": {"stages": ERK_MAX_STAGES}}
-_methods.check_sizes("kinematics", LIMITS)
-
-cdef enum:
-    K_CG = 0
-    K_EXP2 = 1
-    K_MAGNUS_CA = 2
-    K_MAGNUS = 3
-    K_RK3 = 4
-    K_RK4 = 5
-    K_AB3 = 6
-    K_ERK = 7     # embedded pairs (rotode/erk.pxd), stepped by the driver on q' = f(t, q)
-    K_RKMK = 8    # the same pairs on the step's rotation vector v (rotode/rkmk.pxd)
+#: The most stages and nodes each kernel holds (the registry's `Kernel.limits`; every entry is
+#: checked against them when it is made).
+LIMITS = _methods.kernel_limits("kinematics", "kinematic")
 
 cdef enum:
     RATE_ZERO = 0     # constant per-body rates: w' = 0
@@ -99,6 +89,14 @@ cdef struct KinCfg:
     Py_ssize_t* nrate
     Py_ssize_t* nsub
     double* fail_angle
+
+
+cdef KinCfg _SIZES                  # (its arrays' sizes, checked against the registry)
+_methods.check_compiled("kinematics", {
+    KERNEL_CG: {"stages": sizeof(_SIZES.b) // sizeof(double)},
+    KERNEL_MAGNUS: {"nodes": min(sizeof(_SIZES.c), sizeof(_SIZES.ec)) // sizeof(double)},
+    KERNEL_ERK: {"stages": ERK_MAX_STAGES, "powers": ERK_MAX_POWERS},
+    KERNEL_RKMK: {"stages": ERK_MAX_STAGES, "powers": ERK_MAX_POWERS}})
 
 
 cdef struct KinWork:
@@ -258,7 +256,7 @@ cdef inline int _step(const void* cfg, Py_ssize_t i, double t0, double t1, doubl
         if st != STATUS_OK:
             return st
         k.have0 = True
-    if g.kernel == K_CG:
+    if g.kernel == KERNEL_CG:
         # product of exponentials exp(h b_s w(t0 + c_s h)) (Crouch & Grossman 1993)
         # (w depends on t only: every stage's w first, then the product of exponentials)
         for s in range(g.stages):
@@ -276,7 +274,7 @@ cdef inline int _step(const void* cfg, Py_ssize_t i, double t0, double t1, doubl
         if g.carry:
             for c in range(3):
                 k.w0[c] = ws[g.stages - 1][c]
-    elif g.kernel == K_MAGNUS:
+    elif g.kernel == KERNEL_MAGNUS:
         for s in range(g.stages):
             st = _omega(g, i, k, t0 + g.c[s] * h, ws[s])
             if st != STATUS_OK:
@@ -291,16 +289,16 @@ cdef inline int _step(const void* cfg, Py_ssize_t i, double t0, double t1, doubl
             magnus8_rotvec(ws[0], ws[1], ws[2], ws[3], h, g.frame, om)
         apply_rotvec(q, om, g.frame, g.approx, q)
         k.have0 = False
-    elif g.kernel == K_EXP2:
+    elif g.kernel == KERNEL_EXP2:
         st = _step_rate(g, i, k, t0, h, ws[0], dw)
         if st != STATUS_OK:
             return st
         exp2_rotvec(k.w0, dw, h, om)
         apply_rotvec(q, om, g.frame, g.approx, q)
         _carry_rate(g, k, ws[0])
-    elif g.kernel == K_MAGNUS_CA:
+    elif g.kernel == KERNEL_MAGNUS_CA:
         st = _magnus_ca(g, i, k, t0, h, q)
-    elif g.kernel == K_AB3 and k.j >= 2:
+    elif g.kernel == KERNEL_AB3 and k.j >= 2:
         # on entry f0 = f_{j-1}, f1 = f_{j-2}
         for c in range(4):
             k.f2[c] = k.f1[c]
@@ -313,7 +311,7 @@ cdef inline int _step(const void* cfg, Py_ssize_t i, double t0, double t1, doubl
             normalize4(q)
         k.have0 = False
     else:   # rk3, rk4, and the two rk4 start-up steps of ab3
-        if g.kernel == K_AB3:
+        if g.kernel == KERNEL_AB3:
             # start-up: keep f_j for the multistep formula, advance with RK4
             if k.j == 1:
                 for c in range(4):
@@ -324,7 +322,7 @@ cdef inline int _step(const void* cfg, Py_ssize_t i, double t0, double t1, doubl
             st = _omega_side(g, i, k, t0 + h, h > 0.0, ws[2])
         if st != STATUS_OK:
             return st
-        if g.kernel == K_RK3:
+        if g.kernel == KERNEL_RK3:
             rk3_step(q, k.w0, ws[1], ws[2], h, g.frame, g.gain, q)
         else:
             rk4_step(q, k.w0, ws[1], ws[2], h, g.frame, g.gain, q)
@@ -333,7 +331,7 @@ cdef inline int _step(const void* cfg, Py_ssize_t i, double t0, double t1, doubl
         for c in range(3):
             k.w0[c] = ws[2][c]
         k.have0 = not g.jumps
-    if g.kernel == K_AB3:             # the multistep history: the two previous step starts
+    if g.kernel == KERNEL_AB3:             # the multistep history: the two previous step starts
         k.tp2 = k.tp1
         k.tp1 = t0
         k.j += 1
@@ -479,7 +477,7 @@ cdef int _store(const void* cfg, Py_ssize_t i, double t, const double* z, double
     cdef KinWork* k = <KinWork*>work
     cdef double qc[4]
     cdef int c, st
-    if not k.have0 or g.kernel == K_ERK or g.local:
+    if not k.have0 or g.kernel == KERNEL_ERK or g.local:
         st = _omega(g, i, k, t, k.w0)
         if st != STATUS_OK:
             return st
@@ -575,24 +573,23 @@ def run(method, model, y0, t, save, options, workers=1):
         ``nrate`` (w' evaluations per body), ``n_substeps``, ``status``, ``message``.
     """
     spec = _methods.get(method, "kinematics")
-    kernel = spec.kernel("kinematics")
+    takes = spec.options("kinematics")
     options = dict(options or {})
     cdef KinCfg g
     cdef int st
-    g.kernel = KERNELS[kernel]
+    g.kernel = spec.code("kinematics")
     g.frame = as_frame(options.pop("frame", "body"))
-    lie = kernel not in ("rk3", "rk4", "ab3", "erk")      # |q| kept by construction
     g.approx = False
-    if lie and kernel != "rkmk":
+    if "exp" in takes:
         e = as_choice(options.pop("exp", "exact"), "exp", ("exact", "approx"), "option `{}`")
         g.approx = e == "approx"
     g.gain = 0.0
     g.normalize = False
-    if not lie:
+    if not spec.group:
         # the same check (and message) as QuaternionKinematics(norm_gain=...)
         g.gain = as_positive_scalar(options.pop("norm_gain", 0.0), "norm_gain", allow_zero=True)
         g.normalize = as_bool_option(options.pop("normalize", False), "normalize")
-        if g.normalize and kernel == "erk":
+        if g.normalize and "normalize" not in takes:
             raise TypeError(f"option `normalize` is not accepted by {method!r} (it would break "
                             "its error estimate and dense output): use `norm_gain`")
     control = options.pop("control", None)
@@ -607,31 +604,33 @@ def run(method, model, y0, t, save, options, workers=1):
     g.terms = 2
     g.substep = False
     alpha = None
-    if kernel == "magnus_ca":
+    if "terms" in takes:
         g.terms = as_int_option(options.pop("terms", 2), "terms", 1, 4)
+    if "substep" in takes:
         g.substep = as_bool_option(options.pop("substep", False), "substep")
+    if "alpha" in takes:
         alpha = options.pop("alpha", None)
     if options:
         raise TypeError(f"unknown option(s) for kinematic method {method!r}: "
                         f"{', '.join(sorted(map(str, options)))}")
     # the method's data: Crouch-Grossman weights and nodes, or Gauss nodes
     g.stages = 0
-    g.needs_w0 = kernel != "magnus"
+    g.needs_w0 = g.kernel != KERNEL_MAGNUS
     g.carry = False
-    g.local = kernel == "rkmk" or (kernel == "magnus" and control is not None)
+    g.local = g.kernel == KERNEL_RKMK or (g.kernel == KERNEL_MAGNUS and control is not None)
     g.resume = g.local and bool(resume)
-    if kernel == "cg":
+    if g.kernel == KERNEL_CG:
         _, b, c = spec.tableau.doubles
         g.stages = len(b)
         g.needs_w0 = 0.0 in c
         g.carry = c[len(c) - 1] == 1.0
-    elif kernel == "magnus":
+    elif g.kernel == KERNEL_MAGNUS:
         b, c = (), spec.nodes
         g.stages = len(c)
         g.estages = len(spec.embedded.nodes) if control is not None else 0
         for st in range(g.estages):
             g.ec[st] = spec.embedded.nodes[st]
-    if kernel in ("cg", "magnus"):
+    if g.kernel == KERNEL_CG or g.kernel == KERNEL_MAGNUS:
         for st in range(g.stages):
             g.b[st] = b[st] if b else 0.0
             g.c[st] = c[st]
@@ -657,7 +656,7 @@ def run(method, model, y0, t, save, options, workers=1):
     cdef double probe[3]
     if alpha is not None:
         g.rate_mode = RATE_ALPHA
-    elif src is not None and kernel in ("exp2", "magnus_ca"):
+    elif src is not None and (g.kernel == KERNEL_EXP2 or g.kernel == KERNEL_MAGNUS_CA):
         st = (<AngularVelocity>src).evaluate_rate(t[0], probe)
         if st == STATUS_OK:
             g.rate_mode = RATE_SOURCE
@@ -689,10 +688,10 @@ def run(method, model, y0, t, save, options, workers=1):
     g.fail_angle = &fav[0] if N else NULL
     cdef Stepper sp = make_stepper(&g, _begin, _advance, _store, _end, 4, 4, 4, False)
     sp.store_row = _store_q
-    if kernel == "erk":
+    if g.kernel == KERNEL_ERK:
         engine = Engine(spec, control, 4)
         (<Engine>engine).attach(&sp, _deriv)
-    elif kernel == "rkmk":
+    elif g.kernel == KERNEL_RKMK:
         # the error of v, a rotation vector, scaled as an error |dv|/2 of a unit q: atol of
         # the quaternion's components, rtol relative to 1 (erk_error_norm)
         if control is not None:
@@ -702,7 +701,7 @@ def run(method, model, y0, t, save, options, workers=1):
         sp.nz = 3
         sp.accept = _accept_rkmk
         sp.max_angle = rkmk_max_step_angle()
-    elif kernel == "magnus" and control is not None:
+    elif g.kernel == KERNEL_MAGNUS and control is not None:
         # adaptive magnus6/magnus8: the driver's controller with the Magnus trial step and its
         # embedded Magnus method on its own nodes; the error of Omega scaled as for rkmk
         control = control[:1] + (algebra_atol(control[1]),) + control[2:]
@@ -746,11 +745,11 @@ def run(method, model, y0, t, save, options, workers=1):
         b = int(np.flatnonzero(status)[0])
         tb = float(t[failed[b]])
         if code == STATUS_TOO_MANY_SUBSTEPS:
-            raise ValueError(f"magnus_ca: the rotation over the step from t = {tb!r} (body {b}) "
+            raise ValueError(f"{method}: the rotation over the step from t = {tb!r} (body {b}) "
                              f"is {fail_angle[b]:.6g} rad, more than MAX_SUBSTEPS = "
                              f"{MAX_SUBSTEPS} sub-steps of pi/(2 sqrt(2)) each")
         raise ValueError(
-            f"magnus_ca: the rotation over the step from t = {tb!r} (body {b}) is "
+            f"{method}: the rotation over the step from t = {tb!r} (body {b}) is "
             f"{fail_angle[b]:.6g} rad, at or above the convergence bound pi/sqrt(2) = "
             f"2.2214 rad of the Magnus series ([NIRD]); use smaller steps or substep=True")
     if code == STATUS_UNAVAILABLE:

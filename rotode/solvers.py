@@ -327,7 +327,7 @@ class NativeSolver(OdeSolver):
         """Advance up to `CHUNK_STEPS` error-controlled steps in compiled code and queue them."""
         n = self.y.size
         pair = self._spec.tableau is not None
-        nz = n if self._spec.kernel(self._kind) == "erk" else n - 1   # rkmk: [v, (w)]
+        nz = n - 1 if self._spec.group else n     # rkmk, adaptive Magnus: [v, (w)]
         trace = {"dense": pair}          # (the driver fills it: at most CHUNK_STEPS steps)
         # a later chunk continues the run with its bits: the pair's first stage as the last
         # step left it, and (rkmk, adaptive magnus) the base orientation its accept made
@@ -402,7 +402,7 @@ class NativeSolver(OdeSolver):
             if F is None:                # adaptive Magnus: its own formula inside the step
                 return _MagnusOutput(self._t_old_step, t_new, q_old, self._method, self._model,
                                      dict(self._options, resume=later), self._recover, ref)
-            if self._spec.kernel(self._kind) == "erk":
+            if not self._spec.group:                 # a pair on the state
                 return StepInterpolant(self._t_old_step, t_new, z_old, F, self._spec.embedded.kind)
             return _GroupOutput(self._t_old_step, t_new, q_old, z_old, F,
                                 self._spec.embedded.kind, self._frame)

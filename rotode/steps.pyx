@@ -3,7 +3,8 @@
 Game engines and controllers advance their own clock and know w (and possibly alpha or the rates
 at quadrature nodes) at each tick.  Each function here advances one step of size ``dt`` for one
 body (q of shape (4,)) or many (q of shape (N, 4)), with the GIL released, using the kernels of
-rotode/kinematic.pxd (the same arithmetic as `rotode.kinematic.run`):
+rotode/kinematic.pxd (the same arithmetic as `rotode.kinematic.run`; the functions are the
+registry's methods marked `rotode.methods.Method.step`, each stepped with the registry's data):
 
 >>> import numpy as np
 >>> from rotode import steps
@@ -27,12 +28,15 @@ from rotode._validation import (as_choice, as_float_array, as_frame, as_int,
                                 as_positive_scalar, as_real, check_out_overlap)
 
 from libc.math cimport isfinite
+from rotode._driver cimport (KERNEL_CG, KERNEL_EXP2, KERNEL_MAGNUS_CA, KERNEL_MAGNUS,
+                             KERNEL_RK3, KERNEL_RK4)
 from rotode.kinematic cimport (apply_rotvec, lie_euler_rotvec, exp2_rotvec, magnus_ca_rotvec,
                                magnus_ca_angle, magnus_bound, magnus4_rotvec, magnus6_rotvec,
                                magnus8_rotvec, rk3_step, rk4_step)
 
-__all__ = ["lie_euler", "exp2", "magnus_ca", "magnus2", "magnus4", "magnus6", "magnus8",
-           "cg2", "cg3", "rk3", "rk4", "NODES"]
+# the methods with a single-step function here (the registry's `Method.step`), in its order
+_NAMES = tuple(name for name in _methods.names("kinematics") if _methods.get(name).step)
+__all__ = [*_NAMES, "NODES"]
 
 
 def _nodes(name):
@@ -41,31 +45,51 @@ def _nodes(name):
     return spec.nodes or tuple(dict.fromkeys(spec.tableau.doubles[2]))
 
 
-#: Fractions of the step at which the multi-node steps expect their rates.
-NODES = {name: _nodes(name) for name in __all__
-         if name in _methods.names("kinematics") and name not in ("lie_euler", "exp2",
-                                                                  "magnus_ca")}
+#: Fractions of the step at which the multi-node steps expect their rates (the functions whose
+#: kernel reads w at nodes of the step other than its start alone).
+NODES = {name: _nodes(name) for name in _NAMES
+         if _methods.get(name).code("kinematics") in (KERNEL_CG, KERNEL_MAGNUS, KERNEL_RK3,
+                                                      KERNEL_RK4)
+         and _nodes(name) != (0.0,)}
 
-# Crouch-Grossman weights b (doubles of the registry's exact tableaux)
-cdef double CG2_B[2]
-cdef double CG3_B[3]
-for _i, _b in enumerate(_methods.get("cg2").tableau.doubles[1]):
-    CG2_B[_i] = _b
-for _i, _b in enumerate(_methods.get("cg3").tableau.doubles[1]):
-    CG3_B[_i] = _b
+
+cdef struct StepSpec:
+    int kernel               # KERNEL_* of rotode/_driver.pxd (the registry's Method.code)
+    int stages               # cg: weights; magnus: Gauss nodes
+    bint group               # |q| kept by construction: takes `exp` (else `norm_gain`)
+    double b[4]              # cg: weights (doubles of the registry's exact tableau)
+
 
 cdef enum:
-    K_LIE = 0
-    K_EXP2 = 1
-    K_CA = 2
-    K_M2 = 3
-    K_M4 = 4
-    K_M6 = 5
-    K_M8 = 6
-    K_CG2 = 7
-    K_CG3 = 8
-    K_RK3 = 9
-    K_RK4 = 10
+    MAX_STEP_FUNCTIONS = 16
+
+# the registry's data of each function, by name (_INDEX) into _SPECS
+cdef StepSpec _SPECS[MAX_STEP_FUNCTIONS]
+_INDEX = {}
+
+
+def _fill_specs():
+    cdef StepSpec* sp
+    if len(_NAMES) > MAX_STEP_FUNCTIONS:
+        raise ImportError("rotode.steps: more registry methods with a step function than "
+                          "MAX_STEP_FUNCTIONS")
+    for i, name in enumerate(_NAMES):
+        spec = _methods.get(name, "kinematics")
+        sp = &_SPECS[i]
+        sp.kernel = spec.code("kinematics")
+        sp.group = spec.group
+        sp.stages = len(spec.nodes) if spec.nodes else 0
+        if sp.kernel == KERNEL_CG:
+            b = spec.tableau.doubles[1]
+            if len(b) > 4:
+                raise ImportError(f"rotode.steps: {name!r} has more than 4 stages")
+            sp.stages = len(b)
+            for j in range(len(b)):
+                sp.b[j] = b[j]
+        _INDEX[name] = i
+
+
+_fill_specs()
 
 
 cdef int _frame(object frame) except -1:
@@ -88,14 +112,15 @@ cdef object _array(object x, str name):
     return as_float_array(x, name, finite=False)   # (finiteness: checked row by row)
 
 
-cdef object _step(int kind, object q, tuple rates, tuple names, object dt_, object out,
+cdef object _step(str method, object q, tuple rates, tuple names, object dt_, object out,
                   object frame, object exp, int terms, object gain_):
+    cdef const StepSpec* sp = &_SPECS[<int>_INDEX[method]]
     cdef double dt = as_real(dt_, "dt")
     cdef double gain = 0.0
     if not (type(gain_) is float and gain_ == 0.0):      # (the default: nothing to check)
         gain = as_positive_scalar(gain_, "norm_gain", allow_zero=True)
     cdef int fr = _frame(frame)
-    cdef bint ap = _approx(exp) if kind < K_RK3 else False
+    cdef bint ap = _approx(exp) if sp.group else False
     q = _array(q, "q")
     cdef Py_ssize_t n, nr = len(rates), r, i, c
     if q.ndim == 1 and q.shape[0] == 4:
@@ -153,7 +178,7 @@ cdef object _step(int kind, object q, tuple rates, tuple names, object dt_, obje
             if bad:
                 badi = i
                 break
-            if kind == K_CA:
+            if sp.kernel == KERNEL_MAGNUS_CA:
                 ang = magnus_ca_angle(wp[0] + wstride[0] * i, wp[1] + wstride[1] * i, dt)
                 if ang >= magnus_bound():
                     bad = -1
@@ -161,19 +186,19 @@ cdef object _step(int kind, object q, tuple rates, tuple names, object dt_, obje
                     break
         if not bad:
             for i in range(n):
-                _one(kind, qp + 4 * i, wp, wstride, nr, i, dt, fr, ap, terms, gain, op + 4 * i)
+                _one(sp, qp + 4 * i, wp, wstride, nr, i, dt, fr, ap, terms, gain, op + 4 * i)
             for i in range(4 * n):        # finite input, huge |q| or |dt w|: an overflow
                 if not isfinite(op[i]):
                     bad = -2
                     badi = i // 4
                     break
     if bad == -2:
-        given = "`q`, the rates, `dt` and `norm_gain` are" if kind >= K_RK3 else \
-            "`q`, the rates and `dt` are"
+        given = "`q`, the rates and `dt` are" if sp.group else \
+            "`q`, the rates, `dt` and `norm_gain` are"
         raise ValueError(f"the step of body {badi} is not finite: {given} too large (|q| or "
                          "|dt w| overflows)")
     if bad == -1:
-        raise ValueError(f"magnus_ca: the rotation over the step of body {badi} is {ang:.6g} "
+        raise ValueError(f"{method}: the rotation over the step of body {badi} is {ang:.6g} "
                          f"rad, at or above the convergence bound pi/sqrt(2) = 2.2214 rad "
                          f"([NIRD]); take smaller steps")
     if bad == 1:
@@ -183,39 +208,43 @@ cdef object _step(int kind, object q, tuple rates, tuple names, object dt_, obje
     return out
 
 
-cdef inline void _one(int kind, const double* q, const double** wp, const Py_ssize_t* ws,
-                      Py_ssize_t nr, Py_ssize_t i, double dt, int fr, bint ap, int terms,
-                      double gain, double* out) noexcept nogil:
+cdef inline void _one(const StepSpec* sp, const double* q, const double** wp,
+                      const Py_ssize_t* ws, Py_ssize_t nr, Py_ssize_t i, double dt, int fr,
+                      bint ap, int terms, double gain, double* out) noexcept nogil:
     cdef double om[3]
     cdef const double* a = wp[0] + ws[0] * i
     cdef const double* b = wp[1] + ws[1] * i if nr > 1 else a
     cdef const double* c = wp[2] + ws[2] * i if nr > 2 else a
     cdef const double* d = wp[3] + ws[3] * i if nr > 3 else a
-    if kind == K_RK3:
+    cdef const double* w[4]
+    cdef int r
+    if sp.kernel == KERNEL_RK3:
         rk3_step(q, a, b, c, dt, fr, gain, out)
         return
-    if kind == K_RK4:
+    if sp.kernel == KERNEL_RK4:
         rk4_step(q, a, b, c, dt, fr, gain, out)
         return
-    if kind == K_CG2 or kind == K_CG3:
+    if sp.kernel == KERNEL_CG:
         # product of exponentials of dt b_i w(t0 + c_i dt) (w does not depend on q)
-        lie_euler_rotvec(a, (CG2_B[0] if kind == K_CG2 else CG3_B[0]) * dt, om)
+        w[0] = a
+        w[1] = b
+        w[2] = c
+        w[3] = d
+        lie_euler_rotvec(a, sp.b[0] * dt, om)
         apply_rotvec(q, om, fr, ap, out)
-        lie_euler_rotvec(b, (CG2_B[1] if kind == K_CG2 else CG3_B[1]) * dt, om)
-        apply_rotvec(out, om, fr, ap, out)
-        if kind == K_CG3:
-            lie_euler_rotvec(c, CG3_B[2] * dt, om)
+        for r in range(1, sp.stages):
+            lie_euler_rotvec(w[r], sp.b[r] * dt, om)
             apply_rotvec(out, om, fr, ap, out)
         return
-    if kind == K_LIE or kind == K_M2:
-        lie_euler_rotvec(a, dt, om)
-    elif kind == K_EXP2:
+    if sp.kernel == KERNEL_EXP2:
         exp2_rotvec(a, b, dt, om)
-    elif kind == K_CA:
+    elif sp.kernel == KERNEL_MAGNUS_CA:
         magnus_ca_rotvec(a, b, dt, terms, fr, om)
-    elif kind == K_M4:
+    elif sp.stages == 1:          # KERNEL_MAGNUS with 1 to 4 Gauss nodes
+        lie_euler_rotvec(a, dt, om)
+    elif sp.stages == 2:
         magnus4_rotvec(a, b, dt, fr, om)
-    elif kind == K_M6:
+    elif sp.stages == 3:
         magnus6_rotvec(a, b, c, dt, fr, om)
     else:
         magnus8_rotvec(a, b, c, d, dt, fr, om)
@@ -277,7 +306,7 @@ def lie_euler(q, w, dt, out=None, *, frame="body", exp="exact"):
     >>> steps.lie_euler(q0, w, 0.1).round(8)
     array([0.99875026, 0.        , 0.        , 0.04997917])
     """
-    return _step(K_LIE, q, (w,), ("w",), dt, out, frame, exp, 2, 0.0)
+    return _step("lie_euler", q, (w,), ("w",), dt, out, frame, exp, 2, 0.0)
 
 
 def exp2(q, w, dw, dt, out=None, *, frame="body", exp="exact"):
@@ -334,7 +363,7 @@ def exp2(q, w, dw, dt, out=None, *, frame="body", exp="exact"):
     >>> steps.exp2(q0, w, [0.0, 0.0, 0.0], 0.1).round(8)
     array([0.99875026, 0.        , 0.        , 0.04997917])
     """
-    return _step(K_EXP2, q, (w, dw), ("w", "dw"), dt, out, frame, exp, 2, 0.0)
+    return _step("exp2", q, (w, dw), ("w", "dw"), dt, out, frame, exp, 2, 0.0)
 
 
 def magnus_ca(q, w, alpha, dt, out=None, *, frame="body", terms=2, exp="exact"):
@@ -403,7 +432,7 @@ def magnus_ca(q, w, alpha, dt, out=None, *, frame="body", terms=2, exp="exact"):
     """
     if not (type(terms) is int and 1 <= terms <= 4):
         terms = as_int(terms, "terms", 1, 4)
-    return _step(K_CA, q, (w, alpha), ("w", "alpha"), dt, out, frame, exp, terms, 0.0)
+    return _step("magnus_ca", q, (w, alpha), ("w", "alpha"), dt, out, frame, exp, terms, 0.0)
 
 
 def magnus2(q, w_mid, dt, out=None, *, frame="body", exp="exact"):
@@ -457,7 +486,7 @@ def magnus2(q, w_mid, dt, out=None, *, frame="body", exp="exact"):
     >>> steps.magnus2(q0, w, 0.1).round(8)
     array([0.99875026, 0.        , 0.        , 0.04997917])
     """
-    return _step(K_M2, q, (w_mid,), ("w_mid",), dt, out, frame, exp, 2, 0.0)
+    return _step("magnus2", q, (w_mid,), ("w_mid",), dt, out, frame, exp, 2, 0.0)
 
 
 def magnus4(q, w1, w2, dt, out=None, *, frame="body", exp="exact"):
@@ -511,7 +540,7 @@ def magnus4(q, w1, w2, dt, out=None, *, frame="body", exp="exact"):
     >>> steps.magnus4(q0, w, w, 0.1).round(8)
     array([0.99875026, 0.        , 0.        , 0.04997917])
     """
-    return _step(K_M4, q, (w1, w2), ("w1", "w2"), dt, out, frame, exp, 2, 0.0)
+    return _step("magnus4", q, (w1, w2), ("w1", "w2"), dt, out, frame, exp, 2, 0.0)
 
 
 def magnus6(q, w1, w2, w3, dt, out=None, *, frame="body", exp="exact"):
@@ -565,7 +594,7 @@ def magnus6(q, w1, w2, w3, dt, out=None, *, frame="body", exp="exact"):
     >>> steps.magnus6(q0, w, w, w, 0.1).round(8)
     array([0.99875026, 0.        , 0.        , 0.04997917])
     """
-    return _step(K_M6, q, (w1, w2, w3), ("w1", "w2", "w3"), dt, out, frame, exp, 2, 0.0)
+    return _step("magnus6", q, (w1, w2, w3), ("w1", "w2", "w3"), dt, out, frame, exp, 2, 0.0)
 
 
 def magnus8(q, w1, w2, w3, w4, dt, out=None, *, frame="body", exp="exact"):
@@ -619,7 +648,7 @@ def magnus8(q, w1, w2, w3, w4, dt, out=None, *, frame="body", exp="exact"):
     >>> steps.magnus8(q0, w, w, w, w, 0.1).round(8)
     array([0.99875026, 0.        , 0.        , 0.04997917])
     """
-    return _step(K_M8, q, (w1, w2, w3, w4), ("w1", "w2", "w3", "w4"), dt, out, frame, exp, 2,
+    return _step("magnus8", q, (w1, w2, w3, w4), ("w1", "w2", "w3", "w4"), dt, out, frame, exp, 2,
                  0.0)
 
 
@@ -681,7 +710,7 @@ def cg2(q, w0, w1, dt, out=None, *, frame="body", exp="exact"):
     >>> steps.cg2(q0, w, w, 0.1).round(8)
     array([0.99875026, 0.        , 0.        , 0.04997917])
     """
-    return _step(K_CG2, q, (w0, w1), ("w0", "w1"), dt, out, frame, exp, 2, 0.0)
+    return _step("cg2", q, (w0, w1), ("w0", "w1"), dt, out, frame, exp, 2, 0.0)
 
 
 def cg3(q, w1, w2, w3, dt, out=None, *, frame="body", exp="exact"):
@@ -735,7 +764,7 @@ def cg3(q, w1, w2, w3, dt, out=None, *, frame="body", exp="exact"):
     >>> steps.cg3(q0, w, w, w, 0.1).round(8)
     array([0.99875026, 0.        , 0.        , 0.04997917])
     """
-    return _step(K_CG3, q, (w1, w2, w3), ("w1", "w2", "w3"), dt, out, frame, exp, 2, 0.0)
+    return _step("cg3", q, (w1, w2, w3), ("w1", "w2", "w3"), dt, out, frame, exp, 2, 0.0)
 
 
 def rk3(q, w0, w_mid, w1, dt, out=None, *, frame="body", norm_gain=0.0):
@@ -793,7 +822,7 @@ def rk3(q, w0, w_mid, w1, dt, out=None, *, frame="body", norm_gain=0.0):
     >>> steps.rk3(q0, w, w, w, 0.1).round(8)
     array([0.99875   , 0.        , 0.        , 0.04997917])
     """
-    return _step(K_RK3, q, (w0, w_mid, w1), ("w0", "w_mid", "w1"), dt, out, frame, "exact", 2,
+    return _step("rk3", q, (w0, w_mid, w1), ("w0", "w_mid", "w1"), dt, out, frame, "exact", 2,
                  norm_gain)
 
 
@@ -852,10 +881,15 @@ def rk4(q, w0, w_mid, w1, dt, out=None, *, frame="body", norm_gain=0.0):
     >>> steps.rk4(q0, w, w, w, 0.1).round(8)
     array([0.99875026, 0.        , 0.        , 0.04997917])
     """
-    return _step(K_RK4, q, (w0, w_mid, w1), ("w0", "w_mid", "w1"), dt, out, frame, "exact", 2,
+    return _step("rk4", q, (w0, w_mid, w1), ("w0", "w_mid", "w1"), dt, out, frame, "exact", 2,
                  norm_gain)
 
 
 def __dir__():
     """The public names, ``__all__`` (not the imported helpers)."""
     return list(__all__)
+
+
+for _name in _NAMES:                 # a registry entry with `step` has its function here
+    if not callable(globals().get(_name)):
+        raise ImportError(f"rotode.steps: no function for the registry's method {_name!r}")

@@ -1,5 +1,5 @@
-"""Error-controlled integration (rtol/atol): the embedded pairs DOPRI5 and DOP853 stepped by the
-driver, against SciPy's solve_ivp (same controller), exact solutions and their own orders."""
+"""Error-controlled integration (rtol/atol): the embedded pairs BS3, DOPRI5 and DOP853 stepped by
+the driver, against SciPy's solve_ivp (same controller), exact solutions and their own orders."""
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
@@ -34,14 +34,15 @@ def kin_reference():
 
 
 def test_the_registry_marks_the_pairs_adaptive():
-    assert set(ADAPTIVE) == {"dopri5", "dop853", "rkmk5", "rkmk8", "magnus6", "magnus8"}
+    assert set(ADAPTIVE) == {"bs3", "dopri5", "dop853", "rkmk3", "rkmk5", "rkmk8", "magnus6",
+                             "magnus8"}
     for m in ADAPTIVE:
         expected = {"kinematics"} if m.startswith("magnus") else {"kinematics", "rigid body"}
         assert set(methods.get(m).models) == expected
 
 
-@pytest.mark.parametrize("method, order", [("dopri5", 5), ("dop853", 8), ("rkmk5", 5),
-                                           ("rkmk8", 8)])
+@pytest.mark.parametrize("method, order", [("bs3", 3), ("dopri5", 5), ("dop853", 8),
+                                           ("rkmk3", 3), ("rkmk5", 5), ("rkmk8", 8)])
 def test_fixed_steps_converge_at_the_order(method, order, kin_reference):
     """With ``dt=`` the pairs are fixed-step methods of their order (the rigid body, a
     nonlinear problem; on the linear kinematic equation DOPRI5 even shows order 6)."""
@@ -59,7 +60,8 @@ def test_fixed_steps_converge_at_the_order(method, order, kin_reference):
     assert order - 0.4 < slope < order + 1.4, (slope, errs)
 
 
-@pytest.mark.parametrize("method, scipy_method", [("dopri5", "RK45"), ("dop853", "DOP853")])
+@pytest.mark.parametrize("method, scipy_method", [("bs3", "RK23"), ("dopri5", "RK45"),
+                                                  ("dop853", "DOP853")])
 @pytest.mark.parametrize("case", ["kinematics", "rigid body"])
 def test_same_steps_and_answer_as_scipy(method, scipy_method, case):
     rtol, atol = 1e-8, 1e-10
@@ -347,9 +349,9 @@ def test_tolerance_proportionality_on_the_lagrange_top(method, top_reference):
     assert np.polyfit(np.log10(rtols), np.log10(errs), 1)[0] == pytest.approx(1.0, abs=0.3)
 
 
-@pytest.mark.parametrize("method, order", [("rkmk5", 5), ("rkmk8", 8)])
+@pytest.mark.parametrize("method, order", [("rkmk3", 3), ("rkmk5", 5), ("rkmk8", 8)])
 def test_rkmk_order_on_the_lagrange_top(method, order, top_reference):
-    ns = [200, 400, 800] if order == 5 else [100, 140, 200]
+    ns = {3: [400, 800, 1600], 5: [200, 400, 800], 8: [100, 140, 200]}[order]
     errs = [angle(rotode.integrate(TOP, (0, 20), Y_TOP, method=method, dt=20 / n).q[-1],
                   top_reference) for n in ns]
     slope = -np.polyfit(np.log(ns), np.log(errs), 1)[0]
