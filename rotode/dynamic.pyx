@@ -865,12 +865,12 @@ def run(method, model, y0, t, save, options=None, workers=1):
         free(ctx)
         free(fctx)
         free(params)
-    code, message = outcome(status, failed, t, [mdl.torque for mdl in models] + [fsrc]
+    status_code, message = outcome(status, failed, t, [mdl.torque for mdl in models] + [fsrc]
                             + (list(events["objects"]) if events is not None else []),
                             fail_t=fail_t if adaptive else None,
                             last=None if adaptive else counts[:, 0])
     stats = {"n_steps": int(n * substeps), "n_main_steps": int(n),
-             "nfev": largest(nfev), "status": code, "message": message}
+             "nfev": largest(nfev), "status": status_code, "message": message}
     if adaptive:
         stats["n_steps"] = stats["n_main_steps"] = largest(counts[:, 0])
         stats["n_rejected"] = largest(counts[:, 1])
