@@ -284,7 +284,7 @@ cdef void _body_engine(const Stepper* s, const Grid* g, Py_ssize_t i, const doub
     run.countdown = &clk.countdown
     run.tick = _engine_tick
     run.tick_ctx = <void*>&tk
-    run.accepted = run.rejected = run.nfev = 0
+    run.accepted = run.rejected = run.nfev = run.stores = 0
     run.t_end = g.t[0]
     cdef Py_ssize_t c
     if rotode_load_flag(&p.stop):

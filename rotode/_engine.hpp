@@ -68,6 +68,8 @@ struct EngineRun {
     void* tick_ctx;
     // OUT: counters, where the run ended and its status
     long long accepted, rejected, nfev;
+    long long stores;        // rows written by the model's store/first_row (kinematics: each
+                             // evaluates w(t) once more, counted by the runner)
     double t_end;
     int status;
 };
@@ -267,7 +269,8 @@ ROTODE_INLINE bool finite(const double* x) {
 //   static constexpr int n, k;            state size, output row width
 //   void operator()(double t, const double* y, double* dy) const;   y' = f(t, y)
 //   void begin(const double* y0, double* z) const;                  the state from a row
-//   void first_row(const double* y0, double* y, double* w) const;   the row at t0
+//   void first_row(double t0, const double* y0, const double* z0, double* y, double* w) const;
+//                                                                   the row at t0
 //   void store(double t, const double* z, double* y, double* w) const;  a row of the state
 template <class P, class M>
 int erk_body(const M& model, EngineRun* run) {
@@ -287,14 +290,15 @@ int erk_body(const M& model, EngineRun* run) {
     const double direction = tf > t ? 1.0 : -1.0;
     constexpr double exponent = -1.0 / (P::error_order + 1);
     std::ptrdiff_t slot = 0;
-    long long accepted = 0, rejected = 0, nfev = 0;
+    long long accepted = 0, rejected = 0, nfev = 0, stores = 0;
     int st = ENGINE_OK;
     bool t0_requested = r.t_eval && r.m > 0 && r.save[0] == 0;
     double h_abs;
     for (int k = 0; k < 7 * N; ++k) F[k] = 0.0;
     f.begin(r.y0, z);
     if (r.m > 0 && r.save[0] == 0) {
-        f.first_row(r.y0, r.yo, r.wo);
+        f.first_row(t, r.y0, z, r.yo, r.wo);
+        ++stores;
         if (!finite<KW>(r.yo) || !finite<3>(r.wo)) st = ENGINE_NONFINITE;
         else slot = 1;
     }
@@ -366,6 +370,7 @@ int erk_body(const M& model, EngineRun* run) {
             const double tt = r.t[r.save[slot]];
             double* yrow = r.yo + slot * KW;
             double* wrow = r.wo + slot * 3;
+            ++stores;
             if (tt == t_new) {
                 f.store(tt, znew, yrow, wrow);
             } else {
@@ -398,6 +403,7 @@ int erk_body(const M& model, EngineRun* run) {
     r.accepted = accepted;
     r.rejected = rejected;
     r.nfev = nfev;
+    r.stores = stores;
     r.t_end = t;
     r.status = st;
     return st;

@@ -31,6 +31,7 @@ cdef extern from "_engine.hpp" namespace "rotode" nogil:
         long long accepted
         long long rejected
         long long nfev
+        long long stores
         double t_end
         int status
 
@@ -58,3 +59,21 @@ cdef extern from "_models.hpp" namespace "rotode" nogil:
     int rigid_erk_body(int pair, const RigidParams* p, EngineRun* run)
     # one evaluation of the model's f(t, y) (OUT: dy[7])
     void rigid_eval(const RigidParams* p, double t, const double* y, double* dy)
+
+    cdef enum:
+        OMEGA_CONSTANT
+        OMEGA_SINUSOID
+
+    cdef struct KinParams:
+        int omega
+        int world
+        double gain
+        double w[3]
+        double amp[3]
+        double rate
+        double phase[3]
+
+    # one body of a pair's run on the kinematics (pair: a PairId; -1 when unknown)
+    int kin_erk_body(int pair, const KinParams* p, EngineRun* run)
+    # one evaluation of q' = f(t, q) (OUT: dq[4])
+    void kin_eval(const KinParams* p, double t, const double* q, double* dq)

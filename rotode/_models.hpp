@@ -13,6 +13,7 @@
 // body frame; q of any nonzero length (R(q) = R(q / |q|)).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 
 #include "_engine.hpp"
@@ -141,8 +142,8 @@ struct RigidBodyModel {
     inline void begin(const double* y0, double* z) const {
         for (int i = 0; i < n; ++i) z[i] = y0[i];
     }
-    inline void first_row(const double* y0, double* y, double* w) const {
-        for (int i = 0; i < k; ++i) y[i] = y0[i];
+    inline void first_row(double, const double* y0, const double*, double* y, double* w) const {
+        for (int i = 0; i < k; ++i) y[i] = y0[i];       // y0 itself, as solve_ivp's first row
         for (int i = 0; i < 3; ++i) w[i] = y0[4 + i];
     }
     inline void store(double, const double* z, double* y, double* w) const {
@@ -197,6 +198,122 @@ inline int rigid_erk_body(int pair, const RigidParams* p, EngineRun* run) {
 #undef ROTODE_RIGID_CASE
         default: return -1;
     }
+}
+
+// ---- kinematics with a known angular velocity ---------------------------------------------
+
+enum OmegaKind {
+    OMEGA_CONSTANT = 0,       // w (a rotode.omega.Constant, or a body's row of constant rates)
+    OMEGA_SINUSOID = 1,       // w_i = amp_i sin(rate t + phase_i) (rotode.omega.Sinusoid)
+};
+
+// One body's parameters (filled by rotode/kinematic.pyx).
+struct KinParams {
+    int omega;                // OmegaKind
+    int world;                // w given in the world frame
+    double gain;              // norm gain (Rucker 2018 eq. 23)
+    double w[3];              // OMEGA_CONSTANT
+    double amp[3], rate, phase[3];   // OMEGA_SINUSOID
+};
+
+// q' = 1/2 q (0, w(t)) (body) or 1/2 (0, w(t)) q (world), + c q with the norm gain: Rucker 2018
+// eqs. 20-23 as rotode/equations.pxd `quaternion_kinematics_rhs`, with w(t) of omega.pyx.
+template <int W, bool World, bool Gain>
+struct KinematicsModel {
+    static constexpr int n = 4;     // state q
+    static constexpr int k = 4;     // output row q (and w in the body frame beside it)
+    KinParams p;
+
+    ROTODE_INLINE void omega(double t, double* w) const {
+        if constexpr (W == OMEGA_CONSTANT) {
+            w[0] = p.w[0];
+            w[1] = p.w[1];
+            w[2] = p.w[2];
+        } else {
+            for (int i = 0; i < 3; ++i) w[i] = p.amp[i] * std::sin(p.rate * t + p.phase[i]);
+        }
+    }
+
+    ROTODE_INLINE void operator()(double t, const double* q, double* dq) const {
+        double w[3], r[4];
+        omega(t, w);
+        if constexpr (World) {      // (0, w) q
+            r[0] = -w[0] * q[1] - w[1] * q[2] - w[2] * q[3];
+            r[1] = w[0] * q[0] + w[1] * q[3] - w[2] * q[2];
+            r[2] = -w[0] * q[3] + w[1] * q[0] + w[2] * q[1];
+            r[3] = w[0] * q[2] - w[1] * q[1] + w[2] * q[0];
+        } else {                    // q (0, w)
+            r[0] = -q[1] * w[0] - q[2] * w[1] - q[3] * w[2];
+            r[1] = q[0] * w[0] + q[2] * w[2] - q[3] * w[1];
+            r[2] = q[0] * w[1] - q[1] * w[2] + q[3] * w[0];
+            r[3] = q[0] * w[2] + q[1] * w[1] - q[2] * w[0];
+        }
+        if constexpr (Gain) {
+            const double c = p.gain * (1.0 - (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]));
+            for (int i = 0; i < 4; ++i) dq[i] = 0.5 * r[i] + c * q[i];
+        } else {
+            for (int i = 0; i < 4; ++i) dq[i] = 0.5 * r[i];
+        }
+    }
+
+    inline void begin(const double* y0, double* z) const {
+        for (int i = 0; i < n; ++i) z[i] = y0[i];
+    }
+    // q and the BODY angular velocity at t (kinematic.pyx `_store`: one evaluation of w)
+    inline void store(double t, const double* z, double* y, double* w) const {
+        double w0[3];
+        for (int i = 0; i < k; ++i) y[i] = z[i];
+        omega(t, w0);
+        if constexpr (World) {
+            models::world_to_body(y, w0, w);
+        } else {
+            for (int i = 0; i < 3; ++i) w[i] = w0[i];
+        }
+    }
+    inline void first_row(double t, const double*, const double* z, double* y, double* w) const {
+        store(t, z, y, w);
+    }
+};
+
+template <class P, int W, bool World>
+inline int kin_run_t(const KinParams* p, EngineRun* run) {
+    if (p->gain != 0.0) return erk_body<P>(KinematicsModel<W, World, true>{*p}, run);
+    return erk_body<P>(KinematicsModel<W, World, false>{*p}, run);
+}
+
+template <class P>
+inline int kin_run_pair(const KinParams* p, EngineRun* run) {
+    if (p->omega == OMEGA_CONSTANT)
+        return p->world ? kin_run_t<P, OMEGA_CONSTANT, true>(p, run)
+                        : kin_run_t<P, OMEGA_CONSTANT, false>(p, run);
+    return p->world ? kin_run_t<P, OMEGA_SINUSOID, true>(p, run)
+                    : kin_run_t<P, OMEGA_SINUSOID, false>(p, run);
+}
+
+// One body of an error-controlled kinematics run with the pair `pair` (-1: unknown pair).
+inline int kin_erk_body(int pair, const KinParams* p, EngineRun* run) {
+    switch (pair) {
+#define ROTODE_KIN_CASE(id, P) \
+        case id: return kin_run_pair<P>(p, run);
+        ROTODE_PAIRS(ROTODE_KIN_CASE)
+#undef ROTODE_KIN_CASE
+        default: return -1;
+    }
+}
+
+// One evaluation f(t, q) of the kinematics (OUT: dq[4]).
+inline void kin_eval(const KinParams* p, double t, const double* q, double* dq) {
+    const bool g = p->gain != 0.0;
+    if (p->omega == OMEGA_CONSTANT) {
+        if (p->world) return g ? KinematicsModel<OMEGA_CONSTANT, true, true>{*p}(t, q, dq)
+                               : KinematicsModel<OMEGA_CONSTANT, true, false>{*p}(t, q, dq);
+        return g ? KinematicsModel<OMEGA_CONSTANT, false, true>{*p}(t, q, dq)
+                 : KinematicsModel<OMEGA_CONSTANT, false, false>{*p}(t, q, dq);
+    }
+    if (p->world) return g ? KinematicsModel<OMEGA_SINUSOID, true, true>{*p}(t, q, dq)
+                           : KinematicsModel<OMEGA_SINUSOID, true, false>{*p}(t, q, dq);
+    return g ? KinematicsModel<OMEGA_SINUSOID, false, true>{*p}(t, q, dq)
+             : KinematicsModel<OMEGA_SINUSOID, false, false>{*p}(t, q, dq);
 }
 
 // One evaluation f(t, y) of the rigid body (OUT: dy[7]).

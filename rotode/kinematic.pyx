@@ -18,6 +18,7 @@ Runge-Kutta-Munthe-Kaas methods, rotode/rkmk.pxd) on the rotation vector of each
 import numpy as np
 
 from rotode import methods as _methods
+from rotode._codegen import pair_ids as _pair_ids
 from rotode._driver import Engine, algebra_atol, outcome, per_body_counts
 from rotode.omega import AngularVelocity as _PyAngularVelocity
 from rotode._loops import TINY_NORM2, all_finite, first_small_norm, largest
@@ -36,7 +37,11 @@ from rotode._driver cimport (Control, Engine, Stepper, advance_steps, drive, mak
 
 if sizeof(KinWork) > WORK_DOUBLES * sizeof(double):
     raise ImportError("rotode.kinematic: the per-body scratch exceeds the driver's WORK_DOUBLES")
-from rotode.omega cimport AngularVelocity, Samples
+from rotode.omega cimport AngularVelocity, Samples, Sinusoid
+from rotode.omega cimport Constant as ConstantRate
+from rotode._engine cimport (EngineRun, KinParams, kin_erk_body, kin_eval, OMEGA_CONSTANT,
+                             OMEGA_SINUSOID)
+from libc.stdlib cimport malloc, free
 from rotode.quaternion cimport quat_rotate, quat_conj
 from rotode.equations cimport FRAME_WORLD, quaternion_kinematics_rhs
 from rotode.rkmk cimport (rkmk_rate, rkmk_angular_velocity, rkmk_retract, rkmk_base,
@@ -89,6 +94,10 @@ cdef struct KinCfg:
     Py_ssize_t* nrate
     Py_ssize_t* nsub
     double* fail_angle
+    # the specialised engine (rotode/_models.hpp): the pair's id and the bodies' parameters
+    int pair
+    const KinParams* params  # one shared (a source) or one per body (constant rates)
+    bint params_shared
 
 
 cdef KinCfg _SIZES                  # (its arrays' sizes, checked against the registry)
@@ -470,6 +479,18 @@ cdef int _magnus_first(const void* cfg, Py_ssize_t i, double t0, const double* z
     return STATUS_OK
 
 
+cdef int _engine_body(const void* cfg, Py_ssize_t i, EngineRun* run) noexcept nogil:
+    """Body i's whole run by the specialised engine (rotode/_engine.hpp, _models.hpp): the
+    pair on q' = f(t, q) with the tableau and w(t) known at compile time.  Every stored row
+    evaluates w once more (its body rate), as `_store` does."""
+    cdef const KinCfg* g = <const KinCfg*>cfg
+    cdef int st = kin_erk_body(g.pair, &g.params[0 if g.params_shared else i], run)
+    g.nfev[i] = run.nfev + run.stores
+    g.nrate[i] = 0
+    g.nsub[i] = 0
+    return st
+
+
 cdef int _store(const void* cfg, Py_ssize_t i, double t, const double* z, double* y,
                 double* w, void* work) noexcept nogil:
     """q and the BODY angular velocity at t (OUT: y[4], w[3])."""
@@ -532,6 +553,57 @@ def _as_rows(x, name, n, shared=False):
     if not np.isfinite(arr).all():
         raise ValueError(f"`{name}` must contain only finite values (no NaN or inf)")
     return arr
+
+
+#: Registry name -> PairId of the pairs the specialised engine runs (rotode/_tableaux.hpp).
+ENGINE_PAIRS = _pair_ids()
+#: False: every run takes the driver's loop (tests compare the two).
+_USE_ENGINE = True
+
+
+cdef bint _kin_params(object src, const double* w, int frame, double gain, KinParams* p):
+    """The engine's parameters of a body (OUT: p): its source `src` (None: the constant rate
+    `w`); False when the engine has no compiled model of the source."""
+    cdef int c
+    p.world = frame == FRAME_WORLD
+    p.gain = gain
+    p.rate = 0.0
+    for c in range(3):
+        p.w[c] = 0.0
+        p.amp[c] = 0.0
+        p.phase[c] = 0.0
+    if src is None:
+        p.omega = OMEGA_CONSTANT
+        for c in range(3):
+            p.w[c] = w[c]
+    elif type(src) is ConstantRate:
+        p.omega = OMEGA_CONSTANT
+        for c in range(3):
+            p.w[c] = (<ConstantRate>src)._w[c]
+    elif type(src) is Sinusoid:
+        p.omega = OMEGA_SINUSOID
+        p.rate = (<Sinusoid>src)._rate
+        for c in range(3):
+            p.amp[c] = (<Sinusoid>src)._amplitude[c]
+            p.phase[c] = (<Sinusoid>src)._phase[c]
+    else:
+        return False
+    return True
+
+
+def _engine_eval(model, int frame, double gain, double t, q):
+    """q' = f(t, q) as the specialised engine evaluates it for the source `model` (tests: the
+    C++ equations against the Cython kernels); None when it has no compiled model of it."""
+    cdef KinParams p
+    cdef double w[3]
+    cdef const double[::1] qv = np.ascontiguousarray(q, dtype=np.float64)
+    out = np.empty(4)
+    cdef double[::1] ov = out
+    w[0] = w[1] = w[2] = 0.0
+    if qv.shape[0] != 4 or not _kin_params(model, w, frame, gain, &p):
+        return None
+    kin_eval(&p, t, &qv[0], &ov[0])
+    return out
 
 
 def run(method, model, y0, t, save, options, workers=1):
@@ -688,6 +760,9 @@ def run(method, model, y0, t, save, options, workers=1):
     g.fail_angle = &fav[0] if N else NULL
     cdef Stepper sp = make_stepper(&g, _begin, _advance, _store, _end, 4, 4, 4, False)
     sp.store_row = _store_q
+    g.pair = -1
+    g.params = NULL
+    g.params_shared = True
     if g.kernel == KERNEL_ERK:
         engine = Engine(spec, control, 4)
         (<Engine>engine).attach(&sp, _deriv)
@@ -727,8 +802,24 @@ def run(method, model, y0, t, save, options, workers=1):
         sp.stops_jump = g.jumps
     counts = np.zeros((N, 3), dtype=np.int64)
     fail_t = np.zeros(N)
-    drive(&sp, t, save, y0, yout, wout, status, failed, workers, counts, fail_t, trace, h_next,
-          events)
+    cdef KinParams* params = NULL
+    cdef Py_ssize_t b_, n_params = 1 if src is not None else N
+    try:
+        if (g.kernel == KERNEL_ERK and _USE_ENGINE and control is not None and trace is None
+                and h_next is None and events is None and method in ENGINE_PAIRS and N > 0):
+            params = <KinParams*>malloc(n_params * sizeof(KinParams))
+            if params == NULL:
+                raise MemoryError()
+            if all([_kin_params(src, &wv[b_, 0], g.frame, g.gain, &params[b_])
+                    for b_ in range(n_params)]):
+                g.pair = ENGINE_PAIRS[method]
+                g.params = params
+                g.params_shared = src is not None
+                sp.body = _engine_body
+        drive(&sp, t, save, y0, yout, wout, status, failed, workers, counts, fail_t, trace,
+              h_next, events)
+    finally:
+        free(params)
     adaptive = control is not None
     sources = (src,) + (tuple(events["objects"]) if events is not None else ())
     code, message = outcome(status, failed, t, sources, fail_t=fail_t if adaptive else None,
