@@ -472,7 +472,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
         raise ValueError(f"method {method!r} is stepped by rotode.{spec.runner('rigid body')}, "
                          "not rotode.dynamic")
     takes = spec.options("rigid body")
-    cdef int code = spec.code("rigid body")
+    cdef int kernel = spec.code("rigid body")      # KERNEL_* (rotode/_driver.pxd)
     opts = dict(options or {})
     normalize = as_bool_option(opts.pop("normalize", False), "normalize")
     restore = as_bool_option(opts.pop("restore_momentum", False), "restore_momentum")
@@ -567,7 +567,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
         if restore and mdl.torque is not None:
             raise ValueError("option `restore_momentum` (Mandre 2008 sec. 7.2) needs torque-free "
                              f"bodies; model {i} has torque {mdl.torque!r}")
-        if code == KERNEL_RKN4 and not mdl.gyroscopic:
+        if kernel == KERNEL_RKN4 and not mdl.gyroscopic:
             raise ValueError(f"{method!r} integrates the second-order equation with the "
                              "gyroscopic term; `gyroscopic=False` is not supported")
     direction = 1.0 if t.shape[0] < 2 or t[1] > t[0] else -1.0
@@ -575,17 +575,18 @@ def run(method, model, y0, t, save, options=None, workers=1):
 
     cdef RunCfg cfg
     cdef int i_, j_
-    cfg.kernel = code
+    cfg.kernel = kernel
     cfg.substeps = substeps
     cfg.normalize = normalize
     cfg.restore = restore
-    cfg.resume = code == KERNEL_RKMK and bool(resume)
+    cfg.resume = kernel == KERNEL_RKMK and bool(resume)
     cfg.nres = resets_arr.shape[0]
     cfg.direction = direction
     cfg.k = k
-    cfg.nz = 14 if k == 13 else (8 if code == KERNEL_RKN4 else (6 if code == KERNEL_RKMK else 7))
+    cfg.nz = 14 if k == 13 else (8 if kernel == KERNEL_RKN4 else
+                                 (6 if kernel == KERNEL_RKMK else 7))
     cfg.tab.s = 0
-    if code == KERNEL_CG:
+    if kernel == KERNEL_CG:
         a, b, c = spec.tableau.doubles
         cfg.tab.s = len(b)
         for i_ in range(9):
@@ -625,11 +626,11 @@ def run(method, model, y0, t, save, options=None, workers=1):
     cfg.nfev_force = &nfv[0] if N else NULL
     cdef Stepper sp = make_stepper(&cfg, _begin, _advance, _store_row, _end, k, k, cfg.nz, True)
     sp.y0_row = True
-    if code == KERNEL_ERK:
+    if kernel == KERNEL_ERK:
         engine = Engine(spec, control, 7)
         (<Engine>engine).attach(&sp, _deriv)
         sp.row_is_state = k == 7 and cfg.kernel != KERNEL_RKN4      # (`_store`: z[:7] as it is)
-    elif code == KERNEL_RKMK:
+    elif kernel == KERNEL_RKMK:
         # v's error scaled as an error |dv|/2 of a unit q (rotode/kinematic.pyx, erk_error_norm)
         if control is not None:
             control = control[:1] + (algebra_atol(control[1]),) + control[2:]
@@ -688,6 +689,6 @@ def run(method, model, y0, t, save, options=None, workers=1):
     stats["per_body"] = per_body_counts(counts if adaptive else None, stats["n_steps"], nfev)
     if fsrc is not None:
         stats["nfev_force"] = largest(nfevf)
-    if code == KERNEL_RKN4:
+    if kernel == KERNEL_RKN4:
         stats["qdot"] = qdot
     return y_out, w_out, stats
