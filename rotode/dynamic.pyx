@@ -420,7 +420,7 @@ cdef void _fill_body(BodyCtx* b, RigidBody body, bint hold, int npoints, bint ev
 
 
 def _taking(option):
-    """The methods that take `option`, for a message ("'rkn4'")."""
+    """The names of the methods that take `option` (the registry's), quoted, for a message."""
     return " and ".join(map(repr, _methods.taking(option, "rigid body")))
 
 

@@ -70,7 +70,7 @@ KERNEL_NAMES = ("cg", "exp2", "magnus_ca", "magnus", "rk3", "rk4", "ab3", "erk",
 VARIANTS = ("midpoint", "trapezoid", "object_trapezoid")
 
 
-class PairKind(enum.IntEnum):
+class PairKind(enum.Enum):
     """The formulas of an embedded pair's error estimate and dense output (`Embedded.kind`).
 
     ``STANDARD`` and ``DOP853`` are the values of ``ERK_STANDARD`` and ``ERK_DOP853`` in
@@ -106,7 +106,7 @@ class PairKind(enum.IntEnum):
     Examples
     --------
     >>> from rotode.methods import PairKind
-    >>> PairKind("standard"), int(PairKind.DOP853)
+    >>> PairKind("standard"), PairKind.DOP853.value
     (<PairKind.STANDARD: 0>, 1)
     """
 
@@ -869,7 +869,7 @@ def check_compiled(model, capacity):
 def check_kernel_enum(enum_class):
     """Raise ImportError unless `enum_class` (``Kernel`` of rotode/_driver.pxd, as Cython
     exposes it) has exactly the members ``KERNEL_<NAME>`` = ``KERNEL_NAMES.index(name)``."""
-    compiled = {m.name: int(m) for m in enum_class}
+    compiled = {m.name: m.value for m in enum_class}
     want = {f"KERNEL_{name.upper()}": code for code, name in enumerate(KERNEL_NAMES)}
     if compiled != want:
         raise ImportError(f"the kernel enum of rotode/_driver.pxd {compiled} is not the "
