@@ -9,9 +9,10 @@ options it takes, the most stages and nodes its C arrays hold, and its code in t
 enum (``Kernel`` of rotode/_driver.pxd, which every runner switches on).  `rotode.integrate`,
 the runners (`rotode.kinematic`, `rotode.dynamic`, `rotode.implicit`), `rotode.steps`, the
 solver classes of `rotode.solvers`, `rotode.solve_ivp`, the table of docs/methods.md and the
-tests all read this registry; nothing else lists methods or kernels.  Adding a method whose
-kernel exists is one entry here (an embedded pair: its coefficients and one entry; `register`
-adds one at run time) and one line in the docs (`markdown_table` gives the table that
+tests all read this registry; no runner lists methods or kernels (the public names of
+`rotode.steps` and of the solver classes are each checked against an entry).  Adding a method
+whose kernel exists is one entry here (an embedded pair: its coefficients in rotode/_pairs.py
+and one entry per kernel; `register` adds one at run time) and one line in the docs (`markdown_table` gives the table that
 docs/methods.md must contain).  An entry is checked when it is made: a tableau with more stages
 than its kernel holds raises ValueError then (at import for the entries below).
 
