@@ -12,9 +12,10 @@ solver classes of `rotode.solvers`, `rotode.solve_ivp`, the table of docs/method
 tests all read this registry; no runner lists methods or kernels (the public names of
 `rotode.steps` and of the solver classes are each checked against an entry).  Adding a method
 whose kernel exists is one entry here (an embedded pair: its coefficients in rotode/_pairs.py
-and one entry per kernel; `register` adds one at run time) and one line in the docs (`markdown_table` gives the table that
-docs/methods.md must contain).  An entry is checked when it is made: a tableau with more stages
-than its kernel holds raises ValueError then (at import for the entries below).
+and one entry per kernel; `register` adds one at run time) and one line in the docs
+(`markdown_table` gives the table that docs/methods.md must contain).  An entry is checked when
+it is made: a tableau with more stages than its kernel holds raises ValueError then (at import
+for the entries below).
 
 ``REGISTRY`` maps each name to its `Method`, in the order of the docs table; ``MODELS`` names
 the model kinds a method can integrate, ``("kinematics", "rigid body")``; ``KERNELS`` maps
