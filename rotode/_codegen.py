@@ -31,13 +31,14 @@ def _row(values, width):
 
 def _struct(method):
     """The C++ struct of one pair (``method``: a registry `Method` with an explicit pair)."""
+    from rotode import methods
     emb = method.embedded
     a, b, c = method.tableau.doubles
     d = emb.doubles
     s = len(b)
     extra_a, extra_c = d["extra_a"], d["extra_c"]
     s_dense = s + 1 + len(extra_a)
-    kind = int(emb.kind)            # PairKind: STANDARD 0, DOP853 1 (as KIND_*)
+    kind = KIND_DOP853 if emb.kind == methods.PairKind.DOP853 else KIND_STANDARD
     rows = [list(r) for r in a] + [list(b)] + [list(r) for r in extra_a]
     cs = list(c) + [1.0] + list(extra_c)
     e3 = d["e3"] or ()

@@ -42,8 +42,8 @@ __all__ = ["STATUS", "Kernel", "Engine", "outcome", "algebra_atol", "per_body_co
 # registry's codes
 _methods.check_kernel_enum(Kernel)
 if ((ERK_STANDARD, ERK_DOP853, ERK_MAX_STAGES, ERK_MAX_POWERS)
-        != (_methods.PairKind.STANDARD, _methods.PairKind.DOP853, _methods.ERK_STAGES,
-            _methods.MAX_POWERS)):
+        != (_methods.PairKind.STANDARD.value, _methods.PairKind.DOP853.value,
+            _methods.ERK_STAGES, _methods.MAX_POWERS)):
     raise ImportError("rotode/erk.pxd's pair kinds and sizes are not rotode.methods' PairKind, "
                       "ERK_STAGES and MAX_POWERS")
 

@@ -595,7 +595,7 @@ def run_single(model, t_span, y0, method, rtol, atol):
 
 
 def _taking(option):
-    """The methods that take `option`, for a message ("'rkn4'")."""
+    """The names of the methods that take `option` (the registry's), quoted, for a message."""
     return " and ".join(map(repr, _methods.taking(option, "rigid body")))
 
 
@@ -647,7 +647,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
         raise ValueError(f"method {method!r} is stepped by rotode.{spec.runner('rigid body')}, "
                          "not rotode.dynamic")
     takes = spec.options("rigid body")
-    cdef int code = spec.code("rigid body")
+    cdef int kernel = spec.code("rigid body")      # KERNEL_* (rotode/_driver.pxd)
     opts = dict(options or {})
     normalize = as_bool_option(opts.pop("normalize", False), "normalize")
     restore = as_bool_option(opts.pop("restore_momentum", False), "restore_momentum")
@@ -742,7 +742,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
         if restore and mdl.torque is not None:
             raise ValueError("option `restore_momentum` (Mandre 2008 sec. 7.2) needs torque-free "
                              f"bodies; model {i} has torque {mdl.torque!r}")
-        if code == KERNEL_RKN4 and not mdl.gyroscopic:
+        if kernel == KERNEL_RKN4 and not mdl.gyroscopic:
             raise ValueError(f"{method!r} integrates the second-order equation with the "
                              "gyroscopic term; `gyroscopic=False` is not supported")
     direction = 1.0 if t.shape[0] < 2 or t[1] > t[0] else -1.0
@@ -750,17 +750,18 @@ def run(method, model, y0, t, save, options=None, workers=1):
 
     cdef RunCfg cfg
     cdef int i_, j_
-    cfg.kernel = code
+    cfg.kernel = kernel
     cfg.substeps = substeps
     cfg.normalize = normalize
     cfg.restore = restore
-    cfg.resume = code == KERNEL_RKMK and bool(resume)
+    cfg.resume = kernel == KERNEL_RKMK and bool(resume)
     cfg.nres = resets_arr.shape[0]
     cfg.direction = direction
     cfg.k = k
-    cfg.nz = 14 if k == 13 else (8 if code == KERNEL_RKN4 else (6 if code == KERNEL_RKMK else 7))
+    cfg.nz = 14 if k == 13 else (8 if kernel == KERNEL_RKN4 else
+                                 (6 if kernel == KERNEL_RKMK else 7))
     cfg.tab.s = 0
-    if code == KERNEL_CG:
+    if kernel == KERNEL_CG:
         a, b, c = spec.tableau.doubles
         cfg.tab.s = len(b)
         for i_ in range(9):
@@ -803,13 +804,13 @@ def run(method, model, y0, t, save, options=None, workers=1):
     cfg.params = NULL
     specialise = False
     sp.y0_row = True
-    if code == KERNEL_ERK:
+    if kernel == KERNEL_ERK:
         engine = Engine(spec, control, 7)
         (<Engine>engine).attach(&sp, _deriv)
         sp.row_is_state = k == 7 and cfg.kernel != KERNEL_RKN4      # (`_store`: z[:7] as it is)
         specialise = (_USE_ENGINE and control is not None and trace is None and h_next is None
                       and events is None and method in ENGINE_PAIRS)
-    elif code == KERNEL_RKMK:
+    elif kernel == KERNEL_RKMK:
         # v's error scaled as an error |dv|/2 of a unit q (rotode/kinematic.pyx, erk_error_norm)
         if control is not None:
             control = control[:1] + (algebra_atol(control[1]),) + control[2:]
@@ -825,7 +826,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     if ctx == NULL:
         raise MemoryError()
     try:
-        if code == KERNEL_ERK and specialise:
+        if kernel == KERNEL_ERK and specialise:
             params = <RigidParams*>malloc(nmod * sizeof(RigidParams))
             if params == NULL:
                 raise MemoryError()
@@ -878,6 +879,6 @@ def run(method, model, y0, t, save, options=None, workers=1):
     stats["per_body"] = per_body_counts(counts if adaptive else None, stats["n_steps"], nfev)
     if fsrc is not None:
         stats["nfev_force"] = largest(nfevf)
-    if code == KERNEL_RKN4:
+    if kernel == KERNEL_RKN4:
         stats["qdot"] = qdot
     return y_out, w_out, stats

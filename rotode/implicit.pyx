@@ -47,7 +47,8 @@ from rotode.rhs import rigid_body_list
 __all__ = ["METHODS", "run", "newton_trace", "max_step", "residual_jacobian"]
 
 #: The methods this runner steps (from the registry, rotode.methods).
-METHODS = _methods.names("rigid body", runner="implicit")
+METHODS = tuple(name for name in _methods.names("rigid body")
+                if _methods.get(name).code("rigid body") == KERNEL_IMPLICIT)
 SOLVERS = ("newton", "fixed-point")
 BOUNDS = ("inertia", "euclidean")
 #: The registry's residual variants -> their codes (IMP_* of rotode/implicit.pxd, in the order

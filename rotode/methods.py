@@ -9,11 +9,13 @@ options it takes, the most stages and nodes its C arrays hold, and its code in t
 enum (``Kernel`` of rotode/_driver.pxd, which every runner switches on).  `rotode.integrate`,
 the runners (`rotode.kinematic`, `rotode.dynamic`, `rotode.implicit`), `rotode.steps`, the
 solver classes of `rotode.solvers`, `rotode.solve_ivp`, the table of docs/methods.md and the
-tests all read this registry; nothing else lists methods or kernels.  Adding a method whose
-kernel exists is one entry here (an embedded pair: its coefficients and one entry; `register`
-adds one at run time) and one line in the docs (`markdown_table` gives the table that
-docs/methods.md must contain).  An entry is checked when it is made: a tableau with more stages
-than its kernel holds raises ValueError then (at import for the entries below).
+tests all read this registry; no runner lists methods or kernels (the public names of
+`rotode.steps` and of the solver classes are each checked against an entry).  Adding a method
+whose kernel exists is one entry here (an embedded pair: its coefficients in rotode/_pairs.py
+and one entry per kernel; `register` adds one at run time) and one line in the docs
+(`markdown_table` gives the table that docs/methods.md must contain).  An entry is checked when
+it is made: a tableau with more stages than its kernel holds raises ValueError then (at import
+for the entries below).
 
 ``REGISTRY`` maps each name to its `Method`, in the order of the docs table; ``MODELS`` names
 the model kinds a method can integrate, ``("kinematics", "rigid body")``; ``KERNELS`` maps
@@ -70,7 +72,7 @@ KERNEL_NAMES = ("cg", "exp2", "magnus_ca", "magnus", "rk3", "rk4", "ab3", "erk",
 VARIANTS = ("midpoint", "trapezoid", "object_trapezoid")
 
 
-class PairKind(enum.IntEnum):
+class PairKind(enum.Enum):
     """The formulas of an embedded pair's error estimate and dense output (`Embedded.kind`).
 
     ``STANDARD`` and ``DOP853`` are the values of ``ERK_STANDARD`` and ``ERK_DOP853`` in
@@ -106,7 +108,7 @@ class PairKind(enum.IntEnum):
     Examples
     --------
     >>> from rotode.methods import PairKind
-    >>> PairKind("standard"), int(PairKind.DOP853)
+    >>> PairKind("standard"), PairKind.DOP853.value
     (<PairKind.STANDARD: 0>, 1)
     """
 
@@ -869,7 +871,7 @@ def check_compiled(model, capacity):
 def check_kernel_enum(enum_class):
     """Raise ImportError unless `enum_class` (``Kernel`` of rotode/_driver.pxd, as Cython
     exposes it) has exactly the members ``KERNEL_<NAME>`` = ``KERNEL_NAMES.index(name)``."""
-    compiled = {m.name: int(m) for m in enum_class}
+    compiled = {m.name: m.value for m in enum_class}
     want = {f"KERNEL_{name.upper()}": code for code, name in enumerate(KERNEL_NAMES)}
     if compiled != want:
         raise ImportError(f"the kernel enum of rotode/_driver.pxd {compiled} is not the "

@@ -375,3 +375,19 @@ def test_registered_methods_run_and_unregister():
         methods.unregister("rkmk5_twin")
     with pytest.raises(TypeError, match="Method"):
         methods.register("rkmk5")
+
+
+def test_no_runner_lists_kernels_or_method_names():
+    """The runners and the driver name no method, kernel or residual variant in their code
+    (docstrings, comments and the documented defaults of ``def`` lines aside): they read the
+    registry and switch on the kernel enum."""
+    import re
+
+    names = set(methods.REGISTRY) | set(methods.KERNEL_NAMES) | set(methods.VARIANTS)
+    root = Path(rotode.__file__).parent
+    for module in ("kinematic.pyx", "dynamic.pyx", "implicit.pyx", "_driver.pyx"):
+        code = re.sub(r'"""[\s\S]*?"""', "", (root / module).read_text())
+        code = "\n".join(line.split("#")[0] for line in code.splitlines()
+                         if not line.lstrip().startswith("def "))
+        found = {m.group(2) for m in re.finditer(r"([\"'])(\w+)\1", code)} & names
+        assert not found, (module, found)

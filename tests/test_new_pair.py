@@ -390,11 +390,15 @@ def test_an_entry_with_too_many_stages_raises_when_made():
 def test_a_registry_entry_with_too_many_stages_raises_at_import():
     """rotode/methods.py with such an entry among its own fails to import (ValueError)."""
     source = Path(methods.__file__).read_text()
+    # the entry made of that module's own classes from the padded pair's exact numbers
     entry = ('    Method("tsit5_padded", "too many stages", "Runge-Kutta", 5, '
-             '{_KIN: "erk", _RB: "erk"}, "test", tableau=_TOO_BIG[0], embedded=_TOO_BIG[1]),\n')
+             '{_KIN: "erk", _RB: "erk"}, "test", tableau=Tableau(*_TOO_BIG[:3]), '
+             'embedded=Embedded("standard", 4, *_TOO_BIG[3:])),\n')
     assert source.count("_ENTRIES = (\n") == 1
     patched = re.sub(r"_ENTRIES = \(\n", lambda _: "_ENTRIES = (\n" + entry, source)
-    namespace = {"__name__": "rotode.methods_patched", "_TOO_BIG": _too_big()}
+    tab, pair = _too_big()
+    namespace = {"__name__": "rotode.methods_patched",
+                 "_TOO_BIG": (tab.a, tab.b, tab.c, pair.e, pair.dense)}
     with pytest.raises(ValueError, match="'tsit5_padded' needs 17 stages"):
         exec(compile(patched, "rotode/methods.py (patched)", "exec"), namespace)
     # the same module as it is imports
