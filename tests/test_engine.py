@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import rotode
-from rotode import _codegen, dynamic
+from rotode import _codegen, dynamic, kinematic
 
 PAIRS = tuple(dynamic.ENGINE_PAIRS)
 FULL_I = np.array([[2.0, 0.1, -0.05], [0.1, 1.5, 0.2], [-0.05, 0.2, 1.0]])
@@ -207,3 +207,65 @@ def test_ctrl_c_stops_the_engine_within_half_a_second(batch):
         timer.cancel()
         signal.signal(signal.SIGINT, previous)
     assert latency < 0.5, latency
+
+
+# ---- kinematics ----------------------------------------------------------------------------
+
+SOURCES = {
+    "constant": rotode.omega.Constant([0.3, -1.2, 0.7]),
+    "sinusoid": rotode.omega.Sinusoid(amplitude=[1.0, 0.5, -0.8], rate=2.0,
+                                      phase=[0.0, 1.0, 2.0]),
+}
+Q0 = np.array([0.9, 0.1, -0.2, 0.3])
+
+
+def _both_kinematics(model, t_span, q0, **kw):
+    out = []
+    for use in (True, False):
+        kinematic._USE_ENGINE = use
+        try:
+            out.append(rotode.integrate(model, t_span, q0, **kw))
+        finally:
+            kinematic._USE_ENGINE = True
+    return out
+
+
+@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("frame", ["body", "world"])
+@pytest.mark.parametrize("gain", [0.0, 0.8])
+def test_the_kinematic_equations_are_the_cython_kernels(source, frame, gain):
+    model = rotode.QuaternionKinematics(SOURCES[source], frame=frame, norm_gain=gain)
+    code = 1 if frame == "world" else 0
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        q = rng.normal(size=4) * rng.choice([1e-3, 1.0, 1e3])
+        t = float(rng.uniform(-5, 5))
+        np.testing.assert_array_equal(
+            kinematic._engine_eval(SOURCES[source], code, gain, t, q), model(t, q))
+
+
+@pytest.mark.parametrize("method", PAIRS)
+@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("frame", ["body", "world"])
+def test_kinematic_runs_equal_the_drivers_loop(method, source, frame):
+    for t_span, kw in [((0.0, 6.0), {}), ((1.0, -4.0), {"rtol": 1e-9, "atol": 1e-11}),
+                       ((0.0, 6.0), {"t_eval": np.linspace(0.0, 6.0, 7)}),
+                       ((0.0, 6.0), {"t_eval": [2.5], "first_step": 0.1, "max_step": 0.5})]:
+        a, b = _both_kinematics(SOURCES[source], t_span, Q0, method=method, frame=frame, **kw)
+        assert a.success
+        _same(a, b)
+    model = rotode.QuaternionKinematics(SOURCES[source], frame=frame, norm_gain=0.5)
+    _same(*_both_kinematics(model, (0, 3), Q0 * 1.1, method=method, rtol=1e-7))
+
+
+@pytest.mark.parametrize("method", PAIRS)
+def test_per_body_constant_rates_and_batches(method):
+    rates = np.array([[0.1, 0.2, 0.3], [-1.0, 0.5, 2.0], [0.0, 0.0, 0.0]])
+    q0 = np.stack([Q0, Q0[::-1], [1.0, 0, 0, 0]])
+    a, b = _both_kinematics(rates, (0, 4), q0, method=method, rtol=1e-8, t_eval=[1.0, 4.0],
+                            workers=2)
+    _same(a, b)
+    for i in range(3):
+        one = rotode.integrate(rates[i], (0, 4), q0[i], method=method, rtol=1e-8,
+                               t_eval=[1.0, 4.0])
+        assert np.array_equal(a.y[i], one.y)
