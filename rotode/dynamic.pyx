@@ -866,10 +866,10 @@ def run(method, model, y0, t, save, options=None, workers=1):
         free(ctx)
         free(fctx)
         free(params)
-    status_code, message = outcome(status, failed, t, [mdl.torque for mdl in models] + [fsrc]
-                            + (list(events["objects"]) if events is not None else []),
-                            fail_t=fail_t if adaptive else None,
-                            last=None if adaptive else counts[:, 0])
+    status_code, message = outcome(
+        status, failed, t, [mdl.torque for mdl in models] + [fsrc]
+        + (list(events["objects"]) if events is not None else []),
+        fail_t=fail_t if adaptive else None, last=None if adaptive else counts[:, 0])
     stats = {"n_steps": int(n * substeps), "n_main_steps": int(n),
              "nfev": largest(nfev), "status": status_code, "message": message}
     if adaptive:

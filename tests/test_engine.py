@@ -67,8 +67,9 @@ def test_the_generated_header_is_the_registry():
 @pytest.mark.parametrize("inertia", ["diagonal", "full"])
 @pytest.mark.parametrize("gain, gyroscopic", [(0.0, True), (0.7, True), (0.0, False)])
 def test_the_equations_are_the_cython_kernels(torque, inertia, gain, gyroscopic):
-    I = np.diag([2.0, 1.5, 1.0]) if inertia == "diagonal" else FULL_I
-    body = rotode.RigidBody(I, torque=TORQUES[torque], norm_gain=gain, gyroscopic=gyroscopic)
+    inertia = np.diag([2.0, 1.5, 1.0]) if inertia == "diagonal" else FULL_I
+    body = rotode.RigidBody(inertia, torque=TORQUES[torque], norm_gain=gain,
+                            gyroscopic=gyroscopic)
     rng = np.random.default_rng(3)
     for _ in range(50):
         y = rng.normal(size=7) * rng.choice([1e-3, 1.0, 1e3], size=7)
@@ -80,8 +81,8 @@ def test_the_equations_are_the_cython_kernels(torque, inertia, gain, gyroscopic)
 @pytest.mark.parametrize("torque", TORQUES)
 @pytest.mark.parametrize("inertia", ["diagonal", "full"])
 def test_runs_equal_the_drivers_loop(method, torque, inertia):
-    I = np.diag([2.0, 1.5, 1.0]) if inertia == "diagonal" else FULL_I
-    body = rotode.RigidBody(I, torque=TORQUES[torque], norm_gain=0.3)
+    inertia = np.diag([2.0, 1.5, 1.0]) if inertia == "diagonal" else FULL_I
+    body = rotode.RigidBody(inertia, torque=TORQUES[torque], norm_gain=0.3)
     for t_span, kw in [((0.0, 7.0), {}), ((2.0, -5.0), {}),
                        ((0.0, 7.0), {"t_eval": np.linspace(0.0, 7.0, 9)}),
                        ((0.0, 7.0), {"t_eval": [1.5, 3.25], "rtol": 1e-10, "atol": 1e-12}),
