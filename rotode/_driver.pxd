@@ -333,6 +333,20 @@ cdef int drive(const Stepper* s, object t, object save, object y0, object y_out,
 cdef int engine_single(body_fn body, const void* cfg, EngineRun* run) except -2
 
 
+# The arguments of the thin call path (`rotode.integrate`'s common call, docs/architecture.md):
+# the output grid (t0, tf) and the tolerances the run reads
+cdef struct ThinCall:
+    double grid[2]
+    double atol[ERK_MAX_N]
+
+
+# Fill `run` from t_span, y0 (k values), rtol and atol when they are of the simple forms the thin
+# path takes and pass integrate's checks (OUT: c, run; the output rows are the caller's); False
+# otherwise (the general path then runs, and raises its errors)
+cdef bint thin_call(object t_span, object y0, object rtol, object atol, int k, ThinCall* c,
+                    EngineRun* run)
+
+
 cdef class Engine:
     # The explicit Runge-Kutta pair of a registry method (doubles) and, for an adaptive run,
     # its step-size control; `attach` makes a Stepper use them with the runner's f(t, z).

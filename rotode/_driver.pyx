@@ -12,7 +12,7 @@ from rotode.events import _nan_error
 from cpython.exc cimport PyErr_CheckSignals
 from cpython.pyport cimport PY_SSIZE_T_MAX
 from cython.parallel cimport prange, threadid
-from libc.math cimport NAN, INFINITY, fabs, fmin, fmax, pow, nextafter, sqrt
+from libc.math cimport NAN, INFINITY, fabs, fmin, fmax, pow, nextafter, sqrt, isfinite
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
@@ -1043,6 +1043,80 @@ cdef int engine_single(body_fn body, const void* cfg, EngineRun* run) except -2:
     if errors:
         raise errors[0]
     return st
+
+
+cdef double _EPS100 = 100 * 2.220446049250313e-16
+cdef double _TINY_NORM2 = 1e-300                 # (rotode._loops.TINY_NORM2)
+cdef Py_ssize_t[2] _SAVE_ENDS = [0, 1]
+cdef long long _DEFAULT_MAX_STEPS = 10_000_000   # (rotode._validation.DEFAULT_MAX_STEPS)
+
+
+cdef inline bint _real(object x, double* out):
+    """x as a double when it is a Python float or int (not bool) (OUT: out)."""
+    if type(x) is float:
+        out[0] = <double>x
+        return True
+    if type(x) is int:
+        try:
+            out[0] = <double>x
+        except OverflowError:
+            return False
+        return True
+    return False
+
+
+cdef bint thin_call(object t_span, object y0, object rtol, object atol, int k, ThinCall* c,
+                    EngineRun* run):
+    """The thin path's arguments (_driver.pxd): True when `run` is ready but for its rows."""
+    cdef double t0, tf, rt, at, n2
+    cdef cnp.ndarray arr
+    cdef const double* y
+    cdef int j
+    if not ((type(t_span) is tuple or type(t_span) is list) and len(t_span) == 2
+            and _real(t_span[0], &t0) and _real(t_span[1], &tf)
+            and isfinite(t0) and isfinite(tf) and t0 != tf):
+        return False
+    if rtol is None:
+        rt = 1e-3
+    elif type(rtol) is float and rtol >= _EPS100 and rtol != INFINITY:
+        rt = rtol
+    else:
+        return False                  # (below 100 eps: the general path warns)
+    if atol is None:
+        at = 1e-6
+    elif type(atol) is float and atol >= 0.0 and atol != INFINITY:
+        at = atol
+    else:
+        return False
+    if not (type(y0) is np.ndarray and k <= ERK_MAX_N):
+        return False
+    arr = <cnp.ndarray>y0
+    if not (cnp.PyArray_TYPE(arr) == cnp.NPY_DOUBLE and cnp.PyArray_NDIM(arr) == 1
+            and cnp.PyArray_DIMS(arr)[0] == k and cnp.PyArray_IS_C_CONTIGUOUS(arr)):
+        return False
+    y = <const double*>cnp.PyArray_DATA(arr)
+    for j in range(k):
+        if not isfinite(y[j]):
+            return False
+    n2 = y[0] * y[0] + y[1] * y[1] + y[2] * y[2] + y[3] * y[3]
+    if not (n2 > _TINY_NORM2 and isfinite(n2)):
+        return False
+    c.grid[0] = t0
+    c.grid[1] = tf
+    for j in range(k):
+        c.atol[j] = at
+    run.t = c.grid
+    run.n = 1
+    run.save = _SAVE_ENDS
+    run.m = 2
+    run.y0 = y
+    run.rtol = rt
+    run.atol = c.atol
+    run.first_step = 0.0
+    run.max_step = INFINITY
+    run.max_steps = _DEFAULT_MAX_STEPS
+    run.t_eval = False
+    return True
 
 
 cdef int drive(const Stepper* s, object t, object save, object y0, object y_out, object w_out,

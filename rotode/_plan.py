@@ -23,6 +23,17 @@ __all__ = ["runner_for", "check_compiled_equations", "classify", "frame_or_body"
            "output_grid", "time_grid", "sample_grid", "event_buffers", "event_results"]
 
 
+def thin_run(model, t_span, y0, method, rtol, atol, frame):
+    """`integrate`'s common call of one body under error control, run by the specialised
+    engine without the general path's set-up (`dynamic.run_single`, `kinematic.run_single`):
+    ``(t, y, w, stats)``, or None when the call is anything else (the general path runs it)."""
+    if frame is None:
+        fast = dynamic.run_single(model, t_span, y0, method, rtol, atol)
+        if fast is not None:
+            return fast
+    return kinematic.run_single(model, t_span, y0, method, rtol, atol, frame)
+
+
 def runner_for(method, kind):
     """The compiled runner module that steps registry `method` for a model `kind`
     (`rotode.methods.Kernel.runner`)."""

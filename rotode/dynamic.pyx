@@ -47,17 +47,17 @@ from rotode._driver import Engine, algebra_atol, outcome, per_body_counts
 from rotode._loops import TINY_NORM2, first_small_norm, largest
 from rotode._validation import (as_bool_option, as_callable_vector, as_choice,
                                 as_float_array, as_int_option, as_rows, as_step_grid,
-                                as_workers, DEFAULT_MAX_STEPS)
+                                as_workers)
 from rotode.rhs import rigid_body_list
 
 from cpython.ref cimport PyObject
-from libc.math cimport sqrt, NAN, INFINITY, isfinite
+from libc.math cimport sqrt, NAN
 from libc.stdlib cimport malloc, free
 from rotode.erk cimport ERK_MAX_STAGES, ERK_MAX_POWERS
-from rotode._driver cimport (Engine, Stepper, advance_steps, drive, engine_single,
-                             make_stepper, STATUS_OK,
-                             WORK_DOUBLES, KERNEL_LIE_EULER, KERNEL_CG, KERNEL_RK3, KERNEL_RK4,
-                             KERNEL_AB3, KERNEL_RKN4, KERNEL_ERK, KERNEL_RKMK)
+from rotode._driver cimport (Engine, Stepper, ThinCall, advance_steps, drive, engine_single,
+                             thin_call, make_stepper, STATUS_OK, WORK_DOUBLES,
+                             KERNEL_LIE_EULER, KERNEL_CG, KERNEL_RK3, KERNEL_RK4, KERNEL_AB3,
+                             KERNEL_RKN4, KERNEL_ERK, KERNEL_RKMK)
 from rotode.quaternion cimport quat_rotate
 from rotode.rkmk cimport rkmk_rate, rkmk_retract, rkmk_base, rkmk_max_step_angle
 from rotode.equations cimport FRAME_BODY
@@ -475,25 +475,6 @@ cdef void _fill_body(BodyCtx* b, RigidBody body, bint hold, int npoints, bint ev
         b.hv[i] = 0.0
 
 
-cdef double _EPS100 = 100 * 2.220446049250313e-16
-cdef double _TINY_NORM2 = TINY_NORM2
-cdef Py_ssize_t[2] _SAVE_ENDS = [0, 1]
-
-
-cdef inline bint _real(object x, double* out):
-    """x as a double when it is a Python float or int (not bool) (OUT: out)."""
-    if type(x) is float:
-        out[0] = <double>x
-        return True
-    if type(x) is int:
-        try:
-            out[0] = <double>x
-        except OverflowError:
-            return False
-        return True
-    return False
-
-
 def _engine_eval(RigidBody model, double t, y):
     """f(t, y) of `model` as the specialised engine evaluates it (tests: the C++ equations
     against the Cython kernels of `RigidBody.__call__`); None when the engine has no model of
@@ -514,56 +495,24 @@ def run_single(model, t_span, y0, method, rtol, atol):
     One body, ``y0`` a float64 array of shape (7,), a `RigidBody` whose torque the specialised
     engine compiles, a pair it runs (`ENGINE_PAIRS`), ``t_span`` a pair of Python numbers,
     ``rtol``/``atol`` None or Python floats, no other argument: the engine is entered
-    directly, with the checks `integrate` would make on these inputs.  Anything else, any
-    input those checks would refuse, and a run that fails return None: `integrate` then takes
-    its general path, which gives the same result or raises its error (so the messages live in
-    one place).  Returns ``(t, y (2, 7), w (2, 3), stats)`` of the rows at t0 and tf.
+    directly, with the checks `integrate` would make on these inputs (`_driver.thin_call`).
+    Anything else, any input those checks would refuse, and a run that fails return None:
+    `integrate` then takes its general path, which gives the same result or raises its error
+    (so the messages live in one place).  Returns ``(t, y (2, 7), w (2, 3), stats)`` of the
+    rows at t0 and tf.
     """
-    cdef double t0, tf, rt, at, n2
     cdef RigidParams p
     cdef RunCfg cfg
     cdef EngineRun run
-    cdef double atols[7]
-    cdef double grid[2]
+    cdef ThinCall c
     cdef long nfev = 0
-    cdef int st, k
-    if type(model) is not RigidBody or type(method) is not str:
+    if type(model) is not RigidBody or type(method) is not str or not _USE_ENGINE:
         return None
     pair = ENGINE_PAIRS.get(method)
-    if pair is None or (<RigidBody>model).n_bodies is not None or not _USE_ENGINE:
+    if (pair is None or (<RigidBody>model).n_bodies is not None
+            or not thin_call(t_span, y0, rtol, atol, 7, &c, &run)
+            or not _engine_params(<RigidBody>model, &p)):
         return None
-    if not ((type(t_span) is tuple or type(t_span) is list) and len(t_span) == 2
-            and _real(t_span[0], &t0) and _real(t_span[1], &tf)
-            and isfinite(t0) and isfinite(tf) and t0 != tf):
-        return None
-    if rtol is None:
-        rt = 1e-3
-    elif not (type(rtol) is float and rtol >= _EPS100 and rtol != INFINITY):
-        return None
-    else:
-        rt = rtol
-    if atol is None:
-        at = 1e-6
-    elif not (type(atol) is float and atol >= 0.0 and atol != INFINITY):
-        return None
-    else:
-        at = atol
-    if not (type(y0) is np.ndarray and y0.dtype == np.float64 and y0.ndim == 1
-            and y0.shape[0] == 7 and y0.flags.c_contiguous):
-        return None
-    cdef const double[::1] yv = y0
-    for k in range(7):
-        if not isfinite(yv[k]):
-            return None
-    n2 = yv[0] * yv[0] + yv[1] * yv[1] + yv[2] * yv[2] + yv[3] * yv[3]
-    if not (n2 > _TINY_NORM2 and isfinite(n2)):
-        return None
-    if not _engine_params(<RigidBody>model, &p):
-        return None
-    for k in range(7):
-        atols[k] = at
-    grid[0] = t0
-    grid[1] = tf
     y_out = np.empty((2, 7))
     w_out = np.empty((2, 3))
     cdef double[:, ::1] yo = y_out
@@ -572,26 +521,14 @@ def run_single(model, t_span, y0, method, rtol, atol):
     cfg.params = &p
     cfg.shared = True
     cfg.nfev = &nfev
-    run.t = grid
-    run.n = 1
-    run.save = _SAVE_ENDS
-    run.m = 2
-    run.y0 = &yv[0]
     run.yo = &yo[0, 0]
     run.wo = &wo[0, 0]
-    run.rtol = rt
-    run.atol = atols
-    run.first_step = 0.0
-    run.max_step = INFINITY
-    run.max_steps = DEFAULT_MAX_STEPS
-    run.t_eval = False
-    st = engine_single(_engine_body, &cfg, &run)
-    if st != STATUS_OK:
+    if engine_single(_engine_body, &cfg, &run) != STATUS_OK:
         return None
     stats = {"n_steps": run.accepted, "n_main_steps": run.accepted, "nfev": run.nfev,
              "status": 0, "message": "success", "n_rejected": run.rejected,
              "nfev_pair": run.nfev}
-    return np.array([t0, tf]), y_out, w_out, stats
+    return np.array([c.grid[0], c.grid[1]]), y_out, w_out, stats
 
 
 def _taking(option):

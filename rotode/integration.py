@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from rotode import _dask, dynamic, methods
+from rotode import _dask, methods
 from rotode import events as _events
-from rotode._plan import check_compiled_equations, check_option_names, runner_for
+from rotode._plan import check_compiled_equations, check_option_names, runner_for, thin_run
 from rotode._plan import classify as _classify
 from rotode._plan import event_buffers as _event_buffers
 from rotode._plan import event_results as _event_results
@@ -354,11 +354,11 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     (True, (3, 2, 4))
     """
     if (dt is None and t_eval is None and first_step is None and max_step is None
-            and max_steps is None and frame is None and save_every is None and events is None
+            and max_steps is None and save_every is None and events is None
             and max_events is None and workers == 1 and not options):
-        # the common call, one rigid body under error control, straight into the specialised
-        # engine (`dynamic.run_single`: None for anything else, which the path below takes)
-        fast = dynamic.run_single(model, t_span, y0, method, rtol, atol)
+        # the common call, one body under error control, straight into the specialised engine
+        # (`_plan.thin_run`: None for anything else, which the path below takes)
+        fast = thin_run(model, t_span, y0, method, rtol, atol, frame)
         if fast is not None:
             return IntegrationResult(*fast, method)
     check_compiled_equations(model)      # (before dask: a chunk rebuilds the base class)

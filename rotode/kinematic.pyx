@@ -28,7 +28,8 @@ from rotode._validation import (as_bool_option, as_choice, as_float_array, as_fr
 from cpython.ref cimport PyObject
 from libc.math cimport floor, fabs, fmax, fmin, pow, sqrt
 from rotode.erk cimport ERK_MAX_STAGES, ERK_MAX_POWERS
-from rotode._driver cimport (Control, Engine, Stepper, advance_steps, drive, make_stepper,
+from rotode._driver cimport (Control, Engine, Stepper, ThinCall, advance_steps, drive,
+                             engine_single, thin_call, make_stepper,
                              STATUS_OK,
                              STATUS_UNAVAILABLE, STATUS_ROTATION_BOUND,
                              STATUS_TOO_MANY_SUBSTEPS, WORK_DOUBLES, KERNEL_CG, KERNEL_EXP2,
@@ -604,6 +605,49 @@ def _engine_eval(model, int frame, double gain, double t, q):
         return None
     kin_eval(&p, t, &qv[0], &ov[0])
     return out
+
+
+def run_single(model, t_span, y0, method, rtol, atol, frame):
+    """The common kinematic call of `rotode.integrate` in a few microseconds, or None.
+
+    One body, ``y0`` a float64 array of shape (4,), a `rotode.omega.Constant` or `Sinusoid`
+    source, ``frame`` None, "body" or "world", a pair the engine runs, ``t_span`` a pair of
+    Python numbers, ``rtol``/``atol`` None or Python floats: as `rotode.dynamic.run_single`
+    (anything else, refused input and failed runs give None, and `integrate`'s general path).
+    Returns ``(t, y (2, 4), w (2, 3), stats)``.
+    """
+    cdef KinParams p
+    cdef KinCfg g
+    cdef EngineRun run
+    cdef ThinCall c
+    cdef Py_ssize_t nfev = 0, nrate = 0, nsub = 0
+    cdef double w[3]
+    if not ((type(model) is Sinusoid or type(model) is ConstantRate) and type(method) is str
+            and _USE_ENGINE and (frame is None or frame == "body" or frame == "world")):
+        return None
+    pair = ENGINE_PAIRS.get(method)
+    w[0] = w[1] = w[2] = 0.0
+    if (pair is None or not thin_call(t_span, y0, rtol, atol, 4, &c, &run)
+            or not _kin_params(model, w, FRAME_WORLD if frame == "world" else 0, 0.0, &p)):
+        return None
+    y_out = np.empty((2, 4))
+    w_out = np.empty((2, 3))
+    cdef double[:, ::1] yo = y_out
+    cdef double[:, ::1] wo = w_out
+    g.pair = pair
+    g.params = &p
+    g.params_shared = True
+    g.nfev = &nfev
+    g.nrate = &nrate
+    g.nsub = &nsub
+    run.yo = &yo[0, 0]
+    run.wo = &wo[0, 0]
+    if engine_single(_engine_body, &g, &run) != STATUS_OK:
+        return None
+    stats = {"n_steps": run.accepted, "nfev": nfev, "nrate": 0, "n_substeps": 0,
+             "status": 0, "message": "success", "n_rejected": run.rejected,
+             "nfev_pair": run.nfev}
+    return np.array([c.grid[0], c.grid[1]]), y_out, w_out, stats
 
 
 def run(method, model, y0, t, save, options, workers=1):

@@ -270,3 +270,22 @@ def test_per_body_constant_rates_and_batches(method):
         one = rotode.integrate(rates[i], (0, 4), q0[i], method=method, rtol=1e-8,
                                t_eval=[1.0, 4.0])
         assert np.array_equal(a.y[i], one.y)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("frame", [None, "world"])
+def test_the_kinematic_thin_path_is_the_general_one(source, frame):
+    for method in PAIRS:
+        fast = kinematic.run_single(SOURCES[source], (0.0, 3.0), Q0, method, 1e-8, 1e-10, frame)
+        assert fast is not None
+        res = rotode.integrate(SOURCES[source], (0.0, 3.0), Q0, method=method, rtol=1e-8,
+                               atol=1e-10, frame=frame)
+        general = rotode.integrate(SOURCES[source], (0.0, 3.0), Q0, method=method, rtol=1e-8,
+                                   atol=1e-10, frame=frame, workers=None)
+        _same(res, general)
+        assert "per_body" not in res.stats
+        np.testing.assert_array_equal(fast[2], res.w)
+    # what it declines: a callable, a QuaternionKinematics, samples, a frame it does not know
+    for model, frame_ in [(lambda t: np.ones(3), None), (rotode.QuaternionKinematics(
+            SOURCES[source]), None), (SOURCES[source], "World")]:
+        assert kinematic.run_single(model, (0.0, 1.0), Q0, "dop853", None, None, frame_) is None
