@@ -347,6 +347,11 @@ cdef bint thin_call(object t_span, object y0, object rtol, object atol, int k, T
                     EngineRun* run)
 
 
+# The run `thin_call` prepared, by `body` on the calling thread: ``(t, y (2, k), w (2, 3))``,
+# or None when it failed (the general path then runs it again and reports the failure)
+cdef object thin_rows(body_fn body, const void* cfg, int k, const ThinCall* c, EngineRun* run)
+
+
 cdef class Engine:
     # The explicit Runge-Kutta pair of a registry method (doubles) and, for an adaptive run,
     # its step-size control; `attach` makes a Stepper use them with the runner's f(t, z).

@@ -1119,6 +1119,17 @@ cdef bint thin_call(object t_span, object y0, object rtol, object atol, int k, T
     return True
 
 
+cdef object thin_rows(body_fn body, const void* cfg, int k, const ThinCall* c, EngineRun* run):
+    """The rows of a thin call's run (_driver.pxd)."""
+    y_out = np.empty((2, k))
+    w_out = np.empty((2, 3))
+    run.yo = <double*>cnp.PyArray_DATA(<cnp.ndarray>y_out)
+    run.wo = <double*>cnp.PyArray_DATA(<cnp.ndarray>w_out)
+    if engine_single(body, cfg, run) != STATUS_OK:
+        return None
+    return np.array([c.grid[0], c.grid[1]]), y_out, w_out
+
+
 cdef int drive(const Stepper* s, object t, object save, object y0, object y_out, object w_out,
                object status, object failed, int workers, object counts=None,
                object fail_t=None, object trace=None, object h_next=None,

@@ -54,8 +54,8 @@ from cpython.ref cimport PyObject
 from libc.math cimport sqrt, NAN
 from libc.stdlib cimport malloc, free
 from rotode.erk cimport ERK_MAX_STAGES, ERK_MAX_POWERS
-from rotode._driver cimport (Engine, Stepper, ThinCall, advance_steps, drive, engine_single,
-                             thin_call, make_stepper, STATUS_OK, WORK_DOUBLES,
+from rotode._driver cimport (Engine, Stepper, ThinCall, advance_steps, drive,
+                             thin_call, thin_rows, make_stepper, STATUS_OK, WORK_DOUBLES,
                              KERNEL_LIE_EULER, KERNEL_CG, KERNEL_RK3, KERNEL_RK4, KERNEL_AB3,
                              KERNEL_RKN4, KERNEL_ERK, KERNEL_RKMK)
 from rotode.quaternion cimport quat_rotate
@@ -513,22 +513,17 @@ def run_single(model, t_span, y0, method, rtol, atol):
             or not thin_call(t_span, y0, rtol, atol, 7, &c, &run)
             or not _engine_params(<RigidBody>model, &p)):
         return None
-    y_out = np.empty((2, 7))
-    w_out = np.empty((2, 3))
-    cdef double[:, ::1] yo = y_out
-    cdef double[:, ::1] wo = w_out
     cfg.pair = pair
     cfg.params = &p
     cfg.shared = True
     cfg.nfev = &nfev
-    run.yo = &yo[0, 0]
-    run.wo = &wo[0, 0]
-    if engine_single(_engine_body, &cfg, &run) != STATUS_OK:
+    rows = thin_rows(_engine_body, &cfg, 7, &c, &run)
+    if rows is None:
         return None
     stats = {"n_steps": run.accepted, "n_main_steps": run.accepted, "nfev": run.nfev,
              "status": 0, "message": "success", "n_rejected": run.rejected,
              "nfev_pair": run.nfev}
-    return np.array([c.grid[0], c.grid[1]]), y_out, w_out, stats
+    return rows + (stats,)
 
 
 def _taking(option):

@@ -29,7 +29,7 @@ from cpython.ref cimport PyObject
 from libc.math cimport floor, fabs, fmax, fmin, pow, sqrt
 from rotode.erk cimport ERK_MAX_STAGES, ERK_MAX_POWERS
 from rotode._driver cimport (Control, Engine, Stepper, ThinCall, advance_steps, drive,
-                             engine_single, thin_call, make_stepper,
+                             thin_call, thin_rows, make_stepper,
                              STATUS_OK,
                              STATUS_UNAVAILABLE, STATUS_ROTATION_BOUND,
                              STATUS_TOO_MANY_SUBSTEPS, WORK_DOUBLES, KERNEL_CG, KERNEL_EXP2,
@@ -630,24 +630,19 @@ def run_single(model, t_span, y0, method, rtol, atol, frame):
     if (pair is None or not thin_call(t_span, y0, rtol, atol, 4, &c, &run)
             or not _kin_params(model, w, FRAME_WORLD if frame == "world" else 0, 0.0, &p)):
         return None
-    y_out = np.empty((2, 4))
-    w_out = np.empty((2, 3))
-    cdef double[:, ::1] yo = y_out
-    cdef double[:, ::1] wo = w_out
     g.pair = pair
     g.params = &p
     g.params_shared = True
     g.nfev = &nfev
     g.nrate = &nrate
     g.nsub = &nsub
-    run.yo = &yo[0, 0]
-    run.wo = &wo[0, 0]
-    if engine_single(_engine_body, &g, &run) != STATUS_OK:
+    rows = thin_rows(_engine_body, &g, 4, &c, &run)
+    if rows is None:
         return None
     stats = {"n_steps": run.accepted, "nfev": nfev, "nrate": 0, "n_substeps": 0,
              "status": 0, "message": "success", "n_rejected": run.rejected,
              "nfev_pair": run.nfev}
-    return np.array([c.grid[0], c.grid[1]]), y_out, w_out, stats
+    return rows + (stats,)
 
 
 def run(method, model, y0, t, save, options, workers=1):
