@@ -323,7 +323,7 @@ def test_the_parser_sees_the_functions():
     pass on nothing)."""
     by = {_key(f): f for f in FUNCTIONS}
     assert ("_driver.pyx", "outcome") in by                    # a def of a .pyx
-    assert ("_driver.pyx", "Engine.__init__") in by            # a method of a cdef class
+    assert ("_driver_pair.pxi", "Engine.__init__") in by       # a method of a cdef class
     assert ("_driver.pxd", "stops_before") in by               # a cdef inline of a .pxd
     assert by[("_driver.pxd", "stops_before")].params == 4
     assert by[("erk.pxd", "erk_rms")].params == 3
