@@ -40,6 +40,8 @@ qdot0 : array_like, shape (N, 4) or (4,)
     q' that is a rate (w = 2 vec(conj(q) q')/|q|^2); a run continued from the final
     ``stats["qdot"]`` of another is the same as one run over both grids, bit for bit.
 """
+from types import SimpleNamespace
+
 import numpy as np
 
 from rotode import methods as _methods
@@ -578,8 +580,112 @@ def run(method, model, y0, t, save, options=None, workers=1):
     if spec.runner("rigid body") != "dynamic":
         raise ValueError(f"method {method!r} is stepped by rotode.{spec.runner('rigid body')}, "
                          "not rotode.dynamic")
+    cdef int code = spec.code("rigid body")
+    o = _run_options(method, spec, options)
+    k = o.k
+    workers = as_workers(workers)
+
+    y0, N, n_fctx, qdot0 = _rows(o, y0)
+    t, save = as_step_grid(t, save)
+    models = rigid_body_list(model, N)
+    for i, mdl in enumerate(models):
+        if o.restore and mdl.torque is not None:
+            raise ValueError("option `restore_momentum` (Mandre 2008 sec. 7.2) needs torque-free "
+                             f"bodies; model {i} has torque {mdl.torque!r}")
+        if code == KERNEL_RKN4 and not mdl.gyroscopic:
+            raise ValueError(f"{method!r} integrates the second-order equation with the "
+                             "gyroscopic term; `gyroscopic=False` is not supported")
+    direction = 1.0 if t.shape[0] < 2 or t[1] > t[0] else -1.0
+    resets_arr = np.ascontiguousarray(np.sort(o.resets * direction) * direction)
+
+    cdef RunCfg cfg
+    cdef const double[::1] resv = resets_arr
+    _fill_cfg(&cfg, spec, code, o, direction)
+    cfg.nres = resets_arr.shape[0]
+    cfg.resets = &resv[0] if cfg.nres else NULL
+
+    cdef Py_ssize_t nmod = len(models), b_
+    cdef ForceCtx* fctx = NULL
+
+    n = t.shape[0] - 1
+    nfev = np.zeros(N, dtype=np.int64)
+    nfevf = np.zeros(N, dtype=np.int64)
+    qdot = np.empty((N, 4))
+    cdef double[:, ::1] qdv = qdot
+    cdef const double[:, ::1] qd0v = qdot0 if qdot0 is not None else np.empty((1, 4))
+    cdef long[::1] nv = nfev
+    cdef long[::1] nfv = nfevf
+    cfg.force = NULL
+    cfg.force_shared = n_fctx == 1
+    cfg.shared = nmod == 1
+    cfg.qdot0 = &qd0v[0, 0] if qdot0 is not None else NULL
+    cfg.qdot = &qdv[0, 0] if N else NULL
+    cfg.nfev = &nv[0] if N else NULL
+    cfg.nfev_force = &nfv[0] if N else NULL
+    cdef Stepper sp = make_stepper(&cfg, _begin, _advance, _store_row, _end, k, k, cfg.nz, True)
+    cfg.pair = -1
+    cfg.params = NULL
+    sp.y0_row = True
+    control = o.control
+    specialise = False
+    if code == KERNEL_ERK:
+        engine = Engine(spec, control, 7)
+        (<Engine>engine).attach(&sp, _deriv)
+        sp.row_is_state = k == 7 and cfg.kernel != KERNEL_RKN4      # (`_store`: z[:7] as it is)
+        specialise = (_USE_ENGINE and control is not None and o.trace is None
+                      and o.h_next is None and o.events is None and method in ENGINE_PAIRS)
+    elif code == KERNEL_RKMK:
+        # v's error scaled as an error |dv|/2 of a unit q (rotode/kinematic.pyx, erk_error_norm)
+        if control is not None:
+            control = control[:1] + (algebra_atol(control[1]),) + control[2:]
+        engine = Engine(spec, control, 6, ref=[1.0, 1.0, 1.0, 0.0, 0.0, 0.0])
+        (<Engine>engine).attach(&sp, _deriv_rkmk)
+        sp.accept = _accept_rkmk
+        sp.max_angle = rkmk_max_step_angle()
+    adaptive = control is not None
+    cdef BodyCtx* ctx = <BodyCtx*>malloc(nmod * sizeof(BodyCtx))
+    cdef RigidParams* params = NULL
+    if ctx == NULL:
+        raise MemoryError()
+    try:
+        if code == KERNEL_ERK and specialise:
+            params = <RigidParams*>malloc(nmod * sizeof(RigidParams))
+            if params == NULL:
+                raise MemoryError()
+            if all([_engine_params(models[b_], &params[b_]) for b_ in range(nmod)]):
+                cfg.pair = ENGINE_PAIRS[method]
+                cfg.params = params
+                sp.body = _engine_body
+        fctx = _force_contexts(n_fctx, o.fsrc, o.forces, o.masses)
+        cfg.force = fctx
+        for b_ in range(nmod):
+            _fill_body(&ctx[b_], models[b_], o.hold, o.npoints, o.start == "evaluate")
+        cfg.bodies = ctx
+        y_out, w_out, status, failed, counts, fail_t = drive(&sp, t, save, y0, workers, o.trace,
+                                                             o.h_next, o.events)
+    finally:
+        free(ctx)
+        free(fctx)
+        free(params)
+    sources = ([mdl.torque for mdl in models] + [o.fsrc]
+               + (list(o.events["objects"]) if o.events is not None else []))
+    status_code, message = outcome(status, failed, t, sources,
+                                   fail_t=fail_t if adaptive else None,
+                                   last=None if adaptive else counts[:, 0])
+    stats = _stats(status_code, message, n, o.substeps, nfev, counts if adaptive else None)
+    if o.fsrc is not None:
+        stats["nfev_force"] = largest(nfevf)
+    if code == KERNEL_RKN4:
+        stats["qdot"] = qdot
+    return y_out, w_out, stats
+
+
+def _run_options(method, spec, options):
+    """The options of `run` for `method` (`spec`, its registry entry), checked: a namespace of
+    normalize, restore, the torque's hold (hold, substeps, npoints, resets, start), the force
+    (fsrc, forces, n_force, masses, n_mass), qdot0, control, trace, h_next, events, resume
+    and k, the columns of y0 (7, or 13 with a force)."""
     takes = spec.options("rigid body")
-    cdef int kernel = spec.code("rigid body")      # KERNEL_* (rotode/_driver.pxd)
     opts = dict(options or {})
     normalize = as_bool_option(opts.pop("normalize", False), "normalize")
     restore = as_bool_option(opts.pop("restore_momentum", False), "restore_momentum")
@@ -625,41 +731,32 @@ def run(method, model, y0, t, save, options=None, workers=1):
         resets_arr = np.empty(0)
     else:
         resets_arr = as_float_array(resets, "torque_resets").reshape(-1)
-    if force is not None or mass is not None:
-        if "force" not in takes:
-            raise TypeError(f"options `force` and `mass` are only accepted by "
-                            f"{_taking('force')}, not {method!r}")
-        if force is None:
-            raise ValueError("option `mass` needs `force`")
-        if mass is None:
-            raise ValueError("option `force` needs `mass` (the body's mass, > 0)")
-        masses, n_mass = as_rows(mass, "mass")
-        if not np.all(masses > 0):
-            raise ValueError("option `mass` must be > 0 (for every body)")
-        if callable(force):
-            forces, n_force = None, None
-            fsrc = ForceSource(force)
-        else:
-            forces, n_force = as_rows(force, "force", (3,))
-            fsrc = ForceSource(forces if n_force is None else forces[0])
-    else:
-        fsrc = None
-    k = 13 if fsrc is not None else 7
-    workers = as_workers(workers)
+    fsrc, forces, n_force, masses, n_mass = _force_option(method, takes, force, mass)
+    return SimpleNamespace(
+        normalize=normalize, restore=restore, hold=hold, substeps=substeps, npoints=npoints,
+        resets=resets_arr, start=start, fsrc=fsrc, forces=forces, n_force=n_force,
+        masses=masses, n_mass=n_mass, qdot0=qdot0, control=control, trace=trace,
+        h_next=h_next, events=events, resume=resume, k=13 if fsrc is not None else 7)
 
+
+def _rows(o, y0):
+    """y0 and the per-body rows of the options `o` checked: (y0 (N, k), N, the number of
+    force contexts (1: one shared), qdot0 (N, 4) or None)."""
+    k = o.k
     y0 = as_float_array(y0, "y0")
     if y0.ndim != 2 or y0.shape[1] != k:
         extra = " (with `force`: [q, w, x, v])" if k == 13 else ""
         raise ValueError(f"`y0` must have shape (N, {k}){extra}, got {y0.shape}")
     N = y0.shape[0]
     n_fctx = 1
-    if fsrc is not None:
-        for name, n_rows in (("force", n_force), ("mass", n_mass)):
+    if o.fsrc is not None:
+        for name, n_rows in (("force", o.n_force), ("mass", o.n_mass)):
             if n_rows is not None and n_rows != N:
                 raise ValueError(f"option `{name}` holds {n_rows} per-body rows but `y0` {N} "
                                  "bodies")
-        if n_force is not None or n_mass is not None:
+        if o.n_force is not None or o.n_mass is not None:
             n_fctx = N
+    qdot0 = o.qdot0
     if qdot0 is not None:
         qdot0 = as_float_array(qdot0, "qdot0", (4,))
         if qdot0.shape not in ((4,), (N, 4)):
@@ -668,32 +765,44 @@ def run(method, model, y0, t, save, options=None, workers=1):
         qdot0 = np.ascontiguousarray(np.broadcast_to(qdot0, (N, 4)))
     if first_small_norm(y0, TINY_NORM2) >= 0:
         raise ValueError("`y0` quaternion parts must be nonzero")
-    t, save = as_step_grid(t, save)
-    models = rigid_body_list(model, N)
-    for i, mdl in enumerate(models):
-        if restore and mdl.torque is not None:
-            raise ValueError("option `restore_momentum` (Mandre 2008 sec. 7.2) needs torque-free "
-                             f"bodies; model {i} has torque {mdl.torque!r}")
-        if kernel == KERNEL_RKN4 and not mdl.gyroscopic:
-            raise ValueError(f"{method!r} integrates the second-order equation with the "
-                             "gyroscopic term; `gyroscopic=False` is not supported")
-    direction = 1.0 if t.shape[0] < 2 or t[1] > t[0] else -1.0
-    resets_arr = np.ascontiguousarray(np.sort(resets_arr * direction) * direction)
+    return y0, N, n_fctx, qdot0
 
-    cdef RunCfg cfg
+
+def _force_option(method, takes, force, mass):
+    """The options `force` and `mass`, checked: (the ForceSource or None, the force rows and
+    their per-body count (None: one shared), the masses and their per-body count)."""
+    if force is None and mass is None:
+        return None, None, None, None, None
+    if "force" not in takes:
+        raise TypeError(f"options `force` and `mass` are only accepted by "
+                        f"{_taking('force')}, not {method!r}")
+    if force is None:
+        raise ValueError("option `mass` needs `force`")
+    if mass is None:
+        raise ValueError("option `force` needs `mass` (the body's mass, > 0)")
+    masses, n_mass = as_rows(mass, "mass")
+    if not np.all(masses > 0):
+        raise ValueError("option `mass` must be > 0 (for every body)")
+    if callable(force):
+        return ForceSource(force), None, None, masses, n_mass
+    forces, n_force = as_rows(force, "force", (3,))
+    return ForceSource(forces if n_force is None else forces[0]), forces, n_force, masses, n_mass
+
+
+cdef int _fill_cfg(RunCfg* cfg, object spec, int code, object o, double direction) except -1:
+    """The run's configuration from its method and options (the rest: `run`) (OUT: cfg)."""
     cdef int i_, j_
-    cfg.kernel = kernel
-    cfg.substeps = substeps
-    cfg.normalize = normalize
-    cfg.restore = restore
-    cfg.resume = kernel == KERNEL_RKMK and bool(resume)
-    cfg.nres = resets_arr.shape[0]
+    cfg.kernel = code
+    cfg.substeps = o.substeps
+    cfg.normalize = o.normalize
+    cfg.restore = o.restore
+    cfg.resume = code == KERNEL_RKMK and bool(o.resume)
     cfg.direction = direction
-    cfg.k = k
-    cfg.nz = 14 if k == 13 else (8 if kernel == KERNEL_RKN4 else
-                                 (6 if kernel == KERNEL_RKMK else 7))
+    cfg.k = o.k
+    cfg.nz = 14 if o.k == 13 else (8 if code == KERNEL_RKN4 else (
+        6 if code == KERNEL_RKMK else 7))
     cfg.tab.s = 0
-    if kernel == KERNEL_CG:
+    if code == KERNEL_CG:
         a, b, c = spec.tableau.doubles
         cfg.tab.s = len(b)
         for i_ in range(9):
@@ -703,114 +812,53 @@ def run(method, model, y0, t, save, options=None, workers=1):
             cfg.tab.c[i_] = c[i_]
             for j_ in range(i_):
                 cfg.tab.a[3 * i_ + j_] = a[i_][j_]
-    cdef const double[::1] resv = resets_arr
-    cfg.resets = &resv[0] if cfg.nres else NULL
+    return 0
 
-    cdef Py_ssize_t nmod = len(models), b_
-    cdef ForceCtx* fctx = NULL
+
+cdef ForceCtx* _force_contexts(Py_ssize_t n_fctx, ForceSource fsrc, object forces,
+                               object masses) except NULL:
+    """One force context shared by every body, or one per body (per-body force or mass
+    rows), malloc'ed (the caller frees it): none without a force source."""
+    cdef ForceCtx* fctx = <ForceCtx*>malloc(n_fctx * sizeof(ForceCtx))
     cdef const double[:, ::1] fv
     cdef const double[::1] mv
-
-    m = save.shape[0]
-    n = t.shape[0] - 1
-    y_out = np.empty((N, m, k))
-    w_out = np.empty((N, m, 3))
-    nfev = np.zeros(N, dtype=np.int64)
-    nfevf = np.zeros(N, dtype=np.int64)
-    status = np.zeros(N, dtype=np.intc)
-    failed = np.zeros(N, dtype=np.intp)
-    qdot = np.empty((N, 4))
-    cdef double[:, ::1] qdv = qdot
-    cdef const double[:, ::1] qd0v = qdot0 if qdot0 is not None else np.empty((1, 4))
-    cdef long[::1] nv = nfev
-    cdef long[::1] nfv = nfevf
-    cfg.force = NULL
-    cfg.force_shared = n_fctx == 1
-    cfg.shared = nmod == 1
-    cfg.qdot0 = &qd0v[0, 0] if qdot0 is not None else NULL
-    cfg.qdot = &qdv[0, 0] if N else NULL
-    cfg.nfev = &nv[0] if N else NULL
-    cfg.nfev_force = &nfv[0] if N else NULL
-    cdef Stepper sp = make_stepper(&cfg, _begin, _advance, _store_row, _end, k, k, cfg.nz, True)
-    cfg.pair = -1
-    cfg.params = NULL
-    specialise = False
-    sp.y0_row = True
-    if kernel == KERNEL_ERK:
-        engine = Engine(spec, control, 7)
-        (<Engine>engine).attach(&sp, _deriv)
-        sp.row_is_state = k == 7 and cfg.kernel != KERNEL_RKN4      # (`_store`: z[:7] as it is)
-        specialise = (_USE_ENGINE and control is not None and trace is None and h_next is None
-                      and events is None and method in ENGINE_PAIRS)
-    elif kernel == KERNEL_RKMK:
-        # v's error scaled as an error |dv|/2 of a unit q (rotode/kinematic.pyx, erk_error_norm)
-        if control is not None:
-            control = control[:1] + (algebra_atol(control[1]),) + control[2:]
-        engine = Engine(spec, control, 6, ref=[1.0, 1.0, 1.0, 0.0, 0.0, 0.0])
-        (<Engine>engine).attach(&sp, _deriv_rkmk)
-        sp.accept = _accept_rkmk
-        sp.max_angle = rkmk_max_step_angle()
-    counts = np.zeros((N, 3), dtype=np.int64)
-    fail_t = np.zeros(N)
-    adaptive = control is not None
-    cdef BodyCtx* ctx = <BodyCtx*>malloc(nmod * sizeof(BodyCtx))
-    cdef RigidParams* params = NULL
-    if ctx == NULL:
+    cdef Py_ssize_t b_
+    cdef int i_
+    if fctx == NULL:
         raise MemoryError()
+    for b_ in range(n_fctx):
+        fctx[b_].source = NULL
+        fctx[b_].constant = False
+        fctx[b_].F[0] = 0.0
+        fctx[b_].F[1] = 0.0
+        fctx[b_].F[2] = 0.0
+        fctx[b_].inv_mass = 0.0
+        fctx[b_].nfev = 0
+    if fsrc is None:
+        return fctx
     try:
-        if kernel == KERNEL_ERK and specialise:
-            params = <RigidParams*>malloc(nmod * sizeof(RigidParams))
-            if params == NULL:
-                raise MemoryError()
-            if all([_engine_params(models[b_], &params[b_]) for b_ in range(nmod)]):
-                cfg.pair = ENGINE_PAIRS[method]
-                cfg.params = params
-                sp.body = _engine_body
-        fctx = <ForceCtx*>malloc(n_fctx * sizeof(ForceCtx))
-        if fctx == NULL:
-            raise MemoryError()
-        # one force context shared by every body, or one per body (per-body force or mass rows)
-        for b_ in range(n_fctx):
-            fctx[b_].source = NULL
-            fctx[b_].constant = False
-            fctx[b_].F[0] = 0.0
-            fctx[b_].F[1] = 0.0
-            fctx[b_].F[2] = 0.0
-            fctx[b_].inv_mass = 0.0
-            fctx[b_].nfev = 0
-        if fsrc is not None:
-            fv = np.ascontiguousarray(np.reshape(forces, (-1, 3))) if forces is not None \
-                else np.zeros((1, 3))
-            mv = np.ascontiguousarray(np.reshape(masses, -1))
-            for b_ in range(n_fctx):
-                fctx[b_].source = <PyObject*>fsrc
-                fctx[b_].constant = fsrc._function is None
-                for i_ in range(3):
-                    fctx[b_].F[i_] = fv[b_ if fv.shape[0] > 1 else 0, i_]
-                fctx[b_].inv_mass = 1.0 / mv[b_ if mv.shape[0] > 1 else 0]
-        cfg.force = fctx
-        for b_ in range(nmod):
-            _fill_body(&ctx[b_], models[b_], hold, npoints, start == "evaluate")
-        cfg.bodies = ctx
-        drive(&sp, t, save, y0, y_out, w_out, status, failed, workers, counts, fail_t, trace,
-              h_next, events)
-    finally:
-        free(ctx)
+        fv = np.ascontiguousarray(np.reshape(forces, (-1, 3))) if forces is not None \
+            else np.zeros((1, 3))
+        mv = np.ascontiguousarray(np.reshape(masses, -1))
+    except BaseException:
         free(fctx)
-        free(params)
-    status_code, message = outcome(
-        status, failed, t, [mdl.torque for mdl in models] + [fsrc]
-        + (list(events["objects"]) if events is not None else []),
-        fail_t=fail_t if adaptive else None, last=None if adaptive else counts[:, 0])
+        raise
+    for b_ in range(n_fctx):
+        fctx[b_].source = <PyObject*>fsrc
+        fctx[b_].constant = fsrc._function is None
+        for i_ in range(3):
+            fctx[b_].F[i_] = fv[b_ if fv.shape[0] > 1 else 0, i_]
+        fctx[b_].inv_mass = 1.0 / mv[b_ if mv.shape[0] > 1 else 0]
+    return fctx
+
+
+def _stats(status_code, message, n, substeps, nfev, counts):
+    """The stats of `run` common to its methods (counts: `drive`'s, None on a fixed grid)."""
     stats = {"n_steps": int(n * substeps), "n_main_steps": int(n),
              "nfev": largest(nfev), "status": status_code, "message": message}
-    if adaptive:
+    if counts is not None:
         stats["n_steps"] = stats["n_main_steps"] = largest(counts[:, 0])
         stats["n_rejected"] = largest(counts[:, 1])
         stats["nfev_pair"] = largest(counts[:, 2])
-    stats["per_body"] = per_body_counts(counts if adaptive else None, stats["n_steps"], nfev)
-    if fsrc is not None:
-        stats["nfev_force"] = largest(nfevf)
-    if kernel == KERNEL_RKN4:
-        stats["qdot"] = qdot
-    return y_out, w_out, stats
+    stats["per_body"] = per_body_counts(counts, stats["n_steps"], nfev)
+    return stats

@@ -1,10 +1,11 @@
 # Embedded explicit Runge-Kutta pairs (layer 2 kernels): one step, its error norm, the initial
 # step and the dense output, for any state of n <= ERK_MAX_N values and any right-hand side
-# given as a `noexcept nogil` callback.  The coefficients are the registry's (rotode.methods:
-# any pair of its two kinds, `PairKind`), converted once to doubles in an `ERK` struct (by
-# rotode._driver.Engine).  The formulas follow Hairer, Norsett & Wanner, "Solving Ordinary
-# Differential Equations I" (2nd ed., 1993): sec. II.4 (error norm, initial step), II.5 (DOPRI5),
-# II.6 (dense output), II.10 (DOP853 and its 8(5,3) error estimator), as SciPy's
+# given as a `noexcept nogil` callback (`ErkRhs`: the callback with its configuration, body
+# and scratch, and n; `ErkTol`: the error scale).  The coefficients are the registry's
+# (rotode.methods: any pair of its two kinds, `PairKind`), converted once to doubles in an `ERK`
+# struct (by rotode._driver.Engine).  The formulas follow Hairer, Norsett & Wanner, "Solving
+# Ordinary Differential Equations I" (2nd ed., 1993): sec. II.4 (error norm, initial step),
+# II.5 (DOPRI5), II.6 (dense output), II.10 (DOP853 and its 8(5,3) error estimator), as SciPy's
 # `integrate._ivp.rk` implements them, so steps agree with solve_ivp's (RK23, RK45, DOP853).
 # Two kinds of pair: ERK_STANDARD (the plain estimate h sum e_j K_j and a dense output
 # y + h sum_j K_j sum_p P[j][p] theta^(p+1) of at most ERK_MAX_POWERS powers: DOPRI5, BS3) and
@@ -34,6 +35,24 @@ ctypedef int (*erk_rhs)(const void* cfg, Py_ssize_t i, double t, const double* y
                         void* work) noexcept nogil
 
 
+cdef struct ErkRhs:
+    # the right-hand side of one body as the kernels below call it: f(cfg, i, t, y, dy, work)
+    # on a state of n values (the caller's, read-only to the kernels)
+    erk_rhs f
+    const void* cfg
+    Py_ssize_t i
+    void* work
+    int n
+
+
+cdef struct ErkTol:
+    # the error scale of the step size control: component k of an error is measured against
+    # atol[k] + rtol max(|y_k|, |y_new_k|, ref[k]) (`erk_error_norm`)
+    double rtol
+    const double* atol
+    const double* ref
+
+
 cdef struct ERK:
     int kind                 # ERK_STANDARD or ERK_DOP853 (error norm and dense-output formula)
     int s                    # stages of a step; K[s] is the FSAL stage f(t + h, y_new)
@@ -57,32 +76,29 @@ cdef struct ERK:
     int nacols[ERK_MAX_STAGES]
 
 
-cdef inline int erk_stage(const ERK* T, erk_rhs f, const void* cfg, Py_ssize_t i,
-                          void* work, int n, double tr, double h, const double* y, double* K,
-                          int r) noexcept nogil:
+cdef inline int erk_stage(const ERK* T, const ErkRhs* f, double tr, double h, const double* y,
+                          double* K, int r) noexcept nogil:
     """Stage r: K_r = f(tr, y + h sum_{j<r} a_rj K_j), tr its time (OUT: K[r])."""
     cdef double ys[ERK_MAX_N]
     cdef double acc
-    cdef int j, k
+    cdef int j, k, n = f.n
     for k in range(n):
         acc = 0.0
         for j in range(r):
             acc = acc + T.a[r * ERK_MAX_STAGES + j] * K[j * n + k]
         ys[k] = y[k] + h * acc
-    return f(cfg, i, tr, ys, &K[r * n], work)
+    return f.f(f.cfg, f.i, tr, ys, &K[r * n], f.work)
 
 
-cdef inline int erk_step(const ERK* T, erk_rhs f, const void* cfg, Py_ssize_t i, void* work,
-                         int n, double t, double h, double t_end, const double* y, double* K,
-                         double* ynew) noexcept nogil:
+cdef inline int erk_step(const ERK* T, const ErkRhs* f, double t, double h, double t_end,
+                         const double* y, double* K, double* ynew) noexcept nogil:
     """Stages 1..s-1 and y_new = y + h sum b_j K_j, given K[0] = f(t, y); the stages with
     c = 1 are evaluated at t_end, which is t + h except where the step ends on a jump of the
     equations (the driver's stops: a time just inside the step) (OUT: K, ynew)."""
     cdef double acc
-    cdef int st, r, j, k
+    cdef int st, r, j, k, n = f.n
     for r in range(1, T.s):
-        st = erk_stage(T, f, cfg, i, work, n, t_end if T.c[r] == 1.0 else t + T.c[r] * h, h,
-                       y, K, r)
+        st = erk_stage(T, f, t_end if T.c[r] == 1.0 else t + T.c[r] * h, h, y, K, r)
         if st != 0:
             return st
     for k in range(n):
@@ -94,8 +110,8 @@ cdef inline int erk_step(const ERK* T, erk_rhs f, const void* cfg, Py_ssize_t i,
 
 
 cdef inline double erk_error_norm(const ERK* T, int n, double h, const double* K,
-                                  const double* y, const double* ynew, double rtol,
-                                  const double* atol, const double* ref) noexcept nogil:
+                                  const double* y, const double* ynew,
+                                  const ErkTol* tol) noexcept nogil:
     """The scaled RMS norm of the local error estimate (< 1: accept), K[0..s] filled.
 
     Component k is scaled by atol_k + rtol max(|y_k|, |ynew_k|, ref_k): ref is 0 for a state
@@ -107,7 +123,7 @@ cdef inline double erk_error_norm(const ERK* T, int n, double h, const double* K
     cdef double scale, e5, e3, n5 = 0.0, n3 = 0.0
     cdef int j, k
     for k in range(n):
-        scale = atol[k] + fmax(fmax(fabs(y[k]), fabs(ynew[k])), ref[k]) * rtol
+        scale = tol.atol[k] + fmax(fmax(fabs(y[k]), fabs(ynew[k])), tol.ref[k]) * tol.rtol
         e5 = 0.0
         e3 = 0.0
         for j in range(T.s + 1):
@@ -138,11 +154,9 @@ cdef inline double erk_rms(int n, const double* x, const double* scale) noexcept
     return sqrt(acc / n)
 
 
-cdef inline int erk_initial_step(const ERK* T, erk_rhs f, const void* cfg, Py_ssize_t i,
-                                 void* work, int n, double t0, const double* y0,
+cdef inline int erk_initial_step(const ERK* T, const ErkRhs* f, double t0, const double* y0,
                                  const double* f0, double direction, double length,
-                                 double rtol, const double* atol, const double* ref,
-                                 double max_step, double* h) noexcept nogil:
+                                 const ErkTol* tol, double max_step, double* h) noexcept nogil:
     """Hairer, Norsett & Wanner 1993 sec. II.4 (SciPy's select_initial_step), with the
     scale of `erk_error_norm` (OUT: h).  A component with a zero scale (atol_k = 0 where
     y0_k = 0) has no size to measure its change against and is left out of the norms d0, d1,
@@ -153,9 +167,9 @@ cdef inline int erk_initial_step(const ERK* T, erk_rhs f, const void* cfg, Py_ss
     cdef double f1[ERK_MAX_N]
     cdef double diff[ERK_MAX_N]
     cdef double d0, d1, d2, h0, h1
-    cdef int k, st
+    cdef int k, st, n = f.n
     for k in range(n):
-        scale[k] = atol[k] + fmax(fabs(y0[k]), ref[k]) * rtol
+        scale[k] = tol.atol[k] + fmax(fabs(y0[k]), tol.ref[k]) * tol.rtol
     d0 = erk_rms(n, y0, scale)
     d1 = erk_rms(n, f0, scale)
     if d0 < 1e-5 or d1 < 1e-5:
@@ -165,7 +179,7 @@ cdef inline int erk_initial_step(const ERK* T, erk_rhs f, const void* cfg, Py_ss
     h0 = fmin(h0, length)
     for k in range(n):
         y1[k] = y0[k] + h0 * direction * f0[k]
-    st = f(cfg, i, t0 + h0 * direction, y1, f1, work)
+    st = f.f(f.cfg, f.i, t0 + h0 * direction, y1, f1, f.work)
     if st != 0:
         return st
     for k in range(n):
@@ -179,23 +193,23 @@ cdef inline int erk_initial_step(const ERK* T, erk_rhs f, const void* cfg, Py_ss
     return 0
 
 
-cdef inline int erk_dense_prepare(const ERK* T, erk_rhs f, const void* cfg, Py_ssize_t i,
-                                  void* work, int n, double t, double h, const double* y,
-                                  const double* ynew, double* K, double* F) noexcept nogil:
+cdef inline int erk_dense_prepare(const ERK* T, const ErkRhs* f, double t, double h,
+                                  const double* y, const double* ynew, double* K,
+                                  double* F) noexcept nogil:
     """Coefficients of the step's interpolant (DOP853: its three extra stages) (OUT: K, F).
     Every sum runs over the stages in order (those with nonzero coefficients, `ERK.acols`,
     `ERK.cols`), the components side by side (rotode/_erk.hpp).  A standard pair's rows
     F[r] = h sum_j P[j][r] K_j, r < ERK_MAX_POWERS (those from npow on are h * 0)."""
     cdef double ys[ERK_MAX_N]
     cdef double dy
-    cdef int st, r, k
+    cdef int st, r, k, n = f.n
     if T.kind == ERK_STANDARD:
         erk_dense_rows(n, T.ncols, T.cols, T.dense, ERK_MAX_POWERS, 1, K, h, F)
         return 0
     for r in range(T.s + 1, T.s_dense):          # erk_stage over the nonzero a[r][j]
         erk_stage_state(n, T.nacols[r], &T.acols[r * ERK_MAX_STAGES],
                         &T.a[r * ERK_MAX_STAGES], K, h, y, ys)
-        st = f(cfg, i, t + T.c[r] * h, ys, &K[r * n], work)
+        st = f.f(f.cfg, f.i, t + T.c[r] * h, ys, &K[r * n], f.work)
         if st != 0:
             return st
     for k in range(n):

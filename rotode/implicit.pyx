@@ -315,7 +315,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
         L0 = np.ascontiguousarray(np.broadcast_to(L0, (Y.shape[0], 3)))
     T, S = as_step_grid(t, save)
     workers = as_workers(workers)
-    cdef Py_ssize_t N = Y.shape[0], n = T.shape[0] - 1, m = S.shape[0], i
+    cdef Py_ssize_t N = Y.shape[0], n = T.shape[0] - 1, i
     if N:
         check_nonzero_quaternions(np.ascontiguousarray(Y[:, :4]), "y0 (quaternion part)")
     bodies = rigid_body_list(model, N)
@@ -326,10 +326,6 @@ def run(method, model, y0, t, save, options=None, workers=1):
             raise ValueError("the implicit methods integrate the full Euler equations; "
                              "RigidBody(gyroscopic=False) is not supported")
 
-    y_out = np.empty((N, m, 7))
-    w_out = np.empty((N, m, 3))
-    statuses = np.zeros(N, dtype=np.intc)
-    failed = np.full(N, -1, dtype=np.intp)
     nfev = np.zeros(N, dtype=np.int_)
     cdef long[::1] nf = nfev
     L_out = np.empty((N, 3))
@@ -377,8 +373,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
         g.w_dependent = wdep
         g.counters = cn
         g.nfev = &nf[0] if N else NULL
-        counts = np.zeros((N, 3), dtype=np.int64)
-        drive(&sp, T, S, Y, y_out, w_out, statuses, failed, workers, counts)
+        y_out, w_out, statuses, failed, counts, _ = drive(&sp, T, S, Y, workers)
         subs = np.array([cn[i].substeps for i in range(N)], dtype=np.int64)
         iters = np.array([cn[i].iterations for i in range(N)], dtype=np.int64)
         itmax = max([cn[i].max_iterations for i in range(N)], default=0)

@@ -645,6 +645,141 @@ def run_single(model, t_span, y0, method, rtol, atol, frame):
     return rows + (stats,)
 
 
+cdef tuple _run_options(KinCfg* g, object method, object spec, object options):
+    """The options of `run` for `method` (`spec`, its registry entry), checked (OUT: g's
+    frame, exponential, norm gain, normalize, terms, substep): (control, trace, h_next,
+    events, resume, stops, alpha)."""
+    takes = spec.options("kinematics")
+    options = dict(options or {})
+    g.kernel = spec.code("kinematics")
+    g.frame = as_frame(options.pop("frame", "body"))
+    g.approx = False
+    if "exp" in takes:
+        e = as_choice(options.pop("exp", "exact"), "exp", ("exact", "approx"), "option `{}`")
+        g.approx = e == "approx"
+    g.gain = 0.0
+    g.normalize = False
+    if not spec.group:
+        # the same check (and message) as QuaternionKinematics(norm_gain=...)
+        g.gain = as_positive_scalar(options.pop("norm_gain", 0.0), "norm_gain", allow_zero=True)
+        g.normalize = as_bool_option(options.pop("normalize", False), "normalize")
+        if g.normalize and "normalize" not in takes:
+            raise TypeError(f"option `normalize` is not accepted by {method!r} (it would break "
+                            "its error estimate and dense output): use `norm_gain`")
+    control = options.pop("control", None)
+    trace = options.pop("trace", None)
+    h_next = options.pop("h_next", None)
+    events = options.pop("events", None)
+    resume = options.pop("resume", False)     # (internal: rotode.solvers' continued runs)
+    # (internal: False for rotode.solve_ivp's SciPy steps, which cross the samples' times)
+    stops = options.pop("stops", True)
+    if control is not None and not spec.adaptive:
+        raise ValueError(f"method {method!r} has no error estimate (no `rtol`/`atol`)")
+    g.terms = 2
+    g.substep = False
+    alpha = None
+    if "terms" in takes:
+        g.terms = as_int_option(options.pop("terms", 2), "terms", 1, 4)
+    if "substep" in takes:
+        g.substep = as_bool_option(options.pop("substep", False), "substep")
+    if "alpha" in takes:
+        alpha = options.pop("alpha", None)
+    if options:
+        raise TypeError(f"unknown option(s) for kinematic method {method!r}: "
+                        f"{', '.join(sorted(map(str, options)))}")
+    return control, trace, h_next, events, resume, stops, alpha
+
+
+cdef int _method_data(KinCfg* g, object spec, object control, object resume) except -1:
+    """The method's data (OUT: g's stages, weights and nodes, local coordinates, resume)."""
+    cdef int st
+    # the method's data: Crouch-Grossman weights and nodes, or Gauss nodes
+    g.stages = 0
+    g.needs_w0 = g.kernel != KERNEL_MAGNUS
+    g.carry = False
+    g.local = g.kernel == KERNEL_RKMK or (g.kernel == KERNEL_MAGNUS and control is not None)
+    g.resume = g.local and bool(resume)
+    if g.kernel == KERNEL_CG:
+        _, b, c = spec.tableau.doubles
+        g.stages = len(b)
+        g.needs_w0 = 0.0 in c
+        g.carry = c[len(c) - 1] == 1.0
+    elif g.kernel == KERNEL_MAGNUS:
+        b, c = (), spec.nodes
+        g.stages = len(c)
+        g.estages = len(spec.embedded.nodes) if control is not None else 0
+        for st in range(g.estages):
+            g.ec[st] = spec.embedded.nodes[st]
+    if g.kernel == KERNEL_CG or g.kernel == KERNEL_MAGNUS:
+        for st in range(g.stages):
+            g.b[st] = b[st] if b else 0.0
+            g.c[st] = c[st]
+    return 0
+
+
+def _check_y0(y0):
+    """y0 as a float64 C-contiguous (N, 4) array of finite nonzero quaternions."""
+    y0 = np.asarray(y0)
+    if y0.ndim != 2 or y0.shape[1] != 4:
+        raise ValueError(f"`y0` must have shape (N, 4), got {y0.shape}")
+    y0 = np.ascontiguousarray(y0, dtype=np.float64)
+    if not all_finite(y0.reshape(-1)):
+        raise ValueError("`y0` must contain only finite values (no NaN or inf)")
+    if first_small_norm(y0, TINY_NORM2) >= 0:
+        raise ValueError("`y0` must hold nonzero quaternions")
+    return y0
+
+
+cdef int _rate_mode(KinCfg* g, object src, object alpha, double t0) except -1:
+    """How w' is obtained (OUT: g.rate_mode): alpha, the source's, finite differences or 0."""
+    cdef int st
+    g.rate_mode = RATE_ZERO
+    cdef double probe[3]
+    if alpha is not None:
+        g.rate_mode = RATE_ALPHA
+    elif src is not None and (g.kernel == KERNEL_EXP2 or g.kernel == KERNEL_MAGNUS_CA):
+        st = (<AngularVelocity>src).evaluate_rate(t0, probe)
+        if st == STATUS_OK:
+            g.rate_mode = RATE_SOURCE
+        elif st == STATUS_UNAVAILABLE:
+            g.rate_mode = RATE_FD
+        else:
+            _raise_source(src)
+    return 0
+
+
+def _stats(method, t, code, message, status, failed, counts, counters, fail_angle):
+    """The stats of `run` (counts: `drive`'s, None on a fixed grid; counters: the w and w'
+    evaluations and sub-steps per body), after raising the ValueError of a rotation beyond
+    magnus_ca's bound or of a source without a value."""
+    nfev, nrate, nsub = counters[0], counters[1], counters[2]
+    adaptive = counts is not None
+    stats = {"n_steps": largest(counts[:, 0]) if adaptive else int(t.shape[0] - 1),
+             "nfev": largest(nfev),
+             "nrate": largest(nrate), "n_substeps": largest(nsub),
+             "status": code, "message": message}
+    if adaptive:
+        stats["n_rejected"] = largest(counts[:, 1])
+        stats["nfev_pair"] = largest(counts[:, 2])
+    stats["per_body"] = per_body_counts(counts, stats["n_steps"], nfev)
+    if code in (STATUS_ROTATION_BOUND, STATUS_TOO_MANY_SUBSTEPS):
+        b = int(np.flatnonzero(status)[0])
+        tb = float(t[failed[b]])
+        if code == STATUS_TOO_MANY_SUBSTEPS:
+            raise ValueError(f"{method}: the rotation over the step from t = {tb!r} (body {b}) "
+                             f"is {fail_angle[b]:.6g} rad, more than MAX_SUBSTEPS = "
+                             f"{MAX_SUBSTEPS} sub-steps of pi/(2 sqrt(2)) each")
+        raise ValueError(
+            f"{method}: the rotation over the step from t = {tb!r} (body {b}) is "
+            f"{fail_angle[b]:.6g} rad, at or above the convergence bound pi/sqrt(2) = "
+            f"2.2214 rad of the Magnus series ([NIRD]); use smaller steps or substep=True")
+    if code == STATUS_UNAVAILABLE:
+        b = int(np.flatnonzero(status)[0])
+        raise ValueError(f"the angular velocity source could not provide a value at "
+                         f"t = {float(t[failed[b]])!r}")
+    return stats
+
+
 def run(method, model, y0, t, save, options, workers=1):
     """Advance N orientations over the grid `t` under a known angular velocity.
 
@@ -684,76 +819,12 @@ def run(method, model, y0, t, save, options, workers=1):
         ``nrate`` (w' evaluations per body), ``n_substeps``, ``status``, ``message``.
     """
     spec = _methods.get(method, "kinematics")
-    takes = spec.options("kinematics")
-    options = dict(options or {})
     cdef KinCfg g
-    cdef int st
-    g.kernel = spec.code("kinematics")
-    g.frame = as_frame(options.pop("frame", "body"))
-    g.approx = False
-    if "exp" in takes:
-        e = as_choice(options.pop("exp", "exact"), "exp", ("exact", "approx"), "option `{}`")
-        g.approx = e == "approx"
-    g.gain = 0.0
-    g.normalize = False
-    if not spec.group:
-        # the same check (and message) as QuaternionKinematics(norm_gain=...)
-        g.gain = as_positive_scalar(options.pop("norm_gain", 0.0), "norm_gain", allow_zero=True)
-        g.normalize = as_bool_option(options.pop("normalize", False), "normalize")
-        if g.normalize and "normalize" not in takes:
-            raise TypeError(f"option `normalize` is not accepted by {method!r} (it would break "
-                            "its error estimate and dense output): use `norm_gain`")
-    control = options.pop("control", None)
-    trace = options.pop("trace", None)
-    h_next = options.pop("h_next", None)
-    events = options.pop("events", None)
-    resume = options.pop("resume", False)     # (internal: rotode.solvers' continued runs)
-    # (internal: False for rotode.solve_ivp's SciPy steps, which cross the samples' times)
-    stops = options.pop("stops", True)
-    if control is not None and not spec.adaptive:
-        raise ValueError(f"method {method!r} has no error estimate (no `rtol`/`atol`)")
-    g.terms = 2
-    g.substep = False
-    alpha = None
-    if "terms" in takes:
-        g.terms = as_int_option(options.pop("terms", 2), "terms", 1, 4)
-    if "substep" in takes:
-        g.substep = as_bool_option(options.pop("substep", False), "substep")
-    if "alpha" in takes:
-        alpha = options.pop("alpha", None)
-    if options:
-        raise TypeError(f"unknown option(s) for kinematic method {method!r}: "
-                        f"{', '.join(sorted(map(str, options)))}")
-    # the method's data: Crouch-Grossman weights and nodes, or Gauss nodes
-    g.stages = 0
-    g.needs_w0 = g.kernel != KERNEL_MAGNUS
-    g.carry = False
-    g.local = g.kernel == KERNEL_RKMK or (g.kernel == KERNEL_MAGNUS and control is not None)
-    g.resume = g.local and bool(resume)
-    if g.kernel == KERNEL_CG:
-        _, b, c = spec.tableau.doubles
-        g.stages = len(b)
-        g.needs_w0 = 0.0 in c
-        g.carry = c[len(c) - 1] == 1.0
-    elif g.kernel == KERNEL_MAGNUS:
-        b, c = (), spec.nodes
-        g.stages = len(c)
-        g.estages = len(spec.embedded.nodes) if control is not None else 0
-        for st in range(g.estages):
-            g.ec[st] = spec.embedded.nodes[st]
-    if g.kernel == KERNEL_CG or g.kernel == KERNEL_MAGNUS:
-        for st in range(g.stages):
-            g.b[st] = b[st] if b else 0.0
-            g.c[st] = c[st]
+    control, trace, h_next, events, resume, stops, alpha = _run_options(&g, method, spec,
+                                                                        options)
+    _method_data(&g, spec, control, resume)
     workers = as_workers(workers)
-    y0 = np.asarray(y0)
-    if y0.ndim != 2 or y0.shape[1] != 4:
-        raise ValueError(f"`y0` must have shape (N, 4), got {y0.shape}")
-    y0 = np.ascontiguousarray(y0, dtype=np.float64)
-    if not all_finite(y0.reshape(-1)):
-        raise ValueError("`y0` must contain only finite values (no NaN or inf)")
-    if first_small_norm(y0, TINY_NORM2) >= 0:
-        raise ValueError("`y0` must hold nonzero quaternions")
+    y0 = _check_y0(y0)
     N = y0.shape[0]
     t, save = as_step_grid(t, save)
     src = model if isinstance(model, _PyAngularVelocity) else None
@@ -763,25 +834,9 @@ def run(method, model, y0, t, save, options, workers=1):
     g.jumps = isinstance(src, Samples) and src.kind == "previous"
     g.carry = g.carry and not g.jumps
     g.src = <PyObject*>src
-    g.rate_mode = RATE_ZERO
-    cdef double probe[3]
-    if alpha is not None:
-        g.rate_mode = RATE_ALPHA
-    elif src is not None and (g.kernel == KERNEL_EXP2 or g.kernel == KERNEL_MAGNUS_CA):
-        st = (<AngularVelocity>src).evaluate_rate(t[0], probe)
-        if st == STATUS_OK:
-            g.rate_mode = RATE_SOURCE
-        elif st == STATUS_UNAVAILABLE:
-            g.rate_mode = RATE_FD
-        else:
-            _raise_source(src)
-    m = save.shape[0]
-    yout = np.empty((N, m, 4))
-    wout = np.empty((N, m, 3))
+    _rate_mode(&g, src, alpha, t[0])
     counters = np.zeros((3, N), dtype=np.intp)       # w and w' evaluations, sub-steps
     nfev, nrate, nsub = counters[0], counters[1], counters[2]
-    status = np.zeros(N, dtype=np.intc)
-    failed = np.zeros(N, dtype=np.intp)
     fail_angle = np.zeros(N)
     cdef const double[:, ::1] wv = wconst
     cdef const double[::1] kv
@@ -839,8 +894,6 @@ def run(method, model, y0, t, save, options, workers=1):
         sp.stops = &kv[0]
         sp.n_stops = kv.shape[0]
         sp.stops_jump = g.jumps
-    counts = np.zeros((N, 3), dtype=np.int64)
-    fail_t = np.zeros(N)
     cdef KinParams* params = NULL
     cdef Py_ssize_t b_, n_params = 1 if src is not None else N
     try:
@@ -855,37 +908,16 @@ def run(method, model, y0, t, save, options, workers=1):
                 g.params = params
                 g.params_shared = src is not None
                 sp.body = _engine_body
-        drive(&sp, t, save, y0, yout, wout, status, failed, workers, counts, fail_t, trace,
-              h_next, events)
+        yout, wout, status, failed, counts, fail_t = drive(&sp, t, save, y0, workers, trace,
+                                                           h_next, events)
     finally:
         free(params)
     adaptive = control is not None
     sources = (src,) + (tuple(events["objects"]) if events is not None else ())
     code, message = outcome(status, failed, t, sources, fail_t=fail_t if adaptive else None,
                             last=None if adaptive else counts[:, 0])
-    stats = {"n_steps": largest(counts[:, 0]) if adaptive else int(t.shape[0] - 1),
-             "nfev": largest(nfev),
-             "nrate": largest(nrate), "n_substeps": largest(nsub),
-             "status": code, "message": message}
-    if adaptive:
-        stats["n_rejected"] = largest(counts[:, 1])
-        stats["nfev_pair"] = largest(counts[:, 2])
-    stats["per_body"] = per_body_counts(counts if adaptive else None, stats["n_steps"], nfev)
-    if code in (STATUS_ROTATION_BOUND, STATUS_TOO_MANY_SUBSTEPS):
-        b = int(np.flatnonzero(status)[0])
-        tb = float(t[failed[b]])
-        if code == STATUS_TOO_MANY_SUBSTEPS:
-            raise ValueError(f"{method}: the rotation over the step from t = {tb!r} (body {b}) "
-                             f"is {fail_angle[b]:.6g} rad, more than MAX_SUBSTEPS = "
-                             f"{MAX_SUBSTEPS} sub-steps of pi/(2 sqrt(2)) each")
-        raise ValueError(
-            f"{method}: the rotation over the step from t = {tb!r} (body {b}) is "
-            f"{fail_angle[b]:.6g} rad, at or above the convergence bound pi/sqrt(2) = "
-            f"2.2214 rad of the Magnus series ([NIRD]); use smaller steps or substep=True")
-    if code == STATUS_UNAVAILABLE:
-        b = int(np.flatnonzero(status)[0])
-        raise ValueError(f"the angular velocity source could not provide a value at "
-                         f"t = {float(t[failed[b]])!r}")
+    stats = _stats(method, t, code, message, status, failed, counts if adaptive else None,
+                   counters, fail_angle)
     return yout, wout, stats
 
 

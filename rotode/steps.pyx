@@ -60,6 +60,21 @@ cdef struct StepSpec:
     double b[4]              # cg: weights (doubles of the registry's exact tableau)
 
 
+cdef struct StepCall:
+    # one call of a step function on n rows: the method, its rates (up to 4 arrays, each a
+    # (3,) row shared by every row of q, stride 0, or one per row, stride 3), the step and the
+    # options (frame, approximate exponential, magnus_ca's terms, the norm gain)
+    const StepSpec* sp
+    const double* wp[4]
+    Py_ssize_t ws[4]
+    Py_ssize_t nr
+    double dt
+    int fr
+    bint ap
+    int terms
+    double gain
+
+
 cdef enum:
     MAX_STEP_FUNCTIONS = 16
 
@@ -114,23 +129,28 @@ cdef object _array(object x, str name):
 
 cdef object _step(str method, object q, tuple rates, tuple names, object dt_, object out,
                   object frame, object exp, int terms, object gain_):
+    cdef StepCall a
     cdef const StepSpec* sp = &_SPECS[<int>_INDEX[method]]
     cdef double dt = as_real(dt_, "dt")
-    cdef double gain = 0.0
+    a.sp = sp
+    a.dt = dt
+    a.gain = 0.0
     if not (type(gain_) is float and gain_ == 0.0):      # (the default: nothing to check)
-        gain = as_positive_scalar(gain_, "norm_gain", allow_zero=True)
-    cdef int fr = _frame(frame)
-    cdef bint ap = _approx(exp) if sp.group else False
+        a.gain = as_positive_scalar(gain_, "norm_gain", allow_zero=True)
+    a.fr = _frame(frame)
+    a.ap = _approx(exp) if sp.group else False
+    a.terms = terms
     q = _array(q, "q")
     cdef Py_ssize_t n, nr = len(rates), r, i, c
+    a.nr = nr
     if q.ndim == 1 and q.shape[0] == 4:
         n = 1
     elif q.ndim == 2 and q.shape[1] == 4:
         n = q.shape[0]
     else:
         raise ValueError(f"`q` must have shape (4,) or (N, 4), got {q.shape}")
-    cdef const double* wp[4]
-    cdef Py_ssize_t wstride[4]
+    cdef const double** wp = a.wp
+    cdef Py_ssize_t* wstride = a.ws
     cdef const double[::1] flat
     keep = []
     for r in range(nr):
@@ -186,7 +206,7 @@ cdef object _step(str method, object q, tuple rates, tuple names, object dt_, ob
                     break
         if not bad:
             for i in range(n):
-                _one(sp, qp + 4 * i, wp, wstride, nr, i, dt, fr, ap, terms, gain, op + 4 * i)
+                _one(&a, qp + 4 * i, i, op + 4 * i)
             for i in range(4 * n):        # finite input, huge |q| or |dt w|: an overflow
                 if not isfinite(op[i]):
                     bad = -2
@@ -208,14 +228,19 @@ cdef object _step(str method, object q, tuple rates, tuple names, object dt_, ob
     return out
 
 
-cdef inline void _one(const StepSpec* sp, const double* q, const double** wp,
-                      const Py_ssize_t* ws, Py_ssize_t nr, Py_ssize_t i, double dt, int fr,
-                      bint ap, int terms, double gain, double* out) noexcept nogil:
+cdef inline void _one(const StepCall* call, const double* q, Py_ssize_t i,
+                      double* out) noexcept nogil:
+    """Row i of the call: one step of q with its rates (OUT: out)."""
+    cdef const StepSpec* sp = call.sp
+    cdef Py_ssize_t nr = call.nr
+    cdef double dt = call.dt, gain = call.gain
+    cdef int fr = call.fr, terms = call.terms
+    cdef bint ap = call.ap
     cdef double om[3]
-    cdef const double* a = wp[0] + ws[0] * i
-    cdef const double* b = wp[1] + ws[1] * i if nr > 1 else a
-    cdef const double* c = wp[2] + ws[2] * i if nr > 2 else a
-    cdef const double* d = wp[3] + ws[3] * i if nr > 3 else a
+    cdef const double* a = call.wp[0] + call.ws[0] * i
+    cdef const double* b = call.wp[1] + call.ws[1] * i if nr > 1 else a
+    cdef const double* c = call.wp[2] + call.ws[2] * i if nr > 2 else a
+    cdef const double* d = call.wp[3] + call.ws[3] * i if nr > 3 else a
     cdef const double* w[4]
     cdef int r
     if sp.kernel == KERNEL_RK3:

@@ -1,0 +1,238 @@
+# The driver's loop over one body (included by rotode/_driver.pyx): the body's step state
+# (`BodyRun`) set up from the run, the choice of its loop (`_one`), the loop over a fixed grid
+# (`_body`: chunks of steps handed to the runner's `advance`, or a pair's fixed steps), the
+# specialised engine's call (`_body_engine`) and what the loops share: the first row, the
+# check of a row, NaN after a failure.
+
+
+cdef void _body_init(BodyRun* b, const Run* r, Py_ssize_t i, Clock* clk,
+                     bint poller) noexcept nogil:
+    """b: body i of the run r, polled on clk, its thread's clock (the loop fills the rest)."""
+    cdef const Stepper* s = r.s
+    b.s = s
+    b.g = &r.g
+    b.T = s.erk
+    b.C = s.control
+    b.i = i
+    b.y0 = r.y0 + i * s.k0
+    b.yo = r.yo + i * (r.g.m * s.k)
+    b.wo = r.wo + i * (r.g.m * 3)
+    b.status = &r.status[i]
+    b.failed = &r.failed[i]
+    b.fail_t = &r.fail_t[i]
+    b.counts = &r.counts[3 * i]
+    b.h_next = r.h_next + i if r.h_next != NULL else NULL
+    b.tr = r.trace
+    b.poll = r.poll
+    b.clk = clk
+    b.poller = poller
+    b.began = False
+    b.rhs.f = s.deriv
+    b.rhs.cfg = s.cfg
+    b.rhs.i = i
+    b.rhs.work = <void*>b.work
+    b.rhs.n = s.nz
+
+
+cdef void _one(const Run* r, Py_ssize_t i, Clock* clk, bint poller) noexcept nogil:
+    """Body i of the run r, by the specialised engine, the controlled loop or the fixed grid's
+    (OUT: its rows, status and counters)."""
+    cdef BodyRun b
+    _body_init(&b, r, i, clk, poller)
+    if (r.adaptive and r.s.body != NULL and b.tr == NULL and b.h_next == NULL
+            and r.s.events == NULL):
+        _body_engine(&b)
+    elif r.adaptive:
+        _body_adaptive(&b)
+    else:
+        _body(&b)
+        b.fail_t[0] = r.g.t[b.failed[0]] if b.failed[0] >= 0 else r.g.t[0]
+
+
+cdef inline int _check_row(const double* y, int k, const double* w) noexcept nogil:
+    """STATUS_NONFINITE when an output row holds NaN or inf."""
+    cdef int c
+    for c in range(k):
+        if not (y[c] - y[c] == 0.0):
+            return STATUS_NONFINITE
+    for c in range(3):
+        if not (w[c] - w[c] == 0.0):
+            return STATUS_NONFINITE
+    return STATUS_OK
+
+
+cdef inline int _store_first(BodyRun* b, double t, double* yo, double* wo) noexcept nogil:
+    """The row at t0 (OUT: yo, wo): the stored state, or y0 itself when the stepper says so
+    (y0_row)."""
+    cdef const Stepper* s = b.s
+    cdef int st = s.store(s.cfg, b.i, t, b.z, yo, wo, <void*>b.work)
+    cdef int c
+    if st == STATUS_OK and s.y0_row:
+        for c in range(s.k):
+            yo[c] = b.y0[c]
+        for c in range(3):
+            wo[c] = b.y0[4 + c]
+    return st
+
+
+cdef void _nan_rows(BodyRun* b, Py_ssize_t slot) noexcept nogil:
+    """NaN in the output rows from `slot` on: after a failure, never silently wrong numbers."""
+    cdef int c
+    while slot < b.g.m:
+        for c in range(b.s.k):
+            b.yo[slot * b.s.k + c] = NAN
+        for c in range(3):
+            b.wo[3 * slot + c] = NAN
+        slot += 1
+
+
+cdef int _body(BodyRun* b) noexcept nogil:
+    """The whole time loop of body b.i on the grid (OUT: its rows, status; failed[0] and
+    counts[0]: the grid indices between which a failure happened)."""
+    cdef const Stepper* s = b.s
+    cdef const Grid* g = b.g
+    cdef Clock* clk = b.clk
+    cdef Py_ssize_t i = b.i
+    cdef double* z = b.z
+    cdef double* yo = b.yo
+    cdef double* wo = b.wo
+    cdef long long* last = b.counts
+    cdef bint have_f = False
+    cdef Py_ssize_t j = 0, jend, jr, slot = 0, fail = -1
+    cdef int st, c
+    b.began = not rotode_load_flag(&b.poll.stop)
+    st = s.begin(s.cfg, i, b.y0, z, <void*>b.work) if b.began else STATUS_INTERRUPTED
+    if st == STATUS_OK and g.m > 0 and g.save[0] == 0:
+        st = _store_first(b, g.t[0], yo, wo)
+        if st == STATUS_OK:
+            slot = 1
+    last[0] = g.n
+    if st != STATUS_OK:
+        fail = 0
+        last[0] = 0
+    # chunks of steps up to the next output slot or the next tick, each advanced by the
+    # runner's own loop (its step inlined there)
+    while st == STATUS_OK and j < g.n:
+        if slot >= g.m and not s.to_end:
+            break
+        jend = g.save[slot] if slot < g.m else g.n
+        if jend - j > clk.countdown:
+            jend = j + clk.countdown
+        if s.erk == NULL:
+            st = s.advance(s.cfg, i, g.t, j, jend, z, <void*>b.work, &jr)
+        else:
+            jr = j
+            while jr < jend:
+                st = _erk_fixed(b, g.t[jr], g.t[jr + 1], &have_f)
+                for c in range(s.nz):
+                    if st == STATUS_OK and not (z[c] - z[c] == 0.0):
+                        st = STATUS_NONFINITE
+                if st == STATUS_NONFINITE:    # found at its step: name that step alone
+                    clk.countdown -= <int>(jr - j)
+                    j = jr
+                    jr += 1
+                if st != STATUS_OK:
+                    break
+                jr += 1
+        clk.countdown -= <int>(jr - j)
+        if st == STATUS_NONFINITE:    # somewhere in steps j .. jr - 1: name the range
+            fail = j
+            last[0] = jr
+            break
+        j = jr
+        if st != STATUS_OK:
+            fail = j
+            last[0] = j + 1
+            break
+        if (clk.countdown <= 0 and _tick(clk, b.poll, b.poller)) or rotode_load_flag(
+                &b.poll.stop):
+            st = STATUS_INTERRUPTED
+            fail = j
+            last[0] = j
+            break
+        if slot < g.m and g.save[slot] == j:
+            st = s.store(s.cfg, i, g.t[j], z, &yo[slot * s.k], &wo[3 * slot], <void*>b.work)
+            if st == STATUS_OK:
+                st = _check_row(&yo[slot * s.k], s.k, &wo[3 * slot])
+            if st != STATUS_OK:
+                fail = j - 1
+                last[0] = j
+                break
+            slot += 1
+    _nan_rows(b, slot)
+    if s.end != NULL and b.began:
+        s.end(s.cfg, i, st, z, <void*>b.work)
+    if st == STATUS_SOURCE_ERROR:     # a Python error: the caller raises it, stop the others
+        rotode_set_flag(&b.poll.stop)
+    b.status[0] = st
+    b.failed[0] = fail
+    return st
+
+
+cdef int _erk_fixed(BodyRun* b, double t0, double t1, bint* have_f) noexcept nogil:
+    """One fixed step t0 -> t1 of an explicit Runge-Kutta pair; its FSAL stage is kept for the
+    next (IN/OUT: b.z, b.K; have_f: K[0] is f(t0, z))."""
+    cdef const Stepper* s = b.s
+    cdef double* z = b.z
+    cdef double* K = b.K
+    cdef int st, k
+    if not have_f[0]:
+        st = s.deriv(s.cfg, b.i, t0, z, K, <void*>b.work)
+        if st != STATUS_OK:
+            return st
+    st = erk_step(b.T, &b.rhs, t0, t1 - t0, t0 + (t1 - t0), z, K, b.znew)
+    if st == STATUS_OK:
+        st = s.deriv(s.cfg, b.i, t1, b.znew, K, <void*>b.work)   # f(t1, y1): the next K[0]
+    have_f[0] = st == STATUS_OK
+    for k in range(s.nz):
+        z[k] = b.znew[k]
+    if have_f[0] and s.accept != NULL:
+        s.accept(s.cfg, b.i, z, K, <void*>b.work)
+    return st
+
+
+cdef void _body_engine(BodyRun* b) noexcept nogil:
+    """Body b.i by the specialised engine (`Stepper.body`), with the driver's grid, control,
+    polling and status contract (OUT: as `_body_adaptive`)."""
+    cdef const Stepper* s = b.s
+    cdef const Grid* g = b.g
+    cdef const Control* C = s.control
+    cdef EngineRun run
+    cdef Ticker tk
+    cdef int st
+    cdef Py_ssize_t c
+    tk.clk = b.clk
+    tk.p = b.poll
+    tk.poller = b.poller
+    run.t = g.t
+    run.n = g.n
+    run.save = g.save
+    run.m = g.m
+    run.y0 = b.y0
+    run.yo = b.yo
+    run.wo = b.wo
+    run.rtol = C.rtol
+    run.atol = C.atol
+    run.first_step = C.first_step
+    run.max_step = C.max_step
+    run.max_steps = C.max_steps
+    run.t_eval = C.t_eval
+    run.countdown = &b.clk.countdown
+    run.tick = _engine_tick
+    run.tick_ctx = <void*>&tk
+    run.accepted = run.rejected = run.nfev = run.stores = 0
+    run.t_end = g.t[0]
+    if rotode_load_flag(&b.poll.stop):
+        st = STATUS_INTERRUPTED
+        for c in range(g.m * s.k):
+            b.yo[c] = NAN
+        for c in range(g.m * 3):
+            b.wo[c] = NAN
+    else:
+        st = s.body(s.cfg, b.i, &run)
+    b.status[0] = st
+    b.failed[0] = run.accepted if st != STATUS_OK else -1
+    b.fail_t[0] = run.t_end
+    b.counts[0] = run.accepted
+    b.counts[1] = run.rejected
+    b.counts[2] = run.nfev

@@ -1,0 +1,302 @@
+# The driver's run (included by rotode/_driver.pyx): `drive` sets up the records of a run
+# (events, step record), checks the stepper against the arrays, fills a `Run` and runs the
+# bodies (`_one`) on the calling thread or over threads; `engine_single` runs one body by the
+# specialised engine; the polling of Python's signal handlers (Ctrl-C) every body shares.
+
+
+cdef inline double _now() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + 1e-9 * ts.tv_nsec
+
+
+cdef void _check_signals(Poll* p) noexcept nogil:
+    """Run Python's signal handlers; an exception they raise stops the run."""
+    with gil:
+        try:
+            PyErr_CheckSignals()
+        except BaseException as exc:
+            (<list>p.errors).append(exc)
+            rotode_set_flag(&p.stop)
+
+
+cdef bint _tick(Clock* clk, Poll* p, bint poller) noexcept nogil:
+    """Every `stride` steps of a thread: read the clock (the stride doubles while ticks come
+    faster than 1 ms, halves when slower than 10 ms), check signals every POLL_SECONDS on the
+    calling thread, and say whether the run must stop."""
+    cdef double now = _now(), gap = now - clk.last_clock
+    clk.last_clock = now
+    if gap < 1e-3 and clk.stride < 65536:
+        clk.stride *= 2
+    elif gap > 1e-2 and clk.stride > 1:
+        clk.stride //= 2
+    clk.countdown = clk.stride
+    if poller and now - clk.last_check >= POLL_SECONDS:
+        clk.last_check = now
+        _check_signals(p)
+    return rotode_load_flag(&p.stop)
+
+
+cdef int _engine_tick(void* ctx) noexcept nogil:
+    """The specialised engine's poll: `_tick` of the body's thread."""
+    cdef Ticker* tk = <Ticker*>ctx
+    return _tick(tk.clk, tk.p, tk.poller)
+
+
+cdef int engine_single(body_fn body, const void* cfg, EngineRun* run) except -2:
+    """One body's run by the specialised engine on the calling thread, the GIL released and
+    polled as `drive` polls (OUT: run); raises what a signal handler raised (Ctrl-C)."""
+    cdef list errors = []
+    cdef Poll p
+    cdef Clock clk
+    cdef Ticker tk
+    cdef int st
+    p.stop = 0
+    p.errors = <void*>errors
+    clk.stride = 1
+    clk.countdown = 1
+    clk.last_clock = _now()
+    clk.last_check = clk.last_clock
+    tk.clk = &clk
+    tk.p = &p
+    tk.poller = True
+    run.countdown = &clk.countdown
+    run.tick = _engine_tick
+    run.tick_ctx = <void*>&tk
+    with nogil:
+        st = body(cfg, 0, run)
+    if errors:
+        raise errors[0]
+    return st
+
+
+cdef double _EPS100 = 100 * 2.220446049250313e-16
+cdef double _TINY_NORM2 = 1e-300                 # (rotode._loops.TINY_NORM2)
+cdef Py_ssize_t[2] _SAVE_ENDS = [0, 1]
+cdef long long _DEFAULT_MAX_STEPS = 10_000_000   # (rotode._validation.DEFAULT_MAX_STEPS)
+
+
+cdef inline bint _real(object x, double* out):
+    """x as a double when it is a Python float or int (not bool) (OUT: out)."""
+    if type(x) is float:
+        out[0] = <double>x
+        return True
+    if type(x) is int:
+        try:
+            out[0] = <double>x
+        except OverflowError:
+            return False
+        return True
+    return False
+
+
+cdef bint thin_call(object t_span, object y0, object rtol, object atol, int k, ThinCall* c,
+                    EngineRun* run):
+    """The thin path's arguments (_driver.pxd): True when `run` is ready but for its rows."""
+    cdef double t0, tf, rt, at, n2
+    cdef cnp.ndarray arr
+    cdef const double* y
+    cdef int j
+    if not ((type(t_span) is tuple or type(t_span) is list) and len(t_span) == 2
+            and _real(t_span[0], &t0) and _real(t_span[1], &tf)
+            and isfinite(t0) and isfinite(tf) and t0 != tf):
+        return False
+    if rtol is None:
+        rt = 1e-3
+    elif type(rtol) is float and rtol >= _EPS100 and rtol != INFINITY:
+        rt = rtol
+    else:
+        return False                  # (below 100 eps: the general path warns)
+    if atol is None:
+        at = 1e-6
+    elif type(atol) is float and atol >= 0.0 and atol != INFINITY:
+        at = atol
+    else:
+        return False
+    if not (type(y0) is np.ndarray and k <= ERK_MAX_N):
+        return False
+    arr = <cnp.ndarray>y0
+    if not (cnp.PyArray_TYPE(arr) == cnp.NPY_DOUBLE and cnp.PyArray_NDIM(arr) == 1
+            and cnp.PyArray_DIMS(arr)[0] == k and cnp.PyArray_IS_C_CONTIGUOUS(arr)):
+        return False
+    y = <const double*>cnp.PyArray_DATA(arr)
+    for j in range(k):
+        if not isfinite(y[j]):
+            return False
+    n2 = y[0] * y[0] + y[1] * y[1] + y[2] * y[2] + y[3] * y[3]
+    if not (n2 > _TINY_NORM2 and isfinite(n2)):
+        return False
+    c.grid[0] = t0
+    c.grid[1] = tf
+    for j in range(k):
+        c.atol[j] = at
+    run.t = c.grid
+    run.n = 1
+    run.save = _SAVE_ENDS
+    run.m = 2
+    run.y0 = y
+    run.rtol = rt
+    run.atol = c.atol
+    run.first_step = 0.0
+    run.max_step = INFINITY
+    run.max_steps = _DEFAULT_MAX_STEPS
+    run.t_eval = False
+    return True
+
+
+cdef object thin_rows(body_fn body, const void* cfg, int k, const ThinCall* c, EngineRun* run):
+    """The rows of a thin call's run (_driver.pxd)."""
+    y_out = np.empty((2, k))
+    w_out = np.empty((2, 3))
+    run.yo = <double*>cnp.PyArray_DATA(<cnp.ndarray>y_out)
+    run.wo = <double*>cnp.PyArray_DATA(<cnp.ndarray>w_out)
+    if engine_single(body, cfg, run) != STATUS_OK:
+        return None
+    return np.array([c.grid[0], c.grid[1]]), y_out, w_out
+
+
+cdef tuple drive(const Stepper* s, object t, object save, object y0, int workers,
+                 object trace=None, object h_next=None, object events=None):
+    # events: {"objects": tuple of Event, "cap": occurrences kept per body and event, None:
+    # all} (adaptive runs); the occurrences go to growable records of the driver's own, and
+    # after the run the dict receives "count" ((N, n) int64: every occurrence, also those
+    # beyond cap), "t_stop" ((N,): the time of a terminal event, NaN without one), "t" and
+    # "y" (per body, per event: the kept times (c,) and rows (c, k), c = min(count, cap)),
+    # "over" (some count exceeds cap) and "y_stop" (N, k), "w_stop" (N, 3): each body's row
+    # where its run ended (at t_stop or tf; NaN after a failure).  trace: {"dense": bool},
+    # see _driver.pxd.  Every record is the driver's (malloc), freed here whatever happens
+    # (errors, interrupts).
+    cdef EventSet es
+    cdef Trace tr
+    cdef void* evp[EVENTS_MAX]
+    cdef Py_ssize_t nbodies = len(y0)
+    _events_clear(&es)
+    _trace_clear(&tr)
+    try:
+        _events_set_up(&es, evp, s, events, nbodies)
+        _trace_set_up(&tr, s, trace)
+        out = _run(s, t, save, y0, workers, &tr if trace is not None else NULL, h_next,
+                   &es if es.n else NULL)
+        if es.n:
+            _event_output(&es, nbodies, s.k, events)
+        if trace is not None:
+            _trace_output(&tr, s.k, s.nz, trace)
+    finally:
+        _events_free(&es, nbodies)
+        _trace_free(&tr)
+    return out
+
+
+cdef int _check_run(const Stepper* s, Py_ssize_t nbodies, Py_ssize_t k0, const Trace* trp,
+                    object h_next) except -1:
+    """Check the stepper against the run's inputs: nbodies rows of k0 values in y0."""
+    cdef bint adaptive = s.control != NULL
+    if (s.nz > STATE_MAX or k0 != s.k0
+            or (s.erk != NULL and (s.nz > ERK_MAX_N or s.deriv == NULL))
+            or (s.trial != NULL and s.nz > ERK_MAX_N)
+            or (adaptive and s.erk == NULL and (s.trial == NULL or s.dense == NULL
+                                                or s.first == NULL))
+            or (s.trial != NULL and trp != NULL and trp.dense)
+            or (trp != NULL and (not adaptive or nbodies != 1))
+            or (h_next is not None and len(h_next) != nbodies)):
+        raise ValueError("the stepper does not match its arrays")
+    return 0
+
+
+cdef tuple _run(const Stepper* s, object t, object save, object y0, int workers, Trace* trp,
+                object h_next, EventSet* es):
+    """Every body of y0 over the grid t (see _driver.pxd): (y_out, w_out, status, failed,
+    counts, fail_t)."""
+    cdef const double[::1] tv = t
+    cdef const Py_ssize_t[::1] sv = save
+    cdef const double[:, ::1] yv = y0
+    cdef Py_ssize_t nbodies = yv.shape[0], m = sv.shape[0], i
+    _check_run(s, nbodies, yv.shape[1], trp, h_next)
+    y_out = np.empty((nbodies, m, s.k))
+    w_out = np.empty((nbodies, m, 3))
+    status = np.zeros(nbodies, dtype=np.intc)
+    failed = np.zeros(nbodies, dtype=np.intp)
+    counts = np.zeros((nbodies, 3), dtype=np.int64)
+    fail_t = np.zeros(nbodies)
+    out = (y_out, w_out, status, failed, counts, fail_t)
+    cdef double[:, :, ::1] yo = y_out
+    cdef double[:, :, ::1] wo = w_out
+    cdef int[::1] stv = status
+    cdef Py_ssize_t[::1] fv = failed
+    cdef long long[:, ::1] cv = counts
+    cdef double[::1] ftv = fail_t
+    cdef double[::1] hv
+    cdef Stepper with_events             # (the stepper, copied to carry the events)
+    cdef list errors = []
+    cdef Poll p
+    cdef Run r
+    if nbodies == 0:
+        return out
+    if es != NULL:
+        with_events = s[0]
+        with_events.events = es
+        s = &with_events
+    r.s = s
+    r.g.t = &tv[0]
+    r.g.n = tv.shape[0] - 1
+    r.g.m = m
+    r.g.save = &sv[0] if m else NULL
+    r.y0 = &yv[0, 0]
+    r.yo = &yo[0, 0, 0] if m else NULL
+    r.wo = &wo[0, 0, 0] if m else NULL
+    r.status = &stv[0]
+    r.failed = &fv[0]
+    r.fail_t = &ftv[0]
+    r.counts = &cv[0, 0]
+    r.h_next = NULL
+    if h_next is not None:
+        hv = h_next
+        r.h_next = &hv[0]
+    r.trace = trp
+    r.poll = &p
+    r.adaptive = s.control != NULL
+    p.stop = 0
+    p.errors = <void*>errors
+    _run_bodies(&r, nbodies, workers)
+    if errors:
+        raise errors[0]
+    for i in range(nbodies):
+        if stv[i] == STATUS_NO_MEMORY:
+            raise MemoryError("the run's record of steps or event occurrences could not grow "
+                              f"(body {i}): out of memory")
+    return out
+
+
+cdef int _run_bodies(const Run* r, Py_ssize_t nbodies, int workers) except -1:
+    """The bodies of r on the calling thread, or over `workers` threads (one clock each)."""
+    cdef Clock clocks[64]
+    cdef int tid
+    cdef Py_ssize_t i
+    cdef int nthreads = min(thread_count(workers), 64)
+    for tid in range(64):
+        clocks[tid].stride = 1
+        clocks[tid].countdown = 1
+        clocks[tid].last_clock = _now() if tid < nthreads else 0.0
+        clocks[tid].last_check = clocks[tid].last_clock
+    if nthreads == 1 or nbodies < 2:
+        with nogil:
+            for i in range(nbodies):
+                _one(r, i, &clocks[0], True)
+    else:
+        # (a step record is of one body: r.trace is NULL here)
+        for i in prange(nbodies, nogil=True, num_threads=nthreads, schedule="static"):
+            tid = threadid()
+            _one(r, i, &clocks[tid], tid == 0)
+    return 0
+
+
+cdef object _copy_out(const double* p, Py_ssize_t rows, Py_ssize_t cols):
+    """A new (rows,) (cols 0) or (rows, cols) array holding the doubles at p."""
+    cdef cnp.npy_intp dims[2]
+    dims[0] = rows
+    dims[1] = cols
+    a = cnp.PyArray_EMPTY(1 if cols == 0 else 2, dims, cnp.NPY_DOUBLE, 0)
+    if rows > 0:
+        memcpy(cnp.PyArray_DATA(<cnp.ndarray>a), p,
+               rows * (1 if cols == 0 else cols) * sizeof(double))
+    return a

@@ -1,0 +1,125 @@
+# The driver's record of every step (included by rotode/_driver.pyx): one body's accepted steps
+# of an adaptive run (rotode.solve_ivp without t_eval, and its dense output), appended after
+# each step, grown (realloc) as the run needs, handed back as arrays of the exact size, and
+# freed by `drive` on every path.
+
+
+cdef int _trace_step(BodyRun* b, double t_row, const double* zrow) noexcept nogil:
+    """Append the accepted step t -> t_new to the record b.tr (and its interpolant when
+    tr.F), its row at t_row (t_new, or the time of a terminal event inside the step, state
+    zrow)."""
+    cdef const Stepper* s = b.s
+    cdef Trace* tr = b.tr
+    cdef Py_ssize_t j = tr.n - 1               # the step's index
+    cdef int st, c, n = s.nz
+    if tr.n >= tr.cap:
+        st = _trace_grow(tr, s.k, n)
+        if st != STATUS_OK:
+            return st
+    if tr.F != NULL:
+        st = _prepare_dense(b)
+        if st != STATUS_OK:
+            return st
+        for c in range(n):
+            tr.z[j * n + c] = b.z[c]
+        for c in range(7 * n):
+            tr.F[j * 7 * n + c] = b.F[c]
+        tr.h[j] = b.h
+    st = s.store(s.cfg, b.i, t_row, zrow, &tr.y[tr.n * s.k], &tr.w[3 * tr.n], <void*>b.work)
+    if st == STATUS_OK:
+        st = _check_row(&tr.y[tr.n * s.k], s.k, &tr.w[3 * tr.n])
+    tr.t[tr.n] = t_row
+    tr.n += 1
+    return st
+
+
+cdef int _grow(void** p, Py_ssize_t items, Py_ssize_t size) noexcept nogil:
+    """Make the malloc'ed block p[0] (or NULL) hold `items` items of `size` bytes (IN/OUT:
+    p; left as it was, with STATUS_NO_MEMORY, when that fails)."""
+    cdef void* q
+    if items > PY_SSIZE_T_MAX // size:
+        return STATUS_NO_MEMORY
+    q = realloc(p[0], <size_t>(items * size))
+    if q == NULL:
+        return STATUS_NO_MEMORY
+    p[0] = q
+    return STATUS_OK
+
+
+cdef int _trace_grow(Trace* tr, int k, int nz) noexcept nogil:
+    """Twice the rows of the step record (TRACE_FIRST at first) (IN/OUT: tr)."""
+    cdef Py_ssize_t cap = TRACE_FIRST if tr.cap < TRACE_FIRST else 2 * tr.cap
+    if tr.cap > PY_SSIZE_T_MAX // 2:
+        return STATUS_NO_MEMORY
+    if (_grow(<void**>&tr.t, cap, sizeof(double)) != STATUS_OK
+            or _grow(<void**>&tr.y, cap, k * sizeof(double)) != STATUS_OK
+            or _grow(<void**>&tr.w, cap, 3 * sizeof(double)) != STATUS_OK):
+        return STATUS_NO_MEMORY
+    if tr.dense and (_grow(<void**>&tr.z, cap, nz * sizeof(double)) != STATUS_OK
+                     or _grow(<void**>&tr.F, cap, 7 * nz * sizeof(double)) != STATUS_OK
+                     or _grow(<void**>&tr.h, cap, sizeof(double)) != STATUS_OK):
+        return STATUS_NO_MEMORY
+    tr.cap = cap
+    return STATUS_OK
+
+
+cdef void _trace_clear(Trace* tr) noexcept:
+    """An empty record without memory (`_trace_free` may run on it)."""
+    cdef int c
+    tr.cap = 0
+    tr.n = 0
+    tr.dense = False
+    tr.t = NULL
+    tr.y = NULL
+    tr.w = NULL
+    tr.z = NULL
+    tr.F = NULL
+    tr.h = NULL
+    tr.K0_in = False
+    for c in range(ERK_MAX_N):
+        tr.K0[c] = 0.0
+
+
+cdef int _trace_set_up(Trace* tr, const Stepper* s, object trace) except -1:
+    """The record of `drive`'s `trace` ({"dense": bool, "K0": the first stage, optional}),
+    with room for its first rows (OUT: tr; nothing without a trace)."""
+    cdef Py_ssize_t c
+    if trace is None:
+        return 0
+    tr.dense = bool(trace.get("dense", False))
+    K0 = trace.get("K0")
+    if K0 is not None:
+        K0 = np.ascontiguousarray(K0, dtype=np.float64)
+        if K0.shape != (s.nz,) or s.erk == NULL:
+            raise ValueError("the trace's K0 does not match the stepper")
+        for c in range(s.nz):
+            tr.K0[c] = K0[c]
+        tr.K0_in = True
+    if _trace_grow(tr, s.k, s.nz) != STATUS_OK:
+        raise MemoryError()
+    return 0
+
+
+cdef void _trace_free(Trace* tr) noexcept:
+    """Free the record's memory (any of it NULL)."""
+    free(tr.t)
+    free(tr.y)
+    free(tr.w)
+    free(tr.z)
+    free(tr.F)
+    free(tr.h)
+
+
+cdef int _trace_output(const Trace* tr, int k, int nz, dict trace) except -1:
+    """The rows and steps written to tr as arrays of their exact sizes in `trace`."""
+    cdef Py_ssize_t n = tr.n, steps = tr.n - 1 if tr.n > 0 else 0
+    trace["n"] = n
+    trace["K0"] = _copy_out(tr.K0, nz, 0)
+    trace["t"] = _copy_out(tr.t, n, 0)
+    trace["y"] = _copy_out(tr.y, n, k)
+    trace["w"] = _copy_out(tr.w, n, 3)
+    if tr.dense:
+        trace["z"] = _copy_out(tr.z, steps, nz)
+        trace["F"] = _copy_out(tr.F, steps, 7 * nz)
+        trace["h"] = _copy_out(tr.h, steps, 0)
+    return 0
