@@ -9,7 +9,7 @@ passed by pointer to every part of the loop) and its Python functions; the parts
 are included, one concern each:
 
 - ``_driver_run.pxi``: `drive` (its records set up and freed, the threads over bodies),
-  `engine_single`, the polling of signals;
+  `engine_single` and the thin call path (`thin_call`, `thin_rows`), the polling of signals;
 - ``_driver_loop.pxi``: one body's set-up, the fixed-grid loop, the specialised engine's call;
 - ``_driver_control.pxi``: the error-controlled loop (start, trial steps and controller,
   outputs by dense output, accept, end);

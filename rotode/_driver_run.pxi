@@ -1,7 +1,8 @@
 # The driver's run (included by rotode/_driver.pyx): `drive` sets up the records of a run
 # (events, step record), checks the stepper against the arrays, fills a `Run` and runs the
 # bodies (`_one`) on the calling thread or over threads; `engine_single` runs one body by the
-# specialised engine; the polling of Python's signal handlers (Ctrl-C) every body shares.
+# specialised engine, and the thin call path (`thin_call`, `thin_rows`) checks and runs one
+# body's plain call there; the polling of Python's signal handlers (Ctrl-C) every body shares.
 
 
 cdef inline double _now() noexcept nogil:
