@@ -3,12 +3,12 @@
 //
 // `erk_body<P, M>(model, run)` integrates y' = f(t, y) of the model `M` with the pair `P` (a
 // struct of rotode/_tableaux.hpp, generated from the registry) over one body's span, writing the
-// rows the run asks for.  It does what the driver's `_body_adaptive` (rotode/_driver.pyx) does
-// for a pair on the state, to the same arithmetic, with the tableau as compile-time constants
-// (every stage sum unrolled over its nonzero coefficients) and the model's equations inlined
-// into the stages instead of a call through a function pointer and a virtual torque call per
-// evaluation.  What it does not do (events, step records, sample-time stops, a Lie-group
-// re-anchoring) stays with the driver; rotode/dynamic.pyx chooses.
+// rows the run asks for.  It does what the driver's `_body_adaptive` (rotode/_driver_control.pxi)
+// does for a pair on the state, to the same arithmetic, with the tableau as compile-time
+// constants (every stage sum unrolled over its nonzero coefficients) and the model's equations
+// inlined into the stages instead of a call through a function pointer and a virtual torque call
+// per evaluation.  What it does not do (events, step records, sample-time stops, a Lie-group
+// re-anchoring) stays with the driver; rotode/dynamic.pyx and kinematic.pyx choose.
 //
 // Formulas: Hairer, Norsett & Wanner, "Solving Ordinary Differential Equations I" (2nd ed.,
 // 1993), sec. II.4 (error norm, initial step, the controller as SciPy's `_ivp.rk`: safety 0.9,

@@ -1,7 +1,8 @@
 # The specialised engine (rotode/_engine.hpp, _models.hpp, _tableaux.hpp): a pair's whole
 # error-controlled run of one body with the tableau and the model known at compile time.  The
-# driver (rotode/_driver.pyx) calls it through `Stepper.body` instead of its own loop where a
-# runner found the (pair, model) eligible (docs/architecture.md, "The specialised engine").
+# driver (`_body_engine`, rotode/_driver_loop.pxi) calls it through `Stepper.body` instead of
+# its own loop where a runner found the (pair, model) eligible (docs/architecture.md, "The
+# specialised engine").
 
 cdef extern from "_engine.hpp" namespace "rotode" nogil:
     cdef enum:

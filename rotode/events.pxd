@@ -1,9 +1,9 @@
 # Event functions g(t, y, w) for the error-controlled runs (layer 3 objects, nogil).
 #
 # The driver evaluates them on the dense output of every accepted step, without the GIL, and
-# locates a sign change of g inside the step (rotode/_driver.pyx).  y is the output row of the
-# run ([q] for kinematics, [q, w_body] for the rigid body; q of any nonzero length), w the body
-# angular velocity.  A downstream Cython class derives from `Event` and overrides `evaluate`
+# locates a sign change of g inside the step (rotode/_driver_events.pxi).  y is the output row of
+# the run ([q] for kinematics, [q, w_body] for the rigid body; q of any nonzero length), w the
+# body angular velocity.  A downstream Cython class derives from `Event` and overrides `evaluate`
 # (README, "Cython API"); status codes as in rotode/omega.pxd: `evaluate` returns NaN after
 # storing a Python error in `error` (the Python-callable event), which stops the run and
 # re-raises it in the caller; a NaN without a stored error stops it with a ValueError naming the
