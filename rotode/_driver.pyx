@@ -20,6 +20,8 @@ are included, one concern each:
 import numpy as np
 
 from rotode import methods as _methods
+from rotode._loops import TINY_NORM2
+from rotode._validation import DEFAULT_MAX_STEPS
 from rotode.events import _nan_error
 
 from cpython.exc cimport PyErr_CheckSignals

@@ -71,10 +71,12 @@ cdef int engine_single(body_fn body, const void* cfg, EngineRun* run) except -2:
     return st
 
 
-cdef double _EPS100 = 100 * 2.220446049250313e-16
-cdef double _TINY_NORM2 = 1e-300                 # (rotode._loops.TINY_NORM2)
+# the thin path's checks read the general path's own thresholds (rtol's floor of 100 eps in
+# `_validation.as_control`, the smallest |q|^2, the default step cap)
+cdef double _EPS100 = 100 * np.finfo(float).eps
+cdef double _TINY_NORM2 = TINY_NORM2
 cdef Py_ssize_t[2] _SAVE_ENDS = [0, 1]
-cdef long long _DEFAULT_MAX_STEPS = 10_000_000   # (rotode._validation.DEFAULT_MAX_STEPS)
+cdef long long _DEFAULT_MAX_STEPS = DEFAULT_MAX_STEPS
 
 
 cdef inline bint _real(object x, double* out):
