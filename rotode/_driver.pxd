@@ -1,9 +1,11 @@
 # The one time-loop driver of rotode's fixed-grid methods (docs/architecture.md).
 #
-# A runner (kinematic.pyx, dynamic.pyx, implicit.pyx) describes its method by a `Stepper`: four
-# `noexcept nogil` callbacks on a per-body internal state z and a per-body scratch `work`
-# (WORK_DOUBLES doubles on the driver's stack, cast by the runner to its own struct), plus the
-# runner's read-only configuration `cfg`.  `drive` owns everything else, once for every method:
+# A runner (kinematic.pyx, dynamic.pyx, implicit.pyx, ode.pyx) describes its method by a
+# `Stepper`: four `noexcept nogil` callbacks on a per-body internal state z and a per-body
+# scratch `work` (`Stepper.work_doubles` doubles, cast by the runner to its own struct), plus
+# the runner's read-only configuration `cfg`.  The state has no size cap: up to STATE_MAX
+# values (ERK_MAX_N for a pair) and WORK_DOUBLES of scratch live on the driver's stack, larger
+# ones in one heap block per body.  `drive` owns everything else, once for every method:
 # the loop over bodies (outermost, OpenMP over bodies, so batches are bit-identical to single
 # runs whatever the thread count), the loop over grid steps, the output at `save` slots, the
 # non-finite check after every step, NaN from a failure on, interrupt polling (Ctrl-C within
@@ -50,9 +52,9 @@ cpdef enum Kernel:
     KERNEL_IMPLICIT = 11         # rigid body: Mizerski 2020's implicit solves (rotode.implicit)
 
 cdef enum:
-    WORK_DOUBLES = 256               # per-body scratch handed to the callbacks
+    WORK_DOUBLES = 256               # per-body scratch on the driver's stack (more: the heap)
     EVENTS_MAX = 16                  # events of one run
-    STATE_MAX = 16                   # largest internal state z
+    STATE_MAX = 16                   # largest state z (and row) on the driver's stack
 
 # z <- initial state of body i from its row y0 (OUT: z, work)
 ctypedef int (*begin_fn)(const void* cfg, Py_ssize_t i, const double* y0, double* z,
@@ -122,6 +124,7 @@ cdef struct Stepper:
     int k0               # columns of y0
     int k                # columns of y_out
     int nz               # leading entries of z checked for finiteness after every step
+    Py_ssize_t work_doubles  # the scratch `work` a body needs (make_stepper: WORK_DOUBLES)
     bint to_end          # True: step to the grid's end even after the last saved slot
     # True: a row at t0 is y0 itself (k0 == k, w = y0[4:7]) as in solve_ivp, not the state
     # read back (a normalised q, or w = I^-1 (I w0), would differ in the last bits)
@@ -239,6 +242,7 @@ cdef inline Stepper make_stepper(const void* cfg, begin_fn begin, advance_fn adv
     s.k0 = k0
     s.k = k
     s.nz = nz
+    s.work_doubles = WORK_DOUBLES
     s.to_end = to_end
     s.y0_row = False
     s.erk = NULL
@@ -296,7 +300,7 @@ cdef struct Trace:
     # earlier one has it after its accept hook, instead of evaluated); OUT: the first stage
     # of the step after the last one
     bint K0_in
-    double K0[ERK_MAX_N]
+    double* K0           # (nz,)
 
 
 cdef struct Grid:

@@ -97,6 +97,13 @@ cdef Py_ssize_t TRACE_FIRST = 64     # first rows of a step record (doubled when
 cdef Py_ssize_t EVENTS_FIRST = 16    # first occurrences of a body's event record (doubled)
 
 
+cdef enum:
+    # the buffers of a small body (`BodyRun.small`): work, z, znew, zd, K, F, scratch, row,
+    # the events' rows and Brent's
+    SMALL_DOUBLES = (WORK_DOUBLES + 3 * STATE_MAX + ERK_MAX_STAGES * ERK_MAX_N + 12 * ERK_MAX_N
+                     + (EVENTS_MAX + 2) * (STATE_MAX + 3))
+
+
 cdef struct Poll:
     # shared by the threads of a run, written only to stop it (its own cache lines)
     char pad0[64]
@@ -145,13 +152,23 @@ cdef struct BodyRun:
     # running the body (`_one`), passed to each of them by pointer.
     # -- the runner's scratch (cast by the runner to its own struct) and the buffers: the
     # state, the trial step's state, a state inside the step, the pair's stages (FSAL stage
-    # first) and the step's interpolant
-    double work[WORK_DOUBLES]
-    double z[STATE_MAX]
-    double znew[ERK_MAX_N]
-    double zd[STATE_MAX]
-    double K[ERK_MAX_STAGES * ERK_MAX_N]
-    double F[7 * ERK_MAX_N]
+    # first), the step's interpolant, the pair kernels' scratch, an output row, the events'
+    # rows (EVENTS_MAX of rs = k + 3 values: the row, then w) and Brent's two rows.  They point
+    # into `small` (a state of up to ERK_MAX_N values, STATE_MAX without a pair) or into
+    # `heap`, one block per body (`_buffers`).
+    double* work
+    double* z
+    double* znew
+    double* zd
+    double* K
+    double* F
+    double* scratch
+    double* row
+    double* ev_rows
+    double* brent_rows
+    Py_ssize_t rs
+    void* heap
+    double small[SMALL_DOUBLES]
     # -- the body and where its results go (`_body_init`)
     const Stepper* s
     const Grid* g
@@ -201,7 +218,6 @@ cdef struct BodyRun:
     double g_old[EVENTS_MAX]
     double g_prev[EVENTS_MAX]
     long long occurrences[EVENTS_MAX]
-    double row[STATE_MAX]
     double wrow[3]
 
 

@@ -56,7 +56,7 @@ cdef int _adaptive_start(BodyRun* b) noexcept nogil:
     b.nfev = 0
     # t_eval holds t0: SciPy evaluates the first step's dense output for it
     b.t0_requested = C.t_eval and g.m > 0 and g.save[0] == 0
-    for c in range(7 * ERK_MAX_N):
+    for c in range(7 * s.nz):
         b.F[c] = 0.0
     if s.events != NULL:            # (counts and t_stop are reported whatever happens next)
         s.events.t_stop[b.i] = NAN

@@ -3,10 +3,6 @@
 # dense output to 4 ulp (`_event_root`), the occurrences recorded in time order in growable
 # per-body records, and those records handed back as arrays after the run.
 
-cdef enum:
-    ROW = STATE_MAX + 3             # an output row and its body angular velocity
-
-
 cdef int _event_values(BodyRun* b, double t, const double* z, double* row, double* wrow,
                        double* g, int only, bint keep_row) noexcept nogil:
     """g of every event (only: just that one) at the state z of time t (OUT: g, and row, wrow
@@ -61,7 +57,7 @@ cdef int _events_in_step(BodyRun* b) noexcept nogil:
     cdef double g_new[EVENTS_MAX]
     cdef double g_try[EVENTS_MAX]
     cdef double te[EVENTS_MAX]
-    cdef double rows[EVENTS_MAX * ROW]          # the row at te[j] when found[j]
+    cdef double* rows = b.ev_rows               # the row at te[j] when found[j] (rs each)
     cdef bint found[EVENTS_MAX]
     cdef int order[EVENTS_MAX]
     cdef int at[EVENTS_MAX]                     # the slot of rows and found of te[j]
@@ -77,7 +73,7 @@ cdef int _events_in_step(BodyRun* b) noexcept nogil:
         if b.g_old[e] == 0.0 and g_new[e] == 0.0:
             continue                            # no crossing: g stays at zero
         st = _event_root(b, e, b.g_old[e], g_new[e], b.g_prev[e], g_try, &te[m],
-                         &rows[m * ROW], &found[m])
+                         &rows[m * b.rs], &found[m])
         if st != STATUS_OK:
             return st
         order[m] = e
@@ -98,11 +94,11 @@ cdef int _events_in_step(BodyRun* b) noexcept nogil:
         if not found[a]:
             st = _dense_at(b, te[j], b.zd)
             if st == STATUS_OK:
-                st = s.store(s.cfg, b.i, te[j], b.zd, &rows[a * ROW],
-                             &rows[a * ROW + STATE_MAX], <void*>b.work)
+                st = s.store(s.cfg, b.i, te[j], b.zd, &rows[a * b.rs],
+                             &rows[a * b.rs + s.k], <void*>b.work)
             if st != STATUS_OK:
                 return st
-        st = _record_occurrence(b, e, te[j], &rows[a * ROW])
+        st = _record_occurrence(b, e, te[j], &rows[a * b.rs])
         if st != STATUS_OK:
             return st
         term = (<Event>E.ev[e]).terminal
@@ -192,7 +188,7 @@ cdef struct Brent:
     double scur
     double sbis
     double delta
-    double rows[2 * ROW]
+    double* rows             # two output rows (BodyRun.rs values each: the row, then w)
     double xrow[2]
     int n
 
@@ -249,7 +245,7 @@ cdef inline int _brent_point(BodyRun* b, Brent* r, int e, double x, double* g,
     r.xrow[c] = x
     st = _dense_at(b, x, b.zd)
     if st == STATUS_OK:
-        st = _event_values(b, x, b.zd, &r.rows[c * ROW], &r.rows[c * ROW + STATE_MAX], g, e,
+        st = _event_values(b, x, b.zd, &r.rows[c * b.rs], &r.rows[c * b.rs + b.s.k], g, e,
                            True)
     if st == STATUS_OK:
         fx[0] = g[e]
@@ -260,7 +256,7 @@ cdef int _event_root(BodyRun* b, int e, double g0, double g1, double g_prev, dou
                      double* root, double* row, bint* have_row) noexcept nogil:
     """The time in the accepted step t -> t_new at which event e changes sign, g(t) = g0 and
     g(t_new) = g1 having opposite signs or one of them zero (OUT: root; and when have_row,
-    row[:k] and row[STATE_MAX:][:3]: the output row there, already computed).
+    row[:k] and row[k:][:3]: the output row there, already computed).
 
     Brent's method (Algorithms for Minimization without Derivatives, 1973, ch. 4; the form of
     SciPy's brentq) on the dense output: inverse quadratic or linear interpolation inside the
@@ -285,6 +281,7 @@ cdef int _event_root(BodyRun* b, int e, double g0, double g1, double g_prev, dou
     r.xblk = r.fblk = r.spre = r.scur = 0.0
     r.delta = 2.0 * 2.220446049250313e-16 * (1.0 + fmax(fabs(t), fabs(t_new)))
     r.n = 0
+    r.rows = b.brent_rows
     have_row[0] = False
     if r.fpre == 0.0:
         root[0] = r.xpre
@@ -352,8 +349,8 @@ cdef int _event_root(BodyRun* b, int e, double g0, double g1, double g_prev, dou
     root[0] = r.xcur
     for c in range(2 if r.n >= 2 else r.n):
         if r.xrow[c] == r.xcur:
-            for q in range(ROW):
-                row[q] = r.rows[c * ROW + q]
+            for q in range(b.rs):
+                row[q] = r.rows[c * b.rs + q]
             have_row[0] = True
             break
     return STATUS_OK

@@ -30,8 +30,46 @@ cdef void _body_init(BodyRun* b, const Run* r, Py_ssize_t i, Clock* clk,
     b.rhs.f = s.deriv
     b.rhs.cfg = s.cfg
     b.rhs.i = i
-    b.rhs.work = <void*>b.work
     b.rhs.n = s.nz
+
+
+cdef bint _buffers(BodyRun* b) noexcept nogil:
+    """Point b's buffers into its own `small` storage or, for a larger state, row or scratch,
+    into one heap block (OUT: b.work, z, ..., heap; False: no memory)."""
+    cdef const Stepper* s = b.s
+    cdef Py_ssize_t n = s.nz, k = s.k, nw = s.work_doubles, sz = n, rs = k + 3
+    cdef double* p
+    cdef bint pair = s.erk != NULL or s.trial != NULL
+    b.heap = NULL
+    if (nw <= WORK_DOUBLES and n <= STATE_MAX and k <= STATE_MAX
+            and (n <= ERK_MAX_N or not pair)):
+        p = b.small
+        nw = WORK_DOUBLES
+        n = ERK_MAX_N
+        sz = STATE_MAX
+        rs = STATE_MAX + 3
+    else:
+        if sz < STATE_MAX:
+            sz = STATE_MAX
+        b.heap = malloc((nw + 2 * sz + k + n * (ERK_MAX_STAGES + 12) + (EVENTS_MAX + 2) * rs)
+                        * sizeof(double))
+        if b.heap == NULL:
+            return False
+        p = <double*>b.heap
+    b.work = p
+    b.z = p + nw
+    b.zd = b.z + sz
+    b.row = b.zd + sz
+    b.znew = b.row + sz if b.heap == NULL else b.row + k
+    b.K = b.znew + n
+    b.F = b.K + ERK_MAX_STAGES * n
+    b.scratch = b.F + 7 * n
+    b.ev_rows = b.scratch + 4 * n
+    b.brent_rows = b.ev_rows + EVENTS_MAX * rs
+    b.rs = rs
+    b.rhs.work = <void*>b.work
+    b.rhs.scratch = b.scratch
+    return True
 
 
 cdef void _one(const Run* r, Py_ssize_t i, Clock* clk, bint poller) noexcept nogil:
@@ -39,6 +77,14 @@ cdef void _one(const Run* r, Py_ssize_t i, Clock* clk, bint poller) noexcept nog
     (OUT: its rows, status and counters)."""
     cdef BodyRun b
     _body_init(&b, r, i, clk, poller)
+    if not _buffers(&b):
+        _nan_rows(&b, 0)
+        b.status[0] = STATUS_NO_MEMORY
+        b.failed[0] = 0
+        b.fail_t[0] = r.g.t[0]
+        b.counts[0] = b.counts[1] = b.counts[2] = 0
+        rotode_set_flag(&b.poll.stop)
+        return
     if (r.adaptive and r.s.body != NULL and b.tr == NULL and b.h_next == NULL
             and r.s.events == NULL):
         _body_engine(&b)
@@ -47,6 +93,7 @@ cdef void _one(const Run* r, Py_ssize_t i, Clock* clk, bint poller) noexcept nog
     else:
         _body(&b)
         b.fail_t[0] = r.g.t[b.failed[0]] if b.failed[0] >= 0 else r.g.t[0]
+    free(b.heap)
 
 
 cdef inline int _check_row(const double* y, int k, const double* w) noexcept nogil:

@@ -45,8 +45,7 @@ cdef class Engine:
         standard = spec.embedded.kind == _methods.PairKind.STANDARD
         s = len(b)
         extra = emb["extra_a"]
-        if (s + 1 + len(extra) > ERK_MAX_STAGES or n > ERK_MAX_N
-                or spec.embedded.powers > ERK_MAX_POWERS):
+        if s + 1 + len(extra) > ERK_MAX_STAGES or spec.embedded.powers > ERK_MAX_POWERS:
             raise ValueError(f"method {spec.name!r} exceeds the compiled pair's sizes")
         for r in range(ERK_MAX_STAGES * ERK_MAX_STAGES):
             T.a[r] = 0.0

@@ -194,9 +194,8 @@ cdef int _check_run(const Stepper* s, Py_ssize_t nbodies, Py_ssize_t k0, const T
                     object h_next) except -1:
     """Check the stepper against the run's inputs: nbodies rows of k0 values in y0."""
     cdef bint adaptive = s.control != NULL
-    if (s.nz > STATE_MAX or k0 != s.k0
-            or (s.erk != NULL and (s.nz > ERK_MAX_N or s.deriv == NULL))
-            or (s.trial != NULL and s.nz > ERK_MAX_N)
+    if (s.nz < 1 or k0 != s.k0 or s.work_doubles < 0
+            or (s.erk != NULL and s.deriv == NULL)
             or (adaptive and s.erk == NULL and (s.trial == NULL or s.dense == NULL
                                                 or s.first == NULL))
             or (s.trial != NULL and trp != NULL and trp.dense)

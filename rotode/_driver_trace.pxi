@@ -65,7 +65,6 @@ cdef int _trace_grow(Trace* tr, int k, int nz) noexcept nogil:
 
 cdef void _trace_clear(Trace* tr) noexcept:
     """An empty record without memory (`_trace_free` may run on it)."""
-    cdef int c
     tr.cap = 0
     tr.n = 0
     tr.dense = False
@@ -76,8 +75,7 @@ cdef void _trace_clear(Trace* tr) noexcept:
     tr.F = NULL
     tr.h = NULL
     tr.K0_in = False
-    for c in range(ERK_MAX_N):
-        tr.K0[c] = 0.0
+    tr.K0 = NULL
 
 
 cdef int _trace_set_up(Trace* tr, const Stepper* s, object trace) except -1:
@@ -87,6 +85,9 @@ cdef int _trace_set_up(Trace* tr, const Stepper* s, object trace) except -1:
     if trace is None:
         return 0
     tr.dense = bool(trace.get("dense", False))
+    tr.K0 = <double*>calloc(s.nz if s.nz > 0 else 1, sizeof(double))
+    if tr.K0 == NULL:
+        raise MemoryError()
     K0 = trace.get("K0")
     if K0 is not None:
         K0 = np.ascontiguousarray(K0, dtype=np.float64)
@@ -108,6 +109,7 @@ cdef void _trace_free(Trace* tr) noexcept:
     free(tr.z)
     free(tr.F)
     free(tr.h)
+    free(tr.K0)
 
 
 cdef int _trace_output(const Trace* tr, int k, int nz, dict trace) except -1:

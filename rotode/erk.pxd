@@ -1,16 +1,18 @@
 # Embedded explicit Runge-Kutta pairs (layer 2 kernels): one step, its error norm, the initial
-# step and the dense output, for any state of n <= ERK_MAX_N values and any right-hand side
-# given as a `noexcept nogil` callback (`ErkRhs`: the callback with its configuration, body
-# and scratch, and n; `ErkTol`: the error scale).  The coefficients are the registry's
-# (rotode.methods: any pair of its two kinds, `PairKind`), converted once to doubles in an `ERK`
-# struct (by rotode._driver.Engine).  The formulas follow Hairer, Norsett & Wanner, "Solving
-# Ordinary Differential Equations I" (2nd ed., 1993): sec. II.4 (error norm, initial step),
+# step and the dense output, for a state of any size n and any right-hand side given as a
+# `noexcept nogil` callback (`ErkRhs`: the callback with its configuration, body, scratch and
+# n, and 4 n doubles of the kernels' own scratch; `ErkTol`: the error scale).  The
+# coefficients are the registry's (rotode.methods: any pair of its two kinds, `PairKind`),
+# converted once to doubles in an `ERK` struct (by rotode._driver.Engine).  The formulas
+# follow Hairer, Norsett & Wanner, "Solving Ordinary Differential Equations I" (2nd ed.,
+# 1993): sec. II.4 (error norm, initial step),
 # II.5 (DOPRI5), II.6 (dense output), II.10 (DOP853 and its 8(5,3) error estimator), as SciPy's
 # `integrate._ivp.rk` implements them, so steps agree with solve_ivp's (RK23, RK45, DOP853).
 # Two kinds of pair: ERK_STANDARD (the plain estimate h sum e_j K_j and a dense output
 # y + h sum_j K_j sum_p P[j][p] theta^(p+1) of at most ERK_MAX_POWERS powers: DOPRI5, BS3) and
 # ERK_DOP853 (Hairer's combined 8(5,3) estimate and a degree-7 dense output with extra stages).
-# Allocation-free; the caller owns K (ERK_MAX_STAGES rows of n) and F (7 rows of n).
+# Allocation-free; the caller owns K (ERK_MAX_STAGES rows of n), F (7 rows of n) and the
+# scratch.
 from libc.math cimport sqrt, fabs, fmax, fmin, pow, INFINITY
 
 cdef extern from "_erk.hpp" namespace "rotode" nogil:
@@ -24,7 +26,9 @@ cdef extern from "_erk.hpp" namespace "rotode" nogil:
 
 cdef enum:
     ERK_MAX_STAGES = 16      # stages of the step, the FSAL stage and the dense-output stages
-    ERK_MAX_N = 8            # largest state
+    # the largest state the driver keeps in its body struct (larger: on the heap, see
+    # rotode/_driver_loop.pxi `_buffers`)
+    ERK_MAX_N = 8
     ERK_MAX_POWERS = 4       # powers of theta of an ERK_STANDARD dense output (rows of F)
     # the pair kinds: the values of rotode.methods.PairKind (checked by rotode._driver)
     ERK_STANDARD = 0
@@ -43,6 +47,7 @@ cdef struct ErkRhs:
     Py_ssize_t i
     void* work
     int n
+    double* scratch          # 4 n doubles for the kernels below (a stage's argument, ...)
 
 
 cdef struct ErkTol:
@@ -79,7 +84,7 @@ cdef struct ERK:
 cdef inline int erk_stage(const ERK* T, const ErkRhs* f, double tr, double h, const double* y,
                           double* K, int r) noexcept nogil:
     """Stage r: K_r = f(tr, y + h sum_{j<r} a_rj K_j), tr its time (OUT: K[r])."""
-    cdef double ys[ERK_MAX_N]
+    cdef double* ys = f.scratch
     cdef double acc
     cdef int j, k, n = f.n
     for k in range(n):
@@ -162,12 +167,12 @@ cdef inline int erk_initial_step(const ERK* T, const ErkRhs* f, double t0, const
     y0_k = 0) has no size to measure its change against and is left out of the norms d0, d1,
     d2 (`erk_rms`); SciPy's own 0/0 there gives a NaN step and a loop without end.  Any other
     scale gives SciPy's step to the last bit."""
-    cdef double scale[ERK_MAX_N]
-    cdef double y1[ERK_MAX_N]
-    cdef double f1[ERK_MAX_N]
-    cdef double diff[ERK_MAX_N]
-    cdef double d0, d1, d2, h0, h1
     cdef int k, st, n = f.n
+    cdef double* scale = f.scratch
+    cdef double* y1 = &f.scratch[n]
+    cdef double* f1 = &f.scratch[2 * n]
+    cdef double* diff = &f.scratch[3 * n]
+    cdef double d0, d1, d2, h0, h1
     for k in range(n):
         scale[k] = tol.atol[k] + fmax(fabs(y0[k]), tol.ref[k]) * tol.rtol
     d0 = erk_rms(n, y0, scale)
@@ -200,7 +205,7 @@ cdef inline int erk_dense_prepare(const ERK* T, const ErkRhs* f, double t, doubl
     Every sum runs over the stages in order (those with nonzero coefficients, `ERK.acols`,
     `ERK.cols`), the components side by side (rotode/_erk.hpp).  A standard pair's rows
     F[r] = h sum_j P[j][r] K_j, r < ERK_MAX_POWERS (those from npow on are h * 0)."""
-    cdef double ys[ERK_MAX_N]
+    cdef double* ys = f.scratch
     cdef double dy
     cdef int st, r, k, n = f.n
     if T.kind == ERK_STANDARD:
