@@ -47,6 +47,7 @@ from rotode import (
     inertia,
     kinematic,
     methods,
+    ode,
     omega,
     quaternion,
     rhs,
@@ -59,6 +60,7 @@ from rotode.frames import DynamicTransform, MovingFrameParticle, MovingFrameRigi
 from rotode.inertia import principal_axes, validate_inertia
 from rotode.integration import IntegrationResult, integrate
 from rotode.ivp import solve_ivp
+from rotode.ode import ODE
 from rotode.rhs import (
     EulerAnglesXYZ,
     ExpCoordKinematics,
@@ -93,7 +95,7 @@ from rotode.solvers import (
 __version__ = "0.1.0"
 __all__ = [
     "quaternion", "so3", "inertia", "frames", "omega", "torque", "rhs", "exact", "events",
-    "kinematic", "dynamic", "implicit", "steps", "integrate", "IntegrationResult",
+    "kinematic", "dynamic", "implicit", "ode", "steps", "integrate", "IntegrationResult", "ODE",
     "LazyIntegrationResult", "solve_ivp",
     "LieEuler", "Exp2", "MagnusCA", "Magnus2", "Magnus4", "Magnus6", "Magnus8", "CG1", "CG2",
     "CG3", "RK3", "RK4", "RKN4", "RKMK5", "RKMK8", "ImplicitMidpoint", "Trapezoid",

@@ -16,7 +16,8 @@ cdef class Engine:
     ----------
     spec : rotode.methods.Method
         A method with a pair kernel, ``erk`` or ``rkmk`` (tableau and `Embedded` data of either
-        `rotode.methods.PairKind`), or one with its own trial step (no tableau).
+        `rotode.methods.PairKind`), a plain tableau (fixed steps: no `Embedded`), or one with
+        its own trial step (no tableau).
     control : tuple or None
         ``(rtol, atol, first_step, max_step, max_steps)`` as checked by
         `rotode._validation.as_control` (``atol`` an array of ``n`` values), or None for fixed
@@ -40,12 +41,20 @@ cdef class Engine:
             return
         self._spec = spec
         a, b, c = spec.tableau.doubles
-        emb = spec.embedded.doubles
+        if spec.embedded is None:         # a plain tableau: fixed steps only (no estimate)
+            if self.adaptive:
+                raise ValueError(f"method {spec.name!r} has no error estimate")
+            emb = {"extra_a": (), "extra_c": (), "e": (), "e3": None, "dense": ()}
+            standard = True
+            powers, order = 0, 0
+        else:
+            emb = spec.embedded.doubles
+            standard = spec.embedded.kind == _methods.PairKind.STANDARD
+            powers, order = spec.embedded.powers, spec.embedded.error_order
         # (the entry was checked against these sizes when it was made: rotode.methods)
-        standard = spec.embedded.kind == _methods.PairKind.STANDARD
         s = len(b)
         extra = emb["extra_a"]
-        if s + 1 + len(extra) > ERK_MAX_STAGES or spec.embedded.powers > ERK_MAX_POWERS:
+        if s + 1 + len(extra) > ERK_MAX_STAGES or powers > ERK_MAX_POWERS:
             raise ValueError(f"method {spec.name!r} exceeds the compiled pair's sizes")
         for r in range(ERK_MAX_STAGES * ERK_MAX_STAGES):
             T.a[r] = 0.0
@@ -59,8 +68,8 @@ cdef class Engine:
         T.kind = ERK_STANDARD if standard else ERK_DOP853
         T.s = s
         T.s_dense = s + 1 + len(extra)
-        T.npow = spec.embedded.powers
-        T.exponent = -1.0 / (spec.embedded.error_order + 1)
+        T.npow = powers
+        T.exponent = -1.0 / (order + 1)
         for r in range(s):
             T.b[r] = b[r]
             T.c[r] = c[r]

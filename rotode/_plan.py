@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from rotode import dynamic, implicit, kinematic
+from rotode import dynamic, implicit, kinematic, ode
 from rotode import events as _events
 from rotode._validation import as_float_array, as_frame, as_positive_scalar, python_override
 from rotode.omega import AngularVelocity, as_source
@@ -40,7 +40,7 @@ def runner_for(method, kind):
     return _RUNNERS[method.runner(kind)]
 
 
-_RUNNERS = {"kinematic": kinematic, "dynamic": dynamic, "implicit": implicit}
+_RUNNERS = {"kinematic": kinematic, "dynamic": dynamic, "implicit": implicit, "ode": ode}
 
 
 def _python_equations_error(model, name):
@@ -80,6 +80,11 @@ def check_compiled_equations(model, name="model"):
 def classify(model, frame):
     """(kind, runner model, options implied by the model) from what the user passed (a model
     that overrides ``__call__`` in Python is refused before: `check_compiled_equations`)."""
+    if isinstance(model, ode.ODE):
+        if frame is not None:
+            raise ValueError("`frame` does not apply to an ODE: a user's equations say the frame "
+                             "of their rates themselves")
+        return "ode", model, {}
     if isinstance(model, RigidBody):
         kind = "rigid body"
     elif isinstance(model, (list, tuple)) and model and all(
@@ -135,10 +140,21 @@ def check_option_names(options):
             raise TypeError(f"unknown option `{key}`{hint}")
 
 
-def state_width(kind, options):
+def state_width(kind, options, model=None, y0=None):
+    """The widths a row of ``y0`` may have for a model `kind` (an ODE: its ``n``, or any)."""
+    if kind == "ode":
+        return (model.n,) if model.n is not None else (np.shape(y0)[-1:] or (4,))
     if kind == "kinematics":
         return (4,)
     return (7, 13) if options.get("force") is not None else (7,)
+
+
+def ode_views(res, model):
+    """`integrate`'s result of an ODE: its quaternion blocks (``q``), no ``w`` (a user's state
+    carries its own rates)."""
+    res.w = res.w_final = None
+    res.quaternions = model.quaternions
+    return res
 
 
 def as_span(t_span):

@@ -1,4 +1,5 @@
 """Views shared by the results of `rotode.integrate` (NumPy and dask alike)."""
+import numpy as np
 from scipy.spatial.transform import Rotation
 
 
@@ -13,20 +14,33 @@ def rotations(q):
         return [Rotation.from_quat(qi, scalar_first=True) for qi in q]
 
 
+def _blocks(y, quaternions):
+    """The quaternion columns of rows y: y[..., :4], the one block of an ODE, or its blocks
+    stacked (..., B, 4) (None for an ODE without any)."""
+    if quaternions is None:
+        return y[..., :4]
+    if len(quaternions) == 1:
+        return y[..., quaternions[0]:quaternions[0] + 4]
+    if not quaternions:
+        return None
+    return np.stack([y[..., b:b + 4] for b in quaternions], axis=-2)
+
+
 class StateViews:
     """``q``, ``q_final``, ``p``, ``v`` and ``nfev`` of a result holding ``y`` (..., n_t, k),
     ``y_final`` (..., k) or None, and ``stats``."""
 
     @property
     def q(self):
-        """Orientation quaternions ``y[..., :4]`` (scalar first, body to world)."""
-        return self.y[..., :4]
+        """Orientation quaternions ``y[..., :4]`` (scalar first, body to world); for a user's
+        `rotode.ODE` its block, or all of them stacked (..., B, 4)."""
+        return _blocks(self.y, getattr(self, "quaternions", None))
 
     @property
     def q_final(self):
         """The quaternion part of ``y_final`` (where each body's run ended), or None."""
         y_final = getattr(self, "y_final", None)
-        return None if y_final is None else y_final[..., :4]
+        return None if y_final is None else _blocks(y_final, getattr(self, "quaternions", None))
 
     @property
     def p(self):

@@ -14,7 +14,13 @@ from scipy.spatial.transform import Rotation
 
 from rotode import _dask, methods
 from rotode import events as _events
-from rotode._plan import check_compiled_equations, check_option_names, runner_for, thin_run
+from rotode._plan import (
+    check_compiled_equations,
+    check_option_names,
+    ode_views,
+    runner_for,
+    thin_run,
+)
 from rotode._plan import classify as _classify
 from rotode._plan import event_buffers as _event_buffers
 from rotode._plan import event_results as _event_results
@@ -74,10 +80,13 @@ class IntegrationResult(StateViews):
         orientations.
     q : ndarray, shape (n_t, 4) or (N, n_t, 4)
         Orientation quaternions (scalar first, body to world; any nonzero length for the
-        non-unit methods, ``R(q) = R(q / |q|)``).
-    w : ndarray, shape (n_t, 3) or (N, n_t, 3)
+        non-unit methods, ``R(q) = R(q / |q|)``).  For an `ODE`, its quaternion block, or
+        with several blocks all of them, shape (n_t, B, 4) or (N, n_t, B, 4).
+    w : ndarray, shape (n_t, 3) or (N, n_t, 3), or None
         BODY angular velocity at ``t`` (for kinematics in the world frame, ``w(t)`` rotated into
-        the body frame).
+        the body frame); None for an `ODE`, whose state carries its own rates.
+    quaternions : tuple of int or None
+        For an `ODE`: where its quaternion blocks start in ``y``.
     p, v : ndarray or None
         Position and velocity (world) when the state carries translation (``rkn4`` with a force).
     stats : dict
@@ -165,6 +174,7 @@ class IntegrationResult(StateViews):
         self.t_stop = t_stop
         self.y_final = y_final
         self.w_final = w_final
+        self.quaternions: tuple[int, ...] | None = None     # (an ODE's: set by `integrate`)
 
     @property
     def rotation(self) -> Rotation | list[Rotation]:
@@ -408,7 +418,7 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     if dt is None and not adaptive:
         raise TypeError(f"`dt` is required: {name!r} takes fixed steps (the error-controlled "
                         f"methods take `rtol`/`atol` instead)")
-    widths = _state_width(kind, options)
+    widths = _state_width(kind, options, runner_model, y0)
     if y0_rotation and kind != "kinematics":
         raise TypeError("`y0` is a scipy Rotation, which holds the orientation alone; the state "
                         f"of a {kind} is [q, w_body]: give y0=rotode.state(rotation, w_body)")
@@ -421,7 +431,8 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     Y0 = np.ascontiguousarray(y0.reshape(-1, y0.shape[y0.ndim - 1]))
     if Y0.shape[0] == 0:
         raise ValueError("`y0` must hold at least one body")
-    check_nonzero_quaternions(Y0[:, :4], "y0 (quaternion part)")
+    if kind != "ode":                    # (an ODE's blocks: checked by its runner)
+        check_nonzero_quaternions(Y0[:, :4], "y0 (quaternion part)")
     n_bodies = Y0.shape[0]
     if isinstance(runner_model, np.ndarray) and runner_model.shape[0] != n_bodies:
         raise ValueError(f"`model` holds {runner_model.shape[0]} per-body rates but `y0` "
@@ -466,8 +477,9 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
                 t_out, y_out, w_out = _end_at_stop(t_out, y_out, w_out, t_stop, y_final,
                                                    w_final, t_eval is None,
                                                    1.0 if grid[-1] > grid[0] else -1.0)
-    return IntegrationResult(t_out, y_out, w_out, stats, name, t_events, y_events, t_stop,
-                             y_final, w_final)
+    res = IntegrationResult(t_out, y_out, w_out, stats, name, t_events, y_events, t_stop,
+                            y_final, w_final)
+    return ode_views(res, runner_model) if kind == "ode" else res
 
 
 def _end_at_stop(t, y, w, t_stop, y_final, w_final, default_grid, direction):

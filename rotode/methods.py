@@ -18,7 +18,8 @@ it is made: a tableau with more stages than its kernel holds raises ValueError t
 for the entries below).
 
 ``REGISTRY`` maps each name to its `Method`, in the order of the docs table; ``MODELS`` names
-the model kinds a method can integrate, ``("kinematics", "rigid body")``; ``KERNELS`` maps
+the model kinds a method can integrate, ``("kinematics", "rigid body", "ode")`` (``"ode"``: a
+user's equations, `rotode.ODE`); ``KERNELS`` maps
 ``(model, kernel name)`` to its `Kernel`; ``KERNEL_NAMES`` lists the kernel names in the order
 of their enum codes, ``VARIANTS`` the implicit kernel's residuals in the order of theirs.
 
@@ -59,7 +60,7 @@ __all__ = ["Method", "Tableau", "Embedded", "Kernel", "PairKind", "MODELS", "KER
            "markdown_table"]
 
 #: The model kinds a method can integrate.
-MODELS = ("kinematics", "rigid body")
+MODELS = ("kinematics", "rigid body", "ode")
 
 #: The compiled kernels, in the order of their codes: ``KERNEL_NAMES[c]`` is the kernel whose
 #: member of the enum ``Kernel`` in rotode/_driver.pxd (``KERNEL_`` + its name in capitals)
@@ -145,9 +146,9 @@ class Kernel:
     ----------
     name : str
         Its name (one of `KERNEL_NAMES`; the registry's ``Method.kernels`` values).
-    model : {"kinematics", "rigid body"}
+    model : {"kinematics", "rigid body", "ode"}
         The model kind it steps.
-    runner : {"kinematic", "dynamic", "implicit"}
+    runner : {"kinematic", "dynamic", "implicit", "ode"}
         The module (``rotode.<runner>``) whose ``run`` steps it.
     group : bool
         A Lie-group kernel: q is advanced by exponentials (or the exponential of a rotation
@@ -199,6 +200,7 @@ class Kernel:
 def _kernels():
     kin = {"runner": "kinematic", "model": "kinematics"}
     rb = {"runner": "dynamic", "model": "rigid body"}
+    ode = {"runner": "ode", "model": "ode"}
     vector = ("norm_gain", "normalize")
     pair = {"stages": ERK_STAGES, "powers": MAX_POWERS}
     out = (
@@ -222,6 +224,12 @@ def _kernels():
                options=("normalize",) + _TORQUE + ("force", "mass", "qdot0"), **rb),
         Kernel("erk", group=False, limits=pair, pair=True, **rb),
         Kernel("rkmk", group=True, limits=pair, pair=True, **rb),
+        # a user's equations (rotode.ODE): the generic methods, which need nothing but f and
+        # the layout of the quaternion blocks (rotode/ode.pyx)
+        Kernel("rk3", group=False, options=("normalize",), limits={"stages": ERK_STAGES}, **ode),
+        Kernel("rk4", group=False, options=("normalize",), limits={"stages": ERK_STAGES}, **ode),
+        Kernel("erk", group=False, options=("normalize",), limits=pair, pair=True, **ode),
+        Kernel("rkmk", group=True, limits=pair, pair=True, **ode),
         Kernel("implicit", runner="implicit", model="rigid body", group=True,
                options=("solver", "tol", "bound", "max_iter", "max_substeps", "substep_angle",
                         "L0")),
@@ -624,7 +632,10 @@ def _dop853():
                          tuple(_F(c) for c in P.DOP853_C[s + 1:S]))
 
 
-_KIN, _RB = "kinematics", "rigid body"
+_KIN, _RB, _ODE = "kinematics", "rigid body", "ode"
+# the generic methods, which every model kind runs (a user's ODE too)
+_ERK3 = {_KIN: "erk", _RB: "erk", _ODE: "erk"}
+_RKMK3 = {_KIN: "rkmk", _RB: "rkmk", _ODE: "rkmk"}
 _CG1 = _tab(((),), (1,), (0,))
 _RUCKER = "Rucker 2018, sec. III"
 _CG = "Crouch & Grossman 1993; Owren & Marthinsen 1999, Table 1"
@@ -669,30 +680,30 @@ _ENTRIES = (
            tableau=_tab(((), ("3/4",), ("119/216", "17/108")), ("13/51", "-2/3", "24/17"),
                         (0, "3/4", "17/24")), solver="CG3", step=True),
     Method("rk3", "Kutta's third-order Runge-Kutta on non-unit quaternions", "Runge-Kutta", 3,
-           {_KIN: "rk3", _RB: "rk3"}, _RUCKER,
+           {_KIN: "rk3", _RB: "rk3", _ODE: "rk3"}, _RUCKER,
            tableau=_tab(((), ("1/2",), (-1, 2)), ("1/6", "2/3", "1/6"), (0, "1/2", 1)),
            solver="RK3", step=True),
     Method("rk4", "Classical Runge-Kutta on non-unit quaternions", "Runge-Kutta", 4,
-           {_KIN: "rk4", _RB: "rk4"}, _RUCKER,
+           {_KIN: "rk4", _RB: "rk4", _ODE: "rk4"}, _RUCKER,
            tableau=_tab(((), ("1/2",), (0, "1/2"), (0, 0, 1)), ("1/6", "1/3", "1/3", "1/6"),
                         (0, "1/2", "1/2", 1)), solver="RK4", step=True),
     Method("bs3", "Bogacki-Shampine 3(2) with error control and dense output", "Runge-Kutta",
-           3, {_KIN: "erk", _RB: "erk"}, _BS, tableau=_bs3()[0], embedded=_bs3()[1],
+           3, _ERK3, _BS, tableau=_bs3()[0], embedded=_bs3()[1],
            scipy="RK23"),
     Method("dopri5", "Dormand-Prince 5(4) with error control and dense output", "Runge-Kutta",
-           5, {_KIN: "erk", _RB: "erk"}, "Dormand & Prince 1980; Hairer, Norsett & Wanner "
+           5, _ERK3, "Dormand & Prince 1980; Hairer, Norsett & Wanner "
            "1993, sec. II.5", tableau=_dopri5()[0], embedded=_dopri5()[1], scipy="RK45"),
     Method("dop853", "Dormand-Prince 8(5,3) with error control and dense output",
-           "Runge-Kutta", 8, {_KIN: "erk", _RB: "erk"}, "Hairer, Norsett & Wanner 1993, "
+           "Runge-Kutta", 8, _ERK3, "Hairer, Norsett & Wanner 1993, "
            "sec. II.10 (DOP853)", tableau=_dop853()[0], embedded=_dop853()[1], scipy="DOP853"),
     Method("rkmk3", "Runge-Kutta-Munthe-Kaas with the Bogacki-Shampine 3(2) pair",
-           "Munthe-Kaas", 3, {_KIN: "rkmk", _RB: "rkmk"}, f"{_BS}; {_RKMK}",
+           "Munthe-Kaas", 3, _RKMK3, f"{_BS}; {_RKMK}",
            tableau=_bs3()[0], embedded=_bs3()[1]),
     Method("rkmk5", "Runge-Kutta-Munthe-Kaas with the Dormand-Prince 5(4) pair", "Munthe-Kaas",
-           5, {_KIN: "rkmk", _RB: "rkmk"}, _RKMK, tableau=_dopri5()[0], embedded=_dopri5()[1],
+           5, _RKMK3, _RKMK, tableau=_dopri5()[0], embedded=_dopri5()[1],
            solver="RKMK5"),
     Method("rkmk8", "Runge-Kutta-Munthe-Kaas with the Dormand-Prince 8(5,3) pair",
-           "Munthe-Kaas", 8, {_KIN: "rkmk", _RB: "rkmk"}, _RKMK, tableau=_dop853()[0],
+           "Munthe-Kaas", 8, _RKMK3, _RKMK, tableau=_dop853()[0],
            embedded=_dop853()[1], solver="RKMK8"),
     Method("ab3", "Variable-step Adams-Bashforth 3 on non-unit quaternions", "multistep", 3,
            {_KIN: "ab3", _RB: "ab3"}, _RUCKER),
@@ -720,7 +731,7 @@ def get(name: str, model: str | None = None) -> Method:
     ----------
     name : str
         A registry name, e.g. "rk4".
-    model : {"kinematics", "rigid body"}, optional
+    model : {"kinematics", "rigid body", "ode"}, optional
         Check that the method integrates this model kind (default: no check).
 
     Returns
@@ -764,7 +775,7 @@ def names(model: str | None = None, kernel: str | None = None,
 
     Parameters
     ----------
-    model : {"kinematics", "rigid body"}, optional
+    model : {"kinematics", "rigid body", "ode"}, optional
         Only the methods that integrate this model kind.
     kernel : str, optional
         Only those whose kernel for `model` is this one (with `model`).
@@ -810,7 +821,7 @@ def check_sizes(model, limits=None, entries=None):
 
     Parameters
     ----------
-    model : {"kinematics", "rigid body"}
+    model : {"kinematics", "rigid body", "ode"}
         The model kind whose kernels `limits` describes.
     limits : dict, optional
         Kernel name -> ``{"stages": n, "nodes": m, "powers": p}``, the most each compiled
@@ -850,7 +861,7 @@ def check_compiled(model, capacity):
 
     Parameters
     ----------
-    model : {"kinematics", "rigid body"}
+    model : {"kinematics", "rigid body", "ode"}
     capacity : dict
         Kernel code -> ``{"stages": n, "nodes": m, "powers": p}`` as compiled.
 

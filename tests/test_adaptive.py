@@ -37,7 +37,8 @@ def test_the_registry_marks_the_pairs_adaptive():
     assert set(ADAPTIVE) == {"bs3", "dopri5", "dop853", "rkmk3", "rkmk5", "rkmk8", "magnus6",
                              "magnus8"}
     for m in ADAPTIVE:
-        expected = {"kinematics"} if m.startswith("magnus") else {"kinematics", "rigid body"}
+        expected = ({"kinematics"} if m.startswith("magnus")
+                    else {"kinematics", "rigid body", "ode"})
         assert set(methods.get(m).models) == expected
 
 

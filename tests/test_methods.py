@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import rotode
-from rotode import dynamic, implicit, integration, kinematic, methods, solvers
+from rotode import dynamic, implicit, integration, kinematic, methods, ode, solvers
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -38,6 +38,7 @@ def test_runners_list_exactly_the_registry():
     assert set(kinematic.METHODS) == set(methods.names("kinematics"))
     assert set(dynamic.METHODS) | set(implicit.METHODS) == set(methods.names("rigid body"))
     assert not set(dynamic.METHODS) & set(implicit.METHODS)
+    assert set(ode.METHODS) == set(methods.names("ode"))
     assert set(integration.METHODS) == set(methods.REGISTRY)
 
 

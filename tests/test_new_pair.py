@@ -93,12 +93,13 @@ def _exact(x):
 # ---- ... plus one registry entry (per kernel: on the state, on the rotation group)
 _TABLEAU = methods.Tableau(_exact(TSIT5_A), _exact(TSIT5_B), _exact(TSIT5_C))
 _PAIR = methods.Embedded("standard", 4, _exact(TSIT5_E), _exact(TSIT5_P))
-_BOTH = {"kinematics": "erk", "rigid body": "erk"}
+_BOTH = {"kinematics": "erk", "rigid body": "erk", "ode": "erk"}
 TSIT5 = methods.Method("tsit5", "Tsitouras 5(4) with error control and dense output",
                        "Runge-Kutta", 5, _BOTH, "Tsitouras 2011", tableau=_TABLEAU,
                        embedded=_PAIR)
 RKMK_TSIT5 = methods.Method("rkmk_tsit5", "Runge-Kutta-Munthe-Kaas with the Tsitouras 5(4) pair",
-                            "Munthe-Kaas", 5, {"kinematics": "rkmk", "rigid body": "rkmk"},
+                            "Munthe-Kaas", 5, {"kinematics": "rkmk", "rigid body": "rkmk",
+                                                   "ode": "rkmk"},
                             "Tsitouras 2011; Munthe-Kaas 1999", tableau=_TABLEAU, embedded=_PAIR)
 NEW = (TSIT5, RKMK_TSIT5)
 CASES = [(m.name, kind) for m in NEW for kind in methods.MODELS]

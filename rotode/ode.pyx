@@ -1,0 +1,687 @@
+"""A user's own equations on the rotation group: `ODE`, and its runner for the driver.
+
+A state ``y`` of n values holds any number of quaternion blocks (4 values each, scalar first,
+body to world) at given offsets and Euclidean components elsewhere; ``y' = f(t, y)`` is the
+user's function, written as for `scipy.integrate.solve_ivp`, in Python or compiled (C signature
+in rotode/ode.pxd).  The generic methods of the registry run it through the one driver
+(rotode/_driver.pyx), with nothing but ``f`` and the layout of the blocks:
+
+- the embedded pairs (``bs3``, ``dopri5``, ``dop853``) and ``rk3``/``rk4`` on the state itself,
+  each quaternion block projected to unit length after every step (``normalize=True``, the
+  default; the ``step_process`` asked for in scipy/scipy#13497) or left as it is (Rucker's
+  non-unit quaternion, whose equations must then hold for any |q|: Rucker 2018 eq. 23);
+- Runge-Kutta-Munthe-Kaas (``rkmk3``, ``rkmk5``, ``rkmk8``; Munthe-Kaas 1998, 1999) on
+  SO(3)^k x R^m: each block advances as ``q = q_n exp(v/2)`` with ``v' = T(-v)^-1 w`` (rotode/
+  rkmk.pxd), the rest as a vector, so that every block stays a unit quaternion to round-off.
+  The body angular velocity of a block is read from the user's own ``q'``:
+  ``w = 2 vec(q^* q')``, the component of ``q'`` along ``q`` dropped (Rucker 2018, sec. III:
+  the minimum-norm rate), which is right for ``q' = 1/2 q (0, w_body)`` and for
+  ``q' = 1/2 (0, w_world) q`` alike (``q^* (0, w_world) q = (0, R^T w_world)``).
+
+Munthe-Kaas, "Runge-Kutta methods on Lie groups", BIT 38 (1998) 92-111; "High order
+Runge-Kutta methods on manifolds", Appl. Numer. Math. 29 (1999) 115-127.  Rucker, "Integrating
+rotations using nonunit quaternions", IEEE Robotics and Automation Letters 3 (2018) 2979-2986.
+"""
+import ctypes
+
+import numpy as np
+
+from rotode import methods as _methods
+from rotode._driver import outcome, per_body_counts
+from rotode._loops import largest
+from rotode._validation import (as_bool_option, as_float_array, as_step_grid, as_workers,
+                                check_nonzero_quaternions)
+
+cimport numpy as cnp
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_GetName
+from libc.stdlib cimport malloc, free
+from libc.stdint cimport uintptr_t
+from rotode._driver cimport (Stepper, make_stepper, drive, Engine, STATUS_OK,
+                             STATUS_SOURCE_ERROR, STATUS_UNAVAILABLE, STATUS_NONFINITE_ITERATE,
+                             KERNEL_RKMK)
+from rotode.ode cimport ode_fn
+from rotode.erk cimport ERK_MAX_STAGES, ERK_MAX_POWERS
+from rotode.quaternion cimport quat_exp_pure, quat_mul
+from rotode.rkmk cimport (rkmk_rate, rkmk_angular_velocity, rkmk_retract, rkmk_base,
+                          rkmk_max_step_angle)
+from rotode.equations cimport FRAME_BODY
+
+cnp.import_array()
+
+__all__ = ["ODE", "run", "C_SIGNATURE", "METHODS", "KERNELS", "LIMITS"]
+
+#: The registry's methods for a user's equations (``rotode.methods.names("ode")``).
+METHODS = _methods.names("ode", runner="ode")
+
+#: Kernel names of the registry this runner steps -> their codes in the kernel enum
+#: (rotode/_driver.pxd): each is a tableau the driver steps (rotode/erk.pxd).
+KERNELS = _methods.kernel_codes("ode")
+
+#: The most stages each kernel holds (the registry's `Kernel.limits`, checked when an entry is
+#: made).
+LIMITS = _methods.kernel_limits("ode", "ode")
+_methods.check_compiled("ode", {
+    code: {"stages": ERK_MAX_STAGES, "powers": ERK_MAX_POWERS} for code in KERNELS.values()})
+
+#: The C signature of a compiled right-hand side (rotode/ode.pxd).
+C_SIGNATURE = "int (double, const double *, double *, const double *)"
+
+# the spellings of that signature a scipy.LowLevelCallable may carry, compared without spaces
+# and `const`
+_SIGNATURES = {"int(double,double*,double*,double*)"}
+
+cdef enum:
+    FUN_C = 0          # a C function pointer (numba cfunc, LowLevelCallable, ctypes)
+    FUN_PYTHON = 1     # a Python callable, called with the GIL
+
+
+def _numba_signature():
+    """``int32(float64, CPointer(float64), CPointer(float64), CPointer(float64))`` of numba."""
+    try:
+        from numba import types
+    except ImportError:
+        raise AttributeError("ODE.signature needs numba (pip install numba); the C signature "
+                             f"is {C_SIGNATURE!r} (ODE.c_signature)") from None
+    ptr = types.CPointer(types.float64)
+    return types.intc(types.float64, ptr, ptr, ptr)
+
+
+class _Signature:
+    """`ODE.signature`: numba's signature, built when it is read (numba is optional)."""
+
+    def __get__(self, obj, cls=None):
+        return _numba_signature()
+
+
+def _signature_error(got):
+    return TypeError(
+        "`fun` must be a Python callable fun(t, y, *args) -> dydt, a numba cfunc of "
+        "rotode.ODE.signature, or a scipy.LowLevelCallable / ctypes function of the C "
+        f"signature {C_SIGNATURE!r}: int f(double t, const double* y, double* dydt, "
+        f"const double* p); got {got}")
+
+
+def _ctypes_address(fun):
+    """The address of a ctypes function of the C signature, or TypeError."""
+    c = ctypes
+    ptr = c.POINTER(c.c_double)
+    argtypes = tuple(getattr(fun, "argtypes", None) or ())
+    if (getattr(fun, "restype", None) not in (c.c_int, c.c_int32)
+            or len(argtypes) != 4 or argtypes[0] is not c.c_double
+            or any(a is not ptr for a in argtypes[1:])):
+        got = (f"a C function ({getattr(getattr(fun, 'restype', None), '__name__', None)} "
+               f"({', '.join(getattr(a, '__name__', str(a)) for a in argtypes)}))")
+        raise _signature_error(got)
+    return c.cast(fun, c.c_void_p).value
+
+
+def _llc_address(fun):
+    """The function pointer of a scipy.LowLevelCallable of the C signature, or TypeError."""
+    sig = fun.signature
+    if "".join(str(sig).replace("const", " ").split()) not in _SIGNATURES:
+        raise _signature_error(f"a LowLevelCallable of signature {sig!r}")
+    if fun.user_data is not None:
+        raise TypeError("`fun`: a LowLevelCallable with user_data is not supported; give the "
+                        "data as `params`")
+    capsule = fun.ptr
+    return <uintptr_t>PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule))
+
+
+def _function(fun):
+    """(kind, address or 0, the object to keep alive) of the right-hand side `fun`."""
+    from scipy import LowLevelCallable
+    if isinstance(fun, LowLevelCallable):
+        return FUN_C, _llc_address(fun), fun
+    if isinstance(fun, ctypes._CFuncPtr):
+        return FUN_C, _ctypes_address(fun), fun
+    compiled = getattr(fun, "ctypes", None)          # numba's cfunc: .address and .ctypes
+    if compiled is not None and hasattr(fun, "address"):
+        _ctypes_address(compiled)
+        return FUN_C, int(fun.address), fun
+    if hasattr(fun, "address") and hasattr(fun, "native_name"):
+        raise _signature_error(f"{type(fun).__name__} without a ctypes signature")
+    if callable(fun):
+        if type(fun).__name__ in ("CPUDispatcher", "Dispatcher") and hasattr(fun, "py_func"):
+            raise _signature_error("a numba @njit function (compile it with "
+                                   "@numba.cfunc(rotode.ODE.signature), or pass fun.py_func)")
+        return FUN_PYTHON, 0, fun
+    raise _signature_error(type(fun).__name__)
+
+
+def _blocks(quaternions, n):
+    """The offsets of the quaternion blocks, checked against n (None: not known yet)."""
+    if quaternions is None:
+        return ()
+    if isinstance(quaternions, (int, np.integer)) and not isinstance(quaternions, bool):
+        quaternions = (quaternions,)
+    try:
+        offs = tuple(int(o) for o in quaternions)
+    except (TypeError, ValueError):
+        raise TypeError("`quaternions` must be a sequence of ints (the index where each "
+                        f"quaternion block starts), got {quaternions!r}") from None
+    if any(isinstance(o, bool) or o != float(o) for o in quaternions):
+        raise TypeError(f"`quaternions` must hold ints, got {quaternions!r}")
+    offs_sorted = sorted(offs)
+    for a, b in zip(offs_sorted, offs_sorted[1:]):
+        if b - a < 4:
+            raise ValueError(f"`quaternions`: the blocks at {a} and {b} overlap (each takes 4 "
+                             "values)")
+    for o in offs:
+        if o < 0 or (n is not None and o + 4 > n):
+            raise ValueError(f"`quaternions`: a block at {o} does not fit in a state of "
+                             f"{n if n is not None else 'any'} values (0 <= start <= n - 4)")
+    return tuple(offs_sorted)
+
+
+class ODE:
+    """A user's equations ``y' = f(t, y)`` whose state holds quaternion blocks.
+
+    Parameters
+    ----------
+    fun : callable, numba cfunc, scipy.LowLevelCallable or ctypes function
+        The right-hand side.  A Python callable is called as ``fun(t, y, *args)`` (``fun(t,
+        y, p, *args)`` with ``params``: ``p`` the body's row) and returns ``dydt`` of n
+        values, as `scipy.integrate.solve_ivp` calls it; a compiled one has the C signature
+        ``int f(double t, const double* y, double* dydt, const double* p)``
+        (`ODE.c_signature`; `ODE.signature` is numba's, for ``@numba.cfunc(ODE.signature)``),
+        is called without the GIL and returns 0 (anything else stops the body's run with a
+        failure status naming the body and time).  ``p`` points at the body's parameters
+        (NULL without ``params``).
+    n : int, optional
+        The state size; default: the width of ``y0`` at the run.
+    quaternions : int or sequence of int, optional
+        Where each quaternion block starts (4 values, scalar first ``[w, x, y, z]``, the
+        orientation mapping body to world); the blocks may not overlap.  Default: none.
+    params : array_like, shape (m,) or (N, m), optional
+        Parameters handed to ``fun``: one row shared by every body, or one row per body of a
+        batch (N rows for the N rows of ``y0``).
+    args : tuple, optional
+        Extra arguments of a Python ``fun`` (as `scipy.integrate.solve_ivp`'s ``args``).
+
+    Attributes
+    ----------
+    fun, n, quaternions, params, args
+        The arguments, checked (``quaternions`` a sorted tuple; ``params`` a read-only
+        float64 array or None).
+    signature : numba signature
+        ``intc(float64, CPointer(float64), CPointer(float64), CPointer(float64))``, for
+        ``@numba.cfunc(rotode.ODE.signature)`` (reading it imports numba).
+    c_signature : str
+        The C signature, `C_SIGNATURE`, as a `scipy.LowLevelCallable` carries it.
+
+    See Also
+    --------
+    rotode.integrate : runs it (``method`` one of ``rotode.methods.names("ode")``).
+    rotode.solve_ivp : SciPy's interface, with ``quaternions=``.
+
+    Notes
+    -----
+    **What a quaternion block's derivative must be.**  The group methods (``rkmk*``) read the
+    body angular velocity of a block from ``fun``'s own ``q'`` as ``w = 2 vec(q^* q')``:
+    write ``q' = 1/2 q (x) (0, w_body)`` or ``q' = 1/2 (0, w_world) (x) q`` (Hamilton product).
+    A component of ``q'`` along ``q`` (a norm-keeping gain ``c q``, Rucker 2018 eq. 23) is
+    dropped there, and so is anything else than a rotation rate: the block stays a unit
+    quaternion.  The methods on the state (``dop853``, ``dopri5``, ``bs3``, ``rk3``, ``rk4``)
+    integrate ``q'`` as written and, with the option ``normalize=True`` (the default), put
+    each block back on the unit sphere after every step (scipy/scipy#13497's request);
+    ``normalize=False`` leaves it (then ``fun`` must hold for a quaternion of any length).
+
+    **Failures** are reported, never silent: a compiled ``fun`` returning nonzero, a NaN or
+    inf in ``dydt``, a Python exception (re-raised unchanged, KeyboardInterrupt too) stop
+    the body at that step; its later rows are NaN and ``message`` names the body and time.
+
+    References
+    ----------
+    H. Munthe-Kaas, "Runge-Kutta methods on Lie groups", BIT 38 (1998) 92-111.
+    D. C. Rucker, "Integrating rotations using nonunit quaternions", IEEE Robotics and
+    Automation Letters 3 (2018) 2979-2986, eqs. 22-23.
+
+    Examples
+    --------
+    A rigid body spinning about a tilted axis, with a rotation-vector integral riding along:
+
+    >>> import numpy as np, rotode
+    >>> def f(t, y):
+    ...     q, w = y[:4], y[4:7]
+    ...     dq = 0.5 * np.array([-q[1:] @ w, *(q[0] * w + np.cross(q[1:], w))])
+    ...     return np.concatenate([dq, np.zeros(3), w])
+    >>> model = rotode.ODE(f, n=10, quaternions=[0])
+    >>> y0 = np.array([1, 0, 0, 0, 0.0, 0.0, 1.0, 0, 0, 0])
+    >>> res = rotode.integrate(model, (0, np.pi), y0, method="rkmk5", rtol=1e-10,
+    ...                        atol=1e-12)
+    >>> np.round(res.y[-1, :4], 9).tolist(), round(float(res.y[-1, 9]), 9)
+    ([0.0, 0.0, 0.0, 1.0], 3.141592654)
+    """
+
+    signature = _Signature()
+    c_signature = C_SIGNATURE
+
+    def __init__(self, fun, n=None, quaternions=(), params=None, args=()):
+        self.kind, self.address, self.fun = _function(fun)
+        if n is not None:
+            if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+                raise ValueError(f"`n` must be a positive int (the state size), got {n!r}")
+            n = int(n)
+        self.n = n
+        self.quaternions = _blocks(quaternions, n)
+        if not isinstance(args, tuple):
+            args = (args,)
+        if args and self.kind != FUN_PYTHON:
+            raise TypeError("`args` are passed to a Python `fun`; a compiled one takes its "
+                            "data as `params`")
+        self.args = args
+        if params is not None:
+            params = as_float_array(params, "params", finite=False)
+            if params.ndim not in (1, 2) or params.shape[-1] == 0:
+                raise ValueError("`params` must have shape (m,) (shared) or (N, m) (one row "
+                                 f"per body), m >= 1, got {params.shape}")
+            params = np.ascontiguousarray(params)
+            params.flags.writeable = False
+        self.params = params
+        self.error = None
+
+    @property
+    def n_bodies(self):
+        """The bodies of per-body ``params`` (N), or None when they are shared."""
+        return None if self.params is None or self.params.ndim == 1 else self.params.shape[0]
+
+    @property
+    def compiled(self):
+        """True for a compiled ``fun`` (called without the GIL)."""
+        return self.kind == FUN_C
+
+    def __call__(self, t, y):
+        """``fun(t, y)`` as the runner evaluates it (one body: the first row of ``params``),
+        for `scipy.integrate.solve_ivp` or a check."""
+        y = np.ascontiguousarray(as_float_array(y, "y", finite=False).reshape(-1))
+        n = self.n if self.n is not None else y.shape[0]
+        if y.shape != (n,):
+            raise ValueError(f"`y` must have shape ({n},), got {y.shape}")
+        return _evaluate(self, n, float(t), y)
+
+    def __repr__(self):
+        what = "compiled" if self.kind == FUN_C else "Python"
+        return (f"ODE({what} fun, n={self.n}, quaternions={list(self.quaternions)}, "
+                f"params={None if self.params is None else self.params.shape})")
+
+
+# ---- the runner ------------------------------------------------------------------------------
+
+cdef struct OdeCfg:
+    # one run of a user's equations, shared read-only by the threads
+    int kind                 # FUN_C or FUN_PYTHON
+    ode_fn f                 # FUN_C: the function
+    void* model              # the ODE (borrowed): a Python fun, and where its error goes
+    int n                    # state size
+    int nq                   # quaternion blocks
+    const int* qoff          # (nq,) where each starts in y
+    int nrest                # the other components
+    const int* rest          # (nrest,) their indices in y
+    bint group               # rkmk: z = [v_1, ..., v_nq, y[rest]] (3 nq + nrest values)
+    bint normalize           # the methods on the state: unit blocks after every step
+    bint resume              # rkmk: y0 is the row stored at the end of an accepted step
+    const double* p          # parameters: shared (m,) or per body (N, m), or NULL
+    Py_ssize_t m
+    bint shared
+    long long* nfev          # (N,) evaluations of fun per body
+    int nz
+
+
+# the reasons of the statuses a user's fun causes (`outcome`)
+_REASONS = {
+    STATUS_UNAVAILABLE: "`fun` returned a nonzero status",
+    STATUS_NONFINITE_ITERATE: "`fun` returned a non-finite derivative (NaN or inf)",
+}
+
+
+cdef int _py_eval(const OdeCfg* g, Py_ssize_t i, double t, const double* y,
+                  double* dy) noexcept with gil:
+    """A Python fun's dydt at (t, y) (OUT: dy); an exception is stored on the model (the
+    first one of a run) for the caller to raise: STATUS_SOURCE_ERROR."""
+    model = <object>g.model
+    cdef Py_ssize_t k, n = g.n
+    cdef double[::1] yv
+    cdef const double[::1] dv
+    try:
+        y_arr = np.empty(n)
+        yv = y_arr
+        for k in range(n):
+            yv[k] = y[k]
+        if g.p != NULL:
+            p_arr = np.asarray(<const double[:g.m]>(g.p if g.shared else g.p + i * g.m))
+            out = model.fun(t, y_arr, p_arr, *model.args)
+        else:
+            out = model.fun(t, y_arr, *model.args)
+        d = np.asarray(out)
+        if d.dtype.kind not in "fiub" or d.size != n:
+            raise ValueError(f"`fun` must return {n} real values (dydt), got "
+                             f"{type(out).__name__} of shape {d.shape} and dtype {d.dtype}")
+        dv = np.ascontiguousarray(d.reshape(n), dtype=np.float64)
+        for k in range(n):
+            dy[k] = dv[k]
+        return STATUS_OK
+    except BaseException as exc:
+        if model.error is None:
+            model.error = exc
+        return STATUS_SOURCE_ERROR
+
+
+cdef inline int _f(const OdeCfg* g, Py_ssize_t i, double t, const double* y,
+                   double* dy) noexcept nogil:
+    """fun(t, y) of body i (OUT: dy[n]), its nonzero return and a non-finite dydt reported."""
+    cdef int st, k
+    cdef const double* p = g.p
+    g.nfev[i] += 1
+    if g.kind == FUN_C:
+        if p != NULL and not g.shared:
+            p = p + i * g.m
+        if g.f(t, y, dy, p) != 0:
+            return STATUS_UNAVAILABLE
+    else:
+        st = _py_eval(g, i, t, y, dy)
+        if st != STATUS_OK:
+            return st
+    for k in range(g.n):
+        if not (dy[k] - dy[k] == 0.0):
+            return STATUS_NONFINITE_ITERATE
+    return STATUS_OK
+
+
+cdef inline void _exp_right(const double* qb, const double* v, double* q) noexcept nogil:
+    """q = qb exp(v/2): the block at the rotation vector v of the step from qb (OUT: q[4])."""
+    cdef double x[3]
+    cdef double e[4]
+    x[0] = 0.5 * v[0]
+    x[1] = 0.5 * v[1]
+    x[2] = 0.5 * v[2]
+    quat_exp_pure(x, e)
+    quat_mul(qb, e, q)
+
+
+cdef inline void _body_rate(const double* q, const double* dq, double* w) noexcept nogil:
+    """w = 2 vec(q^* q') of a unit q: the body angular velocity of q' = 1/2 q (0, w) (the
+    component of q' along q, the scalar part, is dropped) (OUT: w[3])."""
+    w[0] = 2.0 * (q[0] * dq[1] - q[1] * dq[0] - q[2] * dq[3] + q[3] * dq[2])
+    w[1] = 2.0 * (q[0] * dq[2] - q[2] * dq[0] - q[3] * dq[1] + q[1] * dq[3])
+    w[2] = 2.0 * (q[0] * dq[3] - q[3] * dq[0] - q[1] * dq[2] + q[2] * dq[1])
+
+
+cdef int _begin(const void* c, Py_ssize_t i, const double* y0, double* z,
+                void* work) noexcept nogil:
+    """z from the body's row y0 (rkmk: v = 0 from the unit base of each block) (OUT)."""
+    cdef const OdeCfg* g = <const OdeCfg*>c
+    cdef double* qb = <double*>work
+    cdef int b, k
+    if not g.group:
+        for k in range(g.n):
+            z[k] = y0[k]
+        if g.normalize:
+            for b in range(g.nq):
+                rkmk_base(&z[g.qoff[b]], False)
+        return STATUS_OK
+    for b in range(g.nq):
+        for k in range(4):
+            qb[4 * b + k] = y0[g.qoff[b] + k]
+        rkmk_base(&qb[4 * b], g.resume)
+        z[3 * b] = z[3 * b + 1] = z[3 * b + 2] = 0.0
+    for k in range(g.nrest):
+        z[3 * g.nq + k] = y0[g.rest[k]]
+    return STATUS_OK
+
+
+cdef inline void _row(const OdeCfg* g, const double* z, const double* qb,
+                      double* y) noexcept nogil:
+    """The state y of the algebra state z of a Runge-Kutta-Munthe-Kaas step (OUT: y[n])."""
+    cdef int b, k
+    for b in range(g.nq):
+        _exp_right(&qb[4 * b], &z[3 * b], &y[g.qoff[b]])
+    for k in range(g.nrest):
+        y[g.rest[k]] = z[3 * g.nq + k]
+
+
+cdef int _deriv(const void* c, Py_ssize_t i, double t, const double* z, double* dz,
+                void* work) noexcept nogil:
+    """y' = fun(t, y) on the state (OUT: dz[n])."""
+    return _f(<const OdeCfg*>c, i, t, z, dz)
+
+
+cdef int _deriv_rkmk(const void* c, Py_ssize_t i, double t, const double* z, double* dz,
+                     void* work) noexcept nogil:
+    """z' of a Runge-Kutta-Munthe-Kaas step: each block's v' = T(-v)^-1 w with w read from
+    fun's q' at q = qb exp(v/2), the rest's own derivative (OUT: dz[nz])."""
+    cdef const OdeCfg* g = <const OdeCfg*>c
+    cdef double* qb = <double*>work
+    cdef double* y = qb + 4 * g.nq
+    cdef double* dy = y + g.n
+    cdef double w[3]
+    cdef int b, k, st
+    _row(g, z, qb, y)
+    st = _f(g, i, t, y, dy)
+    if st != STATUS_OK:
+        return st
+    for b in range(g.nq):
+        _body_rate(&y[g.qoff[b]], &dy[g.qoff[b]], w)
+        rkmk_rate(&z[3 * b], w, FRAME_BODY, &dz[3 * b])
+    for k in range(g.nrest):
+        dz[3 * g.nq + k] = dy[g.rest[k]]
+    return STATUS_OK
+
+
+cdef void _accept_rkmk(const void* c, Py_ssize_t i, double* z, double* K0,
+                       void* work) noexcept nogil:
+    """After a step: each qb <- qb exp(v/2) (retracted to |qb| = 1 to round-off), v <- 0, and
+    the FSAL stage's v' = T(-v)^-1 w becomes w, the algebra rate at v = 0 (OUT: z, K0)."""
+    cdef const OdeCfg* g = <const OdeCfg*>c
+    cdef double* qb = <double*>work
+    cdef double q[4]
+    cdef int b, k
+    for b in range(g.nq):
+        rkmk_angular_velocity(&z[3 * b], &K0[3 * b], FRAME_BODY, &K0[3 * b])
+        _exp_right(&qb[4 * b], &z[3 * b], q)
+        rkmk_retract(q)
+        for k in range(4):
+            qb[4 * b + k] = q[k]
+        z[3 * b] = z[3 * b + 1] = z[3 * b + 2] = 0.0
+
+
+cdef void _accept_unit(const void* c, Py_ssize_t i, double* z, double* K0,
+                       void* work) noexcept nogil:
+    """After a step on the state: each block q <- q / |q| (OUT: z; the FSAL stage is kept:
+    it differs from f at the unit q by the step's error in |q|)."""
+    cdef const OdeCfg* g = <const OdeCfg*>c
+    cdef int b
+    for b in range(g.nq):
+        rkmk_base(&z[g.qoff[b]], False)
+
+
+cdef int _store(const void* c, Py_ssize_t i, double t, const double* z, double* y,
+                double* w, void* work) noexcept nogil:
+    """The output row y (n values) of z; w (3) is 0: a user's state says its own rates."""
+    cdef const OdeCfg* g = <const OdeCfg*>c
+    cdef int k
+    w[0] = w[1] = w[2] = 0.0
+    if g.group:
+        _row(g, z, <const double*>work, y)
+    else:
+        for k in range(g.n):
+            y[k] = z[k]
+    return STATUS_OK
+
+
+cdef int _advance_none(const void* c, Py_ssize_t i, const double* t, Py_ssize_t j0,
+                       Py_ssize_t j1, double* z, void* work, Py_ssize_t* j) noexcept nogil:
+    """(never called: every method of a user's equations is a tableau the driver steps)"""
+    j[0] = j0
+    return STATUS_UNAVAILABLE
+
+
+def _evaluate(model, int n, double t, y):
+    """fun(t, y) of body 0 as the runner calls it (`ODE.__call__`)."""
+    cdef OdeCfg g
+    cdef long long nfev = 0
+    cdef const double[::1] yv = y
+    cdef const double[:, ::1] pv
+    out = np.empty(n)
+    cdef double[::1] ov = out
+    g.kind = model.kind
+    g.f = <ode_fn><uintptr_t>model.address
+    g.model = <void*>model
+    g.n = n
+    g.p = NULL
+    g.m = 0
+    g.shared = True
+    g.nfev = &nfev
+    if model.params is not None:
+        pv = np.atleast_2d(model.params)
+        g.p = &pv[0, 0]
+        g.m = pv.shape[1]
+    cdef int st = _f(&g, 0, t, &yv[0], &ov[0])
+    if st == STATUS_SOURCE_ERROR:
+        err, model.error = model.error, None
+        raise err
+    if st != STATUS_OK:
+        raise ValueError(f"{_REASONS[st]} at t = {t!r}")
+    return out
+
+
+def _options(method, spec, options):
+    """(normalize, resume) from the options of `run` (TypeError for any other)."""
+    opts = dict(options or {})
+    normalize = opts.pop("normalize", None)
+    resume = bool(opts.pop("resume", False))
+    control = opts.pop("control", None)
+    if opts:
+        raise TypeError(f"unknown option(s) for method {method!r} on an ODE: {sorted(opts)}")
+    if normalize is not None and spec.group:
+        raise TypeError(f"option `normalize` is not accepted by the Lie-group method "
+                        f"{method!r} (it keeps every quaternion block unit by construction)")
+    normalize = True if normalize is None else as_bool_option(normalize, "normalize")
+    return normalize, resume, control
+
+
+def run(method, model, y0, t, save, options=None, workers=1):
+    """Advance N states of a user's `ODE` over the grid ``t``, keeping the rows at ``t[save]``.
+
+    Parameters
+    ----------
+    method : str
+        A method of the registry for ``"ode"`` (``rotode.methods.names("ode")``).
+    model : ODE
+    y0 : array_like, shape (N, n)
+        Initial states; every quaternion block nonzero (any length: each block starts at its
+        unit quaternion).
+    t : array_like, shape (n_grid + 1,)
+        The grid: the steps of a fixed-step run, the output times of an error-controlled one.
+    save : array_like of int, shape (m,)
+        Strictly increasing indices into ``t`` of the rows to return.
+    options : dict, optional
+        ``normalize`` (the methods on the state: put each block back on the unit sphere after
+        every step; default True), and from the facade ``control``
+        (`rotode._validation.as_control`) and ``resume``.
+    workers : int, optional
+        Threads over bodies; the results do not depend on it.
+
+    Returns
+    -------
+    y_out : ndarray, shape (N, m, n)
+    w_out : ndarray, shape (N, m, 3)
+        Zeros: the state of a user's equations carries its own rates.
+    stats : dict
+        ``n_steps``, ``nfev`` (evaluations of ``fun``, the largest per body), ``status``,
+        ``message``, ``per_body``; with error control ``n_rejected`` and ``nfev_pair``.
+    """
+    spec = _methods.get(method, "ode")
+    normalize, resume, control = _options(method, spec, options)
+    workers = as_workers(workers)
+    y0 = as_float_array(y0, "y0")
+    n = model.n if model.n is not None else (y0.shape[1] if y0.ndim == 2 else -1)
+    if y0.ndim != 2 or y0.shape[1] != n:
+        raise ValueError(f"`y0` must have shape (N, {n}) for this ODE, got {y0.shape}")
+    N = y0.shape[0]
+    blocks = _blocks(model.quaternions, n)
+    for b in blocks:
+        check_nonzero_quaternions(y0[:, b:b + 4], f"y0 (the quaternion block at {b})")
+    params = model.params
+    if params is not None and params.ndim == 2 and params.shape[0] != N:
+        raise ValueError(f"`params` holds {params.shape[0]} per-body rows but `y0` {N} bodies")
+    t, save = as_step_grid(t, save)
+    cdef int code = spec.code("ode")
+    group = code == KERNEL_RKMK
+    in_block = np.zeros(n, dtype=bool)
+    for b in blocks:
+        in_block[b:b + 4] = True
+    qoff = np.ascontiguousarray(blocks, dtype=np.intc)
+    rest = np.ascontiguousarray(np.flatnonzero(~in_block), dtype=np.intc)
+    nfev = np.zeros(N, dtype=np.int64)
+    cdef const int[::1] qv = qoff if len(blocks) else np.zeros(1, dtype=np.intc)
+    cdef const int[::1] rv = rest if len(rest) else np.zeros(1, dtype=np.intc)
+    cdef long long[::1] nv = nfev
+    cdef const double[:, ::1] pv
+    cdef OdeCfg cfg
+    cfg.kind = model.kind
+    cfg.f = <ode_fn><uintptr_t>model.address
+    cfg.model = <void*>model
+    cfg.n = n
+    cfg.nq = len(blocks)
+    cfg.qoff = &qv[0]
+    cfg.nrest = len(rest)
+    cfg.rest = &rv[0]
+    cfg.group = group
+    cfg.normalize = normalize and not group
+    cfg.resume = resume and group
+    cfg.p = NULL
+    cfg.m = 0
+    cfg.shared = True
+    cfg.nfev = &nv[0] if N else NULL
+    if params is not None:
+        pv = np.atleast_2d(params)
+        cfg.p = &pv[0, 0]
+        cfg.m = pv.shape[1]
+        cfg.shared = params.ndim == 1
+    cfg.nz = 3 * cfg.nq + cfg.nrest if group else n
+    cdef Stepper sp = make_stepper(&cfg, _begin, _advance_none, _store, NULL, n, n, cfg.nz,
+                                   True)
+    sp.work_doubles = 4 * cfg.nq + 2 * n if group else 1
+    sp.y0_row = False
+    if group:
+        if control is not None:     # v's error as an error |dv|/2 of a unit q (as kinematics)
+            atol = np.array(control[1], dtype=float)
+            control = control[:1] + (_algebra_atol(atol, blocks, rest),) + control[2:]
+        ref = np.zeros(cfg.nz)
+        ref[:3 * cfg.nq] = 1.0
+        engine = Engine(spec, control, cfg.nz, ref=ref)
+        (<Engine>engine).attach(&sp, _deriv_rkmk)
+        sp.accept = _accept_rkmk
+        sp.max_angle = rkmk_max_step_angle() if cfg.nq else 0.0
+    else:
+        engine = Engine(spec, control, cfg.nz)
+        (<Engine>engine).attach(&sp, _deriv)
+        if cfg.normalize and cfg.nq:
+            sp.accept = _accept_unit
+    model.error = None
+    y_out, w_out, status, failed, counts, fail_t = drive(&sp, t, save, y0, workers)
+    adaptive = control is not None
+    try:
+        code_, message = outcome(status, failed, t, [model], reasons=_REASONS,
+                                 fail_t=fail_t if adaptive else None,
+                                 last=None if adaptive else counts[:, 0])
+    finally:
+        model.error = None
+    n_steps = t.shape[0] - 1
+    stats = {"n_steps": int(n_steps), "n_main_steps": int(n_steps), "nfev": largest(nfev),
+             "status": code_, "message": message}
+    if adaptive:
+        stats["n_steps"] = stats["n_main_steps"] = largest(counts[:, 0])
+        stats["n_rejected"] = largest(counts[:, 1])
+        stats["nfev_pair"] = largest(counts[:, 2])
+    stats["per_body"] = per_body_counts(counts if adaptive else None, stats["n_steps"], nfev)
+    return y_out, w_out, stats
+
+
+def _algebra_atol(atol, blocks, rest):
+    """The absolute tolerances of z = [v_1, ..., v_nq, y[rest]] from those of y: each block's
+    rotation vector gets the smallest of its quaternion's (an error dv is an error |dv|/2 of
+    a unit q), the rest keep theirs."""
+    out = [np.full(3, atol[b:b + 4].min()) for b in blocks]
+    out.append(atol[rest])
+    return np.ascontiguousarray(np.concatenate(out))
