@@ -123,7 +123,7 @@ def _llc_address(fun):
     if fun.user_data is not None:
         raise TypeError("`fun`: a LowLevelCallable with user_data is not supported; give the "
                         "data as `params`")
-    capsule = fun.ptr
+    capsule = tuple.__getitem__(fun, 0)       # (a LowLevelCallable is a tuple: the capsule first)
     return <uintptr_t>PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule))
 
 
@@ -272,7 +272,7 @@ class ODE:
         self.args = args
         if params is not None:
             params = as_float_array(params, "params", finite=False)
-            if params.ndim not in (1, 2) or params.shape[-1] == 0:
+            if params.ndim not in (1, 2) or params.shape[params.ndim - 1] == 0:
                 raise ValueError("`params` must have shape (m,) (shared) or (N, m) (one row "
                                  f"per body), m >= 1, got {params.shape}")
             params = np.ascontiguousarray(params)
@@ -496,15 +496,20 @@ cdef void _accept_unit(const void* c, Py_ssize_t i, double* z, double* K0,
 
 cdef int _store(const void* c, Py_ssize_t i, double t, const double* z, double* y,
                 double* w, void* work) noexcept nogil:
-    """The output row y (n values) of z; w (3) is 0: a user's state says its own rates."""
+    """The output row y (n values) of z (with `normalize`, every block projected, as the
+    state is after each step: a row at a step's end and one interpolated inside it alike);
+    w (3) is 0: a user's state says its own rates."""
     cdef const OdeCfg* g = <const OdeCfg*>c
     cdef int k
     w[0] = w[1] = w[2] = 0.0
     if g.group:
         _row(g, z, <const double*>work, y)
-    else:
-        for k in range(g.n):
-            y[k] = z[k]
+        return STATUS_OK
+    for k in range(g.n):
+        y[k] = z[k]
+    if g.normalize:
+        for k in range(g.nq):
+            rkmk_base(&y[g.qoff[k]], False)
     return STATUS_OK
 
 
