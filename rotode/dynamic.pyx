@@ -1,8 +1,10 @@
 """Explicit rigid-body steppers: orientation q and body angular velocity w advanced together.
 
-The runner of docs/stepper-contract.md for `rotode.RigidBody` models (one shared body or a list
-of N bodies with their own inertia and torque).  State ``y = [q (4), w_body (3)]`` (with
-``force=``: ``[q, w, x (3), v (3)]``).  See docs/methods-rigid-body.md for the equations.
+The runner of docs/stepper-contract.md for `rotode.RigidBody` models (one shared body or a
+list of N bodies with their own inertia and torque): ``run`` and ``run_plan``, the facades'
+entry (a `rotode._runplan.Plan`: error control, events, step records).  State
+``y = [q (4), w_body (3)]`` (with ``force=``: ``[q, w, x (3), v (3)]``).  See
+docs/methods-rigid-body.md for the equations.
 
 The methods, their orders, their tableaux (exact rationals) and their properties (the kernel's
 code, the options it takes, whether it keeps |q| by construction) are the registry's

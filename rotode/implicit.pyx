@@ -19,10 +19,10 @@ Methods (the residual F(v) = 0 each step, l = h L_b, A = I^-1):
 ``object_trapezoid``   v = 1/2 (A l + A R(-v) l)       (body rates)      Mizerski 2020 sec. 7
 ==================== ================================================ =====================
 
-`run` follows docs/stepper-contract.md (its time loop is the one driver of rotode/_driver.pyx;
-the methods and their residual variants are the registry's, `rotode.methods`); `newton_trace`
-exposes one solve with its Kantorovich
-constants for tests and for the convergence maps.
+`run` and `run_plan` follow docs/stepper-contract.md (their time loop is the one driver of
+rotode/_driver.pyx; the methods and their residual variants are the registry's,
+`rotode.methods`); `newton_trace` exposes one solve with its Kantorovich constants for tests and
+for the convergence maps.
 """
 import warnings
 

@@ -2,8 +2,10 @@
 
 The facade checks the user's input, builds the time grid (uniform steps of ``dt`` from
 ``t_span[0]``, shortened only to land on ``t_span[1]`` and on requested output times) and hands
-the whole loop to a compiled *runner* (``rotode.kinematic``, ``rotode.dynamic`` or
-``rotode.implicit``; docs/stepper-contract.md), which advances every body with the GIL released.
+the whole loop, as a typed plan (`rotode._runplan.Plan`: the checked grid, options, error
+control and events), to a compiled *runner* (``rotode.kinematic``, ``rotode.dynamic`` or
+``rotode.implicit``; docs/stepper-contract.md), which advances every body with the GIL released
+and returns the rows, the stats and the event records (`rotode._runplan.RunOutput`).
 """
 from __future__ import annotations
 

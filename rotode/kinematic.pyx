@@ -1,7 +1,8 @@
 """Native kinematic steppers: integrate q under a known angular velocity w(t).
 
-The runner of docs/stepper-contract.md for `rotode.integrate`: ``METHODS`` and
-``run(method, model, y0, t, save, options, workers)``.  The step kernels live in
+The runner of docs/stepper-contract.md for `rotode.integrate`: ``METHODS``,
+``run(method, model, y0, t, save, options, workers)`` and ``run_plan(plan)``, the facades'
+entry (a `rotode._runplan.Plan`: error control, events, step records).  The step kernels live in
 rotode/kinematic.pxd (cimport-able); this module holds the kinematic `Stepper` that the one
 time-loop driver (rotode/_driver.pyx) runs: the loop over bodies is outermost (threads over
 bodies, each body runs its whole time loop with stack scratch), so N single runs and one batched
