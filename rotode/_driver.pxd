@@ -311,25 +311,25 @@ cdef struct Grid:
 
 
 # Run `s` over the grid t (n + 1,) with output slots `save` (m,) for the bodies of y0
-# (N, k0); returns (y_out, w_out, status, failed, counts, fail_t): the rows y_out (N, m, k)
-# and body angular velocities w_out (N, m, 3), status (N,) int32, failed (N,) intp (the
-# failing step, -1), counts (N, 3) int64 (adaptive: accepted and rejected steps,
+# (N, k0); returns (y_out, w_out, status, failed, counts, fail_t, records): the rows y_out
+# (N, m, k) and body angular velocities w_out (N, m, 3), status (N,) int32, failed (N,) intp
+# (the failing step, -1), counts (N, 3) int64 (adaptive: accepted and rejected steps,
 # right-hand-side evaluations of the embedded pair, counted as SciPy counts them; a fixed
-# grid: counts[:, 0] bounds the steps where a failure happened, `outcome`'s `last`) and
-# fail_t (N,) (the time of a failure); `trace` (one body, adaptive): a dict, {"dense": bool},
-# that receives every step after the run: "n" (int, the rows), arrays "t" (n,), "y" (n, k),
-# "w" (n, 3) and, when dense, "z" (n - 1, nz), "F" (n - 1, 7 nz), "h" (n - 1,) (the record
-# grows as the run needs, so the run is made once), and "K0" (nz,) the first stage of the
-# step after the last one (a pair's; given in `trace`, the run starts with it instead of
-# evaluating it: a run continued with the same bits); `h_next` (N,) receives each body's
-# proposal for the step after its last one (an adaptive run continued from there takes the
-# same steps); `events` (adaptive): a dict {"objects": tuple of rotode.events.Event, "cap":
-# int or None (keep all)} that receives the occurrences after the run ("count", "t_stop",
-# "t", "y", "over", and the final rows "y_stop", "w_stop"; see _driver_run.pxi).  Raises the
-# KeyboardInterrupt (or other exception of a signal handler) caught while polling, and
-# MemoryError when a record cannot grow.
+# grid: counts[:, 0] bounds the steps where a failure happened, `outcome`'s `last`), fail_t
+# (N,) (the time of a failure) and a rotode._runplan.Records of what was asked for, each None
+# otherwise.  `steps` (one body, adaptive): a StepRequest; the record of every step comes back
+# as a StepRecord: arrays t (n,), y (n, k), w (n, 3) and, when dense, z (n - 1, nz),
+# F (n - 1, 7 nz), h (n - 1,) (the record grows as the run needs, so the run is made
+# once), and K0 (nz,) the first stage of the step after the last one (a pair's; given in the
+# request, the run starts with it instead of evaluating it: a run continued with the same
+# bits).  `h_next`: Records.h_next (N,) holds each body's proposal for the step after its last
+# one (an adaptive run continued from there takes the same steps).  `events` (adaptive): an
+# EventRequest (the Event objects, the occurrences kept per body and event or None: all); the
+# occurrences come back as an EventRecord (counts, times and rows, t_stop, and the final rows
+# y_stop, w_stop).  Raises the KeyboardInterrupt (or other exception of a signal handler)
+# caught while polling, and MemoryError when a record cannot grow.
 cdef tuple drive(const Stepper* s, object t, object save, object y0, int workers,
-                 object trace=*, object h_next=*, object events=*)
+                 object steps=*, bint h_next=*, object events=*)
 
 
 # One body's run by `body` (the specialised engine) on the calling thread, polled as `drive`

@@ -21,6 +21,7 @@ import numpy as np
 
 from rotode import methods as _methods
 from rotode._loops import TINY_NORM2
+from rotode._runplan import EventRecord, Records, StepRecord
 from rotode._validation import DEFAULT_MAX_STEPS
 from rotode.events import _nan_error
 

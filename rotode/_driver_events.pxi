@@ -385,13 +385,14 @@ cdef void _events_clear(EventSet* es) noexcept:
 
 cdef int _events_set_up(EventSet* es, void** evp, const Stepper* s, object events,
                         Py_ssize_t nbodies) except -1:
-    """The events of `drive`'s `events` (borrowed into evp, EVENTS_MAX) and their records,
-    one per body and event (OUT: es; es.n stays 0 without events)."""
+    """The events of `drive`'s `events` (an EventRequest: its objects borrowed into evp,
+    EVENTS_MAX, and its cap) and their records, one per body and event (OUT: es; es.n stays 0
+    without events)."""
     cdef Py_ssize_t size, i
-    objects = () if events is None else events["objects"]
+    objects = () if events is None else events.objects
     if not len(objects):
         return 0
-    cap = events.get("cap")
+    cap = events.cap
     if s.control == NULL or len(objects) > EVENTS_MAX or (cap is not None and cap < 1):
         raise ValueError("the events do not match the stepper")
     for i in range(len(objects)):
@@ -431,9 +432,8 @@ cdef void _events_free(EventSet* es, Py_ssize_t nbodies) noexcept:
     free(es.w_stop)
 
 
-cdef int _event_output(const EventSet* es, Py_ssize_t nbodies, int k,
-                       dict events) except -1:
-    """The occurrences kept in es as arrays and lists in `events` (see `drive`)."""
+cdef object _event_output(const EventSet* es, Py_ssize_t nbodies, int k):
+    """The occurrences kept in es, as an EventRecord of arrays and lists (see _runplan)."""
     cdef cnp.npy_intp dims[2]
     cdef Py_ssize_t i, c, b
     cdef int e
@@ -458,11 +458,5 @@ cdef int _event_output(const EventSet* es, Py_ssize_t nbodies, int k,
             ye.append(_copy_out(es.y_ev[b], c, k))
         t_all.append(te)
         y_all.append(ye)
-    events["count"] = count
-    events["t_stop"] = t_stop
-    events["y_stop"] = _copy_out(es.y_stop, nbodies, k)
-    events["w_stop"] = _copy_out(es.w_stop, nbodies, 3)
-    events["t"] = t_all
-    events["y"] = y_all
-    events["over"] = over
-    return 0
+    return EventRecord(count, t_all, y_all, t_stop, _copy_out(es.y_stop, nbodies, k),
+                       _copy_out(es.w_stop, nbodies, 3), over)

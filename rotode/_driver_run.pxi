@@ -159,39 +159,37 @@ cdef object thin_rows(body_fn body, const void* cfg, int k, const ThinCall* c, E
 
 
 cdef tuple drive(const Stepper* s, object t, object save, object y0, int workers,
-                 object trace=None, object h_next=None, object events=None):
-    # events: {"objects": tuple of Event, "cap": occurrences kept per body and event, None:
-    # all} (adaptive runs); the occurrences go to growable records of the driver's own, and
-    # after the run the dict receives "count" ((N, n) int64: every occurrence, also those
-    # beyond cap), "t_stop" ((N,): the time of a terminal event, NaN without one), "t" and
-    # "y" (per body, per event: the kept times (c,) and rows (c, k), c = min(count, cap)),
-    # "over" (some count exceeds cap) and "y_stop" (N, k), "w_stop" (N, 3): each body's row
-    # where its run ended (at t_stop or tf; NaN after a failure).  trace: {"dense": bool},
-    # see _driver.pxd.  Every record is the driver's (malloc), freed here whatever happens
-    # (errors, interrupts).
+                 object steps=None, bint h_next=False, object events=None):
+    # steps: a rotode._runplan.StepRequest (one body, adaptive), h_next: return each body's
+    # proposal for its next step, events: a rotode._runplan.EventRequest (adaptive); the
+    # occurrences and steps go to growable records of the driver's own, handed back after the
+    # run as the `Records` of the returned tuple (see _driver.pxd).  Every record is the
+    # driver's (malloc), freed here whatever happens (errors, interrupts).
     cdef EventSet es
     cdef Trace tr
     cdef void* evp[EVENTS_MAX]
     cdef Py_ssize_t nbodies = len(y0)
+    event_record = step_record = None
     _events_clear(&es)
     _trace_clear(&tr)
     try:
         _events_set_up(&es, evp, s, events, nbodies)
-        _trace_set_up(&tr, s, trace)
-        out = _run(s, t, save, y0, workers, &tr if trace is not None else NULL, h_next,
+        _trace_set_up(&tr, s, steps)
+        proposals = np.zeros(nbodies) if h_next else None
+        out = _run(s, t, save, y0, workers, &tr if steps is not None else NULL, proposals,
                    &es if es.n else NULL)
         if es.n:
-            _event_output(&es, nbodies, s.k, events)
-        if trace is not None:
-            _trace_output(&tr, s.k, s.nz, trace)
+            event_record = _event_output(&es, nbodies, s.k)
+        if steps is not None:
+            step_record = _trace_output(&tr, s.k, s.nz)
     finally:
         _events_free(&es, nbodies)
         _trace_free(&tr)
-    return out
+    return out + (Records(event_record, step_record, proposals),)
 
 
-cdef int _check_run(const Stepper* s, Py_ssize_t nbodies, Py_ssize_t k0, const Trace* trp,
-                    object h_next) except -1:
+cdef int _check_run(const Stepper* s, Py_ssize_t nbodies, Py_ssize_t k0,
+                    const Trace* trp) except -1:
     """Check the stepper against the run's inputs: nbodies rows of k0 values in y0."""
     cdef bint adaptive = s.control != NULL
     if (s.nz < 1 or k0 != s.k0 or s.work_doubles < 0
@@ -199,8 +197,7 @@ cdef int _check_run(const Stepper* s, Py_ssize_t nbodies, Py_ssize_t k0, const T
             or (adaptive and s.erk == NULL and (s.trial == NULL or s.dense == NULL
                                                 or s.first == NULL))
             or (s.trial != NULL and trp != NULL and trp.dense)
-            or (trp != NULL and (not adaptive or nbodies != 1))
-            or (h_next is not None and len(h_next) != nbodies)):
+            or (trp != NULL and (not adaptive or nbodies != 1))):
         raise ValueError("the stepper does not match its arrays")
     return 0
 
@@ -213,7 +210,7 @@ cdef tuple _run(const Stepper* s, object t, object save, object y0, int workers,
     cdef const Py_ssize_t[::1] sv = save
     cdef const double[:, ::1] yv = y0
     cdef Py_ssize_t nbodies = yv.shape[0], m = sv.shape[0], i
-    _check_run(s, nbodies, yv.shape[1], trp, h_next)
+    _check_run(s, nbodies, yv.shape[1], trp)
     y_out = np.empty((nbodies, m, s.k))
     w_out = np.empty((nbodies, m, 3))
     status = np.zeros(nbodies, dtype=np.intc)

@@ -78,21 +78,21 @@ cdef void _trace_clear(Trace* tr) noexcept:
     tr.K0 = NULL
 
 
-cdef int _trace_set_up(Trace* tr, const Stepper* s, object trace) except -1:
-    """The record of `drive`'s `trace` ({"dense": bool, "K0": the first stage, optional}),
-    with room for its first rows (OUT: tr; nothing without a trace)."""
+cdef int _trace_set_up(Trace* tr, const Stepper* s, object steps) except -1:
+    """The record of `drive`'s `steps` (a StepRequest: `dense`, and `K0` the first stage or
+    None), with room for its first rows (OUT: tr; nothing without one)."""
     cdef Py_ssize_t c
-    if trace is None:
+    if steps is None:
         return 0
-    tr.dense = bool(trace.get("dense", False))
+    tr.dense = bool(steps.dense)
     tr.K0 = <double*>calloc(s.nz if s.nz > 0 else 1, sizeof(double))
     if tr.K0 == NULL:
         raise MemoryError()
-    K0 = trace.get("K0")
+    K0 = steps.K0
     if K0 is not None:
         K0 = np.ascontiguousarray(K0, dtype=np.float64)
         if K0.shape != (s.nz,) or s.erk == NULL:
-            raise ValueError("the trace's K0 does not match the stepper")
+            raise ValueError("the step record's K0 does not match the stepper")
         for c in range(s.nz):
             tr.K0[c] = K0[c]
         tr.K0_in = True
@@ -112,16 +112,12 @@ cdef void _trace_free(Trace* tr) noexcept:
     free(tr.K0)
 
 
-cdef int _trace_output(const Trace* tr, int k, int nz, dict trace) except -1:
-    """The rows and steps written to tr as arrays of their exact sizes in `trace`."""
+cdef object _trace_output(const Trace* tr, int k, int nz):
+    """The rows and steps written to tr, as a StepRecord of arrays of their exact sizes."""
     cdef Py_ssize_t n = tr.n, steps = tr.n - 1 if tr.n > 0 else 0
-    trace["n"] = n
-    trace["K0"] = _copy_out(tr.K0, nz, 0)
-    trace["t"] = _copy_out(tr.t, n, 0)
-    trace["y"] = _copy_out(tr.y, n, k)
-    trace["w"] = _copy_out(tr.w, n, 3)
-    if tr.dense:
-        trace["z"] = _copy_out(tr.z, steps, nz)
-        trace["F"] = _copy_out(tr.F, steps, 7 * nz)
-        trace["h"] = _copy_out(tr.h, steps, 0)
-    return 0
+    if not tr.dense:
+        return StepRecord(_copy_out(tr.t, n, 0), _copy_out(tr.y, n, k), _copy_out(tr.w, n, 3),
+                          _copy_out(tr.K0, nz, 0))
+    return StepRecord(_copy_out(tr.t, n, 0), _copy_out(tr.y, n, k), _copy_out(tr.w, n, 3),
+                      _copy_out(tr.K0, nz, 0), _copy_out(tr.z, steps, nz),
+                      _copy_out(tr.F, steps, 7 * nz), _copy_out(tr.h, steps, 0))

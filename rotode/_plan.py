@@ -1,6 +1,7 @@
 """The plan of a run, shared by the facades (`rotode.integrate`, `rotode.solve_ivp`, the
 solver classes of `rotode.solvers`): the kind of a model and what the runner steps, the checks
-of their common arguments, the runner of a method, the time grid and the event buffers.
+of their common arguments, the runner of a method, the time grid and the events' request and
+results.  The plan itself is a `rotode._runplan.Plan`, which a runner's ``run_plan`` takes.
 
 It knows the models and the runners below it and none of the facades above it, which import it
 (docs/architecture.md).
@@ -14,13 +15,14 @@ import numpy as np
 
 from rotode import dynamic, implicit, kinematic, ode
 from rotode import events as _events
+from rotode._runplan import EventRequest
 from rotode._validation import as_float_array, as_frame, as_positive_scalar, python_override
 from rotode.omega import AngularVelocity, as_source
 from rotode.rhs import QuaternionKinematics, RigidBody
 
 __all__ = ["runner_for", "check_compiled_equations", "classify", "frame_or_body",
-           "INTERNAL_OPTIONS", "check_option_names", "state_width", "as_span", "as_eval_times",
-           "output_grid", "time_grid", "sample_grid", "event_buffers", "event_results"]
+           "RESERVED_OPTIONS", "check_option_names", "state_width", "as_span", "as_eval_times",
+           "output_grid", "time_grid", "sample_grid", "event_request", "event_results"]
 
 
 def thin_run(model, t_span, y0, method, rtol, atol, frame):
@@ -127,13 +129,15 @@ def frame_or_body(frame):
     return frame
 
 
-#: Keys the facades pass to the runners themselves; a user's option of that name is unknown.
-INTERNAL_OPTIONS = ("control", "trace", "h_next", "events", "resume", "stops")
+#: Names of pieces of a run's plan (`rotode._runplan.Plan`: its control, events, step record,
+#: ...), which the facades build from their own arguments: no method option has one of these
+#: names, and a user's option of that name is refused as unknown, with a hint.
+RESERVED_OPTIONS = ("control", "trace", "h_next", "events", "resume", "stops")
 
 
 def check_option_names(options):
-    """TypeError for an option the runners reserve for the facades (``trace``, ...)."""
-    for key in INTERNAL_OPTIONS:
+    """TypeError for an option named as a piece of the plan (``trace``, ...)."""
+    for key in RESERVED_OPTIONS:
         if key in options:
             hint = (" (error control: rtol, atol, first_step, max_step, max_steps)"
                     if key == "control" else "")
@@ -306,9 +310,9 @@ def _every(size, save_every):
     return save
 
 
-def event_buffers(evs, shape, max_events):
-    """The events of a run as the driver takes them (`_driver.drive`): the checked events and
-    how many occurrences to keep per body and event."""
+def event_request(evs, shape, max_events):
+    """The events of a run as its plan holds them (`rotode._runplan.EventRequest`): the checked
+    events and how many occurrences to keep per body and event."""
     n, k = shape
     if len(evs) > 16:
         raise ValueError(f"`events` may hold at most 16 events, got {len(evs)}")
@@ -327,14 +331,15 @@ def event_buffers(evs, shape, max_events):
         raise ValueError(f"`max_events` must be an integer >= 1, got {max_events!r}")
     else:
         cap = min(int(max_events), sys.maxsize)   # (the driver's records grow as they fill)
-    return {"objects": evs, "cap": cap}
+    return EventRequest(tuple(evs), cap)
 
 
-def event_results(buf, stats):
-    """Per body, per event: the times and rows recorded (t_events, y_events), and t_stop."""
-    stats["n_events"] = buf["count"]
-    if buf["over"]:
-        warnings.warn(f"an event occurred more than `max_events`={buf['cap']} times in a body; "
-                      "only the first ones are kept (stats['n_events'] counts them all)",
+def event_results(request, record, stats):
+    """Per body, per event: the times and rows recorded (t_events, y_events), and t_stop, from
+    a run's `EventRecord` (its counts go to ``stats["n_events"]``) for its `EventRequest`."""
+    stats["n_events"] = record.count
+    if record.over:
+        warnings.warn(f"an event occurred more than `max_events`={request.cap} times in a "
+                      "body; only the first ones are kept (stats['n_events'] counts them all)",
                       RuntimeWarning, stacklevel=3)
-    return buf["t"], buf["y"], buf["t_stop"]
+    return record.t, record.y, record.t_stop

@@ -8,6 +8,7 @@ import math
 import numbers
 import os
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 from scipy.spatial.transform import Rotation
@@ -43,6 +44,7 @@ __all__ = [
     "as_frame",
     "FRAMES",
     "as_inertia",
+    "Control",
     "as_control",
     "check_out_overlap",
     "as_bool_option",
@@ -129,9 +131,21 @@ DEFAULT_MAX_STEPS = 10_000_000
 _EPS = np.finfo(float).eps
 
 
+class Control(NamedTuple):
+    """The step size control of an error-controlled run, checked (`as_control`); a piece of a
+    run's plan (`rotode._runplan.Plan.control`; `rotode._driver.Engine` reads it)."""
+
+    rtol: float
+    atol: np.ndarray       # (n,), one per component of the stepped state
+    first_step: float      # 0: chosen from the problem, as SciPy chooses it
+    max_step: float        # inf: no limit
+    max_steps: int         # accepted steps per body before the run fails
+    t_eval: bool           # the output times are the caller's (SciPy's count of evaluations)
+
+
 def as_control(rtol, atol, first_step, max_step, max_steps, n, length, t_eval=False):
-    """``(rtol, atol (n,), first_step, max_step, max_steps, t_eval)`` of an error-controlled
-    run.
+    """The `Control` ``(rtol, atol (n,), first_step, max_step, max_steps, t_eval)`` of an
+    error-controlled run.
 
     As SciPy's ``solve_ivp``: ``rtol`` > 0 (below 100 eps it is raised to 100 eps with a
     warning), ``atol`` >= 0 a scalar or ``n`` values, ``first_step`` > 0 and within the span
@@ -172,7 +186,7 @@ def as_control(rtol, atol, first_step, max_step, max_steps, n, length, t_eval=Fa
         raise ValueError(f"`max_steps` must be an integer >= 1, got {_shown(max_steps)}")
     else:
         cap = min(int(max_steps), 2 ** 62)      # more is no limit at all
-    return rtol, a, first, top, cap, bool(t_eval)
+    return Control(rtol, a, first, top, cap, bool(t_eval))
 
 
 def check_out_overlap(out, inputs, names, same_ok=()):

@@ -1,8 +1,10 @@
 """Explicit rigid-body steppers: orientation q and body angular velocity w advanced together.
 
-The runner of docs/stepper-contract.md for `rotode.RigidBody` models (one shared body or a list
-of N bodies with their own inertia and torque).  State ``y = [q (4), w_body (3)]`` (with
-``force=``: ``[q, w, x (3), v (3)]``).  See docs/methods-rigid-body.md for the equations.
+The runner of docs/stepper-contract.md for `rotode.RigidBody` models (one shared body or a
+list of N bodies with their own inertia and torque): ``run`` and ``run_plan``, the facades'
+entry (a `rotode._runplan.Plan`: error control, events, step records).  State
+``y = [q (4), w_body (3)]`` (with ``force=``: ``[q, w, x (3), v (3)]``).  See
+docs/methods-rigid-body.md for the equations.
 
 The methods, their orders, their tableaux (exact rationals) and their properties (the kernel's
 code, the options it takes, whether it keeps |q| by construction) are the registry's
@@ -69,6 +71,7 @@ from rotode._engine cimport (EngineRun, RigidParams, rigid_erk_body, rigid_eval,
                              TORQUE_GRAVITY, TORQUE_GRAVITY_AXIS, TORQUE_BODY,
                              TORQUE_WORLD)
 from rotode._codegen import pair_ids as _pair_ids
+from rotode._runplan import Plan, RunOutput
 
 __all__ = ["METHODS", "KERNELS", "LIMITS", "run"]
 
@@ -549,12 +552,9 @@ def run(method, model, y0, t, save, options=None, workers=1):
     save : array_like of int, shape (m,)
         Strictly increasing indices into ``t`` of the states to return.
     options : dict, optional
-        Method options (see the module docstring); unknown keys raise TypeError.  The
-        error-controlled methods also take ``control`` (`rotode._validation.as_control`),
-        ``trace`` (one body: a dict that receives every step, `rotode._driver.drive`; with
-        "K0" given, the first stage of the first step, as a run continued from the end of an
-        earlier one has it) and ``resume`` (rkmk: ``y0`` is the row stored at the end of an
-        accepted step, whose retraction is the orientation the next step starts from).
+        Method options (see the module docstring); unknown keys raise TypeError.  (Error
+        control, events and step records are pieces of a run's plan, not options:
+        `run_plan`.)
     workers : int, optional
         Threads over bodies; the results do not depend on it.
 
@@ -576,18 +576,32 @@ def run(method, model, y0, t, save, options=None, workers=1):
     Equations, tableaux and references: docs/methods-rigid-body.md.  Errors raised by torque or
     force callables are re-raised unchanged.
     """
+    out = run_plan(Plan(method, model, y0, t, save, options, workers))
+    return out.y, out.w, out.stats
+
+
+def run_plan(plan):
+    """`run` of a `rotode._runplan.Plan`, the facades' entry: with error control
+    (``plan.control``, the error-controlled methods), events, a step record (one body), the
+    proposals ``h_next`` and a continued run (``resume``, rkmk: ``y0`` is the row stored at the
+    end of an accepted step, whose retraction is the orientation the next step starts from).
+    Returns a `rotode._runplan.RunOutput`.
+    """
+    method = plan.method
     spec = _methods.get(method, "rigid body")
     if spec.runner("rigid body") != "dynamic":
         raise ValueError(f"method {method!r} is stepped by rotode.{spec.runner('rigid body')}, "
                          "not rotode.dynamic")
     cdef int code = spec.code("rigid body")
-    o = _run_options(method, spec, options)
+    control = plan.control
+    events = plan.events
+    o = _run_options(method, spec, plan.options, control is not None)
     k = o.k
-    workers = as_workers(workers)
+    workers = as_workers(plan.workers)
 
-    y0, N, n_fctx, qdot0 = _rows(o, y0)
-    t, save = as_step_grid(t, save)
-    models = rigid_body_list(model, N)
+    y0, N, n_fctx, qdot0 = _rows(o, plan.y0)
+    t, save = as_step_grid(plan.t, plan.save)
+    models = rigid_body_list(plan.model, N)
     for i, mdl in enumerate(models):
         if o.restore and mdl.torque is not None:
             raise ValueError("option `restore_momentum` (Mandre 2008 sec. 7.2) needs torque-free "
@@ -600,7 +614,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
 
     cdef RunCfg cfg
     cdef const double[::1] resv = resets_arr
-    _fill_cfg(&cfg, spec, code, o, direction)
+    _fill_cfg(&cfg, spec, code, o, direction, plan.resume)
     cfg.nres = resets_arr.shape[0]
     cfg.resets = &resv[0] if cfg.nres else NULL
 
@@ -626,18 +640,17 @@ def run(method, model, y0, t, save, options=None, workers=1):
     cfg.pair = -1
     cfg.params = NULL
     sp.y0_row = True
-    control = o.control
     specialise = False
     if code == KERNEL_ERK:
         engine = Engine(spec, control, 7)
         (<Engine>engine).attach(&sp, _deriv)
         sp.row_is_state = k == 7 and cfg.kernel != KERNEL_RKN4      # (`_store`: z[:7] as it is)
-        specialise = (_USE_ENGINE and control is not None and o.trace is None
-                      and o.h_next is None and o.events is None and method in ENGINE_PAIRS)
+        specialise = (_USE_ENGINE and control is not None and plan.steps is None
+                      and not plan.h_next and events is None and method in ENGINE_PAIRS)
     elif code == KERNEL_RKMK:
         # v's error scaled as an error |dv|/2 of a unit q (rotode/kinematic.pyx, erk_error_norm)
         if control is not None:
-            control = control[:1] + (algebra_atol(control[1]),) + control[2:]
+            control = control._replace(atol=algebra_atol(control.atol))
         engine = Engine(spec, control, 6, ref=[1.0, 1.0, 1.0, 0.0, 0.0, 0.0])
         (<Engine>engine).attach(&sp, _deriv_rkmk)
         sp.accept = _accept_rkmk
@@ -661,14 +674,14 @@ def run(method, model, y0, t, save, options=None, workers=1):
         for b_ in range(nmod):
             _fill_body(&ctx[b_], models[b_], o.hold, o.npoints, o.start == "evaluate")
         cfg.bodies = ctx
-        y_out, w_out, status, failed, counts, fail_t = drive(&sp, t, save, y0, workers, o.trace,
-                                                             o.h_next, o.events)
+        y_out, w_out, status, failed, counts, fail_t, rec = drive(
+            &sp, t, save, y0, workers, plan.steps, plan.h_next, events)
     finally:
         free(ctx)
         free(fctx)
         free(params)
     sources = ([mdl.torque for mdl in models] + [o.fsrc]
-               + (list(o.events["objects"]) if o.events is not None else []))
+               + (list(events.objects) if events is not None else []))
     status_code, message = outcome(status, failed, t, sources,
                                    fail_t=fail_t if adaptive else None,
                                    last=None if adaptive else counts[:, 0])
@@ -677,14 +690,14 @@ def run(method, model, y0, t, save, options=None, workers=1):
         stats["nfev_force"] = largest(nfevf)
     if code == KERNEL_RKN4:
         stats["qdot"] = qdot
-    return y_out, w_out, stats
+    return RunOutput(y_out, w_out, stats, rec.events, rec.steps, rec.h_next)
 
 
-def _run_options(method, spec, options):
-    """The options of `run` for `method` (`spec`, its registry entry), checked: a namespace of
-    normalize, restore, the torque's hold (hold, substeps, npoints, resets, start), the force
-    (fsrc, forces, n_force, masses, n_mass), qdot0, control, trace, h_next, events, resume
-    and k, the columns of y0 (7, or 13 with a force)."""
+def _run_options(method, spec, options, adaptive):
+    """The options of `run` for `method` (`spec`, its registry entry), checked for a run under
+    error control (`adaptive`) or not: a namespace of normalize, restore, the torque's hold
+    (hold, substeps, npoints, resets, start), the force (fsrc, forces, n_force, masses,
+    n_mass), qdot0 and k, the columns of y0 (7, or 13 with a force)."""
     takes = spec.options("rigid body")
     opts = dict(options or {})
     normalize = as_bool_option(opts.pop("normalize", False), "normalize")
@@ -696,14 +709,9 @@ def _run_options(method, spec, options):
     force = opts.pop("force", None)
     mass = opts.pop("mass", None)
     qdot0 = opts.pop("qdot0", None)
-    control = opts.pop("control", None)
-    trace = opts.pop("trace", None)
-    h_next = opts.pop("h_next", None)
-    events = opts.pop("events", None)
-    resume = opts.pop("resume", False)          # (internal: rotode.solvers' continued runs)
     if opts:
         raise TypeError(f"unknown option(s) for method {method!r}: {sorted(opts)}")
-    if control is not None and not spec.adaptive:
+    if adaptive and not spec.adaptive:
         raise ValueError(f"method {method!r} has no error estimate (no `rtol`/`atol`)")
     if spec.kernel_info("rigid body").pair and (normalize or restore or substeps is not None):
         raise TypeError(f"options `normalize`, `restore_momentum` and `torque_substeps` are not "
@@ -735,8 +743,7 @@ def _run_options(method, spec, options):
     return SimpleNamespace(
         normalize=normalize, restore=restore, hold=hold, substeps=substeps, npoints=npoints,
         resets=resets_arr, start=start, fsrc=fsrc, forces=forces, n_force=n_force,
-        masses=masses, n_mass=n_mass, qdot0=qdot0, control=control, trace=trace,
-        h_next=h_next, events=events, resume=resume, k=13 if fsrc is not None else 7)
+        masses=masses, n_mass=n_mass, qdot0=qdot0, k=13 if fsrc is not None else 7)
 
 
 def _rows(o, y0):
@@ -789,14 +796,16 @@ def _force_option(method, takes, force, mass):
     return ForceSource(forces if n_force is None else forces[0]), forces, n_force, masses, n_mass
 
 
-cdef int _fill_cfg(RunCfg* cfg, object spec, int code, object o, double direction) except -1:
-    """The run's configuration from its method and options (the rest: `run`) (OUT: cfg)."""
+cdef int _fill_cfg(RunCfg* cfg, object spec, int code, object o, double direction,
+                   bint resume) except -1:
+    """The run's configuration from its method, options and whether it continues an earlier
+    run (the rest: `run_plan`) (OUT: cfg)."""
     cdef int i_, j_
     cfg.kernel = code
     cfg.substeps = o.substeps
     cfg.normalize = o.normalize
     cfg.restore = o.restore
-    cfg.resume = code == KERNEL_RKMK and bool(o.resume)
+    cfg.resume = code == KERNEL_RKMK and resume
     cfg.direction = direction
     cfg.k = o.k
     cfg.nz = 14 if o.k == 13 else (8 if code == KERNEL_RKN4 else (

@@ -19,10 +19,10 @@ Methods (the residual F(v) = 0 each step, l = h L_b, A = I^-1):
 ``object_trapezoid``   v = 1/2 (A l + A R(-v) l)       (body rates)      Mizerski 2020 sec. 7
 ==================== ================================================ =====================
 
-`run` follows docs/stepper-contract.md (its time loop is the one driver of rotode/_driver.pyx;
-the methods and their residual variants are the registry's, `rotode.methods`); `newton_trace`
-exposes one solve with its Kantorovich
-constants for tests and for the convergence maps.
+`run` and `run_plan` follow docs/stepper-contract.md (their time loop is the one driver of
+rotode/_driver.pyx; the methods and their residual variants are the registry's,
+`rotode.methods`); `newton_trace` exposes one solve with its Kantorovich constants for tests and
+for the convergence maps.
 """
 import warnings
 
@@ -42,6 +42,7 @@ from rotode.rhs cimport RigidBody
 from rotode.torque cimport Torque, Gravity, Constant
 from rotode._validation import (as_choice, as_float_array, as_real, as_step_grid, as_workers,
                                 check_nonzero_quaternions)
+from rotode._runplan import Plan, RunOutput
 from rotode.rhs import rigid_body_list
 
 __all__ = ["METHODS", "run", "newton_trace", "max_step", "residual_jacobian"]
@@ -297,14 +298,27 @@ def run(method, model, y0, t, save, options=None, workers=1):
     ----------
     Mizerski 2020 secs. 7-10; docs/implicit-midpoint.md; docs/stepper-contract.md.
     """
+    out = run_plan(Plan(method, model, y0, t, save, options, workers))
+    return out.y, out.w, out.stats
+
+
+def run_plan(plan):
+    """`run` of a `rotode._runplan.Plan`, the facades' entry; returns a
+    `rotode._runplan.RunOutput`.  The implicit methods take fixed steps: a plan with error
+    control, events, a step record or ``h_next`` raises ValueError.
+    """
+    method = plan.method
     spec = _methods.get(method, "rigid body")
     if spec.code("rigid body") != KERNEL_IMPLICIT:
         raise ValueError(f"method {method!r} is stepped by rotode.{spec.runner('rigid body')}, "
                          "not rotode.implicit")
-    options = dict(options or {})
+    if (plan.control is not None or plan.events is not None or plan.steps is not None
+            or plan.h_next):
+        raise ValueError(f"method {method!r} has no error estimate (no `rtol`/`atol`)")
+    options = dict(plan.options or {})
     L0 = options.pop("L0", None)
     solver, tol, max_iter, max_substeps, bound, angle = _options(options)
-    Y = as_float_array(y0, "y0", (7,))
+    Y = as_float_array(plan.y0, "y0", (7,))
     if Y.ndim != 2:
         raise ValueError(f"`y0` must have shape (N, 7), got {Y.shape}")
     if L0 is not None:
@@ -313,12 +327,12 @@ def run(method, model, y0, t, save, options=None, workers=1):
             raise ValueError(f"option `L0` must have shape (3,) or (N, 3) = ({Y.shape[0]}, 3), "
                              f"got {L0.shape}")
         L0 = np.ascontiguousarray(np.broadcast_to(L0, (Y.shape[0], 3)))
-    T, S = as_step_grid(t, save)
-    workers = as_workers(workers)
+    T, S = as_step_grid(plan.t, plan.save)
+    workers = as_workers(plan.workers)
     cdef Py_ssize_t N = Y.shape[0], n = T.shape[0] - 1, i
     if N:
         check_nonzero_quaternions(np.ascontiguousarray(Y[:, :4]), "y0 (quaternion part)")
-    bodies = rigid_body_list(model, N)
+    bodies = rigid_body_list(plan.model, N)
     if len(bodies) == 1:
         bodies = bodies * N
     for i in range(N):
@@ -373,7 +387,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
         g.w_dependent = wdep
         g.counters = cn
         g.nfev = &nf[0] if N else NULL
-        y_out, w_out, statuses, failed, counts, _ = drive(&sp, T, S, Y, workers)
+        y_out, w_out, statuses, failed, counts, _, _ = drive(&sp, T, S, Y, workers)
         subs = np.array([cn[i].substeps for i in range(N)], dtype=np.int64)
         iters = np.array([cn[i].iterations for i in range(N)], dtype=np.int64)
         itmax = max([cn[i].max_iterations for i in range(N)], default=0)
@@ -406,7 +420,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
             "elongated body, or stays within the Kantorovich bound; "
             "docs/implicit-midpoint.md sec. 5); a shorter `dt` costs about the same and is "
             "more accurate", RuntimeWarning, stacklevel=3)
-    return y_out, w_out, stats
+    return RunOutput(y_out, w_out, stats)
 
 
 # ---- test and analysis helpers -------------------------------------------------------------

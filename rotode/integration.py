@@ -2,8 +2,10 @@
 
 The facade checks the user's input, builds the time grid (uniform steps of ``dt`` from
 ``t_span[0]``, shortened only to land on ``t_span[1]`` and on requested output times) and hands
-the whole loop to a compiled *runner* (``rotode.kinematic``, ``rotode.dynamic`` or
-``rotode.implicit``; docs/stepper-contract.md), which advances every body with the GIL released.
+the whole loop, as a typed plan (`rotode._runplan.Plan`: the checked grid, options, error
+control and events), to a compiled *runner* (``rotode.kinematic``, ``rotode.dynamic`` or
+``rotode.implicit``; docs/stepper-contract.md), which advances every body with the GIL released
+and returns the rows, the stats and the event records (`rotode._runplan.RunOutput`).
 """
 from __future__ import annotations
 
@@ -22,13 +24,14 @@ from rotode._plan import (
     thin_run,
 )
 from rotode._plan import classify as _classify
-from rotode._plan import event_buffers as _event_buffers
+from rotode._plan import event_request as _event_request
 from rotode._plan import event_results as _event_results
 from rotode._plan import output_grid as _output_grid
 from rotode._plan import sample_grid as _sample_grid
 from rotode._plan import state_width as _state_width
 from rotode._plan import time_grid as _time_grid
 from rotode._results import StateViews, rotations
+from rotode._runplan import Plan
 from rotode._validation import (
     as_control,
     as_float_array,
@@ -403,15 +406,15 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
             raise ValueError("dt='samples' steps on the sample times of a rotode.omega.Samples "
                              f"angular velocity; this model's is {type(runner_model).__name__}")
     check_option_names(options)
-    control = (rtol, atol, first_step, max_step, max_steps)
+    given = (rtol, atol, first_step, max_step, max_steps)
     adaptive = dt is None and spec.adaptive
     if dt is not None and (rtol is not None or atol is not None):
         raise ValueError("give `dt` (fixed steps) or `rtol`/`atol` (error control), not both: "
                          f"drop `dt` to let {name!r} choose its steps")
-    if dt is not None and any(c is not None for c in control[2:]):
+    if dt is not None and any(c is not None for c in given[2:]):
         raise ValueError("`first_step`, `max_step` and `max_steps` apply to error-controlled "
                          "runs: drop `dt`")
-    if not spec.adaptive and any(c is not None for c in control):
+    if not spec.adaptive and any(c is not None for c in given):
         raise ValueError(f"method {name!r} has no error estimate, so `rtol`/`atol` do not "
                          f"apply: give `dt`, or use one of "
                          f"{tuple(m for m in methods.names(kind) if methods.get(m).adaptive)}")
@@ -445,25 +448,27 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         raise ValueError("`events` are located on the dense output of the error-controlled "
                          "methods: give `rtol`/`atol` (no `dt`) with one of "
                          f"{tuple(m for m in methods.names(kind) if methods.get(m).adaptive)}")
+    control = request = None
     if adaptive:
         grid, save = _output_grid(t_span, t_eval, save_every)
-        options["control"] = as_control(*control, Y0.shape[1], abs(grid[-1] - grid[0]),
-                                        t_eval=t_eval is not None)
+        control = as_control(*given, Y0.shape[1], abs(grid[-1] - grid[0]),
+                             t_eval=t_eval is not None)
     elif samples is not None:
         grid, save = _sample_grid(samples, t_span, t_eval, save_every)
     else:
         grid, save = _time_grid(t_span, dt, t_eval, save_every)
     if evs:
-        options["events"] = _event_buffers(evs, Y0.shape, max_events)
+        request = _event_request(evs, Y0.shape, max_events)
     elif max_events is not None:
         raise ValueError("`max_events` needs `events`")
-    y_out, w_out, stats = runner.run(name, runner_model, Y0, grid, save, options,
-                                     _as_workers(workers))
+    out = runner.run_plan(Plan(name, runner_model, Y0, grid, save, options, _as_workers(workers),
+                               control=control, events=request))
+    y_out, w_out, stats = out.y, out.w, out.stats
     t_out = grid[save]
     t_events = y_events = t_stop = y_final = w_final = None
     if evs:
-        t_events, y_events, t_stop = _event_results(options["events"], stats)
-        y_final, w_final = options["events"]["y_stop"], options["events"]["w_stop"]
+        t_events, y_events, t_stop = _event_results(request, out.events, stats)
+        y_final, w_final = out.events.y_stop, out.events.w_stop
     if single:
         del stats["per_body"]            # (a batch's: one body's counters are the totals)
         y_out, w_out = y_out[0], w_out[0]

@@ -28,6 +28,7 @@ from rotode import _plan, methods
 from rotode import events as _events
 from rotode._dense import Steps
 from rotode._loops import checked_function
+from rotode._runplan import Plan, StepRequest
 from rotode._validation import (
     as_bool,
     as_control,
@@ -352,19 +353,19 @@ def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
                      control["max_step"], None, width, abs(tf - t0), t_eval=t_eval is not None)
     runner = _plan.runner_for(spec, kind)
     Y0 = np.ascontiguousarray(y[None, :])
-    opts: dict[str, Any] = dict(implied, control=ctl)
-    if kind == "kinematics":
-        opts["stops"] = False           # SciPy's steps cross the sample times of Samples
-    if evs:
-        opts["events"] = _plan.event_buffers(evs, Y0.shape, None)   # all, as SciPy
-    if t_eval is None or dense_output:
-        opts["trace"] = {"dense": dense_output}     # every step (the driver grows the record)
-    y_out, _, stats = runner.run(name, model, Y0, grid, save, opts, 1)
+    request = _plan.event_request(evs, Y0.shape, None) if evs else None   # all, as SciPy
+    # every step (the driver grows the record) unless only t_eval's rows are asked for; the
+    # sample times of a Samples rate are no step ends (SciPy's steps cross them)
+    plan = Plan(name, model, Y0, grid, save, options=implied, control=ctl, events=request,
+                steps=StepRequest(dense_output) if t_eval is None or dense_output else None,
+                stops=False)
+    out = runner.run_plan(plan)
+    y_out, stats = out.y, out.stats
     status = int(stats["status"])
-    trace: Any = opts.get("trace")
-    n = trace["n"] if trace is not None else 0
+    record: Any = out.steps
+    n = record.n if record is not None else 0
     if t_eval is None:
-        ts, ys = trace["t"], trace["y"].T.copy()
+        ts, ys = record.t, record.y.T.copy()
     else:
         ts = np.asarray(grid[save], dtype=float)
         ys = y_out[0].T.copy()
@@ -374,12 +375,12 @@ def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
     sol = None
     if dense_output:
         assert spec.embedded is not None        # (COMPILED_METHODS are embedded pairs)
-        steps = Steps(trace["t"], trace["z"], trace["F"].reshape(-1, 7, width),
-                       spec.embedded.kind, trace["h"])
+        steps = Steps(record.t, record.z, record.F.reshape(-1, 7, width), spec.embedded.kind,
+                      record.h)
         sol = OdeSolution(steps.t, steps) if n > 1 else None
     t_events = y_events = None
     if evs:
-        t_ev, y_ev, _ = _plan.event_results(opts["events"], stats)
+        t_ev, y_ev, _ = _plan.event_results(request, out.events, stats)
         # as SciPy: np.asarray of each event's list of rows, (0,) when it never occurred
         t_events, y_events = t_ev[0], [y if len(y) else np.empty(0) for y in y_ev[0]]
     elif events is not None:

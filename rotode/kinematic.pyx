@@ -1,7 +1,8 @@
 """Native kinematic steppers: integrate q under a known angular velocity w(t).
 
-The runner of docs/stepper-contract.md for `rotode.integrate`: ``METHODS`` and
-``run(method, model, y0, t, save, options, workers)``.  The step kernels live in
+The runner of docs/stepper-contract.md for `rotode.integrate`: ``METHODS``,
+``run(method, model, y0, t, save, options, workers)`` and ``run_plan(plan)``, the facades'
+entry (a `rotode._runplan.Plan`: error control, events, step records).  The step kernels live in
 rotode/kinematic.pxd (cimport-able); this module holds the kinematic `Stepper` that the one
 time-loop driver (rotode/_driver.pyx) runs: the loop over bodies is outermost (threads over
 bodies, each body runs its whole time loop with stack scratch), so N single runs and one batched
@@ -19,6 +20,7 @@ import numpy as np
 
 from rotode import methods as _methods
 from rotode._codegen import pair_ids as _pair_ids
+from rotode._runplan import Plan, RunOutput
 from rotode._driver import Engine, algebra_atol, outcome, per_body_counts
 from rotode.omega import AngularVelocity as _PyAngularVelocity
 from rotode._loops import TINY_NORM2, all_finite, first_small_norm, largest
@@ -645,10 +647,11 @@ def run_single(model, t_span, y0, method, rtol, atol, frame):
     return rows + (stats,)
 
 
-cdef tuple _run_options(KinCfg* g, object method, object spec, object options):
-    """The options of `run` for `method` (`spec`, its registry entry), checked (OUT: g's
-    frame, exponential, norm gain, normalize, terms, substep): (control, trace, h_next,
-    events, resume, stops, alpha)."""
+cdef object _run_options(KinCfg* g, object method, object spec, object options,
+                         bint adaptive):
+    """The options of `run` for `method` (`spec`, its registry entry), checked, for a run
+    under error control or not (OUT: g's frame, exponential, norm gain, normalize, terms,
+    substep): alpha."""
     takes = spec.options("kinematics")
     options = dict(options or {})
     g.kernel = spec.code("kinematics")
@@ -666,14 +669,7 @@ cdef tuple _run_options(KinCfg* g, object method, object spec, object options):
         if g.normalize and "normalize" not in takes:
             raise TypeError(f"option `normalize` is not accepted by {method!r} (it would break "
                             "its error estimate and dense output): use `norm_gain`")
-    control = options.pop("control", None)
-    trace = options.pop("trace", None)
-    h_next = options.pop("h_next", None)
-    events = options.pop("events", None)
-    resume = options.pop("resume", False)     # (internal: rotode.solvers' continued runs)
-    # (internal: False for rotode.solve_ivp's SciPy steps, which cross the samples' times)
-    stops = options.pop("stops", True)
-    if control is not None and not spec.adaptive:
+    if adaptive and not spec.adaptive:
         raise ValueError(f"method {method!r} has no error estimate (no `rtol`/`atol`)")
     g.terms = 2
     g.substep = False
@@ -687,7 +683,7 @@ cdef tuple _run_options(KinCfg* g, object method, object spec, object options):
     if options:
         raise TypeError(f"unknown option(s) for kinematic method {method!r}: "
                         f"{', '.join(sorted(map(str, options)))}")
-    return control, trace, h_next, events, resume, stops, alpha
+    return alpha
 
 
 cdef int _method_data(KinCfg* g, object spec, object control, object resume) except -1:
@@ -804,8 +800,8 @@ def run(method, model, y0, t, save, options, workers=1):
         rotation reaches pi/sqrt(2) raises ValueError; True: it is split into equal sub-steps);
         for ``rk3``,
         ``rk4``, ``ab3``: ``norm_gain`` (default 0) and ``normalize`` (default False).
-        With error control ``control``, ``trace`` and ``resume`` (as for
-        `rotode.dynamic.run`).  Unknown keys raise TypeError.
+        Unknown keys raise TypeError.  (Error control, events and step records are pieces of
+        a run's plan, not options: `run_plan`.)
     workers : int
         Threads over bodies; results do not depend on it.
 
@@ -818,15 +814,29 @@ def run(method, model, y0, t, save, options, workers=1):
         ``n_steps``, ``nfev`` (w evaluations per body, including those at output times),
         ``nrate`` (w' evaluations per body), ``n_substeps``, ``status``, ``message``.
     """
+    out = run_plan(Plan(method, model, y0, t, save, options, workers))
+    return out.y, out.w, out.stats
+
+
+def run_plan(plan):
+    """`run` of a `rotode._runplan.Plan`, the facades' entry: with error control
+    (``plan.control``), events, a step record, the proposals ``h_next``, a continued run
+    (``resume``: rkmk and the adaptive Magnus methods start from the retraction of ``y0``)
+    and the sample times of a `Samples` rate as step ends (``stops``).  Returns a
+    `rotode._runplan.RunOutput`.
+    """
+    method = plan.method
     spec = _methods.get(method, "kinematics")
     cdef KinCfg g
-    control, trace, h_next, events, resume, stops, alpha = _run_options(&g, method, spec,
-                                                                        options)
-    _method_data(&g, spec, control, resume)
-    workers = as_workers(workers)
-    y0 = _check_y0(y0)
+    control = plan.control
+    events = plan.events
+    alpha = _run_options(&g, method, spec, plan.options, control is not None)
+    _method_data(&g, spec, control, plan.resume)
+    workers = as_workers(plan.workers)
+    y0 = _check_y0(plan.y0)
+    model = plan.model
     N = y0.shape[0]
-    t, save = as_step_grid(t, save)
+    t, save = as_step_grid(plan.t, plan.save)
     src = model if isinstance(model, _PyAngularVelocity) else None
     wconst = _NO_ROWS if src is not None else _as_rows(model, "model", N)
     alpha_rows = _NO_ROWS if alpha is None else _as_rows(alpha, "alpha", N, shared=True)
@@ -864,7 +874,7 @@ def run(method, model, y0, t, save, options, workers=1):
         # the error of v, a rotation vector, scaled as an error |dv|/2 of a unit q: atol of
         # the quaternion's components, rtol relative to 1 (erk_error_norm)
         if control is not None:
-            control = control[:1] + (algebra_atol(control[1]),) + control[2:]
+            control = control._replace(atol=algebra_atol(control.atol))
         engine = Engine(spec, control, 3, ref=1.0)
         (<Engine>engine).attach(&sp, _deriv_rkmk)
         sp.nz = 3
@@ -873,7 +883,7 @@ def run(method, model, y0, t, save, options, workers=1):
     elif g.kernel == KERNEL_MAGNUS and control is not None:
         # adaptive magnus6/magnus8: the driver's controller with the Magnus trial step and its
         # embedded Magnus method on its own nodes; the error of Omega scaled as for rkmk
-        control = control[:1] + (algebra_atol(control[1]),) + control[2:]
+        control = control._replace(atol=algebra_atol(control.atol))
         engine = Engine(spec, control, 3, ref=1.0)
         (<Engine>engine).attach_control(&sp)
         sp.nz = 3
@@ -884,7 +894,7 @@ def run(method, model, y0, t, save, options, workers=1):
         sp.evals = g.stages + g.estages
         sp.accept = _accept_local
         sp.max_angle = rkmk_max_step_angle()
-    if control is not None and stops and isinstance(src, Samples):
+    if control is not None and plan.stops and isinstance(src, Samples):
         # no controlled step crosses a sample time, where w or w' is not smooth: between two,
         # w is a polynomial of degree <= 3, which the Gauss rules of the Magnus methods
         # integrate exactly (a jump of a zero-order hold between the end of a step and its
@@ -897,8 +907,8 @@ def run(method, model, y0, t, save, options, workers=1):
     cdef KinParams* params = NULL
     cdef Py_ssize_t b_, n_params = 1 if src is not None else N
     try:
-        if (g.kernel == KERNEL_ERK and _USE_ENGINE and control is not None and trace is None
-                and h_next is None and events is None and method in ENGINE_PAIRS and N > 0):
+        if (g.kernel == KERNEL_ERK and _USE_ENGINE and control is not None and plan.steps is None
+                and not plan.h_next and events is None and method in ENGINE_PAIRS and N > 0):
             params = <KinParams*>malloc(n_params * sizeof(KinParams))
             if params == NULL:
                 raise MemoryError()
@@ -908,17 +918,17 @@ def run(method, model, y0, t, save, options, workers=1):
                 g.params = params
                 g.params_shared = src is not None
                 sp.body = _engine_body
-        yout, wout, status, failed, counts, fail_t = drive(&sp, t, save, y0, workers, trace,
-                                                           h_next, events)
+        yout, wout, status, failed, counts, fail_t, rec = drive(
+            &sp, t, save, y0, workers, plan.steps, plan.h_next, events)
     finally:
         free(params)
     adaptive = control is not None
-    sources = (src,) + (tuple(events["objects"]) if events is not None else ())
+    sources = (src,) + (tuple(events.objects) if events is not None else ())
     code, message = outcome(status, failed, t, sources, fail_t=fail_t if adaptive else None,
                             last=None if adaptive else counts[:, 0])
     stats = _stats(method, t, code, message, status, failed, counts if adaptive else None,
                    counters, fail_angle)
-    return yout, wout, stats
+    return RunOutput(yout, wout, stats, rec.events, rec.steps, rec.h_next)
 
 
 def _raise_source(src):

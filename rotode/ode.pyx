@@ -29,6 +29,7 @@ import numpy as np
 from rotode import methods as _methods
 from rotode._driver import outcome, per_body_counts
 from rotode._loops import largest
+from rotode._runplan import Plan, RunOutput
 from rotode._validation import (as_bool_option, as_float_array, as_step_grid, as_workers,
                                 check_nonzero_quaternions)
 
@@ -48,7 +49,7 @@ from rotode.equations cimport FRAME_BODY
 
 cnp.import_array()
 
-__all__ = ["ODE", "run", "C_SIGNATURE", "METHODS", "KERNELS", "LIMITS"]
+__all__ = ["ODE", "run", "run_plan", "C_SIGNATURE", "METHODS", "KERNELS", "LIMITS"]
 
 #: The registry's methods for a user's equations (``rotode.methods.names("ode")``).
 METHODS = _methods.names("ode", runner="ode")
@@ -550,18 +551,15 @@ def _evaluate(model, int n, double t, y):
 
 
 def _options(method, spec, options):
-    """(normalize, resume) from the options of `run` (TypeError for any other)."""
+    """normalize from the options of `run` (TypeError for any other)."""
     opts = dict(options or {})
     normalize = opts.pop("normalize", None)
-    resume = bool(opts.pop("resume", False))
-    control = opts.pop("control", None)
     if opts:
         raise TypeError(f"unknown option(s) for method {method!r} on an ODE: {sorted(opts)}")
     if normalize is not None and spec.group:
         raise TypeError(f"option `normalize` is not accepted by the Lie-group method "
                         f"{method!r} (it keeps every quaternion block unit by construction)")
-    normalize = True if normalize is None else as_bool_option(normalize, "normalize")
-    return normalize, resume, control
+    return True if normalize is None else as_bool_option(normalize, "normalize")
 
 
 def run(method, model, y0, t, save, options=None, workers=1):
@@ -570,19 +568,19 @@ def run(method, model, y0, t, save, options=None, workers=1):
     Parameters
     ----------
     method : str
-        A method of the registry for ``"ode"`` (``rotode.methods.names("ode")``).
+        A method of the registry for ``"ode"`` (`METHODS`).
     model : ODE
     y0 : array_like, shape (N, n)
         Initial states; every quaternion block nonzero (any length: each block starts at its
         unit quaternion).
     t : array_like, shape (n_grid + 1,)
-        The grid: the steps of a fixed-step run, the output times of an error-controlled one.
+        The grid of a fixed-step run.
     save : array_like of int, shape (m,)
         Strictly increasing indices into ``t`` of the rows to return.
     options : dict, optional
         ``normalize`` (the methods on the state: put each block back on the unit sphere after
-        every step; default True), and from the facade ``control``
-        (`rotode._validation.as_control`) and ``resume``.
+        every step; default True).  (Error control and events are pieces of a run's plan:
+        `run_plan`.)
     workers : int, optional
         Threads over bodies; the results do not depend on it.
 
@@ -595,10 +593,19 @@ def run(method, model, y0, t, save, options=None, workers=1):
         ``n_steps``, ``nfev`` (evaluations of ``fun``, the largest per body), ``status``,
         ``message``, ``per_body``; with error control ``n_rejected`` and ``nfev_pair``.
     """
+    out = run_plan(Plan(method, model, y0, t, save, options, workers))
+    return out.y, out.w, out.stats
+
+
+def run_plan(plan):
+    """`run` of a `rotode._runplan.Plan` (error control, events, ``resume``): a
+    `rotode._runplan.RunOutput`."""
+    method, model = plan.method, plan.model
     spec = _methods.get(method, "ode")
-    normalize, resume, control = _options(method, spec, options)
-    workers = as_workers(workers)
-    y0 = as_float_array(y0, "y0")
+    normalize = _options(method, spec, plan.options)
+    control, resume = plan.control, plan.resume
+    workers = as_workers(plan.workers)
+    y0 = as_float_array(plan.y0, "y0")
     n = model.n if model.n is not None else (y0.shape[1] if y0.ndim == 2 else -1)
     if y0.ndim != 2 or y0.shape[1] != n:
         raise ValueError(f"`y0` must have shape (N, {n}) for this ODE, got {y0.shape}")
@@ -609,7 +616,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
     params = model.params
     if params is not None and params.ndim == 2 and params.shape[0] != N:
         raise ValueError(f"`params` holds {params.shape[0]} per-body rows but `y0` {N} bodies")
-    t, save = as_step_grid(t, save)
+    t, save = as_step_grid(plan.t, plan.save)
     cdef int code = spec.code("ode")
     group = code == KERNEL_RKMK
     in_block = np.zeros(n, dtype=bool)
@@ -664,10 +671,12 @@ def run(method, model, y0, t, save, options=None, workers=1):
         if cfg.normalize and cfg.nq:
             sp.accept = _accept_unit
     model.error = None
-    y_out, w_out, status, failed, counts, fail_t = drive(&sp, t, save, y0, workers)
+    y_out, w_out, status, failed, counts, fail_t, rec = drive(&sp, t, save, y0, workers, None,
+                                                              False, plan.events)
     adaptive = control is not None
     try:
-        code_, message = outcome(status, failed, t, [model], reasons=_REASONS,
+        sources = [model] + (list(plan.events.objects) if plan.events is not None else [])
+        code_, message = outcome(status, failed, t, sources, reasons=_REASONS,
                                  fail_t=fail_t if adaptive else None,
                                  last=None if adaptive else counts[:, 0])
     finally:
@@ -680,7 +689,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
         stats["n_rejected"] = largest(counts[:, 1])
         stats["nfev_pair"] = largest(counts[:, 2])
     stats["per_body"] = per_body_counts(counts if adaptive else None, stats["n_steps"], nfev)
-    return y_out, w_out, stats
+    return RunOutput(y_out, w_out, stats, events=rec.events)
 
 
 def _algebra_atol(atol, blocks, rest):

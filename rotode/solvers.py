@@ -27,7 +27,7 @@ SciPy's solvers do: the compiled driver advances a chunk of steps at a time (its
 its step sequence: ``rotode.integrate``'s), and ``step()`` hands them out one by one.  Each
 chunk continues the last one with its bits: the controller's proposal for the next step, the
 pair's first stage as the last accept left it, and the base orientation that accept made (the
-stored row retracted, the ``resume`` option of the runners), so the steps and the states are
+stored row retracted, the ``resume`` of the run's plan), so the steps and the states are
 ``rotode.integrate``'s bit for bit (for a rotode model; a plain callable's ``w`` is recovered
 at each chunk's start, to round-off).  Their dense output stays on the group (a unit quaternion
 at every time).  For `RKMK5`/`RKMK8` it is the pair's continuous extension mapped onto the
@@ -47,8 +47,10 @@ from scipy.integrate import DenseOutput, OdeSolver
 
 from rotode import _plan, kinematic, methods, quaternion
 from rotode._dense import StepInterpolant
+from rotode._runplan import Plan, StepRequest
 from rotode._validation import (
     DEFAULT_MAX_STEPS,
+    Control,
     as_control,
     as_frame,
     complex_values_error,
@@ -128,11 +130,11 @@ class _MagnusOutput(DenseOutput):
     only a rotation of more than pi from ``t_old``, far outside the step, splits the step.
     """
 
-    def __init__(self, t_old, t, y_old, method, model, options, recover, ref):
+    def __init__(self, t_old, t, y_old, method, model, options, resume, recover, ref):
         super().__init__(t_old, t)
         self.y_old = np.ascontiguousarray(np.asarray(y_old, dtype=float)[None, :4])
         self.method, self.model = method, model      # (kinematics only: rotode.kinematic)
-        self.options = options
+        self.options, self.resume = options, resume
         self.recover, self.ref = recover, ref    # a plain callable's w: at the chunk's q
 
     def _call_impl(self, t):
@@ -165,17 +167,18 @@ class _MagnusOutput(DenseOutput):
             grid = np.concatenate((grid, [far]))
         save = np.arange(lead, lead + u.size, dtype=np.intp)
         # one step to `far` (2 |far - t0|: clipped there), with a tolerance it always meets
-        ctl = (1.0, _ANY_ATOL, 2.0 * abs(far - t0), np.inf, DEFAULT_MAX_STEPS)
-        options = dict(self.options, control=ctl)
+        ctl = Control(1.0, _ANY_ATOL, 2.0 * abs(far - t0), np.inf, DEFAULT_MAX_STEPS, False)
+        plan = Plan(self.method, self.model, self.y_old, np.ascontiguousarray(grid), save,
+                    options=self.options, control=ctl, resume=self.resume)
         recover = self.recover
         if recover is not None:
             kept, recover.q = recover.q, self.ref
         try:
-            y, _, stats = kinematic.run(self.method, self.model, self.y_old,
-                                        np.ascontiguousarray(grid), save, options, 1)
+            out = kinematic.run_plan(plan)
         finally:
             if recover is not None:
                 recover.q = kept
+        y, stats = out.y, out.stats
         if stats.get("status", 0) != 0:
             raise RuntimeError(f"dense output at t in [{u.min()!r}, {u.max()!r}]: "
                                f"{stats.get('message', 'the step failed')}")
@@ -328,14 +331,11 @@ class NativeSolver(OdeSolver):
         n = self.y.size
         pair = self._spec.tableau is not None
         nz = n - 1 if self._spec.group else n     # rkmk, adaptive Magnus: [v, (w)]
-        trace = {"dense": pair}          # (the driver fills it: at most CHUNK_STEPS steps)
         # a later chunk continues the run with its bits: the pair's first stage as the last
         # step left it, and (rkmk, adaptive magnus) the base orientation its accept made
         # (`resume`: the stored row retracted, not normalised)
         resume = self._h_next is not None
-        if resume and self._K0 is not None:
-            trace["K0"] = self._K0
-        h_next = np.zeros(1)
+        record = StepRequest(pair, self._K0 if resume else None)   # (at most CHUNK_STEPS)
         ref = None
         if self._recover is not None:
             ref = self._recover.q = self.y.copy()
@@ -345,22 +345,22 @@ class NativeSolver(OdeSolver):
             first = self._h_next             # continue with the proposal: the same steps
         ctl = as_control(rtol, atol, first, top, CHUNK_STEPS, n,
                          max(span, first if first is not None else 0.0))
-        options = dict(self._options, control=ctl, trace=trace, h_next=h_next, resume=resume)
-        _, _, stats = self._runner.run(self._method, self._model,
-                                       np.ascontiguousarray(self.y[None, :]),
-                                       np.array([self.t, self.t_bound]),
-                                       np.zeros(0, dtype=np.intp), options, 1)
-        taken = trace["n"] - 1
+        out = self._runner.run_plan(Plan(
+            self._method, self._model, np.ascontiguousarray(self.y[None, :]),
+            np.array([self.t, self.t_bound]), np.zeros(0, dtype=np.intp), options=self._options,
+            control=ctl, steps=record, h_next=True, resume=resume))
+        stats, steps = out.stats, out.steps
+        taken = steps.n - 1
         self.nfev += int(stats.get("nfev_pair", 0))
         start = self.y[:4].copy()            # (the row the chunk starts from, as given)
         for j in range(taken):
-            self._steps.append((trace["t"][j + 1], trace["y"][j + 1].copy(),
-                                start if j == 0 else trace["y"][j, :4],
-                                trace["z"][j].copy() if pair else None,
-                                trace["F"][j].reshape(7, nz).copy() if pair else None, ref,
+            self._steps.append((steps.t[j + 1], steps.y[j + 1].copy(),
+                                start if j == 0 else steps.y[j, :4],
+                                steps.z[j].copy() if pair else None,
+                                steps.F[j].reshape(7, nz).copy() if pair else None, ref,
                                 resume or j > 0))
-        self._h_next = float(h_next[0])
-        self._K0 = trace["K0"] if pair else None
+        self._h_next = float(out.h_next[0])
+        self._K0 = steps.K0 if pair else None
         if stats.get("status", 0) != 0 and taken < CHUNK_STEPS:
             self._steps.append(stats.get("message", "the step failed"))
 
@@ -379,11 +379,10 @@ class NativeSolver(OdeSolver):
         grid = np.ascontiguousarray(self._grid[k:k + 2])
         if self._recover is not None:
             self._recover.q = self.y.copy()
-        options = dict(self._options)
-        options.update(self._carry)
-        y_out, _, stats = self._runner.run(self._method, self._model,
-                                           np.ascontiguousarray(self.y[None, :]), grid,
-                                           np.array([1], dtype=np.intp), options, 1)
+        out = self._runner.run_plan(Plan(
+            self._method, self._model, np.ascontiguousarray(self.y[None, :]), grid,
+            np.array([1], dtype=np.intp), options=dict(self._options, **self._carry)))
+        y_out, stats = out.y, out.stats
         if stats.get("status", 0) != 0:
             return False, stats.get("message", "the step failed")
         for key, option in (("qdot", "qdot0"), ("L", "L0")):
@@ -401,7 +400,7 @@ class NativeSolver(OdeSolver):
             t_new, _, q_old, z_old, F, ref, later = self._step_done
             if F is None:                # adaptive Magnus: its own formula inside the step
                 return _MagnusOutput(self._t_old_step, t_new, q_old, self._method, self._model,
-                                     dict(self._options, resume=later), self._recover, ref)
+                                     self._options, later, self._recover, ref)
             if not self._spec.group:                 # a pair on the state
                 return StepInterpolant(self._t_old_step, t_new, z_old, F, self._spec.embedded.kind)
             return _GroupOutput(self._t_old_step, t_new, q_old, z_old, F,

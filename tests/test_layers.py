@@ -32,9 +32,11 @@ LAYERS = [
         "omega", "torque", "rhs", "events", "inertia", "frames", "_signature", "_typing",
     }),
     ("engine/runners", {
-        # the registry, the driver, the runners; the plan of a run (model kind, runner, time
-        # grid, event buffers) and the dense output of a compiled step, which the facades share
-        "methods", "_pairs", "_driver", "kinematic", "dynamic", "implicit", "ode", "_plan",
+        # the registry, the driver, the runners; the plan of a run (its typed pieces and
+        # outputs, _runplan; model kind, runner, time grid, events, _plan) and the dense output
+        # of a compiled step, which the facades share
+        "methods", "_pairs", "_driver", "kinematic", "dynamic", "implicit", "ode", "_runplan",
+        "_plan",
         "_dense",
         # the specialised engine (C++ templates declared in _engine.pxd) and the code generator
         # of its tableaux (from the registry)
