@@ -5,11 +5,12 @@
   ``-march=native``, into a shared library with a C ABI, loaded with ctypes;
 - `cyrk`: cyrk_rhs.pyx, CyRK's ``cysolve_ivp`` with Cython right-hand sides, built with
   setuptools and Cython (as CyRK's documentation builds such a module: its headers from
-  ``CyRK.get_include()``).
+  ``CyRK.get_include()``); ``cyrk("cyrk_spacecraft")`` builds cyrk_spacecraft.pyx, the
+  spacecraft of benchmarks/bench_ode.py, the same way.
 
 Nothing is downloaded; the products are cached under the temporary directory, keyed by the
 sources, the flags and the compiler, so a second run starts at once.  asv_bench/benchmarks/
-engine.py uses `loop` too.
+engine.py uses `loop` too, benchmarks/bench_ode.py `cyrk("cyrk_spacecraft")`.
 """
 import ast
 import ctypes
@@ -141,8 +142,15 @@ def loop(native=False, verbose=False):
     return Loop(lib, flags)
 
 
-def cyrk(verbose=False):
-    """Build (or reuse) cyrk_rhs.pyx against the installed CyRK and import it."""
+#: the Cython modules `cyrk` builds (their .pyx files next to this one)
+CYRK_MODULES = ("cyrk_rhs", "cyrk_spacecraft")
+
+
+def cyrk(name="cyrk_rhs", verbose=False):
+    """Build (or reuse) benchmarks/engine/<name>.pyx against the installed CyRK and import it
+    (``name``: one of `CYRK_MODULES`)."""
+    if name not in CYRK_MODULES:
+        raise ValueError(f"unknown module {name!r}; one of {CYRK_MODULES}")
     try:
         import CyRK
         import Cython
@@ -150,29 +158,29 @@ def cyrk(verbose=False):
         raise BuildError(f"{exc.name} is not installed (python -m pip install '.[bench]')") \
             from None
     flags = rotode_flags()
-    source = (HERE / "cyrk_rhs.pyx").read_bytes()
-    cache = _cache("cyrk", [source, *flags, CyRK.__version__, Cython.__version__,
-                            sys.version, np.__version__])
+    source = (HERE / f"{name}.pyx").read_bytes()
+    cache = _cache(name, [source, *flags, CyRK.__version__, Cython.__version__,
+                          sys.version, np.__version__])
     suffix = sysconfig.get_config_var("EXT_SUFFIX")
-    built = cache / f"cyrk_rhs{suffix}"
+    built = cache / f"{name}{suffix}"
     if not built.exists():
-        (cache / "cyrk_rhs.pyx").write_bytes(source)
+        (cache / f"{name}.pyx").write_bytes(source)
         (cache / "setup.py").write_text(textwrap.dedent(f"""
             import CyRK, numpy
             from Cython.Build import cythonize
             from setuptools import Extension, setup
-            ext = Extension("cyrk_rhs", ["cyrk_rhs.pyx"], language="c++",
+            ext = Extension("{name}", ["{name}.pyx"], language="c++",
                             include_dirs=CyRK.get_include() + [numpy.get_include()],
                             extra_compile_args={flags!r}, extra_link_args=["-fopenmp"])
             setup(ext_modules=cythonize([ext], quiet=True))
         """))
         if verbose:
-            print(f"  building the CyRK module in {cache} (about 15 s)")
+            print(f"  building the CyRK module {name} in {cache} (about 15 s)")
         done = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace", "-q"],
                               cwd=cache, capture_output=True, text=True)
         if done.returncode != 0 or not built.exists():
-            raise BuildError(f"building cyrk_rhs failed:\n{done.stderr[-3000:]}")
-    spec = importlib.util.spec_from_file_location("cyrk_rhs", built)
+            raise BuildError(f"building {name} failed:\n{done.stderr[-3000:]}")
+    spec = importlib.util.spec_from_file_location(name, built)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
