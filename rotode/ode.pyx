@@ -35,7 +35,6 @@ from rotode._validation import (as_bool_option, as_float_array, as_step_grid, as
 
 cimport numpy as cnp
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_GetName
-from libc.stdlib cimport malloc, free
 from libc.stdint cimport uintptr_t
 from rotode._driver cimport (Stepper, make_stepper, drive, Engine, STATUS_OK,
                              STATUS_SOURCE_ERROR, STATUS_UNAVAILABLE, STATUS_NONFINITE_ITERATE,
