@@ -279,6 +279,8 @@ cdef struct EventSet:
     double* y_stop           # (N, k) each body's row where its run ended (at t_stop or tf;
     double* w_stop           # (N, 3) NaN after a failure) and its body angular velocity
     bint needs_w             # some event reads the body angular velocity (Event.needs_w)
+    int q_at[EVENTS_MAX]     # per event: the offset in the row of what it reads as [q, ...]
+    int w_at[EVENTS_MAX]     # per event: where it reads w in the row (-1: the run's w)
 
 
 cdef struct Trace:

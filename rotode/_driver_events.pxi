@@ -29,7 +29,9 @@ cdef int _event_values(BodyRun* b, double t, const double* z, double* row, doubl
         if st != STATUS_OK:
             return st
     for e in range(only if only >= 0 else 0, only + 1 if only >= 0 else E.n):
-        g[e] = (<Event>E.ev[e]).evaluate_body(b.i, t, y, s.k, w)
+        # (an event placed in a user's state reads its block and that block's rate)
+        g[e] = (<Event>E.ev[e]).evaluate_body(b.i, t, y + E.q_at[e], s.k - E.q_at[e],
+                                              y + E.w_at[e] if E.w_at[e] >= 0 else w)
         if g[e] != g[e]:
             _event_nan(E.ev[e], t)             # (a Python event stored its error already)
             return STATUS_SOURCE_ERROR
@@ -402,6 +404,11 @@ cdef int _events_set_up(EventSet* es, void** evp, const Stepper* s, object event
     es.ev = evp
     es.n = len(objects)
     es.needs_w = any([(<Event>e).needs_w for e in objects])
+    at = events.at if events.at is not None else ((0, -1),) * len(objects)
+    for i in range(len(objects)):
+        es.q_at[i], es.w_at[i] = at[i]
+        if not (0 <= es.q_at[i] <= s.k - 4 and -1 <= es.w_at[i] <= s.k - 3):
+            raise ValueError("the events' places do not match the stepper")
     es.cap = PY_SSIZE_T_MAX if cap is None else min(cap, PY_SSIZE_T_MAX)
     size = max(nbodies * es.n, 1)
     es.t_ev = <double**>calloc(size, sizeof(double*))

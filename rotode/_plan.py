@@ -310,12 +310,14 @@ def _every(size, save_every):
     return save
 
 
-def event_request(evs, shape, max_events):
+def event_request(evs, shape, max_events, model=None):
     """The events of a run as its plan holds them (`rotode._runplan.EventRequest`): the checked
-    events and how many occurrences to keep per body and event."""
+    events, how many occurrences to keep per body and event, and, in a user's state
+    (``model`` a `rotode.ODE`), where each reads its quaternion block and rate."""
     n, k = shape
     if len(evs) > 16:
         raise ValueError(f"`events` may hold at most 16 events, got {len(evs)}")
+    at = _event_places(evs, k, model)
     for j, e in enumerate(evs):
         if e.n_bodies is not None and e.n_bodies != n:
             raise ValueError(f"`events[{j}]` holds per-body parameters for {e.n_bodies} bodies "
@@ -331,7 +333,40 @@ def event_request(evs, shape, max_events):
         raise ValueError(f"`max_events` must be an integer >= 1, got {max_events!r}")
     else:
         cap = min(int(max_events), sys.maxsize)   # (the driver's records grow as they fill)
-    return EventRequest(tuple(evs), cap)
+    return EventRequest(tuple(evs), cap, at)
+
+
+def _event_places(evs, k, model):
+    """Per event, (offset of the quaternion block it reads, offset of the body rate it reads or
+    -1) in a row of k values: for a user's state (`rotode.ODE`) from each event's ``block``
+    and ``rate`` (None: every event reads the run's own q and w, and may not be placed)."""
+    if not isinstance(model, ode.ODE):
+        for j, e in enumerate(evs):
+            if e.block is not None or e.rate is not None:
+                raise ValueError(f"`events[{j}]`: `block` and `rate` place an event in a user's "
+                                 "state (a rotode.ODE); this model's state is its own")
+        return None
+    at = []
+    for j, e in enumerate(evs):
+        if isinstance(e, _events.PythonEvent) or (isinstance(e, _events.Component)
+                                                   and e.name == "y"):
+            at.append((0, -1))                # (the whole row)
+            continue
+        block = 0 if e.block is None else e.block
+        if block >= len(model.quaternions):
+            raise ValueError(f"`events[{j}]` reads quaternion block {block} but the ODE has "
+                             f"{len(model.quaternions)} ({list(model.quaternions)})")
+        rate = -1
+        if e.needs_w:
+            if e.rate is None:
+                raise ValueError(f"`events[{j}]` reads the body angular velocity: give its "
+                                 "place in the state, rate=<index of w in y>")
+            rate = e.rate
+            if rate + 3 > k:
+                raise ValueError(f"`events[{j}]`: rate={rate} does not fit in a state of {k} "
+                                 "values")
+        at.append((model.quaternions[block], rate))
+    return tuple(at)
 
 
 def event_results(request, record, stats):

@@ -31,10 +31,14 @@ __all__ = ["Control", "EventRequest", "StepRequest", "Plan", "EventRecord", "Ste
 @dataclass(frozen=True, slots=True)
 class EventRequest:
     """The events of an error-controlled run: the checked `rotode.events.Event` objects and
-    the occurrences kept per body and event (None: all of them; the driver counts them all)."""
+    the occurrences kept per body and event (None: all of them; the driver counts them all);
+    ``at``: per event, the offset in the row of the quaternion block it reads and where it
+    reads the body angular velocity (-1: the run's own), for a user's state (None: (0, -1)
+    for every event)."""
 
     objects: tuple
     cap: int | None = None
+    at: tuple | None = None
 
 
 @dataclass(frozen=True, slots=True)

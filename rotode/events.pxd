@@ -25,6 +25,10 @@ cdef class Event:
     cdef readonly bint needs_w
     # None: the same parameters for every body; N: per-body parameters, for runs of N bodies
     cdef readonly object n_bodies
+    # in a user's state (rotode.ODE): which quaternion block the event reads (None: the first)
+    # and where that block's body angular velocity starts in y (None: the run's own w)
+    cdef readonly object block
+    cdef readonly object rate
     cdef double evaluate(self, double t, const double* y, int k,
                          const double* w) noexcept nogil
     # g of body i of the run (0 for one body; the driver calls this one): `evaluate` unless a

@@ -152,6 +152,13 @@ cdef class Event:
         Stop at the first (True) or k-th occurrence; False (default) records only.
     direction : {-1, 0, 1}, optional
         Record only the crossings where g decreases (-1), increases (+1), or all (0, default).
+    block : int, optional
+        In a user's state (`rotode.ODE`): the number of the quaternion block the event reads as
+        its ``q`` (0 for the first of the ODE's ``quaternions``; default 0).  Only for an ODE.
+    rate : int, optional
+        In a user's state: the index in ``y`` where that block's body angular velocity starts
+        (3 values), for the events that read ``w`` (``Component("w", i)``, `KineticEnergy`),
+        which an ODE run requires.  Only for an ODE.
 
     Attributes
     ----------
@@ -197,12 +204,14 @@ cdef class Event:
     # read from the embedded signature lines (rotode/_signature.py)
     __signature__ = _ExtensionSignature()
 
-    def __init__(self, terminal=False, direction=0):
+    def __init__(self, terminal=False, direction=0, block=None, rate=None):
         self.error = None
         self.terminal = _terminal(terminal)
         self.direction = _direction(direction)
         self.needs_w = True
         self.n_bodies = None
+        self.block = _place(block, "block")
+        self.rate = _place(rate, "rate")
 
     cdef double evaluate(self, double t, const double* y, int k,
                          const double* w) noexcept nogil:
@@ -259,7 +268,23 @@ cdef class Event:
 
     def __repr__(self):
         return (f"{type(self).__name__}(terminal={self.terminal}, "
-                f"direction={self.direction})")
+                f"direction={self.direction}{_placed(self)})")
+
+
+def _place(value, name):
+    """`block` or `rate` of an event: None or an integer >= 0."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
+            or value < 0:
+        raise ValueError(f"`{name}` must be an integer >= 0 or None, got {_shown(value)}")
+    return int(value)
+
+
+def _placed(event):
+    """The ``block``/``rate`` of an event's repr (empty when neither is set)."""
+    return "".join(f", {name}={value}" for name, value in
+                   (("block", event.block), ("rate", event.rate)) if value is not None)
 
 
 def _body_index(event, body):
@@ -276,12 +301,14 @@ def _body_index(event, body):
     return as_body_index(body, event.n_bodies, type(event).__name__)
 
 
-def _restore(cls, params, terminal, direction, extra):
+def _restore(cls, params, terminal, direction, extra, block=None, rate=None):
     """A built-in event from `_Parameters.__reduce__`."""
     cdef _Parameters e = cls.__new__(cls)
     e.error = None
     e.terminal = terminal
     e.direction = direction
+    e.block = block
+    e.rate = rate
     e._set_params(params)
     e._set_extra(extra)
     return e
@@ -337,7 +364,8 @@ cdef class _Parameters(Event):
 
     def _clone(self, params):
         """An event of this class with these parameters, the same terminal and direction."""
-        return _restore(type(self), params, self.terminal, self.direction, self._extra())
+        return _restore(type(self), params, self.terminal, self.direction, self._extra(),
+                        self.block, self.rate)
 
     def __getitem__(self, i):
         """Body ``i`` of a per-body event (``n_bodies`` is not None), as a one-body event (the
@@ -347,7 +375,7 @@ cdef class _Parameters(Event):
 
     def __reduce__(self):
         return (_restore, (type(self), self._params(), self.terminal, self.direction,
-                           self._extra()))
+                           self._extra(), self.block, self.rate))
 
     def _chunk_split(self):
         """A per-body event in parts, for chunks of bodies (rotode/_dask.py): its per-body
@@ -366,7 +394,7 @@ cdef class _Parameters(Event):
 
     def _per_body_repr(self):
         return (f"{type(self).__name__}(<per-body parameters of {self.n_bodies} bodies>, "
-                f"terminal={self.terminal}, direction={self.direction})")
+                f"terminal={self.terminal}, direction={self.direction}{_placed(self)})")
 
 
 cdef inline double _unit_cos(const double* q, const double* b, const double* a) noexcept nogil:
@@ -391,8 +419,8 @@ cdef class AxisAngle(_Parameters):
         In [0, pi]; one per body with a leading axis N.  Any parameter given per body makes a
         per-body event (``n_bodies`` = N) for runs of N bodies: body i of the batch reads row
         i (the others are shared).
-    terminal, direction : optional
-        As for `Event` (default False and 0).
+    terminal, direction, block, rate : optional
+        As for `Event` (default False, 0, and None: the run's own ``q`` and ``w``).
 
     Attributes
     ----------
@@ -417,8 +445,9 @@ cdef class AxisAngle(_Parameters):
     -0.122417
     """
 
-    def __init__(self, body_axis, world_axis, angle, terminal=False, direction=0):
-        super().__init__(terminal, direction)
+    def __init__(self, body_axis, world_axis, angle, terminal=False, direction=0, block=None,
+                 rate=None):
+        super().__init__(terminal, direction, block, rate)
         n, rows = _per_body({"body_axis": (body_axis, (3,)), "world_axis": (world_axis, (3,)),
                              "angle": (angle, ())})
         angles = _check_angles(rows["angle"], n)
@@ -458,7 +487,7 @@ cdef class AxisAngle(_Parameters):
             return self._per_body_repr()
         return (f"AxisAngle(body_axis={[self._p[i] for i in range(3)]}, world_axis="
                 f"{[self._p[3 + i] for i in range(3)]}, angle={self.angle!r}, "
-                f"terminal={self.terminal}, direction={self.direction})")
+                f"terminal={self.terminal}, direction={self.direction}{_placed(self)})")
 
 
 cdef class Component(_Parameters):
@@ -470,12 +499,13 @@ cdef class Component(_Parameters):
         ``"q"``: the quaternion as integrated; ``"w"``: the BODY angular velocity; ``"y"``: any
         entry of the state row.
     index : int
-        Index into it: 0-3 for ``"q"``, 0-2 for ``"w"``, 0-12 for ``"y"``.
+        Index into it: 0-3 for ``"q"``, 0-2 for ``"w"``, any entry of the state for ``"y"``
+        (checked against the state when the event runs).
     value : float or array_like, shape (N,), optional
         The level (default 0); with a leading axis N, one per body (a per-body event,
         ``n_bodies`` = N: body i of a batch of N reads row i).
-    terminal, direction : optional
-        As for `Event` (default False and 0).
+    terminal, direction, block, rate : optional
+        As for `Event` (default False, 0, and None: the run's own ``q`` and ``w``).
 
     Attributes
     ----------
@@ -502,9 +532,10 @@ cdef class Component(_Parameters):
     0.5
     """
 
-    def __init__(self, name, index, value=0.0, terminal=False, direction=0):
-        super().__init__(terminal, direction)
-        sizes = {"q": 4, "w": 3, "y": 13}
+    def __init__(self, name, index, value=0.0, terminal=False, direction=0, block=None,
+                 rate=None):
+        super().__init__(terminal, direction, block, rate)
+        sizes = {"q": 4, "w": 3, "y": 2 ** 31 - 1}      # (y: checked against the state)
         as_choice(name, "name", ("q", "w", "y"))
         if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)) \
                 or not 0 <= index < sizes[name]:
@@ -512,6 +543,9 @@ cdef class Component(_Parameters):
                 len(repr(index)) <= 40 else type(index).__name__
             raise ValueError(f"`index` of {name!r} must be an integer in [0, {sizes[name]}), "
                              f"got {shown}")
+        if name == "y" and (block is not None or rate is not None):
+            raise ValueError("`block` and `rate` place the events that read q or w; "
+                             "Component('y', index) reads the state's own entry `index`")
         n, rows = _per_body({"value": (value, ())})
         self._set_extra((name, int(index)))
         self._set_params(rows["value"].reshape(-1, 1) if n is not None
@@ -542,9 +576,9 @@ cdef class Component(_Parameters):
     def __repr__(self):
         if self.n_bodies is not None:
             return (f"Component({self.name!r}, {self.index}, value=<{self.n_bodies} bodies>, "
-                    f"terminal={self.terminal}, direction={self.direction})")
+                    f"terminal={self.terminal}, direction={self.direction}{_placed(self)})")
         return (f"Component({self.name!r}, {self.index}, value={self.value}, "
-                f"terminal={self.terminal}, direction={self.direction})")
+                f"terminal={self.terminal}, direction={self.direction}{_placed(self)})")
 
 
 cdef class RotationAngle(_Parameters):
@@ -560,8 +594,8 @@ cdef class RotationAngle(_Parameters):
     angle : float or array_like, shape (N,)
         The angle in [0, pi]; one per body with a leading axis N.  A per-body reference or
         angle makes a per-body event (``n_bodies`` = N): body i of a batch reads row i.
-    terminal, direction : optional
-        As for `Event` (default False and 0).
+    terminal, direction, block, rate : optional
+        As for `Event` (default False, 0, and None: the run's own ``q`` and ``w``).
 
     Attributes
     ----------
@@ -592,8 +626,9 @@ cdef class RotationAngle(_Parameters):
     -0.216773
     """
 
-    def __init__(self, reference, angle, terminal=False, direction=0):
-        super().__init__(terminal, direction)
+    def __init__(self, reference, angle, terminal=False, direction=0, block=None,
+                 rate=None):
+        super().__init__(terminal, direction, block, rate)
         n, rows = _per_body({"reference": (rotation_quaternions(reference), (4,)),
                              "angle": (angle, ())})
         angles = _check_angles(rows["angle"], n)
@@ -631,7 +666,7 @@ cdef class RotationAngle(_Parameters):
             return self._per_body_repr()
         return (f"RotationAngle(reference={[self._p[i] for i in range(4)]}, "
                 f"angle={self.angle!r}, terminal={self.terminal}, "
-                f"direction={self.direction})")
+                f"direction={self.direction}{_placed(self)})")
 
 
 def _inertia_rows(inertia):
@@ -670,8 +705,8 @@ cdef class KineticEnergy(_Parameters):
     value : float or array_like, shape (N,)
         The energy level; one per body with a leading axis N.  Per-body rows make a per-body
         event (``n_bodies`` = N): body i of a batch reads row i.
-    terminal, direction : optional
-        As for `Event` (default False and 0).
+    terminal, direction, block, rate : optional
+        As for `Event` (default False, 0, and None: the run's own ``q`` and ``w``).
 
     Attributes
     ----------
@@ -696,8 +731,9 @@ cdef class KineticEnergy(_Parameters):
     -0.5
     """
 
-    def __init__(self, inertia, value, terminal=False, direction=0):
-        super().__init__(terminal, direction)
+    def __init__(self, inertia, value, terminal=False, direction=0, block=None,
+                 rate=None):
+        super().__init__(terminal, direction, block, rate)
         tensors, n_in = _inertia_rows(inertia)
         n, rows = _per_body({"value": (value, ())})
         n = common_bodies({"inertia": n_in, "value": n})
@@ -733,7 +769,7 @@ cdef class KineticEnergy(_Parameters):
         shown = np.diag(m).tolist() if np.count_nonzero(m - np.diag(np.diag(m))) == 0 \
             else m.tolist()
         return (f"KineticEnergy({shown}, value={self.value!r}, terminal={self.terminal}, "
-                f"direction={self.direction})")
+                f"direction={self.direction}{_placed(self)})")
 
 
 def _accepts_body(function):

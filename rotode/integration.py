@@ -458,7 +458,7 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     else:
         grid, save = _time_grid(t_span, dt, t_eval, save_every)
     if evs:
-        request = _event_request(evs, Y0.shape, max_events)
+        request = _event_request(evs, Y0.shape, max_events, runner_model)
     elif max_events is not None:
         raise ValueError("`max_events` needs `events`")
     out = runner.run_plan(Plan(name, runner_model, Y0, grid, save, options, _as_workers(workers),

@@ -15,7 +15,7 @@ would run the base class's equations).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,7 +26,7 @@ from scipy.spatial.transform import Rotation
 
 from rotode import _plan, methods
 from rotode import events as _events
-from rotode._dense import Steps
+from rotode._dense import BlockLayout, BlockSteps, Hermite, StepInterpolant, Steps
 from rotode._loops import checked_function
 from rotode._runplan import Plan, StepRequest
 from rotode._validation import (
@@ -36,6 +36,7 @@ from rotode._validation import (
     check_nonzero_quaternions,
     python_override,
 )
+from rotode.ode import ODE
 from rotode.rhs import QuaternionKinematics, RigidBody
 from rotode.solvers import NativeSolver
 
@@ -228,13 +229,158 @@ def _find_bad_value(fun, method, call):
         raise found[0].with_traceback(None) from None
 
 
+#: SciPy's solver classes whose pairs rotode runs on a user's state (by class).
+_SCIPY_PAIRS = {scipy.integrate.RK23: "bs3", scipy.integrate.RK45: "dopri5",
+                scipy.integrate.DOP853: "dop853"}
+
+
+def _ode_of(fun, quaternions, args):
+    """The `rotode.ODE` that rotode's loop runs for this call: ``fun`` itself when it is one,
+    else ``fun`` with its ``quaternions`` and ``args`` (None: no ``quaternions``, SciPy's
+    call)."""
+    if isinstance(fun, ODE):
+        if args is not None:
+            raise TypeError("`args`: a rotode.ODE holds its own (rotode.ODE(fun, args=...))")
+        if quaternions is not None and ODE(fun.fun, fun.n, quaternions,
+                                           fun.params).quaternions != fun.quaternions:
+            raise ValueError(f"`quaternions`={quaternions!r} contradicts the ODE's blocks "
+                             f"{list(fun.quaternions)}")
+        return fun
+    if quaternions is None:
+        return None
+    return ODE(fun, quaternions=quaternions, args=() if args is None else args)
+
+
+def _ode_method(method):
+    """The registry method that runs ``method`` on a user's state (SciPy's names of its pairs,
+    rotode's names in any case, rotode's and SciPy's solver classes), or ValueError."""
+    name = None
+    if isinstance(method, str):
+        name = COMPILED_METHODS.get(method, method.lower())
+    elif method in _SCIPY_PAIRS:
+        name = _SCIPY_PAIRS[method]
+    elif issubclass(method, NativeSolver):
+        name = method._method
+    spec = methods.REGISTRY.get(name) if name is not None else None
+    if spec is None or "ode" not in spec.kernels:
+        shown = method if isinstance(method, str) else method.__name__
+        raise ValueError(
+            f"`method`={shown!r} does not run a state with quaternion blocks; with "
+            "`quaternions` (or a rotode.ODE) choose 'RK23', 'RK45' or 'DOP853' (SciPy's "
+            "pairs, each block projected to unit length after every step) or one of rotode's "
+            f"{list(methods.names('ode'))} (the 'rkmk*' keep the blocks on the group); "
+            "SciPy's other solvers run `fun` as it is without `quaternions`")
+    return spec
+
+
+def _ode_options(options, spec):
+    """(step, control, method options) of a call on a user's state from ``**options``; the
+    keys it does not know are SciPy's warning."""
+    step, dt = options.pop("step", None), options.pop("dt", None)
+    if step is not None and dt is not None:
+        raise TypeError("give `step` or its alias `dt`, not both")
+    step = dt if step is None else step
+    control = [options.pop(key, None) for key in ("rtol", "atol", "first_step", "max_step",
+                                                  "max_steps")]
+    own = {"normalize": options.pop("normalize")} if "normalize" in options else {}
+    if options:
+        warnings.warn("The following arguments have no effect for a chosen solver: "
+                      f"{', '.join(f'`{x}`' for x in options)}.", stacklevel=3)
+    if step is None and not spec.adaptive:
+        raise TypeError(f"method {spec.name!r} takes fixed steps: pass step=... (or dt=...)")
+    if step is not None and any(c is not None for c in control):
+        raise ValueError("give `step` (fixed steps) or `rtol`/`atol`/`first_step`/`max_step`/"
+                         "`max_steps` (error control), not both")
+    return step, control, own
+
+
+def _solve_ode(model, t_span, y0, method, t_eval, dense_output, events, options):
+    """`solve_ivp` of a user's state with quaternion blocks (`rotode.ODE`) in rotode's loop."""
+    spec = _ode_method(method)
+    if isinstance(y0, Rotation):
+        raise TypeError("`y0` is a scipy Rotation, but the state of `fun` is its own: give "
+                        "the array, each quaternion block rotation.as_quat(scalar_first=True)")
+    y = as_float_array(y0, "y0")
+    if y.ndim != 1 or y.shape[0] == 0 or (model.n is not None and y.shape != (model.n,)):
+        want = f"({model.n},)" if model.n is not None else "(n,)"
+        raise ValueError(f"`y0` must have shape {want}, got {y.shape}")
+    if model.n_bodies not in (None, 1):
+        raise ValueError(f"the ODE holds per-body `params` of {model.n_bodies} bodies; "
+                         "solve_ivp runs one: integrate the batch with rotode.integrate")
+    n = y.shape[0]
+    if _zero_span(t_span):           # no step: SciPy's own result (one evaluation of fun)
+        return OdeResult(scipy.integrate.solve_ivp(model, t_span, y, t_eval=t_eval,
+                                                   dense_output=dense_output, events=events))
+    dense_output = as_bool(dense_output, "dense_output")
+    step, control, own = _ode_options(options, spec)
+    t0, tf = _plan.as_span(t_span)
+    evs = _events.as_events(events)
+    Y0 = np.ascontiguousarray(y[None, :])
+    runner = _plan.runner_for(spec, "ode")
+    normalize = own.get("normalize", True)
+    if step is not None:
+        if evs:
+            raise ValueError("`events` are located on the dense output of the error-controlled "
+                             "methods: drop `step`")
+        grid, save = _plan.time_grid((t0, tf), step, t_eval, None, dt_name="step")
+        every = np.arange(grid.shape[0])
+        out = runner.run_plan(Plan(spec.name, model, Y0, grid, every, options=own))
+        rows = out.y[0]
+        out = out.__class__(rows[save][None], out.w, out.stats,
+                            steps=_Rows(grid, rows) if t_eval is None else None)
+        steps = None
+        if dense_output and int(out.stats["status"]) == 0:
+            layout = BlockLayout(model.quaternions, n, False, normalize)
+
+            def make(j):
+                return Hermite(grid[j], grid[j + 1], rows[j], rows[j + 1],
+                               model(grid[j], rows[j]), model(grid[j + 1], rows[j + 1]))
+
+            steps = BlockSteps(grid, make, layout, rows)
+        return _result(out, grid, save, t_eval, steps, None, events)
+    rtol, atol, first, top, cap = control
+    grid, save = _plan.output_grid((t0, tf), t_eval, None)
+    if t_eval is None:
+        save = np.zeros(0, dtype=np.intp)
+    ctl = as_control(rtol, atol, first, top, cap, n, abs(tf - t0), t_eval=t_eval is not None)
+    request = _plan.event_request(evs, Y0.shape, None, model) if evs else None
+    out = runner.run_plan(Plan(spec.name, model, Y0, grid, save, options=own, control=ctl,
+                               events=request, stops=False,
+                               steps=StepRequest(dense_output)
+                               if t_eval is None or dense_output else None))
+    record = out.steps
+    steps = None
+    if dense_output and record is not None and record.n > 1:
+        layout = BlockLayout(model.quaternions, n, spec.group, normalize)
+        nz = record.z.shape[1]
+        F = record.F.reshape(-1, 7, nz)
+        kind = spec.embedded.kind
+
+        def make(j):
+            return StepInterpolant(record.t[j], record.t[j + 1], record.z[j], F[j], kind,
+                                   record.h[j])
+
+        steps = BlockSteps(record.t, make, layout, record.y)
+    return _result(out, grid, save, t_eval, steps, request, events)
+
+
+class _Rows:
+    """Every row of a fixed-step run as `_result` reads a step record (``t``, ``y``), the rows
+    after a failure left out (the run ends at the last state reached, as SciPy's)."""
+
+    def __init__(self, t, y):
+        keep = np.isfinite(y).all(axis=1)
+        self.t, self.y = t[keep], y[keep]
+
+
 def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
               method: str | type[scipy.integrate.OdeSolver] = "RK45",
               t_eval: ArrayLike | None = None, dense_output: bool = False,
               events: EventLike | None = None, vectorized: bool = False,
-              args: tuple[Any, ...] | None = None, **options: Any) -> OdeResult:
+              args: tuple[Any, ...] | None = None, *,
+              quaternions: int | Sequence[int] | None = None, **options: Any) -> OdeResult:
     """Solve an initial value problem as ``scipy.integrate.solve_ivp`` does, in compiled code
-    for rotode models.
+    for rotode models and for a user's state with quaternion blocks (``quaternions=``).
 
     Parameters
     ----------
@@ -263,8 +409,26 @@ def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
         ``g(t, y)`` (with their ``terminal`` and ``direction``); they are located on the same
         dense output as in SciPy.  ``args`` hands the call to SciPy (with rotode's right-hand
         side inside SciPy's loop).
+    quaternions : int or sequence of int, optional
+        Where each quaternion block of ``fun``'s state starts (4 values, scalar first, body
+        to world; keyword only).  Given (``[]`` too), or with ``fun`` a `rotode.ODE`, the
+        call runs in rotode's loop as a `rotode.ODE` (``fun(t, y, *args)``, Python or
+        compiled; docs/ode.md): ``method`` is "RK23", "RK45", "DOP853" (or SciPy's classes
+        of these; each block projected to unit length after every step, or left as
+        integrated with ``normalize=False``) or a method of ``rotode.methods.names("ode")``
+        in any case, e.g. "RKMK8" (or ``rotode.RKMK8``): Runge-Kutta-Munthe-Kaas on the
+        group, each block's body rate read from ``fun``'s q' as ``w = 2 vec(q^* q')``, so
+        ``q' = 1/2 q (x) (0, w_body)`` or ``1/2 (0, w_world) (x) q``.  The fixed-step
+        methods ("rk3", "rk4") take ``step=`` (or ``dt=``).  ``sol`` is then on the group:
+        every block a unit quaternion at every time (``q_n exp(v(t)/2)`` for "RKMK*", the
+        pair's interpolant projected for the others, a cubic Hermite interpolant projected
+        for fixed steps).  `rotode.events` read block ``block`` (default the first) and a
+        body rate at ``rate`` of the state.  Any other ``method`` is a ValueError (SciPy's
+        solvers do not keep the blocks: call without ``quaternions`` to run them as they
+        are).
     **options
-        ``rtol``, ``atol``, ``first_step``, ``max_step`` as in SciPy (compiled path); other
+        ``rtol``, ``atol``, ``first_step``, ``max_step`` as in SciPy (compiled path; a
+        user's state also takes ``max_steps``, ``normalize``, and ``step``/``dt``); other
         keys are passed to SciPy's solver, or, in the compiled path, ignored with SciPy's
         warning "The following arguments have no effect for a chosen solver".
 
@@ -305,6 +469,17 @@ def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
     ...                        rtol=1e-10, atol=1e-12, dense_output=True)
     >>> sol.success, sol.y.shape[0], sol.sol(2.5).shape
     (True, 7, (7,))
+
+    A function written for SciPy, its quaternion at ``y[3:7]`` kept on the group:
+
+    >>> def f(t, y):                  # y = [x (3), q (4)]: a constant body rate and its integral
+    ...     w, q = np.array([0.0, 0.0, 1.0]), y[3:]
+    ...     dq = 0.5 * np.array([-q[1:] @ w, *(q[0] * w + np.cross(q[1:], w))])
+    ...     return np.concatenate([w, dq])
+    >>> sol = rotode.solve_ivp(f, (0, np.pi), [0, 0, 0, 1, 0, 0, 0], method="RKMK8",
+    ...                        rtol=1e-10, atol=1e-12, quaternions=[3], dense_output=True)
+    >>> np.round(sol.y[3:, -1], 9).tolist(), round(float(np.linalg.norm(sol.sol(1.0)[3:])), 15)
+    ([0.0, 0.0, 0.0, 1.0], 1.0)
     """
     if not callable(fun):
         raise TypeError(f"`fun` must be callable fun(t, y), got {type(fun).__name__}")
@@ -312,6 +487,10 @@ def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
                                         and issubclass(method, scipy.integrate.OdeSolver))):
         raise TypeError("`method` must be a string or an OdeSolver subclass, got "
                         f"{type(method).__name__}")
+    ode_model = _ode_of(fun, quaternions, args)
+    if ode_model is not None:          # a state with quaternion blocks: rotode's loop
+        return _solve_ode(ode_model, t_span, y0, method, t_eval, dense_output, events,
+                          options)
     if isinstance(y0, Rotation):
         y0 = _rotation_state(y0, fun)
     name = _compiled(fun, method, events, args)
@@ -360,10 +539,22 @@ def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
                 steps=StepRequest(dense_output) if t_eval is None or dense_output else None,
                 stops=False)
     out = runner.run_plan(plan)
+    record = out.steps
+    steps = None
+    if dense_output and record is not None and record.n > 1:
+        assert spec.embedded is not None        # (COMPILED_METHODS are embedded pairs)
+        steps = Steps(record.t, record.z, record.F.reshape(-1, 7, width), spec.embedded.kind,
+                      record.h)
+    return _result(out, grid, save, t_eval, steps, request, events)
+
+
+def _result(out, grid, save, t_eval, steps, request, events):
+    """The `OdeResult` of a compiled run: its steps (no ``t_eval``) or the rows at ``t_eval``
+    (a failed run ends at the last state reached, as SciPy's), ``steps`` the interpolants of
+    an ``OdeSolution`` (None: no dense output), the events SciPy's way."""
     y_out, stats = out.y, out.stats
     status = int(stats["status"])
     record: Any = out.steps
-    n = record.n if record is not None else 0
     if t_eval is None:
         ts, ys = record.t, record.y.T.copy()
     else:
@@ -372,20 +563,16 @@ def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
         if status != 0:                 # SciPy ends at the last state reached (or the event)
             keep = np.isfinite(ys).all(axis=0)
             ts, ys = ts[keep], ys[:, keep]
-    sol = None
-    if dense_output:
-        assert spec.embedded is not None        # (COMPILED_METHODS are embedded pairs)
-        steps = Steps(record.t, record.z, record.F.reshape(-1, 7, width), spec.embedded.kind,
-                      record.h)
-        sol = OdeSolution(steps.t, steps) if n > 1 else None
+    sol = OdeSolution(steps.t, steps) if steps is not None else None
     t_events = y_events = None
-    if evs:
+    if request is not None:
         t_ev, y_ev, _ = _plan.event_results(request, out.events, stats)
         # as SciPy: np.asarray of each event's list of rows, (0,) when it never occurred
         t_events, y_events = t_ev[0], [y if len(y) else np.empty(0) for y in y_ev[0]]
     elif events is not None:
         t_events, y_events = [], []           # (events=[]: SciPy's empty lists)
+    nfev = stats["nfev_pair"] if "nfev_pair" in stats else stats["nfev"]
     return OdeResult(t=ts, y=ys, sol=sol, t_events=t_events, y_events=y_events,
-                     nfev=int(stats["nfev_pair"]), njev=0, nlu=0, status=status,
+                     nfev=int(nfev), njev=0, nlu=0, status=status,
                      message=_SUCCESS if status == 0 else stats["message"],
                      success=status >= 0)

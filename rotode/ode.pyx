@@ -670,8 +670,9 @@ def run_plan(plan):
         if cfg.normalize and cfg.nq:
             sp.accept = _accept_unit
     model.error = None
-    y_out, w_out, status, failed, counts, fail_t, rec = drive(&sp, t, save, y0, workers, None,
-                                                              False, plan.events)
+    y_out, w_out, status, failed, counts, fail_t, rec = drive(&sp, t, save, y0, workers,
+                                                              plan.steps, plan.h_next,
+                                                              plan.events)
     adaptive = control is not None
     try:
         sources = [model] + (list(plan.events.objects) if plan.events is not None else [])
@@ -688,7 +689,7 @@ def run_plan(plan):
         stats["n_rejected"] = largest(counts[:, 1])
         stats["nfev_pair"] = largest(counts[:, 2])
     stats["per_body"] = per_body_counts(counts if adaptive else None, stats["n_steps"], nfev)
-    return RunOutput(y_out, w_out, stats, events=rec.events)
+    return RunOutput(y_out, w_out, stats, rec.events, rec.steps, rec.h_next)
 
 
 def _algebra_atol(atol, blocks, rest):

@@ -46,7 +46,7 @@ import numpy as np
 from scipy.integrate import DenseOutput, OdeSolver
 
 from rotode import _plan, kinematic, methods, quaternion
-from rotode._dense import StepInterpolant
+from rotode._dense import Hermite, StepInterpolant
 from rotode._runplan import Plan, StepRequest
 from rotode._validation import (
     DEFAULT_MAX_STEPS,
@@ -67,28 +67,6 @@ __all__ = [
 
 #: Steps the compiled driver takes per call when a solver class runs with error control.
 CHUNK_STEPS = 64
-
-
-class _HermiteOutput(DenseOutput):
-    """Cubic Hermite interpolant of the state over one step."""
-
-    def __init__(self, t_old, t, y_old, y, f_old, f):
-        super().__init__(t_old, t)
-        self.h = t - t_old
-        self.y_old, self.y = y_old, y
-        self.f_old, self.f = f_old, f
-
-    def _call_impl(self, t):
-        s = (np.asarray(t, dtype=float) - self.t_old) / self.h
-        h00 = 1.0 - s * s * (3.0 - 2.0 * s)   # 2s^3 - 3s^2 + 1
-        h10 = s * (1.0 - s) ** 2
-        h01 = s * s * (3.0 - 2.0 * s)
-        h11 = s * s * (s - 1.0)
-        # the end points come out exactly (h00 = 0, h01 = 1 at s = 1), so that t_eval on the step
-        # grid gets integrate's bits
-        y = (np.multiply.outer(self.y_old, h00) + np.multiply.outer(self.y, h01)
-             + self.h * (np.multiply.outer(self.f_old, h10) + np.multiply.outer(self.f, h11)))
-        return y
 
 
 class _GroupOutput(DenseOutput):
@@ -407,7 +385,7 @@ class NativeSolver(OdeSolver):
                                 self._spec.embedded.kind, self._frame)
         f_old = np.asarray(self.fun(self._t_old_step, self._y_old), dtype=float)
         f = np.asarray(self.fun(self.t, self.y), dtype=float)
-        return _HermiteOutput(self._t_old_step, self.t, self._y_old, self.y, f_old, f)
+        return Hermite(self._t_old_step, self.t, self._y_old, self.y, f_old, f)
 
 
 _TEMPLATE = """

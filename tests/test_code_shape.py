@@ -31,6 +31,9 @@ PUBLIC_API = {
     ("solvers.py", "NativeSolver.__init__"):
         "public API: the constructor of rotode.solvers.NativeSolver takes SciPy's OdeSolver "
         "arguments (fun, t0, y0, t_bound, ...) and rotode's method options, as keywords",
+    ("ivp.py", "solve_ivp"):
+        "public API: scipy.integrate.solve_ivp's ten parameters, and rotode's keyword "
+        "`quaternions` (issue 28)",
 }
 
 

@@ -61,7 +61,8 @@ def test_signature_of_public_method(method):
     (rotode.QuaternionKinematics, ["omega", "frame", "norm_gain"]),
     (omega.Samples, ["t", "w", "kind", "offset"]),
     (torque.Gravity, ["mass", "g", "com"]),
-    (events.AxisAngle, ["body_axis", "world_axis", "angle", "terminal", "direction"]),
+    (events.AxisAngle, ["body_axis", "world_axis", "angle", "terminal", "direction", "block",
+                        "rate"]),
     (rhs.RightHandSide, []),
 ])
 def test_compiled_constructor_signature(cls, params):
