@@ -256,3 +256,21 @@ def test_zero_span_and_no_blocks():
         a = rotode.solve_ivp(spin, (0, 3), Y0, method="RK45", quaternions=[], rtol=1e-8)
     b = scipy.integrate.solve_ivp(spin, (0, 3), Y0, method="RK45", rtol=1e-8)
     np.testing.assert_allclose(a.y, b.y, rtol=0, atol=1e-12)
+
+
+def test_integrate_events_on_a_block_per_body():
+    """rotode.integrate of a batch with per-body rates: a terminal event on block 0 stops each
+    body at its own closed-form time, the others' rows intact."""
+    def about_z(t, y, p):
+        q = y[3:7]
+        w = np.array([0.0, 0.0, p[0]])
+        dq = 0.5 * np.array([-q[1:] @ w, *(q[0] * w + np.cross(q[1:], w))])
+        return np.concatenate([w, dq])
+
+    rates = np.array([[0.5], [1.0], [2.0]])
+    model = rotode.ODE(about_z, n=7, quaternions=[3], params=rates)
+    quarter = events.AxisAngle([1, 0, 0], [1, 0, 0], np.pi / 2, terminal=True, block=0)
+    res = rotode.integrate(model, (0, 10), np.tile(Y0, (3, 1)), method="rkmk8", rtol=1e-11,
+                           atol=1e-13, events=quarter, workers=2)
+    np.testing.assert_allclose(res.t_stop, (np.pi / 2) / rates[:, 0], rtol=1e-10)
+    assert res.status == 1
