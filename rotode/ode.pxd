@@ -8,3 +8,11 @@
 # derivative (n values), p: the body's parameters (`ODE.params`' row; NULL without params).
 # Return 0; any other value stops the body's run, reported with its time.
 ctypedef int (*ode_fn)(double t, const double* y, double* dydt, const double* p) noexcept nogil
+
+
+# A user's equations as a Cython class: subclass `Equations` in a cdef class and override
+# `evaluate` (the same contract as `ode_fn`: fill dydt, return 0; p: the body's parameters or
+# NULL), then pass an instance to rotode.ODE; the runner calls it without the GIL.
+cdef class Equations:
+    cdef int evaluate(self, double t, const double* y, double* dydt,
+                      const double* p) noexcept nogil

@@ -3,12 +3,18 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from typing_extensions import disjoint_base
 
-__all__ = ['ODE', 'run', 'run_plan', 'C_SIGNATURE', 'METHODS', 'KERNELS', 'LIMITS']
+__all__ = ['ODE', 'Equations', 'run', 'run_plan', 'C_SIGNATURE', 'METHODS', 'KERNELS', 'LIMITS']
 C_SIGNATURE: str
 METHODS: tuple[Any, ...]
 KERNELS: dict[Any, Any]
 LIMITS: dict[str, dict[str, int]]
+
+
+@disjoint_base
+class Equations:
+    def __call__(self, t: float, y: ArrayLike, p: ArrayLike | None = ...) -> NDArray[np.float64]: ...
 
 
 class ODE:

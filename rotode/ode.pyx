@@ -48,7 +48,7 @@ from rotode.equations cimport FRAME_BODY
 
 cnp.import_array()
 
-__all__ = ["ODE", "run", "run_plan", "C_SIGNATURE", "METHODS", "KERNELS", "LIMITS"]
+__all__ = ["ODE", "Equations", "run", "run_plan", "C_SIGNATURE", "METHODS", "KERNELS", "LIMITS"]
 
 #: The registry's methods for a user's equations (``rotode.methods.names("ode")``).
 METHODS = _methods.names("ode", runner="ode")
@@ -66,6 +66,9 @@ _methods.check_compiled("ode", {
 #: The C signature of a compiled right-hand side (rotode/ode.pxd).
 C_SIGNATURE = "int (double, const double *, double *, const double *)"
 
+# a class created by a class statement in Python (a cdef class is a static type)
+_HEAPTYPE = 1 << 9
+
 # the spellings of that signature a scipy.LowLevelCallable may carry, compared without spaces
 # and `const`
 _SIGNATURES = {"int(double,double*,double*,double*)"}
@@ -73,6 +76,65 @@ _SIGNATURES = {"int(double,double*,double*,double*)"}
 cdef enum:
     FUN_C = 0          # a C function pointer (numba cfunc, LowLevelCallable, ctypes)
     FUN_PYTHON = 1     # a Python callable, called with the GIL
+    FUN_CYTHON = 2     # an `Equations` of a Cython subclass: its nogil `evaluate`
+
+
+cdef class Equations:
+    """Base class of a user's equations written in Cython: a ``cdef class`` deriving from it
+    overrides the nogil method ``evaluate`` and an instance is the ``fun`` of `ODE`.
+
+    ``cdef int evaluate(self, double t, const double* y, double* dydt, const double* p)
+    noexcept nogil``: fill ``dydt`` (n values) from the state ``y`` (n values, each quaternion
+    block scalar first, body to world) at time ``t``; ``p`` points at the body's parameters
+    (the row of `ODE.params`, NULL without them).  Return 0; any other value stops the
+    body's run, reported with its time, as a compiled function's nonzero return is.  The
+    runner calls it without the GIL, from several threads for a batch: it must not write
+    to the object.  ``cimport`` it from ``rotode.ode`` (docs/cython.md, docs/ode.md).
+
+    Parameters
+    ----------
+    (none: a subclass defines its own constructor.)
+
+    Attributes
+    ----------
+    (none: a subclass holds its own data in C fields.)
+
+    See Also
+    --------
+    ODE
+
+    Notes
+    -----
+    A Python subclass cannot override a ``cdef`` method: `ODE` refuses one with a TypeError
+    (give a Python function instead).  The base class's own ``evaluate`` returns 1.
+
+    Examples
+    --------
+    .. code-block:: cython
+
+        from rotode.ode cimport Equations
+
+        cdef class Spin(Equations):          # q' = 1/2 q (0, w), w = (0, 0, p[0])
+            cdef int evaluate(self, double t, const double* y, double* dydt,
+                              const double* p) noexcept nogil:
+                cdef double w = p[0]
+                dydt[0] = -0.5 * y[3] * w
+                dydt[1] = -0.5 * y[2] * w
+                dydt[2] = 0.5 * y[1] * w
+                dydt[3] = 0.5 * y[0] * w
+                return 0
+
+    ``rotode.ODE(Spin(), n=4, quaternions=[0], params=[2.0])``.
+    """
+
+    cdef int evaluate(self, double t, const double* y, double* dydt,
+                      const double* p) noexcept nogil:
+        return 1
+
+    def __call__(self, t, y, p=None):
+        """``dydt`` of ``evaluate`` at (t, y) with the parameters ``p`` (for a check; the
+        runner calls ``evaluate`` itself)."""
+        return ODE(self, n=np.size(y), params=p)(t, y)
 
 
 def _numba_signature():
@@ -130,6 +192,13 @@ def _llc_address(fun):
 def _function(fun):
     """(kind, address or 0, the object to keep alive) of the right-hand side `fun`."""
     from scipy import LowLevelCallable
+    if isinstance(fun, Equations):
+        if all(c.__flags__ & _HEAPTYPE for c in type(fun).__mro__
+               if issubclass(c, Equations) and c is not Equations) or type(fun) is Equations:
+            raise TypeError("`fun`: a rotode.ode.Equations must be a Cython (cdef class) "
+                            "subclass that overrides the nogil `evaluate`; a Python class "
+                            "cannot: pass a Python function fun(t, y) instead")
+        return FUN_CYTHON, 0, fun
     if isinstance(fun, LowLevelCallable):
         return FUN_C, _llc_address(fun), fun
     if isinstance(fun, ctypes._CFuncPtr):
@@ -312,6 +381,7 @@ cdef struct OdeCfg:
     int kind                 # FUN_C or FUN_PYTHON
     ode_fn f                 # FUN_C: the function
     void* model              # the ODE (borrowed): a Python fun, and where its error goes
+    void* eq                 # FUN_CYTHON: its Equations object (borrowed)
     int n                    # state size
     int nq                   # quaternion blocks
     const int* qoff          # (nq,) where each starts in y
@@ -372,10 +442,13 @@ cdef inline int _f(const OdeCfg* g, Py_ssize_t i, double t, const double* y,
     cdef int st, k
     cdef const double* p = g.p
     g.nfev[i] += 1
-    if g.kind == FUN_C:
+    if g.kind != FUN_PYTHON:
         if p != NULL and not g.shared:
             p = p + i * g.m
-        if g.f(t, y, dy, p) != 0:
+        if g.kind == FUN_C:
+            if g.f(t, y, dy, p) != 0:
+                return STATUS_UNAVAILABLE
+        elif (<Equations>g.eq).evaluate(t, y, dy, p) != 0:
             return STATUS_UNAVAILABLE
     else:
         st = _py_eval(g, i, t, y, dy)
@@ -520,6 +593,18 @@ cdef int _advance_none(const void* c, Py_ssize_t i, const double* t, Py_ssize_t 
     return STATUS_UNAVAILABLE
 
 
+cdef _set_fun(OdeCfg* g, model, const double* p, Py_ssize_t m, bint shared):
+    """The function and parameters of a run of `model` (OUT: g's kind, f, model, eq, p, m,
+    shared): p the (m,) shared row or the (N, m) rows of the bodies (NULL: none)."""
+    g.kind = model.kind
+    g.f = <ode_fn><uintptr_t>model.address
+    g.model = <void*>model
+    g.eq = <void*>model.fun
+    g.p = p
+    g.m = m
+    g.shared = shared
+
+
 def _evaluate(model, int n, double t, y):
     """fun(t, y) of body 0 as the runner calls it (`ODE.__call__`)."""
     cdef OdeCfg g
@@ -528,18 +613,12 @@ def _evaluate(model, int n, double t, y):
     cdef const double[:, ::1] pv
     out = np.empty(n)
     cdef double[::1] ov = out
-    g.kind = model.kind
-    g.f = <ode_fn><uintptr_t>model.address
-    g.model = <void*>model
+    _set_fun(&g, model, NULL, 0, True)
     g.n = n
-    g.p = NULL
-    g.m = 0
-    g.shared = True
     g.nfev = &nfev
     if model.params is not None:
         pv = np.atleast_2d(model.params)
-        g.p = &pv[0, 0]
-        g.m = pv.shape[1]
+        _set_fun(&g, model, &pv[0, 0], pv.shape[1], True)
     cdef int st = _f(&g, 0, t, &yv[0], &ov[0])
     if st == STATUS_SOURCE_ERROR:
         err, model.error = model.error, None
@@ -629,9 +708,7 @@ def run_plan(plan):
     cdef long long[::1] nv = nfev
     cdef const double[:, ::1] pv
     cdef OdeCfg cfg
-    cfg.kind = model.kind
-    cfg.f = <ode_fn><uintptr_t>model.address
-    cfg.model = <void*>model
+    _set_fun(&cfg, model, NULL, 0, True)
     cfg.n = n
     cfg.nq = len(blocks)
     cfg.qoff = &qv[0]
@@ -640,15 +717,10 @@ def run_plan(plan):
     cfg.group = group
     cfg.normalize = normalize and not group
     cfg.resume = resume and group
-    cfg.p = NULL
-    cfg.m = 0
-    cfg.shared = True
     cfg.nfev = &nv[0] if N else NULL
     if params is not None:
         pv = np.atleast_2d(params)
-        cfg.p = &pv[0, 0]
-        cfg.m = pv.shape[1]
-        cfg.shared = params.ndim == 1
+        _set_fun(&cfg, model, &pv[0, 0], pv.shape[1], params.ndim == 1)
     cfg.nz = 3 * cfg.nq + cfg.nrest if group else n
     cdef Stepper sp = make_stepper(&cfg, _begin, _advance_none, _store, NULL, n, n, cfg.nz,
                                    True)

@@ -76,6 +76,28 @@ DOWNSTREAM = textwrap.dedent('''
         cdef double evaluate_body(self, Py_ssize_t i, double t, const double* y, int k,
                                   const double* w) noexcept nogil:
             return t - (i + 1.0)
+
+    # a downstream right-hand side of a user's state [x (3), q (4)]: a body spinning at the
+    # body rate (0, 0, p[0]), x its rotation vector's integral; fails from t = 1e3 on
+    from rotode.ode cimport Equations
+
+    cdef class SpinZ(Equations):
+        cdef double fail_at
+        def __init__(self, fail_at=1e3):
+            self.fail_at = fail_at
+        cdef int evaluate(self, double t, const double* y, double* dydt,
+                          const double* p) noexcept nogil:
+            cdef double w = p[0]
+            if t >= self.fail_at:
+                return 3
+            dydt[0] = 0.0
+            dydt[1] = 0.0
+            dydt[2] = w
+            dydt[3] = 0.5 * (-y[6] * w)
+            dydt[4] = 0.5 * (-y[5] * w)
+            dydt[5] = 0.5 * (y[4] * w)
+            dydt[6] = 0.5 * (y[3] * w)
+            return 0
 ''')
 
 SETUP = textwrap.dedent('''
@@ -200,3 +222,42 @@ def test_downstream_event_returning_nan_is_named_with_its_time(downstream, worke
     assert event.error is None
     with pytest.raises(ValueError, match=r"NaNAfterOne.* returned NaN at t = 1\.5"):
         event(1.5, [1.0, 0, 0, 0])
+
+
+def _spin_z(t, y, p):
+    """SpinZ of the downstream module in Python (the same products)."""
+    w = p[0]
+    return np.array([0.0, 0.0, w, 0.5 * (-y[6] * w), 0.5 * (-y[5] * w), 0.5 * (y[4] * w),
+                     0.5 * (y[3] * w)])
+
+
+@pytest.mark.parametrize("method", ["rkmk8", "dop853", "rk4"])
+def test_downstream_equations_subclass_runs_as_an_ode(downstream, method):
+    """A Cython subclass of rotode.ode.Equations is the fun of a rotode.ODE: the bits of the
+    same equations in Python, per-body parameters on 2 threads, its failure reported."""
+    rates = np.array([[0.5], [1.0], [2.0]])
+    y0 = np.tile([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0], (3, 1))
+    kw = dict(dt=0.01) if method == "rk4" else dict(rtol=1e-10, atol=1e-12)
+    ours = rotode.integrate(rotode.ODE(downstream.SpinZ(), n=7, quaternions=[3], params=rates),
+                            (0, 3), y0, method=method, workers=2, **kw)
+    ref = rotode.integrate(rotode.ODE(_spin_z, n=7, quaternions=[3], params=rates),
+                           (0, 3), y0, method=method, **kw)
+    np.testing.assert_array_equal(ours.y, ref.y)
+    half = 1.5 * rates[:, 0]                   # q(3) = [cos(3 w / 2), 0, 0, sin(3 w / 2)]
+    np.testing.assert_allclose(ours.y[:, -1, 3], np.cos(half), atol=1e-7)
+    np.testing.assert_allclose(ours.y[:, -1, 6], np.sin(half), atol=1e-7)
+    failing = rotode.ODE(downstream.SpinZ(1.5), n=7, quaternions=[3], params=rates)
+    bad = rotode.integrate(failing, (0, 3), y0, method=method, **kw)
+    assert bad.status < 0 and "nonzero" in bad.message
+    np.testing.assert_allclose(downstream.SpinZ()(0.0, y0[0], [2.0]), _spin_z(0, y0[0], [2.0]))
+
+
+def test_python_subclass_of_equations_is_refused():
+    from rotode.ode import Equations
+
+    class InPython(Equations):
+        pass
+
+    for bad in (InPython(), Equations()):
+        with pytest.raises(TypeError, match="Cython"):
+            rotode.ODE(bad, n=4, quaternions=[0])
