@@ -419,7 +419,7 @@ def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
         in any case, e.g. "RKMK8" (or ``rotode.RKMK8``): Runge-Kutta-Munthe-Kaas on the
         group, each block's body rate read from ``fun``'s q' as ``w = 2 vec(q^* q')``, so
         ``q' = 1/2 q (x) (0, w_body)`` or ``1/2 (0, w_world) (x) q``.  The fixed-step
-        methods ("rk3", "rk4") take ``step=`` (or ``dt=``).  ``sol`` is then on the group:
+        methods ("rk3", "rk4", "ab3") take ``step=`` (or ``dt=``).  ``sol`` is then on the group:
         every block a unit quaternion at every time (``q_n exp(v(t)/2)`` for "RKMK*", the
         pair's interpolant projected for the others, a cubic Hermite interpolant projected
         for fixed steps).  `rotode.events` read block ``block`` (default the first) and a

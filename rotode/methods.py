@@ -228,6 +228,7 @@ def _kernels():
         # the layout of the quaternion blocks (rotode/ode.pyx)
         Kernel("rk3", group=False, options=("normalize",), limits={"stages": ERK_STAGES}, **ode),
         Kernel("rk4", group=False, options=("normalize",), limits={"stages": ERK_STAGES}, **ode),
+        Kernel("ab3", group=False, options=("normalize",), **ode),
         Kernel("erk", group=False, options=("normalize",), limits=pair, pair=True, **ode),
         Kernel("rkmk", group=True, limits=pair, pair=True, **ode),
         Kernel("implicit", runner="implicit", model="rigid body", group=True,
@@ -706,7 +707,7 @@ _ENTRIES = (
            "Munthe-Kaas", 8, _RKMK3, _RKMK, tableau=_dop853()[0],
            embedded=_dop853()[1], solver="RKMK8"),
     Method("ab3", "Variable-step Adams-Bashforth 3 on non-unit quaternions", "multistep", 3,
-           {_KIN: "ab3", _RB: "ab3"}, _RUCKER),
+           {_KIN: "ab3", _RB: "ab3", _ODE: "ab3"}, _RUCKER),
     Method("rkn4", "Runge-Kutta-Nystrom on the second-order quaternion equation", "Nystrom", 4,
            {_RB: "rkn4"}, "Mandre 2008, secs. 5-6", solver="RKN4"),
     Method("implicit_midpoint", "Implicit midpoint rule for the rigid body", "implicit", 2,

@@ -6,7 +6,8 @@ user's function, written as for `scipy.integrate.solve_ivp`, in Python or compil
 in rotode/ode.pxd).  The generic methods of the registry run it through the one driver
 (rotode/_driver.pyx), with nothing but ``f`` and the layout of the blocks:
 
-- the embedded pairs (``bs3``, ``dopri5``, ``dop853``) and ``rk3``/``rk4`` on the state itself,
+- the embedded pairs (``bs3``, ``dopri5``, ``dop853``), ``rk3``/``rk4`` and the multistep ``ab3``
+  (variable-step Adams-Bashforth 3, RK4 start) on the state itself,
   each quaternion block projected to unit length after every step (``normalize=True``, the
   default; the ``step_process`` asked for in scipy/scipy#13497) or left as it is (Rucker's
   non-unit quaternion, whose equations must then hold for any |q|: Rucker 2018 eq. 23);
@@ -36,9 +37,10 @@ from rotode._validation import (as_bool_option, as_float_array, as_step_grid, as
 cimport numpy as cnp
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_GetName
 from libc.stdint cimport uintptr_t
-from rotode._driver cimport (Stepper, make_stepper, drive, Engine, STATUS_OK,
+from rotode._driver cimport (Stepper, make_stepper, drive, advance_steps, Engine, STATUS_OK,
                              STATUS_SOURCE_ERROR, STATUS_UNAVAILABLE, STATUS_NONFINITE_ITERATE,
-                             KERNEL_RKMK)
+                             KERNEL_RKMK, KERNEL_AB3)
+from rotode.dynamic cimport ab3_weights
 from rotode.ode cimport ode_fn
 from rotode.erk cimport ERK_MAX_STAGES, ERK_MAX_POWERS
 from rotode.quaternion cimport quat_exp_pure, quat_mul
@@ -290,7 +292,7 @@ class ODE:
     write ``q' = 1/2 q (x) (0, w_body)`` or ``q' = 1/2 (0, w_world) (x) q`` (Hamilton product).
     A component of ``q'`` along ``q`` (a norm-keeping gain ``c q``, Rucker 2018 eq. 23) is
     dropped there, and so is anything else than a rotation rate: the block stays a unit
-    quaternion.  The methods on the state (``dop853``, ``dopri5``, ``bs3``, ``rk3``, ``rk4``)
+    quaternion.  The methods on the state (``dop853``, ``dopri5``, ``bs3``, ``rk3``, ``rk4``, ``ab3``)
     integrate ``q'`` as written and, with the option ``normalize=True`` (the default), put
     each block back on the unit sphere after every step (scipy/scipy#13497's request);
     ``normalize=False`` leaves it (then ``fun`` must hold for a quaternion of any length).
@@ -389,6 +391,7 @@ cdef struct OdeCfg:
     const int* rest          # (nrest,) their indices in y
     bint group               # rkmk: z = [v_1, ..., v_nq, y[rest]] (3 nq + nrest values)
     bint normalize           # the methods on the state: unit blocks after every step
+    bint ab3                 # the multistep ab3 (`_advance_ab3`), not a tableau
     bint resume              # rkmk: y0 is the row stored at the end of an accepted step
     const double* p          # parameters: shared (m,) or per body (N, m), or NULL
     Py_ssize_t m
@@ -491,6 +494,8 @@ cdef int _begin(const void* c, Py_ssize_t i, const double* y0, double* z,
         if g.normalize:
             for b in range(g.nq):
                 rkmk_base(&z[g.qoff[b]], False)
+        if g.ab3:
+            qb[0] = 0.0                     # (no step taken: the multistep history is empty)
         return STATUS_OK
     for b in range(g.nq):
         for k in range(4):
@@ -588,9 +593,75 @@ cdef int _store(const void* c, Py_ssize_t i, double t, const double* z, double* 
 
 cdef int _advance_none(const void* c, Py_ssize_t i, const double* t, Py_ssize_t j0,
                        Py_ssize_t j1, double* z, void* work, Py_ssize_t* j) noexcept nogil:
-    """(never called: every method of a user's equations is a tableau the driver steps)"""
+    """(never called: the one-step methods of a user's equations are tableaux the driver
+    steps)"""
     j[0] = j0
     return STATUS_UNAVAILABLE
+
+
+# ab3's per-body work: [steps taken, t of the previous step's start, t of the one before,
+# f at the last three step starts (3 n), RK4's stages and argument (4 n)]
+cdef enum:
+    AB3_HEAD = 3
+
+
+cdef int _ab3_step(const void* c, Py_ssize_t i, double t0, double t1, double* z,
+                   void* work) noexcept nogil:
+    """One step t0 -> t1 of variable-step Adams-Bashforth 3 (`ab3_weights`, the integrals of
+    the Lagrange basis on the last three step starts), the first two steps by the classical
+    RK4 (the history then holds f at their starts); each block projected after the step with
+    `normalize` (IN/OUT: z, work)."""
+    cdef const OdeCfg* g = <const OdeCfg*>c
+    cdef double* W = <double*>work
+    cdef Py_ssize_t n = g.n, k, taken = <Py_ssize_t>W[0]
+    cdef double* F = W + AB3_HEAD
+    cdef double* f0 = F + (taken % 3) * n
+    cdef double* k2 = F + 3 * n
+    cdef double* k3 = k2 + n
+    cdef double* k4 = k3 + n
+    cdef double* ys = k4 + n
+    cdef double h = t1 - t0
+    cdef double cab[3]
+    cdef const double* f1
+    cdef const double* f2
+    cdef int st = _f(g, i, t0, z, f0), b
+    if st != STATUS_OK:
+        return st
+    if taken >= 2:
+        f1 = F + ((taken + 2) % 3) * n
+        f2 = F + ((taken + 1) % 3) * n
+        ab3_weights(h, t0 - W[1], W[1] - W[2], cab)
+        for k in range(n):
+            z[k] = z[k] + (cab[0] * f0[k] + cab[1] * f1[k] + cab[2] * f2[k])
+    else:
+        for k in range(n):
+            ys[k] = z[k] + 0.5 * h * f0[k]
+        st = _f(g, i, t0 + 0.5 * h, ys, k2)
+        for k in range(n):
+            ys[k] = z[k] + 0.5 * h * k2[k]
+        if st == STATUS_OK:
+            st = _f(g, i, t0 + 0.5 * h, ys, k3)
+        for k in range(n):
+            ys[k] = z[k] + h * k3[k]
+        if st == STATUS_OK:
+            st = _f(g, i, t1, ys, k4)
+        if st != STATUS_OK:
+            return st
+        for k in range(n):
+            z[k] = z[k] + h / 6.0 * (f0[k] + 2.0 * k2[k] + 2.0 * k3[k] + k4[k])
+    if g.normalize:
+        for b in range(g.nq):
+            rkmk_base(&z[g.qoff[b]], False)
+    W[2] = W[1]
+    W[1] = t0
+    W[0] = taken + 1
+    return STATUS_OK
+
+
+cdef int _advance_ab3(const void* c, Py_ssize_t i, const double* t, Py_ssize_t j0,
+                      Py_ssize_t j1, double* z, void* work, Py_ssize_t* j) noexcept nogil:
+    """Steps j0 -> j1 of ab3 (`_ab3_step`) (IN/OUT: z, work; OUT: j)."""
+    return advance_steps(_ab3_step, (<const OdeCfg*>c).n, c, i, t, j0, j1, z, work, j)
 
 
 cdef _set_fun(OdeCfg* g, model, const double* p, Py_ssize_t m, bint shared):
@@ -722,11 +793,15 @@ def run_plan(plan):
         pv = np.atleast_2d(params)
         _set_fun(&cfg, model, &pv[0, 0], pv.shape[1], params.ndim == 1)
     cfg.nz = 3 * cfg.nq + cfg.nrest if group else n
-    cdef Stepper sp = make_stepper(&cfg, _begin, _advance_none, _store, NULL, n, n, cfg.nz,
-                                   True)
-    sp.work_doubles = 4 * cfg.nq + 2 * n if group else 1
+    cfg.ab3 = code == KERNEL_AB3
+    cdef Stepper sp = make_stepper(&cfg, _begin, _advance_ab3 if cfg.ab3 else _advance_none,
+                                   _store, NULL, n, n, cfg.nz, True)
+    sp.work_doubles = (4 * cfg.nq + 2 * n if group else
+                       AB3_HEAD + 7 * n if cfg.ab3 else 1)
     sp.y0_row = False
-    if group:
+    if cfg.ab3:
+        pass                        # (a multistep method: no tableau, its own steps)
+    elif group:
         if control is not None:     # v's error as an error |dv|/2 of a unit q (as kinematics)
             atol = np.array(control[1], dtype=float)
             control = control[:1] + (_algebra_atol(atol, blocks, rest),) + control[2:]

@@ -115,7 +115,7 @@ def _top_error(method, dt, ref):
     return np.abs(res.y[-1] - ref).max()
 
 
-@pytest.mark.parametrize("method, order", [("rk3", 3), ("rk4", 4), ("rkmk5", 5),
+@pytest.mark.parametrize("method, order", [("rk3", 3), ("rk4", 4), ("ab3", 3), ("rkmk5", 5),
                                            ("rkmk8", 8)])
 def test_order_is_the_slope_with_fixed_steps(method, order):
     ref = rotode.integrate(TOP, (0, 2), Y_TOP, method="rkmk8", rtol=1e-13, atol=1e-15).y[-1]
@@ -337,3 +337,21 @@ def test_bad_input_is_refused_naming_the_argument(clib):
     with pytest.raises(ValueError, match="unknown method 'magnus4' for ode"):
         rotode.integrate(rotode.ODE(spin, quaternions=[0]), (0, 1), y0, method="magnus4",
                          dt=0.1)
+
+
+def test_ab3_on_a_nonuniform_grid_and_its_blocks():
+    """ab3's variable-step weights: a grid refined onto t_eval keeps order 3 accuracy, and
+    the block stays unit (projected after every step) or drifts (normalize=False)."""
+    model = rotode.ODE(spin, n=7, quaternions=[0])
+    y0 = np.array([1.0, 0, 0, 0, 0, 0, 0])
+    te = [0.013, 1.0, 1.3333, 2.71]
+    res = rotode.integrate(model, (0, 4), y0, method="ab3", dt=0.01, t_eval=te)
+    want = np.array([spin_exact(t) for t in te])
+    assert np.abs(res.y - want).max() < 1e-6
+    assert np.abs(np.linalg.norm(res.q, axis=-1) - 1).max() < 1e-15
+    loose = rotode.integrate(model, (0, 4), y0, method="ab3", dt=0.01, normalize=False)
+    assert np.abs(np.linalg.norm(loose.q[-1]) - 1) > 1e-12
+    batch = rotode.integrate(model, (0, 4), np.tile(y0, (3, 1)), method="ab3", dt=0.01,
+                             workers=2)
+    np.testing.assert_array_equal(batch.y[1], rotode.integrate(model, (0, 4), y0,
+                                                               method="ab3", dt=0.01).y)
