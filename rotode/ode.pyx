@@ -292,8 +292,8 @@ class ODE:
     write ``q' = 1/2 q (x) (0, w_body)`` or ``q' = 1/2 (0, w_world) (x) q`` (Hamilton product).
     A component of ``q'`` along ``q`` (a norm-keeping gain ``c q``, Rucker 2018 eq. 23) is
     dropped there, and so is anything else than a rotation rate: the block stays a unit
-    quaternion.  The methods on the state (``dop853``, ``dopri5``, ``bs3``, ``rk3``, ``rk4``, ``ab3``)
-    integrate ``q'`` as written and, with the option ``normalize=True`` (the default), put
+    quaternion.  The methods on the state (``dop853``, ``dopri5``, ``bs3``, ``rk3``, ``rk4``,
+    ``ab3``) integrate ``q'`` as written and, with the option ``normalize=True`` (the default), put
     each block back on the unit sphere after every step (scipy/scipy#13497's request);
     ``normalize=False`` leaves it (then ``fun`` must hold for a quaternion of any length).
 
