@@ -319,6 +319,23 @@ def initial_state(altitude_km=621.863, speed_factor=1.002, inclination_deg=51.6,
     return np.concatenate([r0, v0, _quaternion_from_matrix(R0), w0, np.asarray(wheels, float)])
 
 
+def ensemble(n, seed=20261127):
+    """(y0 (n, 16), params (n, N_PARAMS)): n spacecraft, each with its own parameters (the
+    inertia scaled by 0.5 .. 1.5 and turned up to 5 deg, the loop's natural frequency 0.02 ..
+    0.04 rad/s and the gains with it) and wheel momenta (+- 0.5 N m s), for batches."""
+    rng = np.random.default_rng(seed)
+    P = np.empty((n, N_PARAMS))
+    scale = rng.uniform(0.5, 1.5, n)
+    angle = np.radians(rng.uniform(-5.0, 5.0, n))
+    wn = rng.uniform(0.02, 0.04, n)
+    for i in range(n):
+        R = _axis_angle((1.0, 2.0, -1.0), angle[i])
+        P[i] = params(inertia=scale[i] * R @ INERTIA @ R.T, wn=wn[i])
+    y0 = np.tile(initial_state(), (n, 1))
+    y0[:, 13:16] += rng.normal(scale=0.5, size=(n, 3))
+    return y0, P
+
+
 # ---- measures --------------------------------------------------------------------------------
 
 def angle_deg(q, ref):

@@ -12,9 +12,21 @@ themselves: `rotode._lazy`.)
 `LazyIntegrationResult.compute` gathers the class of the probe's result.  Nothing here imports
 dask until a dask array is seen: the core install does not need it
 (``pip install "rotode[dask]"``).
+
+A user's `rotode.ODE` is rebuilt in each task from its function, layout and the chunk's rows of
+per-body ``params``.  Its function travels as a `ShippedFunction`: the object itself where the
+task runs in this process (the threaded scheduler), and to another process (dask.distributed)
+a Python function as pickle (cloudpickle) sends it, a numba ``cfunc`` as its Python source and
+compile options, compiled again once per worker process; a ctypes function or
+`scipy.LowLevelCallable` (an address valid in this process only) cannot be sent and raises a
+TypeError saying so.
 """
 from __future__ import annotations
 
+import ctypes
+import itertools
+import os
+import weakref
 from typing import Any, Generic, TypeVar
 
 import numpy as np
@@ -23,9 +35,10 @@ from rotode._lazy import dask_array as _dask_array
 from rotode._results import StateViews
 from rotode._validation import is_dask
 from rotode.events import as_events
+from rotode.ode import ODE
 from rotode.rhs import RigidBody
 
-__all__ = ["has_dask", "integrate", "LazyIntegrationResult"]
+__all__ = ["has_dask", "integrate", "LazyIntegrationResult", "ShippedFunction"]
 
 #: The class of the NumPy result (`rotode.IntegrationResult`) that `compute` gathers.
 _Result = TypeVar("_Result")
@@ -38,6 +51,11 @@ def _per_body_fields(model):
     A per-body torque gives its own parts (`Torque._chunk_split`), named ``torque:<name>``."""
     if is_dask(model) or isinstance(model, np.ndarray) and model.ndim == 2:
         return {"rates": model}, ("rates",)
+    if isinstance(model, ODE):
+        per_body = model.params is not None and model.params.ndim == 2
+        return ({"params": model.params} if per_body else {}), (
+            "ode", ShippedFunction(model.fun), model.n, model.quaternions,
+            None if per_body else model.params, model.args)
     if not isinstance(model, RigidBody) or model.n_bodies is None:
         return {}, ("shared",)
     fields, shared = {}, {}
@@ -61,6 +79,10 @@ def _rebuild(recipe, blocks, model=None):
         return model
     if recipe[0] == "rates":
         return blocks["rates"]
+    if recipe[0] == "ode":
+        _, fun, n, quaternions, params, args = recipe
+        return ODE(fun.fun, n=n, quaternions=quaternions,
+                   params=blocks["params"] if "params" in blocks else params, args=args)
     _, torque, shared, norm_gain, gyroscopic = recipe
     if torque is None:
         source = shared["torque"]
@@ -83,13 +105,23 @@ def has_dask(model, y0, options=None):
         return True
     if options and any(is_dask(options.get(name)) for name in PER_BODY_OPTIONS):
         return True
+    if isinstance(model, ODE):
+        return is_dask(model.params)
     lazy = getattr(model, "_lazy", None)         # a per-body RigidBody holding dask arrays
     return lazy is not None and getattr(model, "n_bodies", None) is not None and lazy()
 
 
-def _dummy(model, fields, recipe, k):
+def _dummy(model, fields, recipe, y0):
     """A one-body stand-in with the structure of `model` (per-body values replaced by valid
-    placeholders) and a valid state, for checking the call before any task runs."""
+    placeholders) and a valid state, for checking the call before any task runs.  A user's
+    `ODE` is checked on the first body itself (its row of ``y0`` and of per-body ``params``):
+    the equations of a placeholder state (zeros) may well divide by zero."""
+    if recipe[0] == "ode":
+        first = {name: v[:1] for name, v in fields.items() if not name.startswith("event")}
+        y, first = _first(y0, first)
+        options = {name: first.pop(name) for name in list(first) if name.startswith("option:")}
+        return _rebuild(recipe, first, model), y, options
+    k = int(y0.shape[1])
     placeholders = {"inertia": 1.0, "option:mass": 1.0}
     if recipe[0] == "rigid body" and recipe[1] is not None:
         placeholders.update({"torque:" + name: v for name, v in recipe[1][2].items()})
@@ -104,6 +136,84 @@ def _dummy(model, fields, recipe, k):
     y[0, 0] = 1.0
     options = {name: blocks.pop(name) for name in list(blocks) if name.startswith("option:")}
     return _rebuild(recipe, blocks, model), y, options
+
+
+def _first(y0, fields):
+    """The first body's row of `y0` and of each per-body field, as NumPy arrays (one
+    ``dask.compute``: a chunk's inputs, not its run)."""
+    import dask
+    y, first = dask.compute(y0[:1], fields)
+    return (np.asarray(y, dtype=np.float64),
+            {name: np.ascontiguousarray(v) for name, v in first.items()})
+
+
+class ShippedFunction:
+    """An `ODE`'s function as a dask task carries it (see the module docstring).
+
+    In this process (the threaded scheduler) the task calls ``fun`` itself.  Pickled for another
+    process: a Python function as pickle (cloudpickle) sends it; a numba ``cfunc`` as its
+    Python function (``__wrapped__``), its signature and its compile options, compiled again
+    on the first task of each process (`_numba_cfunc`: the same code, the same bits); a ctypes
+    function or `scipy.LowLevelCallable` raises TypeError (an address means nothing in another
+    process).  dask's token of it is the function's identity in this process (`token`), so
+    that tokenizing the graph does not pickle, unpickle and compile it.
+    """
+
+    _tokens = weakref.WeakKeyDictionary()     # a function -> its token in this process
+    _count = itertools.count()
+
+    def __init__(self, fun):
+        self.fun = fun
+
+    @property
+    def token(self):
+        """A name of ``fun`` unique in this process and over its life (its id where it takes
+        no weak reference)."""
+        try:
+            token = self._tokens.get(self.fun)
+            if token is None:
+                token = self._tokens[self.fun] = f"{os.getpid()}:{next(self._count)}"
+        except TypeError:
+            token = f"{os.getpid()}:id {id(self.fun)}"
+        return token
+
+    def __dask_tokenize__(self):
+        return ("rotode.ODE fun", self.token)
+
+    def __reduce__(self):
+        fun = self.fun
+        wrapped = getattr(fun, "__wrapped__", None)
+        if type(fun).__name__ == "CFunc" and wrapped is not None:      # a numba cfunc
+            compiler = getattr(fun, "_compiler", None)
+            options = dict(getattr(compiler, "targetoptions", None) or {})
+            local_types = dict(getattr(compiler, "locals", None) or {})
+            return _numba_cfunc, (self.token, wrapped, getattr(fun, "_sig", None), local_types,
+                                  options)
+        from scipy import LowLevelCallable
+        if isinstance(fun, (ctypes._CFuncPtr, LowLevelCallable)) or hasattr(fun, "address"):
+            raise TypeError(
+                f"a rotode.ODE whose `fun` is a {type(fun).__name__} (a C function's address, "
+                "valid in this process only) cannot be sent to another process: run the dask "
+                "ensemble on the threaded scheduler, or give `fun` as a numba cfunc (compiled "
+                "again from its Python source on each worker) or a Python function")
+        return ShippedFunction, (fun,)
+
+
+#: numba cfuncs compiled in this process from a `ShippedFunction` (token -> ShippedFunction)
+_COMPILED = {}
+
+
+def _numba_cfunc(token, pyfunc, signature, local_types, options):
+    """The `ShippedFunction` of a numba cfunc sent from another process: `pyfunc` compiled
+    with numba's `signature` (`rotode.ODE.signature` when not known) and options, once per
+    process and token."""
+    shipped = _COMPILED.get(token)
+    if shipped is None:
+        import numba
+        sig = ODE.signature if signature is None else signature
+        fun = numba.cfunc(sig, locals=local_types, **options)(pyfunc)
+        shipped = _COMPILED[token] = ShippedFunction(fun)
+    return shipped
 
 
 def integrate(facade, model, t_span, y0, kwargs):
@@ -149,7 +259,7 @@ def integrate(facade, model, t_span, y0, kwargs):
         fields.update(event_fields)
         kwargs["events"] = [e[0] if e.n_bodies is not None else e for e in evs]   # (probe)
     # the call checked once on a stand-in body: bad arguments raise now, not inside a task
-    one_model, one_y0, dummy_options = _dummy(model, fields, recipe, k)
+    one_model, one_y0, dummy_options = _dummy(model, fields, recipe, y0)
     probe = facade(one_model, t_span, one_y0, **kwargs, **{
         name[7:]: value for name, value in dummy_options.items()})
     if events is not None:
@@ -177,19 +287,23 @@ def integrate(facade, model, t_span, y0, kwargs):
                          adjust_chunks={"i": 1}, concatenate=True, dtype=object,
                          meta=np.empty((0,), dtype=object))
     dtype = np.result_type(*(np.asarray(probe.stats[key]).dtype for key in keys))
-    layout = (rows, n_t, k, keys, dtype, n_ev if events is not None else None, cap, per_body)
-    return LazyIntegrationResult(t, probe.method, parts, layout, type(probe))
+    layout = (rows, n_t, k, keys, dtype, n_ev if events is not None else None, cap, per_body,
+              probe.w is not None)
+    lazy = LazyIntegrationResult(t, probe.method, parts, layout, type(probe))
+    lazy.quaternions = getattr(probe, "quaternions", None)      # (an ODE's blocks)
+    return lazy
 
 
 def _outputs(parts, layout):
     """The result's dask arrays, each a slice of the per-chunk results `parts`."""
-    rows, n_t, k, keys, dtype, n_ev, cap, per_body = layout
+    rows, n_t, k, keys, dtype, n_ev, cap, per_body, has_w = layout
 
     def pick(key, tail, dtype=float):
         return parts.map_blocks(_pick, key, chunks=(rows,) + tuple((d,) for d in tail),
                                 new_axis=list(range(1, 1 + len(tail))), dtype=dtype,
                                 meta=np.empty((0,) * (1 + len(tail)), dtype=dtype))
-    out = {"y": pick("y", (n_t, k)), "w": pick("w", (n_t, 3)), "status": pick("status", (), int)}
+    out = {"y": pick("y", (n_t, k)), "w": pick("w", (n_t, 3)) if has_w else None,
+           "status": pick("status", (), int)}
     # the counters of a chunk as one row per chunk
     table = parts.map_blocks(_pick, "stats", chunks=((1,) * len(rows), (len(keys),)),
                              new_axis=[1], dtype=dtype, meta=np.empty((0, 0), dtype=dtype))
@@ -199,7 +313,7 @@ def _outputs(parts, layout):
         out.update(t_events=pick("t_events", (n_ev, cap)),
                    y_events=pick("y_events", (n_ev, cap, k)),
                    t_stop=pick("t_stop", ()), y_final=pick("y_final", (k,)),
-                   w_final=pick("w_final", (3,)))
+                   w_final=pick("w_final", (3,)) if has_w else None)
         out["stats"]["n_events"] = pick("n_events", (n_ev,), np.int64)
     return out
 
@@ -360,6 +474,7 @@ class LazyIntegrationResult(StateViews, Generic[_Result]):
         self.t = t
         self.method = method
         self._result = result
+        self.quaternions = None      # (an ODE's blocks: set by `integrate`)
         self._set(parts, layout)
 
     def _set(self, parts, layout):
@@ -425,8 +540,11 @@ class LazyIntegrationResult(StateViews, Generic[_Result]):
             y_events = [[got["y_events"][i, e, :kept[i, e]] for e in range(n.shape[1])]
                         for i in range(n.shape[0])]
             t_stop = got["t_stop"]
-        return self._result(self.t, got["y"], got["w"], stats, self.method, t_events,
-                            y_events, t_stop, got.get("y_final"), got.get("w_final"))
+        res = self._result(self.t, got["y"], got.get("w"), stats, self.method, t_events,
+                           y_events, t_stop, got.get("y_final"), got.get("w_final"))
+        if self.quaternions is not None:
+            res.quaternions = self.quaternions
+        return res
 
     def __repr__(self):
         shape = "x".join(str(s) for s in self.y.shape)

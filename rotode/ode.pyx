@@ -32,7 +32,7 @@ from rotode._driver import outcome, per_body_counts
 from rotode._loops import largest
 from rotode._runplan import Plan, RunOutput
 from rotode._validation import (as_bool_option, as_float_array, as_step_grid, as_workers,
-                                check_nonzero_quaternions)
+                                check_nonzero_quaternions, is_dask)
 
 cimport numpy as cnp
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_GetName
@@ -341,7 +341,11 @@ class ODE:
             raise TypeError("`args` are passed to a Python `fun`; a compiled one takes its "
                             "data as `params`")
         self.args = args
-        if params is not None:
+        if is_dask(params):    # a dask ensemble's per-body rows: kept lazy (rotode/_dask.py)
+            if params.ndim != 2 or params.dtype.kind not in "iuf":
+                raise ValueError("dask `params` must be real, of shape (N, m) (one row per "
+                                 f"body), got {params.shape} of dtype {params.dtype}")
+        elif params is not None:
             params = as_float_array(params, "params", finite=False)
             if params.ndim not in (1, 2) or params.shape[params.ndim - 1] == 0:
                 raise ValueError("`params` must have shape (m,) (shared) or (N, m) (one row "

@@ -169,3 +169,81 @@ class SpacecraftAgainstCysolve:
         return best_rotode / best_cy
 
     track_time_ratio_to_cysolve_ivp.unit = "ratio"
+
+
+class SpacecraftODEBatchPerBody:
+    """A batch of spacecraft with per-body parameters (benchmarks/spacecraft.py `ensemble`:
+    inertia, gains and wheel momenta of each body its own, params (N, N_PARAMS)), rkmk8 at
+    rtol 1e-8 over T = 3600 s: the time on 1 and 2 workers and the speed-up of 2 workers
+    (benchmarks/bench_ode_batch.py runs 10^4 of them; here 2000)."""
+
+    params = [[1, 2]]
+    param_names = ["workers"]
+    timeout = 300
+    n = 2000
+
+    def setup(self, workers):
+        sc, _ = _spacecraft()
+        self.sc = sc
+        self.y0, P = sc.ensemble(self.n)
+        self.model = _model(sc, params=P)
+        self.kw = dict(method="rkmk8", rtol=1e-8, atol=sc.atol_of(1e-8), t_eval=[sc.T_END])
+
+    def _run(self, workers):
+        return rotode.integrate(self.model, (0.0, self.sc.T_END), self.y0, workers=workers,
+                                **self.kw)
+
+    def time_batch_per_body_params(self, workers):
+        self._run(workers)
+
+    def track_speedup_over_one_worker(self, workers):
+        best = {1: np.inf, workers: np.inf}
+        for _ in range(2):
+            for w in best:
+                start = time.perf_counter()
+                self._run(w)
+                best[w] = min(best[w], time.perf_counter() - start)
+        return best[1] / best[workers]
+
+    track_speedup_over_one_worker.unit = "x"
+
+
+class RigidBodyAsODE:
+    """The built-in rigid body written as a user's ODE (benchmarks/rigid_ode.py, a numba
+    cfunc, params = inertia and a constant torque): its time over the built-in
+    ``rotode.RigidBody``'s for each generic method (one body, T = 20 s; alternated batches,
+    the minimum of each; benchmarks/bench_ode_rigid.py prints the table)."""
+
+    params = [list(rotode.methods.names("ode")) if hasattr(rotode, "ODE") else []]
+    param_names = ["method"]
+    timeout = 120
+
+    def setup(self, method):
+        _spacecraft()                    # (skipped without rotode.ODE or numba)
+        rb = _import("rotode_bench_rigid_ode", BENCHMARKS / "rigid_ode.py")
+        kw, opts = rb.settings(method)
+        inertia, torque = np.array([1.0, 2.0, 2.5]), np.array([0.05, -0.02, 0.1])
+        y0 = np.array([1.0, 0.0, 0.0, 0.0, 0.3, 1.1, -0.4])
+        ode = rotode.ODE(rb.make_cfunc(), n=7, quaternions=[0],
+                         params=rb.params(inertia, torque))
+        self.calls = [
+            lambda: rotode.integrate(rb.built_in(inertia, torque), (0.0, 20.0), y0,
+                                     method=method, **kw),
+            lambda: rotode.integrate(ode, (0.0, 20.0), y0, method=method, **kw, **opts)]
+        for call in self.calls:
+            call()
+
+    def time_ode(self, method):
+        self.calls[1]()
+
+    def track_time_ratio_to_built_in(self, method):
+        best = [np.inf, np.inf]
+        for _ in range(7):
+            for k, call in enumerate(self.calls):
+                start = time.perf_counter()
+                for _ in range(10):
+                    call()
+                best[k] = min(best[k], (time.perf_counter() - start) / 10)
+        return best[1] / best[0]
+
+    track_time_ratio_to_built_in.unit = "ratio"
