@@ -7,7 +7,7 @@ in rotode/ode.pxd).  The generic methods of the registry run it through the one 
 (rotode/_driver.pyx), with nothing but ``f`` and the layout of the blocks:
 
 - the embedded pairs (``bs3``, ``dopri5``, ``dop853``), ``rk3``/``rk4`` and the multistep ``ab3``
-  (variable-step Adams-Bashforth 3, RK4 start) on the state itself,
+  (variable-step Adams-Bashforth 3, Kutta's RK3 start) on the state itself,
   each quaternion block projected to unit length after every step (``normalize=True``, the
   default; the ``step_process`` asked for in scipy/scipy#13497) or left as it is (Rucker's
   non-unit quaternion, whose equations must then hold for any |q|: Rucker 2018 eq. 23);
@@ -604,7 +604,7 @@ cdef int _advance_none(const void* c, Py_ssize_t i, const double* t, Py_ssize_t 
 
 
 # ab3's per-body work: [steps taken, t of the previous step's start, t of the one before,
-# f at the last three step starts (3 n), RK4's stages and argument (4 n)]
+# f at the last three step starts (3 n), the start-up's stages and argument (3 n)]
 cdef enum:
     AB3_HEAD = 3
 
@@ -612,9 +612,10 @@ cdef enum:
 cdef int _ab3_step(const void* c, Py_ssize_t i, double t0, double t1, double* z,
                    void* work) noexcept nogil:
     """One step t0 -> t1 of variable-step Adams-Bashforth 3 (`ab3_weights`, the integrals of
-    the Lagrange basis on the last three step starts), the first two steps by the classical
-    RK4 (the history then holds f at their starts); each block projected after the step with
-    `normalize` (IN/OUT: z, work)."""
+    the Lagrange basis on the last three step starts), the first two steps by Kutta's
+    third-order method (`rotode.dynamic`'s start, so the rigid body written as an ODE gives
+    its bits; the history then holds f at their starts); each block projected after the step
+    with `normalize` (IN/OUT: z, work)."""
     cdef const OdeCfg* g = <const OdeCfg*>c
     cdef double* W = <double*>work
     cdef Py_ssize_t n = g.n, k, taken = <Py_ssize_t>W[0]
@@ -622,8 +623,7 @@ cdef int _ab3_step(const void* c, Py_ssize_t i, double t0, double t1, double* z,
     cdef double* f0 = F + (taken % 3) * n
     cdef double* k2 = F + 3 * n
     cdef double* k3 = k2 + n
-    cdef double* k4 = k3 + n
-    cdef double* ys = k4 + n
+    cdef double* ys = k3 + n
     cdef double h = t1 - t0
     cdef double cab[3]
     cdef const double* f1
@@ -637,22 +637,18 @@ cdef int _ab3_step(const void* c, Py_ssize_t i, double t0, double t1, double* z,
         ab3_weights(h, t0 - W[1], W[1] - W[2], cab)
         for k in range(n):
             z[k] = z[k] + (cab[0] * f0[k] + cab[1] * f1[k] + cab[2] * f2[k])
-    else:
+    else:          # the start: Kutta's third-order method, as the rigid body's ab3 starts
         for k in range(n):
             ys[k] = z[k] + 0.5 * h * f0[k]
         st = _f(g, i, t0 + 0.5 * h, ys, k2)
         for k in range(n):
-            ys[k] = z[k] + 0.5 * h * k2[k]
+            ys[k] = z[k] + h * (2.0 * k2[k] - f0[k])
         if st == STATUS_OK:
-            st = _f(g, i, t0 + 0.5 * h, ys, k3)
-        for k in range(n):
-            ys[k] = z[k] + h * k3[k]
-        if st == STATUS_OK:
-            st = _f(g, i, t1, ys, k4)
+            st = _f(g, i, t1, ys, k3)
         if st != STATUS_OK:
             return st
         for k in range(n):
-            z[k] = z[k] + h / 6.0 * (f0[k] + 2.0 * k2[k] + 2.0 * k3[k] + k4[k])
+            z[k] = z[k] + h * (f0[k] + 4.0 * k2[k] + k3[k]) / 6.0
     if g.normalize:
         for b in range(g.nq):
             rkmk_base(&z[g.qoff[b]], False)
@@ -801,7 +797,7 @@ def run_plan(plan):
     cdef Stepper sp = make_stepper(&cfg, _begin, _advance_ab3 if cfg.ab3 else _advance_none,
                                    _store, NULL, n, n, cfg.nz, True)
     sp.work_doubles = (4 * cfg.nq + 2 * n if group else
-                       AB3_HEAD + 7 * n if cfg.ab3 else 1)
+                       AB3_HEAD + 6 * n if cfg.ab3 else 1)
     sp.y0_row = False
     if cfg.ab3:
         pass                        # (a multistep method: no tableau, its own steps)
