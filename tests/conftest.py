@@ -12,3 +12,14 @@ settings.load_profile("ci")
 @pytest.fixture
 def rng():
     return np.random.default_rng(20261121)
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A 2-process dask LocalCluster (tests/test_dask.py, tests/test_ode_dask.py)."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()

@@ -9,9 +9,8 @@ invariants and conventions, and its numba, Python and Cython versions agreeing.
 - one evaluation: numba njit == cfunc == plain Python (== Cython, where it builds).
 """
 import ctypes
-import importlib.util
-from pathlib import Path
 
+import benchmark_modules
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
@@ -19,18 +18,12 @@ from scipy.spatial.transform import Rotation
 
 import rotode
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-pytestmark = pytest.mark.skipif(not (BENCHMARKS / "spacecraft.py").exists(),
-                                reason="benchmarks/ not in this checkout")
+pytestmark = benchmark_modules.needs("spacecraft")
 
 
 @pytest.fixture(scope="module")
 def sc():
-    spec = importlib.util.spec_from_file_location("rotode_bench_spacecraft",
-                                                  BENCHMARKS / "spacecraft.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_modules.load("spacecraft")
 
 
 def f(sc, t, y, p):
@@ -165,10 +158,7 @@ def test_cython_version_equals_python(sc):
     """(slow only on the first run: it builds benchmarks/engine/cyrk_spacecraft.pyx, about
     20 s, then reuses the build from the temporary directory)"""
     pytest.importorskip("CyRK")
-    spec = importlib.util.spec_from_file_location("rotode_bench_engine_build",
-                                                  BENCHMARKS / "engine" / "build.py")
-    build = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(build)
+    build = benchmark_modules.load("engine", "build")
     try:
         cy = build.cyrk("cyrk_spacecraft")
     except build.BuildError as exc:

@@ -168,16 +168,6 @@ def test_dask_kernels_equal_numpy():
     np.testing.assert_allclose(Q.angle_between(p, q), rel.magnitude(), rtol=0, atol=1e-14)
 
 
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
-
-
 def test_local_cluster_two_workers_same_bits(client):
     inertia, com, y0 = _ensemble(200, seed=7)
     model = rotode.RigidBody(inertia, torque=rotode.torque.Gravity(1.0, 9.81, com))

@@ -3,17 +3,14 @@ every body of a batch of 200 spacecraft (benchmarks/spacecraft.py, each with its
 gains and wheel momenta) gives the bits of its single run, on 1 and 2 threads.
 benchmarks/bench_ode_batch.py measures the speed-up of 10^4 of them on 2 threads.
 """
-import importlib.util
-from pathlib import Path
 
+import benchmark_modules
 import numpy as np
 import pytest
 
 import rotode
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-pytestmark = pytest.mark.skipif(not (BENCHMARKS / "spacecraft.py").exists(),
-                                reason="benchmarks/ not in this checkout")
+pytestmark = benchmark_modules.needs("spacecraft")
 numba = pytest.importorskip("numba")
 
 N = 200
@@ -22,10 +19,7 @@ T = 600.0          # the slew: the controller's busiest part
 
 @pytest.fixture(scope="module")
 def setup():
-    spec = importlib.util.spec_from_file_location("rotode_bench_spacecraft",
-                                                  BENCHMARKS / "spacecraft.py")
-    sc = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(sc)
+    sc = benchmark_modules.load("spacecraft")
     y0, P = sc.ensemble(N)
     return sc, sc.make_cfunc(), y0, P
 

@@ -156,16 +156,6 @@ def test_shipped_functions_pickle():
                             rtol=1e-9), runs[0])
 
 
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["python", "numba"])
 def test_local_cluster_two_processes_same_bits(client, kind):

@@ -13,17 +13,14 @@ orbits, the 40 deg slew and the tracking after it), with the equations as a Pyth
 as a numba cfunc (the same source, the same bits).  ``dop853`` with ``normalize`` is measured on
 the same run and bounded (its drift is printed with ``-s``).
 """
-import importlib.util
-from pathlib import Path
 
+import benchmark_modules
 import numpy as np
 import pytest
 
 import rotode
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-pytestmark = pytest.mark.skipif(not (BENCHMARKS / "spacecraft.py").exists(),
-                                reason="benchmarks/ not in this checkout")
+pytestmark = benchmark_modules.needs("spacecraft")
 
 T = 1e4
 RTOL = 1e-12
@@ -32,11 +29,7 @@ T_EVAL = np.linspace(0.0, T, 101)
 
 @pytest.fixture(scope="module")
 def sc():
-    spec = importlib.util.spec_from_file_location("rotode_bench_spacecraft",
-                                                  BENCHMARKS / "spacecraft.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_modules.load("spacecraft")
 
 
 def momentum_drift(sc, res, p):

@@ -5,17 +5,14 @@ cfunc through `rotode.ODE`, params = inertia and a constant body torque) gives t
 
 benchmarks/bench_ode_rigid.py measures the time of the two (the ratio ODE / built-in).
 """
-import importlib.util
-from pathlib import Path
 
+import benchmark_modules
 import numpy as np
 import pytest
 
 import rotode
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-pytestmark = pytest.mark.skipif(not (BENCHMARKS / "rigid_ode.py").exists(),
-                                reason="benchmarks/ not in this checkout")
+pytestmark = benchmark_modules.needs("rigid_ode")
 numba = pytest.importorskip("numba")
 
 INERTIA = np.array([1.0, 2.0, 2.5])
@@ -28,10 +25,7 @@ METHODS = [m for m in rotode.methods.names("ode") if m in rotode.methods.names("
 
 @pytest.fixture(scope="module")
 def rb():
-    spec = importlib.util.spec_from_file_location("rotode_bench_rigid_ode",
-                                                  BENCHMARKS / "rigid_ode.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = benchmark_modules.load("rigid_ode")
     module.cfunc = module.make_cfunc()
     return module
 
