@@ -7,7 +7,9 @@ Cython as a subclass of :class:`rotode.torque.Torque`, the same torque runs insi
 compiled loop without the GIL, which matters for long runs and for many bodies. This example
 writes the gravity-gradient torque of the :doc:`satellite example
 <plot_satellite_gravity_gradient>` in Cython, builds it (a few seconds; it needs Cython and a
-C++17 compiler), and checks it against the Python version.
+C++17 compiler), and checks it against the Python version. (That torque is built in as
+:class:`rotode.torque.GravityGradient`; a C function or a numba ``cfunc`` needs no build step
+through :class:`rotode.torque.Compiled`.)
 """
 
 # %%

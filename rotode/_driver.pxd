@@ -30,6 +30,8 @@ cdef enum:
     STATUS_STEP_TOO_SMALL = -8       # adaptive: the step fell below 10 ulp of t
     STATUS_MAX_STEPS = -9            # adaptive: `max_steps` accepted steps without reaching tf
     STATUS_NO_MEMORY = -10           # a record of the driver could not grow (MemoryError)
+    STATUS_TORQUE_FAILED = -11       # a compiled torque returned nonzero (rotode/torque.pxd)
+    STATUS_TORQUE_NONFINITE = -12    # a compiled torque gave a NaN or inf torque
 
 # The compiled step kernels: the one enum that every runner (kinematic.pyx, dynamic.pyx,
 # implicit.pyx) and rotode/steps.pyx switch on.  The registry (rotode.methods) names them:

@@ -24,6 +24,7 @@ from rotode._loops import TINY_NORM2
 from rotode._runplan import EventRecord, Records, StepRecord
 from rotode._validation import DEFAULT_MAX_STEPS
 from rotode.events import _nan_error
+from rotode.torque import _REASONS as _TORQUE_REASONS
 
 from cpython.exc cimport PyErr_CheckSignals
 from cpython.pyport cimport PY_SSIZE_T_MAX
@@ -35,6 +36,7 @@ from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 cimport numpy as cnp
 from rotode._loops cimport thread_count
 from rotode.events cimport Event
+from rotode.torque cimport TORQUE_FAILED, TORQUE_NONFINITE
 from rotode._engine cimport EngineRun
 from rotode.erk cimport (ERK, ErkRhs, ErkTol, ERK_MAX_STAGES, ERK_MAX_N, ERK_MAX_POWERS,
                          ERK_STANDARD, ERK_DOP853, erk_step, erk_error_norm, erk_initial_step,
@@ -70,8 +72,13 @@ STATUS = {
     "not_converged": STATUS_NOT_CONVERGED, "nonfinite_iterate": STATUS_NONFINITE_ITERATE,
     "too_many_substeps": STATUS_TOO_MANY_SUBSTEPS, "rotation_bound": STATUS_ROTATION_BOUND,
     "step_too_small": STATUS_STEP_TOO_SMALL, "max_steps": STATUS_MAX_STEPS,
-    "terminated": STATUS_TERMINATED,
+    "terminated": STATUS_TERMINATED, "torque_failed": STATUS_TORQUE_FAILED,
+    "torque_nonfinite": STATUS_TORQUE_NONFINITE,
 }
+
+# a compiled torque's failure codes reach the driver unchanged through the runners
+if (STATUS_TORQUE_FAILED, STATUS_TORQUE_NONFINITE) != (TORQUE_FAILED, TORQUE_NONFINITE):
+    raise ImportError("rotode/_driver.pxd's STATUS_TORQUE_* are not rotode/torque.pxd's codes")
 
 _REASONS = {
     STATUS_NONFINITE: "the state became non-finite (NaN or inf; step too large?)",
@@ -85,6 +92,8 @@ _REASONS = {
     STATUS_MAX_STEPS: "`max_steps` steps were taken before reaching the end",
     STATUS_NO_MEMORY: "a record of the run could not grow (out of memory)",
     STATUS_TERMINATED: "A termination event occurred.",
+    STATUS_TORQUE_FAILED: _TORQUE_REASONS[TORQUE_FAILED],
+    STATUS_TORQUE_NONFINITE: _TORQUE_REASONS[TORQUE_NONFINITE],
 }
 
 # Step-size controller of SciPy's explicit Runge-Kutta methods (Hairer, Norsett & Wanner 1993,

@@ -39,7 +39,7 @@ from rotode._driver cimport (Stepper, advance_steps, drive, make_stepper, STATUS
                              KERNEL_IMPLICIT)
 from rotode.dual cimport dual, seed_duals
 from rotode.rhs cimport RigidBody
-from rotode.torque cimport Torque, Gravity, Constant
+from rotode.torque cimport Torque
 from rotode._validation import (as_choice, as_float_array, as_real, as_step_grid, as_workers,
                                 check_nonzero_quaternions)
 from rotode._runplan import Plan, RunOutput
@@ -86,8 +86,9 @@ cdef int _kick(PyObject* torque, bint w_dependent, const ImplicitBody* b, double
                const double* q, double h, double* L, long* nfev) noexcept nogil:
     """L_b <- L_b + h tau (the torque sub-flow with q frozen) (OUT: L[3], nfev).
 
-    tau(t, q) (gravity, constant torques) makes this the exact sub-flow; a torque that depends
-    on w gets the explicit midpoint rule, second order (doc sec. 6).
+    tau(t, q) (gravity, gravity gradient, constant torques: `Torque._uses_w` false) makes this
+    the exact sub-flow; a torque that depends on w gets the explicit midpoint rule, second
+    order (doc sec. 6).
     """
     cdef double w[3]
     cdef double tau[3]
@@ -97,7 +98,7 @@ cdef int _kick(PyObject* torque, bint w_dependent, const ImplicitBody* b, double
     status = (<Torque>torque).evaluate(t, q, w, tau)
     nfev[0] += 1
     if status != 0:
-        return IMP_SOURCE_ERROR
+        return status        # the torque's code: -1, or a compiled torque's failure (the driver's)
     if w_dependent:
         for i in range(3):
             Lm[i] = L[i] + 0.5 * h * tau[i]
@@ -105,7 +106,7 @@ cdef int _kick(PyObject* torque, bint w_dependent, const ImplicitBody* b, double
         status = (<Torque>torque).evaluate(t, q, w, tau)
         nfev[0] += 1
         if status != 0:
-            return IMP_SOURCE_ERROR
+            return status
     for i in range(3):
         L[i] = L[i] + h * tau[i]
         if not isfinite(L[i]):
@@ -381,7 +382,7 @@ def run_plan(plan):
                 wdep[i] = False
             else:
                 tq[i] = <PyObject*>body.torque
-                wdep[i] = not isinstance(body.torque, (Gravity, Constant))
+                wdep[i] = body.torque._uses_w()
         g.bodies = bd
         g.torques = tq
         g.w_dependent = wdep

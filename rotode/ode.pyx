@@ -23,11 +23,9 @@ Munthe-Kaas, "Runge-Kutta methods on Lie groups", BIT 38 (1998) 92-111; "High or
 Runge-Kutta methods on manifolds", Appl. Numer. Math. 29 (1999) 115-127.  Rucker, "Integrating
 rotations using nonunit quaternions", IEEE Robotics and Automation Letters 3 (2018) 2979-2986.
 """
-import ctypes
-
 import numpy as np
 
-from rotode import methods as _methods
+from rotode import _cfunc, methods as _methods
 from rotode._driver import outcome, per_body_counts
 from rotode._loops import largest
 from rotode._runplan import Plan, RunOutput
@@ -35,7 +33,6 @@ from rotode._validation import (as_bool_option, as_float_array, as_step_grid, as
                                 check_nonzero_quaternions, is_dask)
 
 cimport numpy as cnp
-from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_GetName
 from libc.stdint cimport uintptr_t
 from rotode._driver cimport (Stepper, make_stepper, drive, advance_steps, Engine, STATUS_OK,
                              STATUS_SOURCE_ERROR, STATUS_UNAVAILABLE, STATUS_NONFINITE_ITERATE,
@@ -68,13 +65,13 @@ _methods.check_compiled("ode", {
 #: The C signature of a compiled right-hand side (rotode/ode.pxd).
 C_SIGNATURE = "int (double, const double *, double *, const double *)"
 
+# what `fun` may be, for the checks and messages of rotode/_cfunc.py
+_SIGNATURE = _cfunc.CSignature(
+    C_SIGNATURE, "int f(double t, const double* y, double* dydt, const double* p)", 3,
+    "rotode.ODE", "a Python callable fun(t, y, *args) -> dydt, ")
+
 # a class created by a class statement in Python (a cdef class is a static type)
 _HEAPTYPE = 1 << 9
-
-# the spellings of that signature a scipy.LowLevelCallable may carry, compared without spaces
-# and `const`
-_SIGNATURES = {"int(double,double*,double*,double*)"}
-
 cdef enum:
     FUN_C = 0          # a C function pointer (numba cfunc, LowLevelCallable, ctypes)
     FUN_PYTHON = 1     # a Python callable, called with the GIL
@@ -138,62 +135,13 @@ cdef class Equations:
         runner calls ``evaluate`` itself)."""
         return ODE(self, n=np.size(y), params=p)(t, y)
 
-
-def _numba_signature():
-    """``int32(float64, CPointer(float64), CPointer(float64), CPointer(float64))`` of numba."""
-    try:
-        from numba import types
-    except ImportError:
-        raise AttributeError("ODE.signature needs numba (pip install numba); the C signature "
-                             f"is {C_SIGNATURE!r} (ODE.c_signature)") from None
-    ptr = types.CPointer(types.float64)
-    return types.intc(types.float64, ptr, ptr, ptr)
-
-
-class _Signature:
-    """`ODE.signature`: numba's signature, built when it is read (numba is optional)."""
-
-    def __get__(self, obj, cls=None):
-        return _numba_signature()
-
-
-def _signature_error(got):
-    return TypeError(
-        "`fun` must be a Python callable fun(t, y, *args) -> dydt, a numba cfunc of "
-        "rotode.ODE.signature, or a scipy.LowLevelCallable / ctypes function of the C "
-        f"signature {C_SIGNATURE!r}: int f(double t, const double* y, double* dydt, "
-        f"const double* p); got {got}")
-
-
-def _ctypes_address(fun):
-    """The address of a ctypes function of the C signature, or TypeError."""
-    c = ctypes
-    ptr = c.POINTER(c.c_double)
-    argtypes = tuple(getattr(fun, "argtypes", None) or ())
-    if (getattr(fun, "restype", None) not in (c.c_int, c.c_int32)
-            or len(argtypes) != 4 or argtypes[0] is not c.c_double
-            or any(a is not ptr for a in argtypes[1:])):
-        got = (f"a C function ({getattr(getattr(fun, 'restype', None), '__name__', None)} "
-               f"({', '.join(getattr(a, '__name__', str(a)) for a in argtypes)}))")
-        raise _signature_error(got)
-    return c.cast(fun, c.c_void_p).value
-
-
-def _llc_address(fun):
-    """The function pointer of a scipy.LowLevelCallable of the C signature, or TypeError."""
-    sig = fun.signature
-    if "".join(str(sig).replace("const", " ").split()) not in _SIGNATURES:
-        raise _signature_error(f"a LowLevelCallable of signature {sig!r}")
-    if fun.user_data is not None:
-        raise TypeError("`fun`: a LowLevelCallable with user_data is not supported; give the "
-                        "data as `params`")
-    capsule = tuple.__getitem__(fun, 0)       # (a LowLevelCallable is a tuple: the capsule first)
-    return <uintptr_t>PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule))
+if (FUN_C, FUN_PYTHON) != (_cfunc.FUN_C, _cfunc.FUN_PYTHON):
+    raise ImportError("rotode.ode's FUN_C/FUN_PYTHON are not rotode._cfunc's")
 
 
 def _function(fun):
-    """(kind, address or 0, the object to keep alive) of the right-hand side `fun`."""
-    from scipy import LowLevelCallable
+    """(kind, address or 0, the object to keep alive) of the right-hand side `fun`: a Cython
+    `Equations`, else what rotode/_cfunc.py reads (a C function or a Python callable)."""
     if isinstance(fun, Equations):
         if all(c.__flags__ & _HEAPTYPE for c in type(fun).__mro__
                if issubclass(c, Equations) and c is not Equations) or type(fun) is Equations:
@@ -201,22 +149,7 @@ def _function(fun):
                             "subclass that overrides the nogil `evaluate`; a Python class "
                             "cannot: pass a Python function fun(t, y) instead")
         return FUN_CYTHON, 0, fun
-    if isinstance(fun, LowLevelCallable):
-        return FUN_C, _llc_address(fun), fun
-    if isinstance(fun, ctypes._CFuncPtr):
-        return FUN_C, _ctypes_address(fun), fun
-    compiled = getattr(fun, "ctypes", None)          # numba's cfunc: .address and .ctypes
-    if compiled is not None and hasattr(fun, "address"):
-        _ctypes_address(compiled)
-        return FUN_C, int(fun.address), fun
-    if hasattr(fun, "address") and hasattr(fun, "native_name"):
-        raise _signature_error(f"{type(fun).__name__} without a ctypes signature")
-    if callable(fun):
-        if type(fun).__name__ in ("CPUDispatcher", "Dispatcher") and hasattr(fun, "py_func"):
-            raise _signature_error("a numba @njit function (compile it with "
-                                   "@numba.cfunc(rotode.ODE.signature), or pass fun.py_func)")
-        return FUN_PYTHON, 0, fun
-    raise _signature_error(type(fun).__name__)
+    return _cfunc.address(fun, _SIGNATURE)
 
 
 def _blocks(quaternions, n):
@@ -324,7 +257,7 @@ class ODE:
     ([0.0, 0.0, 0.0, 1.0], 3.141592654)
     """
 
-    signature = _Signature()
+    signature = _cfunc.NumbaSignature(_SIGNATURE)
     c_signature = C_SIGNATURE
 
     def __init__(self, fun, n=None, quaternions=(), params=None, args=()):

@@ -34,7 +34,7 @@ from rotode._validation import (as_body_index, as_bool, as_float_array, as_frame
                                 check_nonzero_quaternions, common_bodies)
 from rotode._validation import is_dask as _is_dask
 from rotode.omega import as_source
-from rotode.torque import as_torque
+from rotode.torque import _REASONS as _TORQUE_REASONS, as_torque
 
 from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release, PyBUF_RECORDS_RO,
                              PyObject_CheckBuffer)
@@ -230,6 +230,8 @@ cdef class RightHandSide:
             if src is not None and src.error is not None:
                 err, src.error = src.error, None
                 raise err
+        if status in _TORQUE_REASONS:            # a compiled torque's failure
+            raise ValueError(f"{type(self).__name__}: {_TORQUE_REASONS[status]}")
         raise RuntimeError(f"{type(self).__name__}: evaluation failed with status {status}")
 
     def _coerce(self, y):

@@ -5,7 +5,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from typing_extensions import disjoint_base
 
-__all__ = ['Torque', 'Constant', 'Gravity', 'Callable', 'as_torque']
+__all__ = ['Torque', 'Constant', 'Gravity', 'GravityGradient', 'Compiled', 'Callable', 'Sum',
+           'as_torque']
+C_SIGNATURE: str
 
 @disjoint_base
 class Torque:
@@ -16,6 +18,8 @@ class Torque:
     def potential_energy(self, q) -> Any: ...
     @property
     def error(self) -> Any: ...
+    def __add__(self, other: Any) -> Sum: ...
+    def __radd__(self, other: Any) -> Torque: ...
 
 
 @disjoint_base
@@ -37,6 +41,41 @@ class Gravity(Torque):
     def g(self) -> Any: ...
     @property
     def com(self) -> Any: ...
+
+
+@disjoint_base
+class GravityGradient(Torque):
+    def __init__(self, inertia, mean_motion, argument_of_latitude=..., inclination=...,
+                 raan=...) -> None: ...
+    @property
+    def inertia(self) -> Any: ...
+    @property
+    def mean_motion(self) -> Any: ...
+    @property
+    def argument_of_latitude(self) -> Any: ...
+    @property
+    def inclination(self) -> Any: ...
+    @property
+    def raan(self) -> Any: ...
+
+
+@disjoint_base
+class Compiled(Torque):
+    signature: Any
+    c_signature: str
+    def __init__(self, fun, params=...) -> None: ...
+    @property
+    def fun(self) -> Any: ...
+    @property
+    def params(self) -> NDArray[np.float64] | None: ...
+
+
+@disjoint_base
+class Sum(Torque):
+    def __init__(self, *parts) -> None: ...
+    def potential_energy(self, q) -> Any: ...
+    @property
+    def parts(self) -> tuple[Torque, ...]: ...
 
 
 @disjoint_base

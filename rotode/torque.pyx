@@ -10,7 +10,13 @@ velocity w.
   ``tau = m g com x (R(q)^T (-e_z))`` and the potential energy is ``m g (R(q) com) . e_z``
   (Rucker 2018 sec. IV with com = h e_3; Rucker writes ``+m g h [e_3]x R^T e_3``, i.e. gravity
   along +z -- flip the sign of ``g`` or ``com`` to reproduce that convention exactly);
-- `Callable` -- any Python function ``tau(t, q, w)`` (q is passed normalised to unit length).
+- `GravityGradient` -- the gravity-gradient torque of a circular orbit, ``3 n^2 o3 x (I o3)``
+  (Hughes 1986, ch. 8; Markley & Crassidis 2014, sec. 3.3.6.1);
+- `Compiled` -- a C function ``int tau(double t, const double* q, const double* w, double* out,
+  const double* p)`` (a numba ``cfunc``, a `scipy.LowLevelCallable`, a ctypes function), called
+  without the GIL, with parameters shared or one row per body;
+- `Callable` -- any Python function ``tau(t, q, w)`` (q is passed normalised to unit length);
+- `Sum` -- the sum of torques, ``a + b`` or ``sum([a, b, c])``.
 
 Jacobians: C sources differentiate exactly with dual numbers from the same kernel; a
 `Callable` (and a Cython subclass that overrides only ``evaluate``) is differentiated by central
@@ -29,11 +35,13 @@ override receives no body index, so a per-body source that overrides ``__call__`
 """
 import numpy as np
 
+from rotode import _cfunc
 from rotode._signature import ExtensionSignature as _ExtensionSignature
 from rotode._validation import (
     as_body_index,
     as_callable_vector,
     as_float_array,
+    as_inertia,
     as_quaternions,
     as_real,
     check_nonzero_quaternions,
@@ -45,11 +53,23 @@ from rotode._validation import (
     python_override,
 )
 
-from libc.math cimport fabs, sqrt
+from cpython.ref cimport PyObject
+from libc.math cimport cos, fabs, isfinite, sin, sqrt
+from libc.stdint cimport uintptr_t
+from libc.stdlib cimport malloc, free
 from rotode.dual cimport *
+from rotode.equations cimport mat3_vec
 from rotode.quaternion cimport quat_rotate, quat_conj, quat_norm2
 
-__all__ = ["Torque", "Constant", "Gravity", "Callable", "as_torque"]
+__all__ = ["Torque", "Constant", "Gravity", "GravityGradient", "Compiled", "Callable", "Sum",
+           "as_torque"]
+
+# the reasons of the failures of a compiled torque, as the runners report them with the body
+# and time (rotode/_driver.pyx reports its STATUS_TORQUE_* codes with these texts)
+_REASONS = {
+    TORQUE_FAILED: "the torque returned a nonzero status",
+    TORQUE_NONFINITE: "the torque returned a non-finite value (NaN or inf)",
+}
 
 
 # ---- kernels ------------------------------------------------------------------------------
@@ -79,6 +99,27 @@ cdef inline void gravity_torque(const real* q, double mg, const double* com,
     tau[2] = com[0] * d[1] - com[1] * d[0]
 
 
+cdef inline void gravity_gradient_torque(const real* q, double t, double k, double n,
+                                         double u0, const double* P, const double* Q,
+                                         const double* I, real* tau) noexcept nogil:
+    """tau = 3 n^2 o3 x (I o3), o3 = R(q)^T (-r) the nadir in the body, r = cos(u) P + sin(u) Q
+    the unit position at the argument of latitude u = u0 + n t (Hughes 1986, ch. 8; Markley &
+    Crassidis 2014, sec. 3.3.6.1) (OUT: tau[3])."""
+    cdef double u = u0 + n * t
+    cdef double cu = cos(u), su = sin(u)
+    cdef double nadir[3]
+    cdef real o[3]
+    cdef real io[3]
+    nadir[0] = -(cu * P[0] + su * Q[0])
+    nadir[1] = -(cu * P[1] + su * Q[1])
+    nadir[2] = -(cu * P[2] + su * Q[2])
+    world_to_body(q, nadir, o)
+    mat3_vec(I, o, io)
+    tau[0] = k * (o[1] * io[2] - o[2] * io[1])
+    tau[1] = k * (o[2] * io[0] - o[0] * io[2])
+    tau[2] = k * (o[0] * io[1] - o[1] * io[0])
+
+
 # ---- classes ------------------------------------------------------------------------------
 
 def _compiled_name(cls):
@@ -93,7 +134,8 @@ cdef class Torque:
     """Base class of torque sources ``tau(t, q, w)`` (Cython subclasses override ``evaluate``).
 
     ``source(t, q, w)`` evaluates the body torque from Python (shape (3,)); ``source[i]`` is the
-    source of body ``i`` of a per-body source.  The base class takes no constructor arguments.
+    source of body ``i`` of a per-body source; ``a + b`` (and ``sum([a, b, ...])``) is their
+    `Sum`.  The base class takes no constructor arguments.
 
     Attributes
     ----------
@@ -106,7 +148,7 @@ cdef class Torque:
 
     See Also
     --------
-    Constant, Gravity, Callable, as_torque, rotode.RigidBody
+    Constant, Gravity, GravityGradient, Compiled, Callable, Sum, as_torque, rotode.RigidBody
 
     Examples
     --------
@@ -195,12 +237,36 @@ cdef class Torque:
                              f"{self.n_bodies} bodies: {what} needs one body's source "
                              "(take it with source[i]) or rotode.integrate with N states")
 
-    def _check(self, int status):
+    def _check(self, int status, t=None):
         if status == TORQUE_OK:
             return
         err, self.error = self.error, None
-        raise err if err is not None else RuntimeError(
-            f"{type(self).__name__} failed with status {status}")
+        if err is not None:
+            raise err
+        if status in _REASONS:
+            raise ValueError(f"{type(self).__name__}: {_REASONS[status]} at t = {t!r}")
+        raise RuntimeError(f"{type(self).__name__} failed with status {status}")
+
+    def _uses_w(self):
+        """False when the torque depends on t and q only (an implicit method's torque kick
+        is then its exact sub-flow, rotode/implicit.pyx)."""
+        return True
+
+    def __add__(self, other):
+        """``a + b``: the `Sum` of this torque and another (a `Torque` or a Python callable
+        ``tau(t, q, w)``)."""
+        if isinstance(other, Torque) or callable(other):
+            return Sum(self, other)
+        return NotImplemented
+
+    def __radd__(self, other):
+        """``b + a`` for a Python callable ``b``; ``0 + a`` is ``a`` (so that ``sum([a, b])``
+        is ``a + b``)."""
+        if isinstance(other, Torque) or callable(other):
+            return Sum(other, self)
+        if type(other) is int and other == 0:
+            return self
+        return NotImplemented
 
     def __call__(self, t, q, w):
         """The body torque ``tau(t, q, w)``, shape (3,), for one orientation ``q`` (4,) and body
@@ -213,7 +279,7 @@ cdef class Torque:
         out = np.empty(3)
         cdef const double[::1] qv = qa, wv = wa
         cdef double[::1] o = out
-        self._check(self.evaluate(tt, &qv[0], &wv[0], &o[0]))
+        self._check(self.evaluate(tt, &qv[0], &wv[0], &o[0]), t)
         return out
 
     def potential_energy(self, q):
@@ -281,6 +347,9 @@ cdef class Constant(Torque):
 
     def _lazy(self):
         return is_dask(self._rows)
+
+    def _uses_w(self):
+        return False
 
     def _chunk_split(self):
         return {"tau": self._rows}, {"frame": self.frame}, {}
@@ -462,6 +531,9 @@ cdef class Gravity(Torque):
     def _lazy(self):
         return self._rows is not None and any(is_dask(r) for r in self._rows)
 
+    def _uses_w(self):
+        return False
+
     def _chunk_split(self):
         per_body, shared = {}, {}
         for name, value, dims in (("mass", self.mass, 1), ("g", self.g, 1), ("com", self.com, 2)):
@@ -536,6 +608,644 @@ cdef class Gravity(Torque):
         if self._rows is not None:
             return f"Gravity(<per-body parameters of {self.n_bodies} bodies>)"
         return f"Gravity(mass={self._mass!r}, g={self._g!r}, com={self.com.tolist()})"
+
+
+# ---- gravity gradient -------------------------------------------------------------------
+
+_GG_SCALARS = ("mean_motion", "argument_of_latitude", "inclination", "raan")
+
+
+def _gg_inertia(inertia):
+    """The inertia of a `GravityGradient`: ``(I, N)``, I (3, 3) shared or (N, 3, 3) per body
+    (checked as `rotode.RigidBody` checks it), or a dask (N, 3) / (N, 3, 3) kept lazy."""
+    if is_dask(inertia):
+        if not (inertia.ndim == 2 and inertia.shape[1] == 3
+                or inertia.ndim == 3 and tuple(inertia.shape[1:]) == (3, 3)):
+            raise ValueError("`inertia` as a dask array must have the per-body shape (N, 3) or "
+                             f"(N, 3, 3), got {inertia.shape}")
+        return inertia, int(inertia.shape[0])
+    arr = as_float_array(inertia, "inertia", (), finite=False)
+    if arr.shape in ((3,), (3, 3)):
+        return as_inertia(arr, "inertia"), None
+    if arr.ndim == 2 and arr.shape[1] == 3 and arr.shape[0] > 0:
+        if not np.all(arr > 0):
+            raise ValueError("`inertia` principal moments must be positive for every body")
+        full = np.zeros((arr.shape[0], 3, 3))
+        idx = np.arange(3)
+        full[:, idx, idx] = arr
+        return np.ascontiguousarray(as_inertia(full, "inertia")), arr.shape[0]
+    if arr.ndim == 3 and arr.shape[1:] == (3, 3) and arr.shape[0] > 0:
+        return np.ascontiguousarray(as_inertia(arr, "inertia")), arr.shape[0]
+    raise ValueError("`inertia` must have shape (3,) (principal moments), (3, 3), or per body "
+                     f"(N, 3) or (N, 3, 3), got {arr.shape}")
+
+
+cdef void _gg_fill(GravityGradient c, const double* I, double n, double u0, double inc,
+                   double raan) noexcept:
+    """One body's parameters of `c` (the only place they are set, so that a body of a batch
+    and its single source hold the same bits)."""
+    cdef int k
+    for k in range(9):
+        c._I[k] = I[k]
+    c._n = n
+    c._k = 3.0 * n * n
+    c._u0 = u0
+    c._inc = inc
+    c._raan = raan
+    c._P[0] = cos(raan)             # the ascending node
+    c._P[1] = sin(raan)
+    c._P[2] = 0.0
+    c._Q[0] = -sin(raan) * cos(inc)     # 90 degrees ahead of it in the orbit plane
+    c._Q[1] = cos(raan) * cos(inc)
+    c._Q[2] = sin(inc)
+    c.n_bodies = None
+    c._rows = None
+
+
+cdef class GravityGradient(Torque):
+    """The gravity-gradient torque of a circular orbit, ``tau = 3 n^2 o3 x (I o3)`` (body frame).
+
+    The body's centre of mass moves on a circular orbit of mean motion ``n`` (rad/s); ``o3`` is
+    the unit vector from the body towards the centre of the Earth (the nadir), in body
+    coordinates.  The world frame is the inertial one (e.g. ECI); the orbit is given by its
+    inclination ``i``, its right ascension of the ascending node ``raan`` and the argument of
+    latitude ``u0`` at ``t = 0`` (the angle from the ascending node to the body, along the
+    motion), so that at time ``t`` the unit position vector in the world is
+
+    ``r(t) = cos(u) P + sin(u) Q``,  ``u = u0 + n t``,
+
+    with ``P = (cos raan, sin raan, 0)`` (towards the ascending node) and
+    ``Q = (-sin raan cos i, cos raan cos i, sin i)``; the nadir is ``o3 = R(q)^T (-r(t))``.
+
+    Parameters
+    ----------
+    inertia : array_like, shape (3,), (3, 3), (N, 3) or (N, 3, 3)
+        The body's inertia about its centre of mass in body coordinates (principal moments or
+        the tensor; checked as `rotode.RigidBody` checks it).  It should be the inertia of the
+        `rotode.RigidBody` it drives.
+    mean_motion : float or array_like, shape (N,)
+        The orbit's angular rate ``n = sqrt(mu / r^3)`` > 0 (rad/s).
+    argument_of_latitude : float or array_like, shape (N,), optional
+        ``u0``, the body's angle from the ascending node at ``t = 0`` (rad; default 0).
+    inclination : float or array_like, shape (N,), optional
+        ``i``, the angle between the orbit plane and the world x-y plane (rad; default 0: the
+        orbit lies in the x-y plane, moving counter-clockwise about +z).
+    raan : float or array_like, shape (N,), optional
+        The right ascension of the ascending node, from world x about world z (rad; default 0).
+
+    Any parameter given per body (NumPy or dask, leading axis N) makes a per-body source
+    (``n_bodies`` = N) for a `rotode.RigidBody` with N states; the others are shared.
+
+    Attributes
+    ----------
+    inertia : ndarray, shape (3, 3) or (N, 3, 3)
+    mean_motion, argument_of_latitude, inclination, raan : float or ndarray
+    n_bodies : int or None
+
+    Raises
+    ------
+    ValueError
+        For an invalid inertia, ``mean_motion <= 0``, non-finite values or per-body parameters
+        of different lengths.
+
+    See Also
+    --------
+    Gravity, Sum, rotode.RigidBody
+
+    Notes
+    -----
+    The torque of a point-mass Earth on a body small against its orbit radius ``r``, to first
+    order in the body's size: ``tau = (3 mu / r^3) o3 x (I o3)`` (Hughes 1986, ch. 8; Markley &
+    Crassidis 2014, sec. 3.3.6.1, with ``o3`` their nadir unit vector ``n_B``); on a circular
+    orbit ``mu / r^3 = n^2``.  In the local-vertical local-horizontal frame (body z to nadir,
+    body x along the velocity, body y against the orbit normal) an attitude at rest in that
+    frame, ``w_body = (0, -n, 0)``, is an equilibrium, and with ``I_y > I_x > I_z`` a small
+    pitch oscillates with the angular frequency ``n sqrt(3 (I_x - I_z) / I_y)`` (Hughes 1986,
+    ch. 8).  The torque does not depend on ``w``: an implicit method's torque kick is exact.
+
+    References
+    ----------
+    .. [1] P. C. Hughes, Spacecraft Attitude Dynamics, Wiley, 1986, ch. 8.
+    .. [2] F. L. Markley and J. L. Crassidis, Fundamentals of Spacecraft Attitude Determination
+       and Control, Springer, 2014, sec. 3.3.6.1.
+
+    Examples
+    --------
+    A satellite along the local vertical (body z to nadir at ``t = 0``) feels no torque;
+    pitched by 0.1 rad about body y it feels a restoring torque about y:
+
+    >>> import numpy as np
+    >>> from rotode import quaternion, torque
+    >>> n = 1.1e-3
+    >>> gg = torque.GravityGradient([90.0, 100.0, 40.0], mean_motion=n)
+    >>> lvlh = quaternion.from_matrix([[0.0, 0.0, -1.0], [1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])
+    >>> bool(np.abs(gg(0.0, lvlh, [0.0, -n, 0.0])).max() < 1e-20)
+    True
+    >>> pitched = quaternion.multiply(lvlh, [np.cos(0.05), 0.0, np.sin(0.05), 0.0])
+    >>> (gg(0.0, pitched, [0.0, -n, 0.0]) / n**2).round(6) + 0.0
+    array([  0.    , -14.9002,   0.    ])
+    """
+
+    def __init__(self, inertia, mean_motion, argument_of_latitude=0.0, inclination=0.0,
+                 raan=0.0):
+        I, n_i = _gg_inertia(inertia)
+        values, counts = {"inertia": I}, {"inertia": n_i}
+        for name, value in zip(_GG_SCALARS, (mean_motion, argument_of_latitude, inclination,
+                                             raan)):
+            values[name], counts[name] = as_rows(value, name)
+        mm = values["mean_motion"]
+        if not is_dask(mm) and not np.all(mm > 0):
+            got = f"got {mm.tolist()!r}" if mm.ndim == 0 else "not for every body"
+            raise ValueError(f"`mean_motion` must be > 0, {got}")
+        n = common_bodies(counts)
+        cdef const double[::1] iv
+        if n is None:
+            iv = np.ascontiguousarray(I).reshape(9)
+            _gg_fill(self, &iv[0], float(mm), float(values["argument_of_latitude"]),
+                     float(values["inclination"]), float(values["raan"]))
+            return
+        self.n_bodies = n
+        self._rows = {name: (float(v) if counts[name] is None and name != "inertia" else v)
+                      for name, v in values.items()}
+        self._n = self._k = self._u0 = self._inc = self._raan = np.nan
+
+    def _param(self, name, value):
+        return value if self._rows is None else self._rows[name]
+
+    @property
+    def inertia(self):
+        """The inertia tensor, shape (3, 3), or the per-body array."""
+        if self._rows is not None:
+            return self._rows["inertia"]
+        return np.array([self._I[k] for k in range(9)]).reshape(3, 3)
+
+    @property
+    def mean_motion(self):
+        """The orbit's rate ``n`` (rad/s): a float, or the per-body array."""
+        return self._param("mean_motion", self._n)
+
+    @property
+    def argument_of_latitude(self):
+        """``u0`` (rad) at ``t = 0``: a float, or the per-body array."""
+        return self._param("argument_of_latitude", self._u0)
+
+    @property
+    def inclination(self):
+        """The orbit's inclination (rad): a float, or the per-body array."""
+        return self._param("inclination", self._inc)
+
+    @property
+    def raan(self):
+        """The right ascension of the ascending node (rad): a float, or the per-body array."""
+        return self._param("raan", self._raan)
+
+    def _lazy(self):
+        return self._rows is not None and any(is_dask(v) for v in self._rows.values())
+
+    def _uses_w(self):
+        return False
+
+    def _chunk_split(self):
+        per_body, shared = {}, {}
+        for name, v in self._rows.items():
+            pb = is_dask(v) or np.ndim(v) == (3 if name == "inertia" else 1)
+            (per_body if pb else shared)[name] = v
+        full = "inertia" in per_body and np.ndim(per_body["inertia"]) == 3
+        return per_body, shared, {"mean_motion": 1.0, "inertia": np.eye(3) if full else 1.0}
+
+    @classmethod
+    def _chunk_join(cls, values):
+        return cls(values["inertia"], *(values[name] for name in _GG_SCALARS))
+
+    cdef Torque body(self, Py_ssize_t i):
+        if self._rows is None:
+            return self
+        return self._range(i, i + 1)[0]
+
+    cdef list per_body(self, Py_ssize_t n):
+        if self._rows is None:
+            return [self] * n
+        return self._range(0, n)
+
+    cdef list _range(self, Py_ssize_t start, Py_ssize_t stop):
+        """The one-body sources of bodies start..stop-1 (a shared parameter is one row, index
+        0 for every body)."""
+        cdef const double[:, ::1] iv = np.ascontiguousarray(
+            np.reshape(self._rows["inertia"], (-1, 9)))
+        cdef const double[:, ::1] sv = np.ascontiguousarray(np.stack(np.broadcast_arrays(
+            *[np.reshape(self._rows[name], (-1,)) for name in _GG_SCALARS]), axis=1))
+        cdef Py_ssize_t b, r
+        cdef GravityGradient c
+        out = [None] * (stop - start)
+        for b in range(start, stop):
+            r = b if sv.shape[0] > 1 else 0
+            c = GravityGradient.__new__(GravityGradient)
+            _gg_fill(c, &iv[b if iv.shape[0] > 1 else 0, 0], sv[r, 0], sv[r, 1], sv[r, 2],
+                     sv[r, 3])
+            out[b - start] = c
+        return out
+
+    cdef int evaluate(self, double t, const double* q, const double* w,
+                      double* tau) noexcept nogil:
+        gravity_gradient_torque(q, t, self._k, self._n, self._u0, self._P, self._Q, self._I,
+                                tau)
+        return TORQUE_OK
+
+    cdef int evaluate_dual(self, double t, const dual* q, const dual* w,
+                           dual* tau) noexcept nogil:
+        gravity_gradient_torque(q, t, self._k, self._n, self._u0, self._P, self._Q, self._I,
+                                tau)
+        return TORQUE_OK
+
+    def __repr__(self):
+        if self._rows is not None:
+            return f"GravityGradient(<per-body parameters of {self.n_bodies} bodies>)"
+        return (f"GravityGradient(inertia={self.inertia.tolist()}, mean_motion={self._n!r}, "
+                f"argument_of_latitude={self._u0!r}, inclination={self._inc!r}, "
+                f"raan={self._raan!r})")
+
+
+# ---- compiled functions -----------------------------------------------------------------
+
+#: The C signature of a compiled torque function (rotode/torque.pxd's `torque_fn`).
+C_SIGNATURE = "int (double, const double *, const double *, double *, const double *)"
+
+# what `Compiled` accepts, for the checks and messages of rotode/_cfunc.py
+_SIGNATURE = _cfunc.CSignature(
+    C_SIGNATURE, "int tau(double t, const double* q, const double* w, double* out, "
+    "const double* p)", 4, "rotode.torque.Compiled", python="rotode.torque.Callable")
+
+
+def _compiled_params(params):
+    """``(params, N)``: None, a read-only float64 copy of shape (m,) (shared, N None) or
+    (N, m) (one row per body), or a dask (N, m) kept lazy."""
+    if params is None:
+        return None, None
+    if is_dask(params):
+        if params.ndim != 2 or params.shape[1] == 0:
+            raise ValueError("`params` as a dask array must have the per-body shape (N, m), "
+                             f"m >= 1, got {params.shape}")
+        return params, int(params.shape[0])
+    arr = as_float_array(params, "params", finite=False)
+    if arr.ndim not in (1, 2) or arr.shape[arr.ndim - 1] == 0 or arr.shape[0] == 0:
+        raise ValueError("`params` must have shape (m,) (shared) or (N, m) (one row per body), "
+                         f"m >= 1, got {arr.shape}")
+    arr = np.array(arr, dtype=np.float64, order="C", copy=True)
+    arr.flags.writeable = False
+    return arr, (int(arr.shape[0]) if arr.ndim == 2 else None)
+
+
+cdef Compiled _compiled_row(Compiled src, Py_ssize_t i):
+    """The one-body source of row i of a per-body `Compiled` (its function, that row)."""
+    cdef Compiled c = Compiled.__new__(Compiled)
+    cdef const double[:, ::1] pv = src._params
+    c._f = src._f
+    c.fun = src.fun
+    c._params = src._params[i]
+    c._p = &pv[i, 0]
+    c.n_bodies = None
+    return c
+
+
+cdef class Compiled(Torque):
+    """A torque written as a C function: a numba ``cfunc``, a `scipy.LowLevelCallable` or a
+    ctypes function, called without the GIL.
+
+    Parameters
+    ----------
+    fun : numba cfunc, scipy.LowLevelCallable or ctypes function
+        ``int tau(double t, const double* q, const double* w, double* out, const double* p)``
+        (`Compiled.c_signature`; `Compiled.signature` is numba's, for
+        ``@numba.cfunc(rotode.torque.Compiled.signature)``): ``q`` the orientation (4, a unit
+        quaternion, scalar first, body to world), ``w`` the body angular velocity (3), ``out``
+        the torque in body coordinates (3, OUT), ``p`` the body's parameters (NULL without
+        ``params``).  It returns 0; anything else stops the body's run.
+    params : array_like, shape (m,) or (N, m), optional
+        Parameters handed to ``function``: one row shared by every body, or one row per body
+        (``n_bodies`` = N; body ``i`` of a batch gets row ``i``; NumPy or dask).  A copy is
+        kept.
+
+    Attributes
+    ----------
+    fun : object
+        The function as given (kept alive while the source is).
+    params : ndarray or None
+        The parameters (read-only), or None.
+    signature : numba signature
+        ``intc(float64, CPointer(float64), CPointer(float64), CPointer(float64),
+        CPointer(float64))`` (reading it imports numba).
+    c_signature : str
+        `C_SIGNATURE`, as a `scipy.LowLevelCallable` carries it.
+    n_bodies : int or None
+        N for per-body ``params``, else None.
+
+    Raises
+    ------
+    TypeError
+        For anything else than a compiled function of the signature (a Python callable: use
+        `Callable`), naming the expected signature.
+    ValueError
+        For ``params`` of another shape.
+
+    See Also
+    --------
+    Callable : a Python function (called with the GIL).
+    rotode.ODE : a user's whole equations, compiled the same way.
+
+    Notes
+    -----
+    ``q`` is passed normalised to unit length (the state's quaternion may drift from it).
+    **Failures** are reported, never silent: a nonzero return or a NaN or inf in ``out``
+    stops that body at that step (its later rows are NaN; the other bodies of a batch run on)
+    and the result's ``message`` names the body, the time and the reason ("the torque returned
+    a nonzero status", "the torque returned a non-finite value").  Evaluated from Python
+    (``source(t, q, w)``) a failure raises ValueError.  Jacobians (``RigidBody.jac``, the
+    implicit methods) use central finite differences of this torque, as for `Callable`.  The
+    source pickles when ``fun`` does (a ctypes function or a numba ``cfunc`` does not;
+    dask's threads need no pickling).
+
+    Examples
+    --------
+    A damping torque ``-c w`` in C, through ctypes (the same with numba:
+    ``@numba.cfunc(torque.Compiled.signature)``):
+
+    >>> import ctypes
+    >>> import numpy as np
+    >>> from rotode import torque
+    >>> double_p = ctypes.POINTER(ctypes.c_double)
+    >>> proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_double, double_p, double_p, double_p,
+    ...                          double_p)
+    >>> def damping(t, q, w, out, p):
+    ...     for k in range(3):
+    ...         out[k] = -p[0] * w[k]
+    ...     return 0
+    >>> source = torque.Compiled(proto(damping), params=[0.1])
+    >>> source(0.0, [1.0, 0.0, 0.0, 0.0], [1.0, 2.0, 3.0])
+    array([-0.1, -0.2, -0.3])
+    """
+
+    signature = _cfunc.NumbaSignature(_SIGNATURE)
+    c_signature = C_SIGNATURE
+
+    def __init__(self, fun, params=None):
+        _, address, self.fun = _cfunc.address(fun, _SIGNATURE, python=False)
+        self._f = <torque_fn><uintptr_t>address
+        self._params, self.n_bodies = _compiled_params(params)
+        cdef const double[::1] pv
+        self._p = NULL
+        if self._params is not None and self.n_bodies is None:
+            pv = self._params
+            self._p = &pv[0]
+
+    @property
+    def params(self):
+        """The parameters, shape (m,) or (N, m) (read-only), or None."""
+        return self._params
+
+    def _lazy(self):
+        return is_dask(self._params)
+
+    def _chunk_split(self):
+        return {"params": self._params}, {"fun": self.fun}, {}
+
+    @classmethod
+    def _chunk_join(cls, values):
+        return cls(values["fun"], values["params"])
+
+    def __reduce__(self):
+        return type(self), (self.fun, self._params)
+
+    cdef Torque body(self, Py_ssize_t i):
+        if self.n_bodies is None:
+            return self
+        return _compiled_row(self, i)
+
+    cdef list per_body(self, Py_ssize_t n):
+        if self.n_bodies is None:
+            return [self] * n
+        cdef Py_ssize_t b
+        return [_compiled_row(self, b) for b in range(n)]
+
+    cdef int evaluate(self, double t, const double* q, const double* w,
+                      double* tau) noexcept nogil:
+        cdef double qn[4]
+        cdef double s
+        if self._f == NULL:
+            return TORQUE_FAILED
+        s = 1.0 / sqrt(quat_norm2(q))
+        qn[0] = q[0] * s
+        qn[1] = q[1] * s
+        qn[2] = q[2] * s
+        qn[3] = q[3] * s
+        if self._f(t, qn, w, tau, self._p) != 0:
+            return TORQUE_FAILED
+        if not (isfinite(tau[0]) and isfinite(tau[1]) and isfinite(tau[2])):
+            return TORQUE_NONFINITE
+        return TORQUE_OK
+
+    def __repr__(self):
+        name = getattr(self.fun, "__name__", type(self.fun).__name__)
+        if self._params is None:
+            what = "None"
+        elif self.n_bodies is not None:
+            what = f"<{self.n_bodies} bodies>"
+        else:
+            what = repr(self._params.tolist())
+        return f"Compiled({name}, params={what})"
+
+
+# ---- sums -------------------------------------------------------------------------------
+
+cdef Sum _new_sum(tuple parts, object n_bodies):
+    """A `Sum` of checked torques (the parts' pointers in C for the nogil loop)."""
+    cdef Sum s = Sum.__new__(Sum)
+    _sum_set(s, parts, n_bodies)
+    return s
+
+
+cdef void _sum_set(Sum s, tuple parts, object n_bodies) except *:
+    cdef Py_ssize_t k
+    cdef PyObject** ptr = <PyObject**>malloc(max(len(parts), 1) * sizeof(PyObject*))
+    if ptr == NULL:
+        raise MemoryError()
+    for k in range(len(parts)):
+        ptr[k] = <PyObject*>parts[k]          # borrowed: `parts` holds them
+    free(s._ptr)
+    s._ptr = ptr
+    s.parts = parts
+    s._count = len(parts)
+    s.n_bodies = n_bodies
+
+
+cdef int _sum_failed(PyObject* s, PyObject* part, int status) noexcept nogil:
+    """A part's failure as the sum's: a Python error moves to the sum, where the caller looks
+    for it."""
+    if status == TORQUE_ERROR:
+        with gil:
+            (<Torque>s).error = (<Torque>part).error
+            (<Torque>part).error = None
+    return status
+
+
+cdef class Sum(Torque):
+    """The sum of torques, ``tau = tau_1 + tau_2 + ...`` (body frame); ``a + b`` and
+    ``sum([a, b, c])`` make one.
+
+    Parameters
+    ----------
+    *parts : Torque, array_like, callable
+        The torques (anything `as_torque` takes but None); a `Sum` among them contributes its
+        parts.  Parts with per-body parameters must hold the same number of bodies N; the sum
+        is then per body (``n_bodies`` = N; body ``i`` sums the parts' bodies ``i``).
+
+    Attributes
+    ----------
+    parts : tuple of Torque
+    n_bodies : int or None
+
+    Raises
+    ------
+    TypeError
+        Without parts, or for a part `as_torque` refuses or None.
+    ValueError
+        For per-body parts of different lengths.
+
+    See Also
+    --------
+    as_torque
+
+    Notes
+    -----
+    The parts are evaluated in order and added left to right, ``(tau_1 + tau_2) + tau_3``;
+    compiled parts are summed without the GIL.  A part's failure is the sum's (its Python
+    error is re-raised, a compiled part's status reported).  The potential energy is the sum
+    of the parts' when every part has one, else None.
+
+    Examples
+    --------
+    Gravity on a top and a constant body torque:
+
+    >>> import numpy as np
+    >>> from rotode import torque
+    >>> total = torque.Gravity(1.0, 9.81, [0.0, 0.0, 0.5]) + torque.Constant([0.0, 0.0, 0.1])
+    >>> total
+    Sum(Gravity(mass=1.0, g=9.81, com=[0.0, 0.0, 0.5]), Constant(tau=[0.0, 0.0, 0.1], frame='body'))
+    >>> q = [np.cos(np.pi / 4), np.sin(np.pi / 4), 0.0, 0.0]
+    >>> total(0.0, q, [0.0, 0.0, 0.0]).round(12) + 0.0
+    array([4.905, 0.   , 0.1  ])
+    """
+
+    def __init__(self, *parts):
+        flat = []
+        for k, part in enumerate(parts):
+            tq = as_torque(part, f"parts[{k}]")
+            if tq is None:
+                raise TypeError(f"Sum: `parts[{k}]` is None (a torque-free part adds nothing; "
+                                "leave it out)")
+            flat.extend(tq.parts if type(tq) is Sum else (tq,))
+        if not flat:
+            raise TypeError("Sum needs at least one torque")
+        n = common_bodies({f"parts[{k}]": p.n_bodies for k, p in enumerate(flat)})
+        _sum_set(self, tuple(flat), n)
+
+    def __dealloc__(self):
+        free(self._ptr)
+
+    def __reduce__(self):
+        return type(self), self.parts
+
+    def _lazy(self):
+        return any(p._lazy() for p in self.parts)
+
+    def _uses_w(self):
+        return any(p._uses_w() for p in self.parts)
+
+    def _chunk_split(self):
+        per_body, recipe, placeholders = {}, [], {}
+        for k, part in enumerate(self.parts):
+            if part.n_bodies is None:
+                recipe.append((None, part))
+                continue
+            pb, shared, ph = part._chunk_split()
+            per_body.update({f"{k}:{name}": v for name, v in pb.items()})
+            placeholders.update({f"{k}:{name}": v for name, v in ph.items()})
+            recipe.append((type(part), shared))
+        return per_body, {"parts": tuple(recipe)}, placeholders
+
+    @classmethod
+    def _chunk_join(cls, values):
+        parts = []
+        for k, (kind, shared) in enumerate(values["parts"]):
+            prefix = f"{k}:"
+            parts.append(shared if kind is None else kind._chunk_join(
+                {**shared, **{name[len(prefix):]: v for name, v in values.items()
+                              if name.startswith(prefix)}}))
+        return cls(*parts)
+
+    cdef Torque body(self, Py_ssize_t i):
+        if self.n_bodies is None:
+            return self
+        return _new_sum(tuple([(<Torque>p).body(i) for p in self.parts]), None)
+
+    cdef list per_body(self, Py_ssize_t n):
+        if self.n_bodies is None:
+            return [self] * n
+        cdef Py_ssize_t b
+        columns = [(<Torque>p).per_body(n) for p in self.parts]
+        return [_new_sum(tuple([c[b] for c in columns]), None) for b in range(n)]
+
+    cdef int evaluate(self, double t, const double* q, const double* w,
+                      double* tau) noexcept nogil:
+        cdef double part[3]
+        cdef Py_ssize_t k
+        cdef int st
+        tau[0] = tau[1] = tau[2] = 0.0
+        if self._count == 0:
+            return TORQUE_OK
+        st = (<Torque>self._ptr[0]).evaluate(t, q, w, tau)
+        if st != TORQUE_OK:
+            return _sum_failed(<PyObject*>self, self._ptr[0], st)
+        for k in range(1, self._count):
+            st = (<Torque>self._ptr[k]).evaluate(t, q, w, part)
+            if st != TORQUE_OK:
+                return _sum_failed(<PyObject*>self, self._ptr[k], st)
+            tau[0] = tau[0] + part[0]
+            tau[1] = tau[1] + part[1]
+            tau[2] = tau[2] + part[2]
+        return TORQUE_OK
+
+    cdef int evaluate_dual(self, double t, const dual* q, const dual* w,
+                           dual* tau) noexcept nogil:
+        cdef dual part[3]
+        cdef Py_ssize_t k
+        cdef int st
+        tau[0] = tau[1] = tau[2] = dual(0.0)
+        if self._count == 0:
+            return TORQUE_OK
+        st = (<Torque>self._ptr[0]).evaluate_dual(t, q, w, tau)
+        if st != TORQUE_OK:
+            return _sum_failed(<PyObject*>self, self._ptr[0], st)
+        for k in range(1, self._count):
+            st = (<Torque>self._ptr[k]).evaluate_dual(t, q, w, part)
+            if st != TORQUE_OK:
+                return _sum_failed(<PyObject*>self, self._ptr[k], st)
+            tau[0] = tau[0] + part[0]
+            tau[1] = tau[1] + part[1]
+            tau[2] = tau[2] + part[2]
+        return TORQUE_OK
+
+    def potential_energy(self, q):
+        """The sum of the parts' potential energies at ``q``, or None when a part has none."""
+        self._single("the potential energy")
+        energies = [p.potential_energy(q) for p in self.parts]
+        if any(e is None for e in energies):
+            return None
+        return sum(energies[1:], energies[0])
+
+    def __repr__(self):
+        if self.n_bodies is not None:
+            return f"Sum(<{len(self.parts)} parts, per-body parameters of {self.n_bodies} bodies>)"
+        return f"Sum({', '.join(map(repr, self.parts))})"
 
 
 cdef class Callable(Torque):

@@ -27,6 +27,8 @@ LAYERS = [
         "dual", "_rodrigues", "_loops", "quaternion", "so3", "equations", "erk", "rkmk",
         # what the wrappers use: input checks, and mapping a kernel over dask blocks
         "_validation", "_lazy",
+        # a user's compiled function as a C address (rotode.ODE, rotode.torque.Compiled)
+        "_cfunc",
     }),
     ("sources/models", {
         "omega", "torque", "rhs", "events", "inertia", "frames", "_signature", "_typing",
