@@ -80,15 +80,15 @@ cdef enum:
 
 cdef class Equations:
     """Base class of a user's equations written in Cython: a ``cdef class`` deriving from it
-    overrides the nogil method ``evaluate`` and an instance is the ``fun`` of `ODE`.
+    overrides the nogil method ``evaluate`` and an instance is the ``fun`` of `rotode.ODE`.
 
     ``cdef int evaluate(self, double t, const double* y, double* dydt, const double* p)
     noexcept nogil``: fill ``dydt`` (n values) from the state ``y`` (n values, each quaternion
     block scalar first, body to world) at time ``t``; ``p`` points at the body's parameters
-    (the row of `ODE.params`, NULL without them).  Return 0; any other value stops the
+    (the row of ``ODE.params``, NULL without them).  Return 0; any other value stops the
     body's run, reported with its time, as a compiled function's nonzero return is.  The
     runner calls it without the GIL, from several threads for a batch: it must not write
-    to the object.  ``cimport`` it from ``rotode.ode`` (docs/cython.md, docs/ode.md).
+    to the object.  ``cimport`` it from ``rotode.ode`` (docs/ode.md).
 
     Parameters
     ----------
@@ -100,11 +100,11 @@ cdef class Equations:
 
     See Also
     --------
-    ODE
+    rotode.ODE
 
     Notes
     -----
-    A Python subclass cannot override a ``cdef`` method: `ODE` refuses one with a TypeError
+    A Python subclass cannot override a ``cdef`` method: `rotode.ODE` refuses one with a TypeError
     (give a Python function instead).  The base class's own ``evaluate`` returns 1.
 
     Examples
