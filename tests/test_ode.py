@@ -5,10 +5,8 @@ body (the same equations written by the user give its results), orders as slopes
 steps, tolerance proportionality, the unit norm of the blocks, and every failure path.
 """
 import ctypes
-import shutil
-import subprocess
-import sysconfig
 
+import c_library
 import numpy as np
 import pytest
 from scipy import LowLevelCallable
@@ -70,20 +68,7 @@ int wrong(double t, const double* y) { return 0; }
 
 @pytest.fixture(scope="module")
 def clib(tmp_path_factory):
-    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
-    if shutil.which(cc) is None:
-        pytest.skip("no C compiler")
-    d = tmp_path_factory.mktemp("odec")
-    (d / "top.c").write_text(C_SOURCE)
-    subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(d / "libtop.so"),
-                    str(d / "top.c"), "-lm"], check=True)
-    lib = ctypes.CDLL(str(d / "libtop.so"))
-    ptr = ctypes.POINTER(ctypes.c_double)
-    for name in ("top", "top_failing"):
-        f = getattr(lib, name)
-        f.restype = ctypes.c_int
-        f.argtypes = [ctypes.c_double, ptr, ptr, ptr]
-    return lib
+    return c_library.build(tmp_path_factory.mktemp("odec"), C_SOURCE, ("top", "top_failing"), 3)
 
 
 # ---- closed forms, orders, tolerances ------------------------------------------------------

@@ -8,10 +8,8 @@ parameters against single runs, bit for bit, on 1 and 2 threads; every failure p
 """
 import ctypes
 import pickle
-import shutil
-import subprocess
-import sysconfig
 
+import c_library
 import numpy as np
 import pytest
 from scipy import LowLevelCallable
@@ -47,20 +45,8 @@ int wrong(double t, const double* q) { return 0; }
 
 @pytest.fixture(scope="module")
 def clib(tmp_path_factory):
-    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
-    if shutil.which(cc) is None:
-        pytest.skip("no C compiler")
-    d = tmp_path_factory.mktemp("torquec")
-    (d / "torque.c").write_text(C_SOURCE)
-    subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(d / "libtorque.so"),
-                    str(d / "torque.c"), "-lm"], check=True)
-    lib = ctypes.CDLL(str(d / "libtorque.so"))
-    ptr = ctypes.POINTER(ctypes.c_double)
-    for name in ("damping", "damping_failing"):
-        f = getattr(lib, name)
-        f.restype = ctypes.c_int
-        f.argtypes = [ctypes.c_double, ptr, ptr, ptr, ptr]
-    return lib
+    return c_library.build(tmp_path_factory.mktemp("torquec"), C_SOURCE,
+                           ("damping", "damping_failing"), 4)
 
 
 def python_damping(c):
