@@ -338,7 +338,7 @@ cdef tuple drive(const Stepper* s, object t, object save, object y0, int workers
 
 # One body's run by `body` (the specialised engine) on the calling thread, polled as `drive`
 # polls; returns its status, raises what a signal handler raised
-cdef int engine_single(body_fn body, const void* cfg, EngineRun* run) except -2
+cdef int engine_single(body_fn body, const void* cfg, EngineRun* run) except? -2
 
 
 # The arguments of the thin call path (`rotode.integrate`'s common call, docs/architecture.md):

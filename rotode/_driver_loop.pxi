@@ -277,6 +277,8 @@ cdef void _body_engine(BodyRun* b) noexcept nogil:
             b.wo[c] = NAN
     else:
         st = s.body(s.cfg, b.i, &run)
+    if st == STATUS_SOURCE_ERROR:     # a Python error: the caller raises it, stop the others
+        rotode_set_flag(&b.poll.stop)
     b.status[0] = st
     b.failed[0] = run.accepted if st != STATUS_OK else -1
     b.fail_t[0] = run.t_end

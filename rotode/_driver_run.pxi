@@ -44,7 +44,7 @@ cdef int _engine_tick(void* ctx) noexcept nogil:
     return _tick(tk.clk, tk.p, tk.poller)
 
 
-cdef int engine_single(body_fn body, const void* cfg, EngineRun* run) except -2:
+cdef int engine_single(body_fn body, const void* cfg, EngineRun* run) except? -2:
     """One body's run by the specialised engine on the calling thread, the GIL released and
     polled as `drive` polls (OUT: run); raises what a signal handler raised (Ctrl-C)."""
     cdef list errors = []
@@ -218,12 +218,10 @@ cdef tuple _run(const Stepper* s, object t, object save, object y0, int workers,
     counts = np.zeros((nbodies, 3), dtype=np.int64)
     fail_t = np.zeros(nbodies)
     out = (y_out, w_out, status, failed, counts, fail_t)
-    cdef double[:, :, ::1] yo = y_out
-    cdef double[:, :, ::1] wo = w_out
-    cdef int[::1] stv = status
-    cdef Py_ssize_t[::1] fv = failed
-    cdef long long[:, ::1] cv = counts
-    cdef double[::1] ftv = fail_t
+    # (the arrays just made: their data pointers, without a typed view's set-up per array)
+    cdef double* yo = <double*>cnp.PyArray_DATA(<cnp.ndarray>y_out)
+    cdef double* wo = <double*>cnp.PyArray_DATA(<cnp.ndarray>w_out)
+    cdef int* stv = <int*>cnp.PyArray_DATA(<cnp.ndarray>status)
     cdef double[::1] hv
     cdef Stepper with_events             # (the stepper, copied to carry the events)
     cdef list errors = []
@@ -241,12 +239,12 @@ cdef tuple _run(const Stepper* s, object t, object save, object y0, int workers,
     r.g.m = m
     r.g.save = &sv[0] if m else NULL
     r.y0 = &yv[0, 0]
-    r.yo = &yo[0, 0, 0] if m else NULL
-    r.wo = &wo[0, 0, 0] if m else NULL
-    r.status = &stv[0]
-    r.failed = &fv[0]
-    r.fail_t = &ftv[0]
-    r.counts = &cv[0, 0]
+    r.yo = yo if m else NULL
+    r.wo = wo if m else NULL
+    r.status = stv
+    r.failed = <Py_ssize_t*>cnp.PyArray_DATA(<cnp.ndarray>failed)
+    r.fail_t = <double*>cnp.PyArray_DATA(<cnp.ndarray>fail_t)
+    r.counts = <long long*>cnp.PyArray_DATA(<cnp.ndarray>counts)
     r.h_next = NULL
     if h_next is not None:
         hv = h_next

@@ -1,5 +1,7 @@
 // The specialised loop of rotode's error-controlled embedded pairs: one body, one pair, one
-// model, all known at compile time (docs/architecture.md, "The specialised engine").
+// model, all known at compile time (docs/architecture.md, "The specialised engine"); a model's
+// state size may be known at run time only (a user's equations, rotode/_ode_model.hpp), its
+// arrays then sized by a compile-time cap.
 //
 // `erk_body<P, M>(model, run)` integrates y' = f(t, y) of the model `M` with the pair `P` (a
 // struct of rotode/_tableaux.hpp, generated from the registry) over one body's span, writing the
@@ -8,7 +10,9 @@
 // constants (every stage sum unrolled over its nonzero coefficients) and the model's equations
 // inlined into the stages instead of a call through a function pointer and a virtual torque call
 // per evaluation.  What it does not do (events, step records, sample-time stops, a Lie-group
-// re-anchoring) stays with the driver; rotode/dynamic.pyx and kinematic.pyx choose.
+// re-anchoring) stays with the driver; rotode/dynamic.pyx, kinematic.pyx and ode.pyx choose.
+// A model's f may fail (return a nonzero status, as a user's function may): the body then
+// stops where the driver's loop stops, with that status.
 //
 // Formulas: Hairer, Norsett & Wanner, "Solving Ordinary Differential Equations I" (2nd ed.,
 // 1993), sec. II.4 (error norm, initial step, the controller as SciPy's `_ivp.rk`: safety 0.9,
@@ -24,6 +28,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <type_traits>
 #include <utility>
 
 // the stage functions and the model's equations are inlined into the loop whatever the compiler's
@@ -36,7 +41,8 @@
 
 namespace rotode {
 
-// status codes: rotode/_driver.pxd's
+// status codes: rotode/_driver.pxd's (a model's f may also return any nonzero status of the
+// driver, e.g. -2 STATUS_UNAVAILABLE, which stops the body with that status)
 enum EngineStatus {
     ENGINE_OK = 0,
     ENGINE_NONFINITE = 2,
@@ -78,6 +84,44 @@ namespace engine {
 
 constexpr double SAFETY = 0.9, MIN_FACTOR = 0.2, MAX_FACTOR = 10.0;
 
+// A model's sizes.  A model of a compile-time size gives `n` and `k` (static constexpr): its
+// sizes are std::integral_constant values, so that every loop over the state has a
+// compile-time trip count wherever it is compiled.  A model whose size is known at run time
+// (a user's equations) gives `cap` (static constexpr, the arrays' size) and `size()` and
+// `width()` (the state size <= cap and the output row's width).
+template <class M, class = void>
+struct Sizes {
+    static constexpr int cap = M::n;
+    static constexpr std::integral_constant<int, M::n> n(const M&) { return {}; }
+    static constexpr std::integral_constant<int, M::k> k(const M&) { return {}; }
+};
+template <class M>
+struct Sizes<M, std::void_t<decltype(std::declval<const M&>().size())>> {
+    static constexpr int cap = M::cap;
+    static int n(const M& f) { return f.size(); }
+    static int k(const M& f) { return f.width(); }
+};
+
+// f(t, y) into dy: its status (a model's f returning void cannot fail: 0, known at compile
+// time, so the checks of its status compile to nothing)
+template <class M>
+ROTODE_INLINE int eval(const M& f, double t, const double* y, double* dy) {
+    if constexpr (std::is_void_v<decltype(f(t, y, dy))>) {
+        f(t, y, dy);
+        return 0;
+    } else {
+        return f(t, y, dy);
+    }
+}
+
+// after an accepted step, the model's `accept(z, K0)` (a projection of the state, the FSAL
+// stage K0 of the next step beside it), when it has one
+template <class M, class = void>
+struct HasAccept : std::false_type {};
+template <class M>
+struct HasAccept<M, std::void_t<decltype(std::declval<const M&>().accept(
+                        std::declval<double*>(), std::declval<double*>()))>> : std::true_type {};
+
 // sum_j W(j) K[j][k] over the compile-time stage indices J... with a nonzero weight, in order
 // (0.0 when every weight is zero)
 template <class W, int N, int... J>
@@ -112,30 +156,35 @@ template <class P, int R> struct RowD {      // DOP853's dense output, row 3 + R
 };
 
 // ys = y + h sum_{j<R} a_Rj K_j (stage R's argument)
-template <class P, int N, int R>
-ROTODE_INLINE void stage_state(const double (*K)[N], double h, const double* y, double* ys) {
-    for (int k = 0; k < N; ++k)
+template <class P, int N, int R, class Nt>
+ROTODE_INLINE void stage_state(const double (*K)[N], Nt n, double h, const double* y,
+                               double* ys) {
+    for (int k = 0; k < n; ++k)
         ys[k] = y[k] + h * wsum<RowA<P, R>>(K, k, std::make_integer_sequence<int, R>{});
 }
 
-// stages 1..s-1 and y_new; the stages with c = 1 are evaluated at t + h (the driver's t_end)
-template <class P, class M, int... R>
-ROTODE_INLINE void step_stages(const M& f, double t, double h, const double* y,
-                        double (*K)[M::n], std::integer_sequence<int, R...>) {
-    double ys[M::n];
-    ((stage_state<P, M::n, R + 1>(K, h, y, ys),
-      f(P::c[R + 1] == 1.0 ? t + h : t + P::c[R + 1] * h, ys, K[R + 1])),
-     ...);
+// stages 1..s-1; the stages with c = 1 are evaluated at t + h (the driver's t_end); the first
+// nonzero status of f stops them (returned)
+template <class P, class M, int C, class Nt, int... R>
+ROTODE_INLINE int step_stages(const M& f, Nt n, double t, double h, const double* y,
+                              double (*K)[C], std::integer_sequence<int, R...>) {
+    double ys[C];
+    int st = 0;
+    (void)((stage_state<P, C, R + 1>(K, n, h, y, ys),
+            (st = eval(f, P::c[R + 1] == 1.0 ? t + h : t + P::c[R + 1] * h, ys, K[R + 1]))
+                == 0)
+           && ...);
+    return st;
 }
 
 // the scaled RMS norm of the local error estimate (erk_error_norm of rotode/erk.pxd)
-template <class P, int N>
-ROTODE_INLINE double error_norm(const double (*K)[N], const double* y, const double* ynew, double h,
-                         double rtol, const double* atol) {
+template <class P, int C, class Nt>
+ROTODE_INLINE double error_norm(const double (*K)[C], Nt N, const double* y, const double* ynew,
+                                double h, double rtol, const double* atol) {
     constexpr auto all = std::make_integer_sequence<int, P::s + 1>{};
     double n5 = 0.0, n3 = 0.0;
     bool zero_scale = false;
-    double e5s[N], e3s[N];
+    double e5s[C], e3s[C];
     for (int k = 0; k < N; ++k) {
         const double scale = atol[k] + std::fmax(std::fabs(y[k]), std::fabs(ynew[k])) * rtol;
         e5s[k] = wsum<RowE<P>>(K, k, all);
@@ -164,46 +213,53 @@ ROTODE_INLINE double error_norm(const double (*K)[N], const double* y, const dou
 }
 
 // the RMS of x / scale, a zero-scale component counted as 0
-template <int N>
-inline double rms(const double* x, const double* scale) {
+template <class Nt>
+inline double rms(const double* x, const double* scale, Nt N) {
     double acc = 0.0;
     for (int k = 0; k < N; ++k)
         if (scale[k] != 0.0) acc = acc + (x[k] / scale[k]) * (x[k] / scale[k]);
     return std::sqrt(acc / N);
 }
 
-// HNW sec. II.4's first step, as SciPy's select_initial_step (erk_initial_step)
+// HNW sec. II.4's first step, as SciPy's select_initial_step (erk_initial_step) (OUT: h; the
+// status of its evaluation of f)
 template <class P, class M>
-inline double initial_step(const M& f, double t0, const double* y0, const double* f0,
-                           double direction, double length, const EngineRun& r) {
-    constexpr int N = M::n;
-    double scale[N], y1[N], f1[N], diff[N];
+inline int initial_step(const M& f, double t0, const double* y0, const double* f0,
+                        double direction, double length, const EngineRun& r, double* h) {
+    constexpr int C = Sizes<M>::cap;
+    const auto N = Sizes<M>::n(f);
+    double scale[C], y1[C], f1[C], diff[C];
     for (int k = 0; k < N; ++k) scale[k] = r.atol[k] + std::fabs(y0[k]) * r.rtol;
-    const double d0 = rms<N>(y0, scale), d1 = rms<N>(f0, scale);
+    const double d0 = rms(y0, scale, N), d1 = rms(f0, scale, N);
     double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
     h0 = std::fmin(h0, length);
     for (int k = 0; k < N; ++k) y1[k] = y0[k] + h0 * direction * f0[k];
-    f(t0 + h0 * direction, y1, f1);
+    const int st = eval(f, t0 + h0 * direction, y1, f1);
+    if (st != 0) return st;
     for (int k = 0; k < N; ++k) diff[k] = f1[k] - f0[k];
-    const double d2 = rms<N>(diff, scale) / h0;
+    const double d2 = rms(diff, scale, N) / h0;
     const double h1 = (d1 <= 1e-15 && d2 <= 1e-15)
         ? std::fmax(1e-6, h0 * 1e-3)
         : std::pow(0.01 / std::fmax(d1, d2), 1.0 / (P::error_order + 1));
-    return std::fmin(std::fmin(100.0 * h0, h1), std::fmin(length, r.max_step));
+    *h = std::fmin(std::fmin(100.0 * h0, h1), std::fmin(length, r.max_step));
+    return 0;
 }
 
-// The interpolant of an accepted step t -> t + h (OUT: F, and DOP853's extra stages in K).
-template <class P, class M, int... R>
-inline void dense_extra(const M& f, double t, double h, const double* y, double (*K)[M::n],
-                        std::integer_sequence<int, R...>) {
-    double ys[M::n];
-    ((stage_state<P, M::n, P::s + 1 + R>(K, h, y, ys),
-      f(t + P::c[P::s + 1 + R] * h, ys, K[P::s + 1 + R])),
-     ...);
+// The interpolant of an accepted step t -> t + h (OUT: F, and DOP853's extra stages in K; the
+// first nonzero status of f).
+template <class P, class M, int C, class Nt, int... R>
+inline int dense_extra(const M& f, Nt n, double t, double h, const double* y, double (*K)[C],
+                       std::integer_sequence<int, R...>) {
+    double ys[C];
+    int st = 0;
+    (void)((stage_state<P, C, P::s + 1 + R>(K, n, h, y, ys),
+            (st = eval(f, t + P::c[P::s + 1 + R] * h, ys, K[P::s + 1 + R])) == 0)
+           && ...);
+    return st;
 }
 
-template <class P, int N, int... R>
-inline void dense_rows(const double (*K)[N], double h, double* F,
+template <class P, int C, class Nt, int... R>
+inline void dense_rows(const double (*K)[C], Nt N, double h, double* F,
                        std::integer_sequence<int, R...>) {
     constexpr int S = P::kind == 0 ? P::s + 1 : P::s_dense;
     constexpr auto cols = std::make_integer_sequence<int, S>{};
@@ -216,27 +272,30 @@ inline void dense_rows(const double (*K)[N], double h, double* F,
     }
 }
 
-template <class P, class M>
-inline void dense_prepare(const M& f, double t, double h, const double* y, const double* ynew,
-                          double (*K)[M::n], double* F) {
-    constexpr int N = M::n;
+template <class P, class M, int C>
+inline int dense_prepare(const M& f, double t, double h, const double* y, const double* ynew,
+                         double (*K)[C], double* F) {
+    const auto N = Sizes<M>::n(f);
     if constexpr (P::kind == 0) {
-        dense_rows<P, N>(K, h, F, std::make_integer_sequence<int, P::degree>{});
+        dense_rows<P>(K, N, h, F, std::make_integer_sequence<int, P::degree>{});
     } else {
-        dense_extra<P>(f, t, h, y, K, std::make_integer_sequence<int, P::s_dense - P::s - 1>{});
+        const int st = dense_extra<P>(f, N, t, h, y, K,
+                                      std::make_integer_sequence<int, P::s_dense - P::s - 1>{});
+        if (st != 0) return st;
         for (int k = 0; k < N; ++k) {
             const double dy = ynew[k] - y[k];
             F[k] = dy;
             F[N + k] = h * K[0][k] - dy;
             F[2 * N + k] = 2.0 * dy - h * (K[P::s][k] + K[0][k]);
         }
-        dense_rows<P, N>(K, h, F, std::make_integer_sequence<int, 4>{});
+        dense_rows<P>(K, N, h, F, std::make_integer_sequence<int, 4>{});
     }
+    return 0;
 }
 
 // the interpolant at t + x h (OUT: out)
-template <class P, int N>
-inline void dense_eval(double x, const double* y, const double* F, double* out) {
+template <class P, class Nt>
+inline void dense_eval(double x, const double* y, const double* F, double* out, Nt N) {
     if constexpr (P::kind == 0) {
         for (int k = 0; k < N; ++k) {
             double acc = 0.0, p = 1.0;
@@ -256,8 +315,8 @@ inline void dense_eval(double x, const double* y, const double* F, double* out) 
     }
 }
 
-template <int N>
-ROTODE_INLINE bool finite(const double* x) {
+template <class Nt>
+ROTODE_INLINE bool finite(const double* x, Nt N) {
     bool ok = true;
     for (int k = 0; k < N; ++k) ok = ok && (x[k] - x[k] == 0.0);
     return ok;
@@ -267,49 +326,58 @@ ROTODE_INLINE bool finite(const double* x) {
 
 // One body of an error-controlled run of the pair P on the model M.  M provides
 //   static constexpr int n, k;            state size, output row width
+//     or static constexpr int cap; int size() const; int width() const;
+//                                         the same known at run time (size() <= cap)
 //   void operator()(double t, const double* y, double* dy) const;   y' = f(t, y)
+//     or int operator()(...) const;       the same with a status: nonzero stops the body
+//                                         with that status
 //   void begin(const double* y0, double* z) const;                  the state from a row
 //   void first_row(double t0, const double* y0, const double* z0, double* y, double* w) const;
 //                                                                   the row at t0
 //   void store(double t, const double* z, double* y, double* w) const;  a row of the state
+//   void accept(double* z, double* K0) const;    optional: after each accepted step (z its end,
+//                                         K0 the FSAL stage), as the driver's `Stepper.accept`
 template <class P, class M>
 int erk_body(const M& model, EngineRun* run) {
     using namespace engine;
-    constexpr int N = M::n, KW = M::k;
+    constexpr int C = Sizes<M>::cap;
     constexpr int S = P::s_dense;
     EngineRun& r = *run;
     const M f = model;          // local copies: no store of the loop aliases them
-    double atol[N];
+    const auto N = Sizes<M>::n(f);
+    const auto KW = Sizes<M>::k(f);
+    double atol[C];
     for (int k = 0; k < N; ++k) atol[k] = r.atol[k];
     const double rtol = r.rtol, max_step = r.max_step;
-    double z[N], znew[N], zd[N];
-    double K[S][N];
-    double F[7 * N];
+    double z[C], znew[C], zd[C];
+    double K[S][C];
+    double F[7 * C];
     double t = r.t[0];
     const double tf = r.t[r.n];
     const double direction = tf > t ? 1.0 : -1.0;
     constexpr double exponent = -1.0 / (P::error_order + 1);
+    constexpr std::integral_constant<int, 3> THREE{};
     std::ptrdiff_t slot = 0;
     long long accepted = 0, rejected = 0, nfev = 0, stores = 0;
     int st = ENGINE_OK;
     bool t0_requested = r.t_eval && r.m > 0 && r.save[0] == 0;
-    double h_abs;
+    double h_abs = 0.0;
     for (int k = 0; k < 7 * N; ++k) F[k] = 0.0;
     f.begin(r.y0, z);
     if (r.m > 0 && r.save[0] == 0) {
         f.first_row(t, r.y0, z, r.yo, r.wo);
         ++stores;
-        if (!finite<KW>(r.yo) || !finite<3>(r.wo)) st = ENGINE_NONFINITE;
+        if (!finite(r.yo, KW) || !finite(r.wo, THREE)) st = ENGINE_NONFINITE;
         else slot = 1;
     }
     if (st == ENGINE_OK) {
-        f(t, z, K[0]);
+        st = eval(f, t, z, K[0]);
         nfev += 1;
-        if (r.first_step > 0.0) {
+        if (st == ENGINE_OK && r.first_step > 0.0) {
             h_abs = r.first_step;
-        } else {
+        } else if (st == ENGINE_OK) {
             nfev += 1;
-            h_abs = initial_step<P>(f, t, z, K[0], direction, std::fabs(tf - t), r);
+            st = initial_step<P>(f, t, z, K[0], direction, std::fabs(tf - t), r, &h_abs);
         }
     }
     while (st == ENGINE_OK && direction * (tf - t) > 0.0) {
@@ -336,11 +404,13 @@ int erk_body(const M& model, EngineRun* run) {
             h = t_new - t;
             h_abs = std::fabs(h);
             nfev += P::s;
-            step_stages<P>(f, t, h, z, K, std::make_integer_sequence<int, P::s - 1>{});
+            st = step_stages<P>(f, N, t, h, z, K, std::make_integer_sequence<int, P::s - 1>{});
+            if (st != ENGINE_OK) break;
             for (int k = 0; k < N; ++k)
                 znew[k] = z[k] + h * wsum<RowB<P>>(K, k, std::make_integer_sequence<int, P::s>{});
-            f(t_new, znew, K[P::s]);                 // FSAL: the next step's K[0]
-            const double err = error_norm<P, N>(K, z, znew, h, rtol, atol);
+            st = eval(f, t_new, znew, K[P::s]);      // FSAL: the next step's K[0]
+            if (st != ENGINE_OK) break;
+            const double err = error_norm<P>(K, N, z, znew, h, rtol, atol);
             if (err < 1.0) {
                 double factor = err == 0.0
                     ? MAX_FACTOR : std::fmin(MAX_FACTOR, SAFETY * std::pow(err, exponent));
@@ -353,7 +423,7 @@ int erk_body(const M& model, EngineRun* run) {
             ++rejected;
         }
         if (st != ENGINE_OK) break;
-        if (!finite<N>(znew)) {
+        if (!finite(znew, N)) {
             st = ENGINE_NONFINITE;
             break;
         }
@@ -361,8 +431,9 @@ int erk_body(const M& model, EngineRun* run) {
         if (r.t_eval && (t0_requested
                          || (slot < r.m && direction * (r.t[r.save[slot]] - t_new) <= 0.0))) {
             // as SciPy: a step holding a requested time prepares its interpolant (in nfev)
-            dense_prepare<P>(f, t, h, z, znew, K, F);
             nfev += P::s_dense - P::s - 1;
+            st = dense_prepare<P>(f, t, h, z, znew, K, F);
+            if (st != ENGINE_OK) break;
             prepared = true;
         }
         t0_requested = false;
@@ -375,14 +446,15 @@ int erk_body(const M& model, EngineRun* run) {
                 f.store(tt, znew, yrow, wrow);
             } else {
                 if (!prepared) {
-                    dense_prepare<P>(f, t, h, z, znew, K, F);
                     nfev += P::s_dense - P::s - 1;
+                    st = dense_prepare<P>(f, t, h, z, znew, K, F);
+                    if (st != ENGINE_OK) break;
                     prepared = true;
                 }
-                dense_eval<P, N>((tt - t) / h, z, F, zd);
+                dense_eval<P>((tt - t) / h, z, F, zd, N);
                 f.store(tt, zd, yrow, wrow);
             }
-            if (!finite<KW>(yrow) || !finite<3>(wrow)) {
+            if (!finite(yrow, KW) || !finite(wrow, THREE)) {
                 st = ENGINE_NONFINITE;
                 break;
             }
@@ -393,6 +465,7 @@ int erk_body(const M& model, EngineRun* run) {
             z[k] = znew[k];
             K[0][k] = K[P::s][k];
         }
+        if constexpr (HasAccept<M>::value) f.accept(z, K[0]);
         t = t_new;
         ++accepted;
     }

@@ -28,7 +28,10 @@ __all__ = ["runner_for", "check_compiled_equations", "classify", "frame_or_body"
 def thin_run(model, t_span, y0, method, rtol, atol, frame):
     """`integrate`'s common call of one body under error control, run by the specialised
     engine without the general path's set-up (`dynamic.run_single`, `kinematic.run_single`):
-    ``(t, y, w, stats)``, or None when the call is anything else (the general path runs it)."""
+    ``(t, y, w, stats)``, or None when the call is anything else (the general path runs it).
+    A user's `ode.ODE` takes `ode.run_single` (its result then needs `ode_views`)."""
+    if type(model) is ode.ODE:
+        return ode.run_single(model, t_span, y0, method, rtol, atol) if frame is None else None
     if frame is None:
         fast = dynamic.run_single(model, t_span, y0, method, rtol, atol)
         if fast is not None:

@@ -39,6 +39,7 @@ from rotode._validation import (
     check_nonzero_quaternions,
     rotation_quaternions,
 )
+from rotode.ode import ODE
 from rotode.omega import Callable, Samples
 
 if TYPE_CHECKING:
@@ -373,7 +374,8 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         # (`_plan.thin_run`: None for anything else, which the path below takes)
         fast = thin_run(model, t_span, y0, method, rtol, atol, frame)
         if fast is not None:
-            return IntegrationResult(*fast, method)
+            res = IntegrationResult(*fast, method)
+            return ode_views(res, model) if type(model) is ODE else res
     check_compiled_equations(model)      # (before dask: a chunk rebuilds the base class)
     y0_rotation = isinstance(y0, Rotation)
     y0 = rotation_quaternions(y0)        # (a Rotation: its scalar-first quaternions)

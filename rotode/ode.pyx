@@ -26,15 +26,19 @@ rotations using nonunit quaternions", IEEE Robotics and Automation Letters 3 (20
 import numpy as np
 
 from rotode import _cfunc, methods as _methods
+from rotode._codegen import pair_ids as _pair_ids
 from rotode._driver import outcome, per_body_counts
-from rotode._loops import largest
+from rotode._loops import TINY_NORM2, largest
 from rotode._runplan import Plan, RunOutput
-from rotode._validation import (as_bool_option, as_float_array, as_step_grid, as_workers,
-                                check_nonzero_quaternions, is_dask)
+from rotode._validation import (DEFAULT_MAX_STEPS, as_bool_option, as_float_array,
+                                as_step_grid, as_workers, check_nonzero_quaternions, is_dask)
 
 cimport numpy as cnp
+from libc.math cimport INFINITY, isfinite
 from libc.stdint cimport uintptr_t
-from rotode._driver cimport (Stepper, make_stepper, drive, advance_steps, Engine, STATUS_OK,
+from rotode._engine cimport EngineRun
+from rotode._driver cimport (Stepper, make_stepper, drive, advance_steps, engine_single, Engine,
+                             STATUS_OK,
                              STATUS_SOURCE_ERROR, STATUS_UNAVAILABLE, STATUS_NONFINITE_ITERATE,
                              KERNEL_RKMK, KERNEL_AB3)
 from rotode.dynamic cimport ab3_weights
@@ -335,6 +339,7 @@ cdef struct OdeCfg:
     bint shared
     long long* nfev          # (N,) evaluations of fun per body
     int nz
+    int pair                 # the specialised engine's PairId (-1: the driver's loop)
 
 
 # the reasons of the statuses a user's fun causes (`outcome`)
@@ -701,30 +706,9 @@ def run_plan(plan):
     t, save = as_step_grid(plan.t, plan.save)
     cdef int code = spec.code("ode")
     group = code == KERNEL_RKMK
-    in_block = np.zeros(n, dtype=bool)
-    for b in blocks:
-        in_block[b:b + 4] = True
-    qoff = np.ascontiguousarray(blocks, dtype=np.intc)
-    rest = np.ascontiguousarray(np.flatnonzero(~in_block), dtype=np.intc)
     nfev = np.zeros(N, dtype=np.int64)
-    cdef const int[::1] qv = qoff if len(blocks) else np.zeros(1, dtype=np.intc)
-    cdef const int[::1] rv = rest if len(rest) else np.zeros(1, dtype=np.intc)
-    cdef long long[::1] nv = nfev
-    cdef const double[:, ::1] pv
     cdef OdeCfg cfg
-    _set_fun(&cfg, model, NULL, 0, True)
-    cfg.n = n
-    cfg.nq = len(blocks)
-    cfg.qoff = &qv[0]
-    cfg.nrest = len(rest)
-    cfg.rest = &rv[0]
-    cfg.group = group
-    cfg.normalize = normalize and not group
-    cfg.resume = resume and group
-    cfg.nfev = &nv[0] if N else NULL
-    if params is not None:
-        pv = np.atleast_2d(params)
-        _set_fun(&cfg, model, &pv[0, 0], pv.shape[1], params.ndim == 1)
+    _fill_cfg(&cfg, model, n, _layout(blocks, n), nfev, group, normalize, resume)
     cfg.nz = 3 * cfg.nq + cfg.nrest if group else n
     cfg.ab3 = code == KERNEL_AB3
     cdef Stepper sp = make_stepper(&cfg, _begin, _advance_ab3 if cfg.ab3 else _advance_none,
@@ -737,6 +721,7 @@ def run_plan(plan):
     elif group:
         if control is not None:     # v's error as an error |dv|/2 of a unit q (as kinematics)
             atol = np.array(control[1], dtype=float)
+            rest = _layout(blocks, n)[2][:cfg.nrest]
             control = control[:1] + (_algebra_atol(atol, blocks, rest),) + control[2:]
         ref = np.zeros(cfg.nz)
         ref[:3 * cfg.nq] = 1.0
@@ -749,6 +734,7 @@ def run_plan(plan):
         (<Engine>engine).attach(&sp, _deriv)
         if cfg.normalize and cfg.nq:
             sp.accept = _accept_unit
+    _engine_attach(&sp, &cfg, method, control, plan)
     model.error = None
     y_out, w_out, status, failed, counts, fail_t, rec = drive(&sp, t, save, y0, workers,
                                                               plan.steps, plan.h_next,
@@ -772,6 +758,52 @@ def run_plan(plan):
     return RunOutput(y_out, w_out, stats, rec.events, rec.steps, rec.h_next)
 
 
+# the layouts of the states run so far, (blocks, n) -> (qoff, rest): read-only intc arrays of
+# the blocks' offsets and of the other components (each at least one entry, for its pointer)
+_LAYOUTS = {}
+
+
+def _layout(blocks, n):
+    """The (cached) layout of a state of n values with quaternion blocks at `blocks`."""
+    key = (blocks, n)
+    layout = _LAYOUTS.get(key)
+    if layout is None:
+        in_block = np.zeros(n, dtype=bool)
+        for b in blocks:
+            in_block[b:b + 4] = True
+        rest = np.flatnonzero(~in_block)
+        layout = (np.array(blocks or (0,), dtype=np.intc), len(blocks),
+                  np.array(rest if len(rest) else (0,), dtype=np.intc), len(rest))
+        for a in layout[::2]:
+            a.flags.writeable = False
+        if len(_LAYOUTS) >= 64:
+            _LAYOUTS.clear()
+        _LAYOUTS[key] = layout
+    return layout
+
+
+cdef int _fill_cfg(OdeCfg* cfg, object model, int n, tuple layout, object nfev, bint group,
+                   bint normalize, bint resume) except -1:
+    """cfg of a run of `model` (its function, parameters and layout, `_layout`) over bodies
+    counting their evaluations in `nfev` (N,) (OUT: every field but nz and pair)."""
+    cdef const double[:, ::1] pv
+    _set_fun(cfg, model, NULL, 0, True)
+    cfg.n = n
+    cfg.qoff = <const int*>cnp.PyArray_DATA(<cnp.ndarray>layout[0])
+    cfg.nq = layout[1]
+    cfg.rest = <const int*>cnp.PyArray_DATA(<cnp.ndarray>layout[2])
+    cfg.nrest = layout[3]
+    cfg.group = group
+    cfg.normalize = normalize and not group
+    cfg.resume = resume and group
+    cfg.nfev = <long long*>cnp.PyArray_DATA(<cnp.ndarray>nfev) if len(nfev) else NULL
+    params = model.params
+    if params is not None:
+        pv = np.atleast_2d(params)
+        _set_fun(cfg, model, &pv[0, 0], pv.shape[1], params.ndim == 1)
+    return 0
+
+
 def _algebra_atol(atol, blocks, rest):
     """The absolute tolerances of z = [v_1, ..., v_nq, y[rest]] from those of y: each block's
     rotation vector gets the smallest of its quaternion's (an error dv is an error |dv|/2 of
@@ -779,3 +811,237 @@ def _algebra_atol(atol, blocks, rest):
     out = [np.full(3, atol[b:b + 4].min()) for b in blocks]
     out.append(atol[rest])
     return np.ascontiguousarray(np.concatenate(out))
+
+
+# ---- the specialised engine (rotode/_ode_model.hpp) -------------------------------------------
+# The embedded pairs on the state run each body's whole error-controlled loop in one call of
+# the engine (docs/architecture.md, "The specialised engine") instead of the driver's loop,
+# with the same steps and bits: `_engine_attach` makes `run_plan`'s stepper use it (the driver
+# still runs the bodies, threads, output and statuses), `run_single` is `integrate`'s thin call
+# path.
+
+cdef extern from "_ode_model.hpp" namespace "rotode" nogil:
+    cdef enum:
+        ODE_CAP
+
+    cdef struct OdeBody:
+        ode_fn fn
+        int (*py)(const void* ctx, Py_ssize_t i, double t, const double* y,
+                  double* dy) noexcept nogil
+        const void* ctx
+        Py_ssize_t i
+        const double* p
+        int n
+        int nq
+        const int* qoff
+        bint normalize
+        long long* nfev
+
+    # one body of a pair's run on a user's equations (pair: a PairId; -1 when unknown)
+    int ode_erk_body(int pair, const OdeBody* b, EngineRun* run)
+
+
+#: Registry name -> PairId of the pairs the specialised engine runs on a user's equations.
+ENGINE_PAIRS = {name: pair for name, pair in _pair_ids().items() if name in METHODS}
+#: The largest state the engine runs; a larger one takes the driver's loop.
+ENGINE_CAP = ODE_CAP
+#: False: every run takes the driver's loop (tests compare the two).
+_USE_ENGINE = True
+
+
+cdef int _engine_py(const void* c, Py_ssize_t i, double t, const double* y,
+                    double* dy) noexcept nogil:
+    """dydt of a fun that is not a C pointer, for the engine: a Cython `Equations`'s
+    `evaluate` (its nonzero return STATUS_UNAVAILABLE, as `_f`), or a Python fun's `_py_eval`
+    (the GIL taken there)."""
+    cdef const OdeCfg* g = <const OdeCfg*>c
+    cdef const double* p = g.p
+    if g.kind == FUN_CYTHON:
+        if p != NULL and not g.shared:
+            p = p + i * g.m
+        if (<Equations>g.eq).evaluate(t, y, dy, p) != 0:
+            return STATUS_UNAVAILABLE
+        return STATUS_OK
+    return _py_eval(g, i, t, y, dy)
+
+
+cdef int _engine_body(const void* c, Py_ssize_t i, EngineRun* run) noexcept nogil:
+    """Body i's whole run by the specialised engine (`Stepper.body`)."""
+    cdef const OdeCfg* g = <const OdeCfg*>c
+    cdef OdeBody b
+    b.fn = g.f if g.kind == FUN_C else NULL
+    b.py = _engine_py
+    b.ctx = c
+    b.i = i
+    b.p = g.p
+    if b.p != NULL and not g.shared:
+        b.p = b.p + i * g.m
+    b.n = g.n
+    b.nq = g.nq
+    b.qoff = g.qoff
+    b.normalize = g.normalize
+    b.nfev = &g.nfev[i]
+    return ode_erk_body(g.pair, &b, run)
+
+
+cdef int _engine_attach(Stepper* sp, OdeCfg* cfg, object method, object control,
+                        object plan) except -1:
+    """The engine for `run_plan`'s stepper (OUT: sp.body, cfg.pair) where it runs the run: a
+    pair on the state under error control, a state of at most ODE_CAP values, no events,
+    step record or step proposals (those keep the driver's loop)."""
+    cfg.pair = -1
+    if (_USE_ENGINE and control is not None and not cfg.group and cfg.n <= ODE_CAP
+            and plan.steps is None and not plan.h_next and plan.events is None):
+        pair = ENGINE_PAIRS.get(method)
+        if pair is not None:
+            cfg.pair = pair
+            sp.body = _engine_body
+    return 0
+
+
+# the thin path's checks read the general path's own thresholds (rtol's floor of 100 eps in
+# `_validation.as_control`, the smallest |q|^2, the default step cap)
+cdef double _EPS100 = 100 * np.finfo(float).eps
+cdef double _TINY_NORM2 = TINY_NORM2
+cdef Py_ssize_t[2] _SAVE_ENDS = [0, 1]
+cdef long long _DEFAULT_MAX_STEPS = DEFAULT_MAX_STEPS
+
+
+cdef inline bint _thin_real(object x, double* out):
+    """x as a finite double when it is a Python float or int (not bool) (OUT: out)."""
+    if type(x) is float:
+        out[0] = <double>x
+    elif type(x) is int and -2 ** 1023 < x < 2 ** 1023:
+        out[0] = <double>x
+    else:
+        return False
+    return isfinite(out[0])
+
+
+cdef bint _thin_tolerances(object rtol, object atol, int n, EngineRun* run, double* atols):
+    """rtol and atol of the thin path when of its simple forms and within `as_control`'s
+    checks (OUT: run.rtol, atols[n]): None or a Python float, atol also a float64 array of n
+    finite values >= 0."""
+    cdef cnp.ndarray arr
+    cdef const double* a
+    cdef double at = 1e-6
+    cdef int k
+    if rtol is None:
+        run.rtol = 1e-3
+    elif type(rtol) is float and rtol >= _EPS100 and rtol != INFINITY:
+        run.rtol = rtol
+    else:
+        return False                  # (below 100 eps: the general path warns)
+    if type(atol) is float and atol >= 0.0 and atol != INFINITY:
+        at = atol
+    elif type(atol) is np.ndarray:
+        arr = <cnp.ndarray>atol
+        if not (cnp.PyArray_TYPE(arr) == cnp.NPY_DOUBLE and cnp.PyArray_NDIM(arr) == 1
+                and cnp.PyArray_DIMS(arr)[0] == n and cnp.PyArray_IS_C_CONTIGUOUS(arr)):
+            return False
+        a = <const double*>cnp.PyArray_DATA(arr)
+        for k in range(n):
+            if not (a[k] >= 0.0 and a[k] != INFINITY):
+                return False
+            atols[k] = a[k]
+        return True
+    elif atol is not None:
+        return False
+    for k in range(n):
+        atols[k] = at
+    return True
+
+
+cdef bint _thin_state(object model, object y0, OdeCfg* cfg, int* qoff):
+    """y0 and the model's layout when the thin path takes them (OUT: cfg's state fields,
+    qoff): y0 a float64 array (n,) of finite values, n <= ODE_CAP, each block inside it with a
+    nonzero finite |q|^2, as `run_plan` checks them."""
+    cdef cnp.ndarray arr
+    cdef const double* y
+    cdef double n2
+    cdef int n, k, o
+    if type(y0) is not np.ndarray:
+        return False
+    arr = <cnp.ndarray>y0
+    if not (cnp.PyArray_TYPE(arr) == cnp.NPY_DOUBLE and cnp.PyArray_NDIM(arr) == 1
+            and cnp.PyArray_IS_C_CONTIGUOUS(arr)):
+        return False
+    n = <int>min(cnp.PyArray_DIMS(arr)[0], ODE_CAP + 1)
+    if n < 1 or n > ODE_CAP or (model.n is not None and model.n != n):
+        return False
+    y = <const double*>cnp.PyArray_DATA(arr)
+    for k in range(n):
+        if not isfinite(y[k]):
+            return False
+    cfg.nq = 0
+    for off in model.quaternions:
+        o = off
+        if o + 4 > n:
+            return False
+        n2 = y[o] * y[o] + y[o + 1] * y[o + 1] + y[o + 2] * y[o + 2] + y[o + 3] * y[o + 3]
+        if not (n2 > _TINY_NORM2 and isfinite(n2)):
+            return False
+        qoff[cfg.nq] = o
+        cfg.nq += 1
+    cfg.n = cfg.nz = n
+    cfg.qoff = qoff
+    return True
+
+
+def run_single(model, t_span, y0, method, rtol, atol):
+    """The common call of `rotode.integrate` on an `ODE` in a few microseconds, or None.
+
+    One body, a compiled or Cython ``fun`` with no per-body ``params``, ``y0`` a float64 array of shape
+    (n,) (n <= `ENGINE_CAP`), a pair the engine runs (`ENGINE_PAIRS`), ``t_span`` a pair of
+    Python numbers, ``rtol`` None or a Python float, ``atol`` None, a Python float or a
+    float64 array of n values, no other argument: the engine is entered directly, with the
+    checks `integrate` would make on these inputs.  Anything else, any input those checks
+    would refuse, and a run that fails return None: `integrate` then takes its general path,
+    which gives the same result or raises its error.  Returns ``(t, y (2, n), w (2, 3),
+    stats)`` of the rows at t0 and tf.
+    """
+    cdef OdeCfg cfg
+    cdef EngineRun run
+    cdef double grid[2]
+    cdef double atols[ODE_CAP]
+    cdef int qoff[ODE_CAP]
+    cdef long long nfev = 0
+    cdef const double[::1] pv
+    if (type(model) is not ODE or type(method) is not str or not _USE_ENGINE
+            or model.kind == FUN_PYTHON or model.n_bodies is not None):
+        return None
+    pair = ENGINE_PAIRS.get(method)
+    if (pair is None or not (type(t_span) is tuple or type(t_span) is list)
+            or len(t_span) != 2 or not _thin_real(t_span[0], &grid[0])
+            or not _thin_real(t_span[1], &grid[1]) or grid[0] == grid[1]
+            or not _thin_state(model, y0, &cfg, qoff)
+            or not _thin_tolerances(rtol, atol, cfg.n, &run, atols)):
+        return None
+    _set_fun(&cfg, model, NULL, 0, True)
+    cfg.group = cfg.resume = False
+    cfg.normalize = True
+    cfg.nfev = &nfev
+    cfg.pair = pair
+    if model.params is not None:
+        pv = model.params
+        _set_fun(&cfg, model, &pv[0], pv.shape[0], True)
+    y_out = np.empty((2, cfg.n))
+    w_out = np.empty((2, 3))
+    run.t = grid
+    run.n = 1
+    run.save = _SAVE_ENDS
+    run.m = 2
+    run.y0 = <const double*>cnp.PyArray_DATA(<cnp.ndarray>y0)
+    run.yo = <double*>cnp.PyArray_DATA(<cnp.ndarray>y_out)
+    run.wo = <double*>cnp.PyArray_DATA(<cnp.ndarray>w_out)
+    run.atol = atols
+    run.first_step = 0.0
+    run.max_step = INFINITY
+    run.max_steps = _DEFAULT_MAX_STEPS
+    run.t_eval = False
+    if engine_single(_engine_body, &cfg, &run) != STATUS_OK:
+        return None
+    stats = {"n_steps": run.accepted, "n_main_steps": run.accepted, "nfev": nfev,
+             "status": 0, "message": "success", "n_rejected": run.rejected,
+             "nfev_pair": run.nfev}
+    return np.array([grid[0], grid[1]]), y_out, w_out, stats
