@@ -25,18 +25,23 @@ __all__ = ["runner_for", "check_compiled_equations", "classify", "frame_or_body"
            "output_grid", "time_grid", "sample_grid", "event_request", "event_results"]
 
 
-def thin_run(model, t_span, y0, method, rtol, atol, frame):
+def thin_run(model, t_span, y0, method, rtol, atol, frame, options):
     """`integrate`'s common call of one body under error control, run by the specialised
     engine without the general path's set-up (`dynamic.run_single`, `kinematic.run_single`):
     ``(t, y, w, stats)``, or None when the call is anything else (the general path runs it).
-    A user's `ode.ODE` takes `ode.run_single` (its result then needs `ode_views`)."""
+    A user's `ode.ODE` takes `ode.run_single` (its result then needs `ode_views`), with no
+    option but ``normalize``; the built-in models with none."""
     if type(model) is ode.ODE:
-        return ode.run_single(model, t_span, y0, method, rtol, atol) if frame is None else None
-    if frame is None:
+        if frame is not None or not options.keys() <= {"normalize"}:
+            return None
+        return ode.run_single(model, t_span, y0, method, rtol, atol,
+                              options.get("normalize", True))
+    if frame is None and not options:
         fast = dynamic.run_single(model, t_span, y0, method, rtol, atol)
         if fast is not None:
             return fast
-    return kinematic.run_single(model, t_span, y0, method, rtol, atol, frame)
+    return (kinematic.run_single(model, t_span, y0, method, rtol, atol, frame)
+            if not options else None)
 
 
 def runner_for(method, kind):

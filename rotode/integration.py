@@ -369,10 +369,10 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     """
     if (dt is None and t_eval is None and first_step is None and max_step is None
             and max_steps is None and save_every is None and events is None
-            and max_events is None and workers == 1 and not options):
+            and max_events is None and workers == 1):
         # the common call, one body under error control, straight into the specialised engine
         # (`_plan.thin_run`: None for anything else, which the path below takes)
-        fast = thin_run(model, t_span, y0, method, rtol, atol, frame)
+        fast = thin_run(model, t_span, y0, method, rtol, atol, frame, options)
         if fast is not None:
             res = IntegrationResult(*fast, method)
             return ode_views(res, model) if type(model) is ODE else res

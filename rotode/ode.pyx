@@ -988,13 +988,14 @@ cdef bint _thin_state(object model, object y0, OdeCfg* cfg, int* qoff):
     return True
 
 
-def run_single(model, t_span, y0, method, rtol, atol):
+def run_single(model, t_span, y0, method, rtol, atol, normalize=True):
     """The common call of `rotode.integrate` on an `ODE` in a few microseconds, or None.
 
     One body, a compiled or Cython ``fun`` with no per-body ``params``, ``y0`` a float64 array of shape
     (n,) (n <= `ENGINE_CAP`), a pair the engine runs (`ENGINE_PAIRS`), ``t_span`` a pair of
     Python numbers, ``rtol`` None or a Python float, ``atol`` None, a Python float or a
-    float64 array of n values, no other argument: the engine is entered directly, with the
+    float64 array of n values, ``normalize`` a Python bool, no other argument: the engine is
+    entered directly, with the
     checks `integrate` would make on these inputs.  Anything else, any input those checks
     would refuse, and a run that fails return None: `integrate` then takes its general path,
     which gives the same result or raises its error.  Returns ``(t, y (2, n), w (2, 3),
@@ -1008,7 +1009,8 @@ def run_single(model, t_span, y0, method, rtol, atol):
     cdef long long nfev = 0
     cdef const double[::1] pv
     if (type(model) is not ODE or type(method) is not str or not _USE_ENGINE
-            or model.kind == FUN_PYTHON or model.n_bodies is not None):
+            or model.kind == FUN_PYTHON or model.n_bodies is not None
+            or type(normalize) is not bool):
         return None
     pair = ENGINE_PAIRS.get(method)
     if (pair is None or not (type(t_span) is tuple or type(t_span) is list)
@@ -1019,7 +1021,7 @@ def run_single(model, t_span, y0, method, rtol, atol):
         return None
     _set_fun(&cfg, model, NULL, 0, True)
     cfg.group = cfg.resume = False
-    cfg.normalize = True
+    cfg.normalize = normalize
     cfg.nfev = &nfev
     cfg.pair = pair
     if model.params is not None:

@@ -283,6 +283,13 @@ def test_the_thin_path_is_the_general_path(duo, monkeypatch, method):
             is not None
         _same(rotode.integrate(mdl, span, y0, method=method, **tol),
               _general(monkeypatch, mdl, span, y0, method=method, **tol))
+    # Rucker's non-unit blocks (normalize=False) take the thin path too, with their own bits
+    assert ode.run_single(model, (0, 3), Y0 * 1.2, method, 1e-8, None, False) is not None
+    loose = rotode.integrate(model, (0, 3), Y0 * 1.2, method=method, rtol=1e-8,
+                             normalize=False)
+    _same(loose, _general(monkeypatch, model, (0, 3), Y0 * 1.2, method=method, rtol=1e-8,
+                          normalize=False))
+    assert abs(np.linalg.norm(loose.y[-1, 1:5]) - 1.0) > 1e-3      # (not projected)
 
 
 @pytest.mark.filterwarnings("ignore:`rtol` is too low")
@@ -312,7 +319,10 @@ def test_the_thin_path_declines_anything_unusual(duo, monkeypatch):
     ]
     for args in declined:
         assert ode.run_single(*args) is None, args[1:]
-    assert rotode._plan.thin_run(*ok, "body") is None
+    for normalize in (1, np.bool_(True), None):        # (the general path checks these)
+        assert ode.run_single(*ok, normalize) is None
+    assert rotode._plan.thin_run(*ok, "body", {}) is None
+    assert rotode._plan.thin_run(*ok, None, {"normalize": True, "x": 1}) is None
     with pytest.warns(UserWarning, match="`rtol` is too low"):      # (not swallowed)
         rotode.integrate(model, (0, 1), Y0, method="dop853", rtol=1e-20)
     # what the general path refuses, integrate still refuses with its own message
