@@ -110,11 +110,13 @@ def test_order_is_the_slope_with_fixed_steps(method, order):
     assert abs(slope - order) < 0.35, (slope, errs)
 
 
-@pytest.mark.parametrize("method", ["dopri5", "dop853", "rkmk5", "rkmk8"])
+@pytest.mark.parametrize("method", ["bs3", "dopri5", "dop853", "rkmk3", "rkmk5", "rkmk8"])
 def test_error_is_proportional_to_the_tolerance(method):
+    # the range, rtol 1e-4 .. 1e-12 (atol = rtol / 100); the reference: the built-in
+    # model (not the ODE) at rtol 1e-13
     ref = rotode.integrate(TOP, (0, 5), Y_TOP, method="rkmk8", rtol=1e-13, atol=1e-15).y[-1]
     model = rotode.ODE(lambda t, y: TOP(t, y), n=7, quaternions=[0])
-    rtols = [1e-5, 1e-7, 1e-9]
+    rtols = [1e-4, 1e-6, 1e-8, 1e-10, 1e-12]
     errs = [np.abs(rotode.integrate(model, (0, 5), Y_TOP, method=method, rtol=r,
                                     atol=r / 100).y[-1] - ref).max() for r in rtols]
     slope = np.polyfit(np.log10(rtols), np.log10(errs), 1)[0]
@@ -280,6 +282,31 @@ def test_python_errors_are_re_raised_unchanged():
     with pytest.raises(ValueError, match="must return 7 real values"):
         rotode.integrate(rotode.ODE(lambda t, y: y[:3], quaternions=[0]), (0, 1), y0,
                          method="rk4", dt=0.1)
+
+
+def test_an_interrupt_in_one_body_of_a_batch_of_1000_reaches_the_caller():
+    calls = []
+
+    def interrupt(t, y):                # body 417 (its x starts at 100) interrupts at t > 0.05
+        calls.append(t)
+        if y[4] > 50.0 and t > 0.05:
+            raise KeyboardInterrupt
+        return spin(t, y)
+    Y0 = np.tile([1.0, 0, 0, 0, 0, 0, 0], (1000, 1))
+    model = rotode.ODE(interrupt, quaternions=[0])
+    runs = (("dop853", dict(rtol=1e-3)), ("rk4", dict(dt=0.025)))
+    full = {}
+    for method, kw in runs:            # the batch without it runs through
+        calls.clear()
+        res = rotode.integrate(model, (0, 0.1), Y0, method=method, workers=2, **kw)
+        assert res.success and np.isfinite(res.y).all()
+        full[method] = len(calls)
+    Y0[417, 4] = 100.0
+    for method, kw in runs:
+        calls.clear()
+        with pytest.raises(KeyboardInterrupt):
+            rotode.integrate(model, (0, 0.1), Y0, method=method, workers=2, **kw)
+        assert len(calls) < full[method]                # (stopped, not run to the end)
 
 
 def test_bad_input_is_refused_naming_the_argument(clib):
