@@ -3,9 +3,10 @@
 Run from the clone's root after ``python -m pip install ".[bench,plot]"`` (CyRK, numba,
 matplotlib; MuJoCo too, when installed), about a minute on 2 cores:
 
-    python benchmarks/docs_numbers.py
+    python benchmarks/docs_numbers.py [--only ode]
 
-It runs, in one process and in this order:
+(``--only ode`` measures section 5 alone and replaces it on the page.)  It runs, in one
+process and in this order:
 
 1. ``benchmarks/bench_adaptive.py``: the work-precision of every error-controlled rotode method
    against CyRK's compiled DOP853 and SciPy's ``solve_ivp`` on three cases, and the figure
@@ -14,7 +15,11 @@ It runs, in one process and in this order:
 3. section 3 of ``python -m rotode demo``: ``so3.exp`` on a million rotation vectors and single
    rotations per call, each beside SciPy's ``Rotation``;
 4. ``benchmarks/bench_dynamic.py`` and ``benchmarks/bench_implicit.py``: the cost per step of the
-   fixed-step rigid-body methods, beside a hand-written C loop and MuJoCo (when installed).
+   fixed-step rigid-body methods, beside a hand-written C loop and MuJoCo (when installed);
+5. a user's own equations (``rotode.ODE``): ``benchmarks/bench_ode.py --quick`` (the 16-state
+   spacecraft against CyRK's ``cysolve_ivp``/``nbsolve_ivp`` and SciPy), ``bench_ode_rigid.py
+   --quick`` (the rigid body as an ODE against the built-in model) and ``bench_ode_batch.py``
+   (10^4 spacecraft on 1 and 2 threads).
 
 The page it writes quotes these outputs verbatim, with the date, the machine and its load, so
 that every figure in the documentation has one measured source. ``tests/test_docs.py`` checks
@@ -114,6 +119,30 @@ def solve_ivp_comparison():
               f"{t_theirs / t_mine:>15.0f}x")
 
 
+ODE_HEADING = "## Your own equations (`rotode.ODE`)"
+
+
+def ode_section():
+    """The outputs of the three benchmarks of a user's equations (section 5)."""
+    import bench_ode
+    import bench_ode_batch
+    import bench_ode_rigid
+
+    return "\n\n".join(captured(run) for run in (
+        lambda: bench_ode.main(quick=True), lambda: bench_ode_rigid.main(quick=True),
+        lambda: bench_ode_batch.main(n=10_000, workers=2, repeat=3)))
+
+
+def update_ode_section():
+    """``--only ode``: measure section 5 again and replace its text block on the page (each
+    benchmark prints its own date, machine and load), the other sections kept."""
+    page = PAGE.read_text()
+    start = page.index("```text\n", page.index(ODE_HEADING)) + len("```text\n")
+    end = page.index("\n```", start)
+    PAGE.write_text(page[:start] + ode_section().replace(str(ROOT) + os.sep, "") + page[end:])
+    print(f"wrote section 5 of {PAGE.relative_to(ROOT)}", file=sys.stderr)
+
+
 def main():
     import bench_adaptive
     import bench_dynamic
@@ -123,16 +152,19 @@ def main():
 
     started = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     load_before = load()
-    print("1/4 bench_adaptive (about 20 s on 2 cores) ...", file=sys.stderr)
+    print("1/5 bench_adaptive (about 20 s on 2 cores) ...", file=sys.stderr)
     adaptive = captured(bench_adaptive.main, plot_path=str(ROOT / FIGURE))
-    print("2/4 rotode.solve_ivp against SciPy ...", file=sys.stderr)
+    print("2/5 rotode.solve_ivp against SciPy ...", file=sys.stderr)
     ivp = captured(solve_ivp_comparison)
-    print("3/4 the demo's exponential-map section ...", file=sys.stderr)
+    print("3/5 the demo's exponential-map section ...", file=sys.stderr)
     exp = captured(demo.exp_case)
-    print("4/4 bench_dynamic and bench_implicit ...", file=sys.stderr)
+    print("4/5 bench_dynamic and bench_implicit ...", file=sys.stderr)
     dynamic = captured(bench_dynamic.main)
     sys.argv = sys.argv[:1]                   # bench_implicit reads --quick from the command line
     implicit = captured(bench_implicit.main)
+    print("5/5 a user's equations: bench_ode, bench_ode_rigid, bench_ode_batch ...",
+          file=sys.stderr)
+    ode = ode_section()
     load_after = load()
     adaptive = adaptive.replace(str(ROOT) + os.sep, "")
     page = f"""# Performance: measured figures
@@ -189,10 +221,27 @@ rate, beside MuJoCo's integrators when MuJoCo is installed:
 ```text
 {implicit}
 ```
+
+{ODE_HEADING}
+
+`python benchmarks/bench_ode.py --quick`: the 16-state spacecraft (orbit, attitude, rates,
+reaction wheels; benchmarks/spacecraft.py) written once, as a numba `cfunc` for rotode, a numba
+`njit` function for CyRK's `nbsolve_ivp`, Cython for CyRK's C++ `cysolve_ivp`, and plain Python
+for SciPy and rotode's Python path; each tool's fastest setting reaching each final-attitude
+error. `python benchmarks/bench_ode_rigid.py --quick`: the built-in rigid body against the same
+equations as a user's `rotode.ODE`, every method. `python benchmarks/bench_ode_batch.py`: 10^4
+spacecraft with per-body parameters on 1 and 2 threads.
+
+```text
+{ode}
+```
 """
     PAGE.write_text(page)
     print(f"wrote {PAGE.relative_to(ROOT)} and {FIGURE}", file=sys.stderr)
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--only", "ode"]:
+        update_ode_section()
+    else:
+        main()
