@@ -246,6 +246,13 @@ def test_downstream_equations_subclass_runs_as_an_ode(downstream, method):
     half = 1.5 * rates[:, 0]                   # q(3) = [cos(3 w / 2), 0, 0, sin(3 w / 2)]
     np.testing.assert_allclose(ours.y[:, -1, 3], np.cos(half), atol=1e-7)
     np.testing.assert_allclose(ours.y[:, -1, 6], np.sin(half), atol=1e-7)
+    if method == "dop853":      # one body: the thin call path (`ode.run_single`) takes it too
+        from rotode import ode
+
+        one = rotode.ODE(downstream.SpinZ(), n=7, quaternions=[3], params=rates[1])
+        assert ode.run_single(one, (0, 3), y0[1], method, 1e-10, 1e-12) is not None
+        np.testing.assert_array_equal(
+            rotode.integrate(one, (0, 3), y0[1], method=method, **kw).y, ours.y[1])
     failing = rotode.ODE(downstream.SpinZ(1.5), n=7, quaternions=[3], params=rates)
     bad = rotode.integrate(failing, (0, 3), y0, method=method, **kw)
     assert bad.status < 0 and "nonzero" in bad.message
