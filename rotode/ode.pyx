@@ -991,8 +991,8 @@ cdef bint _thin_state(object model, object y0, OdeCfg* cfg, int* qoff):
 def run_single(model, t_span, y0, method, rtol, atol, normalize=True):
     """The common call of `rotode.integrate` on an `ODE` in a few microseconds, or None.
 
-    One body, a compiled or Cython ``fun`` with no per-body ``params``, ``y0`` a float64 array of shape
-    (n,) (n <= `ENGINE_CAP`), a pair the engine runs (`ENGINE_PAIRS`), ``t_span`` a pair of
+    One body, a compiled or Cython ``fun`` with no per-body ``params``, ``y0`` a float64 array
+    of shape (n,) (n <= `ENGINE_CAP`), a pair the engine runs (`ENGINE_PAIRS`), ``t_span`` a pair of
     Python numbers, ``rtol`` None or a Python float, ``atol`` None, a Python float or a
     float64 array of n values, ``normalize`` a Python bool, no other argument: the engine is
     entered directly, with the
