@@ -441,13 +441,17 @@ def rigid_body(method, RigidBody body, y0, ts, tout, cols, normalize=False):
     cdef const double[::1] y0v = np.ascontiguousarray(y0, dtype=float)
     cdef const double[::1] tsv = np.ascontiguousarray(ts, dtype=float)
     cdef const double[::1] tov = np.ascontiguousarray(tout, dtype=float)
-    cdef int c0, c1, ncols = len(cols), k, st
+    cdef int c0 = 0, c1, ncols = len(cols), k, st
     _fill_tab(&T, _methods.get(method, "rigid body"), normalize)
     out = np.empty((tov.shape[0], NT, ncols))
-    for c0 in range(0, ncols, DUAL_N):
-        c1 = min(ncols, c0 + DUAL_N)
+    while c0 < ncols:
+        # one pass: at most DUAL_N directions of one parameter (a parameter's columns do not
+        # depend on which others are asked for: only the `inertia` passes take dual moments)
+        c1 = c0 + 1
+        while c1 < ncols and c1 - c0 < DUAL_N and cols[c1][0] == cols[c0][0]:
+            c1 += 1
         part = np.zeros((tov.shape[0], NT, c1 - c0))
-        p.principal = any(kind == "inertia" for kind, _ in cols)
+        p.principal = cols[c0][0] == "inertia"
         for k in range(3):
             p.I[k] = dual(body._I[4 * k])
         _seed(&y0v[0], cols, c0, c1, z, &p)
@@ -457,4 +461,5 @@ def rigid_body(method, RigidBody body, y0, ts, tout, cols, normalize=False):
         if st != 0:
             body.raise_status(st)
         out[:, :, c0:c1] = part
+        c0 = c1
     return out
