@@ -192,14 +192,14 @@ def test_torque_free_invariant_gradient_is_transported():
 
 
 def test_batch_equals_single_runs_bit_for_bit():
-    moments = np.array([[1.2, 1.7, 2.3], [1.0, 1.5, 2.0], [2.0, 2.5, 3.0]])
-    Y0 = np.c_[np.tile(Q0, (3, 1)), rng.normal(size=(3, 3))]
+    moments = np.array([[1.2, 1.7, 2.3], [1.0, 1.5, 2.0], [2.0, 2.5, 3.0], [1.0, 1.0, 1.5]])
+    Y0 = np.c_[np.tile(Q0, (4, 1)), rng.normal(size=(4, 3))]
     batch = rotode.integrate(rotode.RigidBody(moments), (0, 2.0), Y0, method="dop853",
                              rtol=1e-8, atol=1e-10, t_eval=[0.5, 2.0], workers=2,
                              sensitivity=["y0", "inertia"])
-    assert batch.sensitivity["y0"].shape == (3, 2, 6, 6)
-    assert batch.sensitivity["inertia"].shape == (3, 2, 6, 3)
-    for i in range(3):
+    assert batch.sensitivity["y0"].shape == (4, 2, 6, 6)
+    assert batch.sensitivity["inertia"].shape == (4, 2, 6, 3)
+    for i in range(4):
         one = rotode.integrate(rotode.RigidBody(moments[i]), (0, 2.0), Y0[i], method="dop853",
                                rtol=1e-8, atol=1e-10, t_eval=[0.5, 2.0],
                                sensitivity=["inertia", "y0"])
