@@ -101,7 +101,7 @@ def _rigid(run, names, y):
                                      normalize=bool(plan.options.get("normalize", False)))
     out[~np.isfinite(y).all(axis=2)] = np.nan
     split = np.cumsum([PARAMETERS["rigid body"][p] for p in names])[:-1]
-    return dict(zip(names, np.split(out, split, axis=3)))
+    return dict(zip(names, np.split(out, split, axis=3), strict=True))
 
 
 class SensitivityRun:

@@ -10,8 +10,7 @@
 # coordinates: dtheta = 2 vec(q^-1 dq) (the right perturbation q exp(dtheta/2), body frame).
 #
 # Layers (docs/architecture.md): a runner; the stepping loops hold the GIL (the torque's dual
-# evaluation is a method of the body); the facade (rotode/sensitivity.py) loops over bodies.
-from libc.math cimport sqrt
+# evaluation is a method of the body); the facade (rotode/_sensitivity.py) loops over bodies.
 
 import numpy as np
 

@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from rotode import _dask, methods
+from rotode import _dask, _sensitivity, methods
 from rotode import events as _events
-from rotode import _sensitivity
 from rotode._plan import (
     check_compiled_equations,
     check_option_names,

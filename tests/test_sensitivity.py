@@ -123,7 +123,7 @@ def _dopri5_map(y0, ts, tout):
     a, b, c = methods.get("dopri5").tableau.doubles
     P = np.array(methods.get("dopri5").embedded.doubles["dense"])
     y, rows, k = np.array(y0, dtype=float), [], 0
-    for t, tn in zip(ts[:-1], ts[1:]):
+    for t, tn in zip(ts[:-1], ts[1:], strict=True):
         h, K = tn - t, []
         for i in range(7):
             ys = y + h * sum(a[i][j] * K[j] for j in range(i)) if i < 6 else \
