@@ -30,9 +30,21 @@ __all__ = ["PARAMETERS", "propagate_covariance"]
 PARAMETERS = {"kinematics": {"y0": 3}, "rigid body": {"y0": 6, "inertia": 3}}
 
 
-def check_request(sensitivity, kind, name, options):
+def refuse_dask(sensitivity):
+    """ValueError for a ``sensitivity`` request with dask input."""
+    if sensitivity is not None:
+        raise ValueError("`sensitivity` is not supported with dask input; run the chunks as "
+                         "NumPy arrays")
+
+
+def check_request(sensitivity, kind, name, options, events):
     """The parameter names of a ``sensitivity`` request, checked (ValueError for an unknown
-    name, a method or option whose run is not differentiated)."""
+    name, a method or option whose run is not differentiated, events), or None."""
+    if sensitivity is None:
+        return None
+    if events is not None:
+        raise ValueError("`sensitivity` with `events` is not supported: a terminal event ends "
+                         "a run at a time that depends on the parameters")
     if isinstance(sensitivity, str):
         sensitivity = [sensitivity]
     names = list(sensitivity)
@@ -115,7 +127,10 @@ class SensitivityRun:
 
 
 def compute(run, names, y):
-    """``{name: (N, m, n_tan, n_p)}`` for the rows y (N, m, k) of a run (`SensitivityRun`)."""
+    """``{name: (N, m, n_tan, n_p)}`` for the rows y (N, m, k) of a run (`SensitivityRun`);
+    None when `names` is None."""
+    if names is None:
+        return None
     if run.kind == "kinematics":
         out = _kinematics(run.plan.y0, y, run.plan.options.get("frame", "body"))
         out[~np.isfinite(y).all(axis=2)] = np.nan

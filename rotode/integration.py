@@ -402,9 +402,7 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     y0_rotation = isinstance(y0, Rotation)
     y0 = rotation_quaternions(y0)        # (a Rotation: its scalar-first quaternions)
     if _dask.has_dask(model, y0, options):   # an ensemble on dask: one task per chunk of bodies
-        if sensitivity is not None:
-            raise ValueError("`sensitivity` is not supported with dask input; run the chunks "
-                             "as NumPy arrays")
+        _sensitivity.refuse_dask(sensitivity)
         return _dask.integrate(integrate, model, t_span, y0, dict(
             method=method, dt=dt, rtol=rtol, atol=atol, first_step=first_step,
             max_step=max_step, max_steps=max_steps, frame=frame, t_eval=t_eval,
@@ -433,26 +431,9 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
             raise ValueError("dt='samples' steps on the sample times of a rotode.omega.Samples "
                              f"angular velocity; this model's is {type(runner_model).__name__}")
     check_option_names(options)
-    if sensitivity is not None:
-        sensitivity = _sensitivity.check_request(sensitivity, kind, name, options)
-        if events is not None:
-            raise ValueError("`sensitivity` with `events` is not supported: a terminal event "
-                             "ends a run at a time that depends on the parameters")
+    sensitivity = _sensitivity.check_request(sensitivity, kind, name, options, events)
     given = (rtol, atol, first_step, max_step, max_steps)
-    adaptive = dt is None and spec.adaptive
-    if dt is not None and (rtol is not None or atol is not None):
-        raise ValueError("give `dt` (fixed steps) or `rtol`/`atol` (error control), not both: "
-                         f"drop `dt` to let {name!r} choose its steps")
-    if dt is not None and any(c is not None for c in given[2:]):
-        raise ValueError("`first_step`, `max_step` and `max_steps` apply to error-controlled "
-                         "runs: drop `dt`")
-    if not spec.adaptive and any(c is not None for c in given):
-        raise ValueError(f"method {name!r} has no error estimate, so `rtol`/`atol` do not "
-                         f"apply: give `dt`, or use one of "
-                         f"{tuple(m for m in methods.names(kind) if methods.get(m).adaptive)}")
-    if dt is None and not adaptive:
-        raise TypeError(f"`dt` is required: {name!r} takes fixed steps (the error-controlled "
-                        f"methods take `rtol`/`atol` instead)")
+    adaptive = _check_steps(name, spec, kind, dt, given)
     widths = _state_width(kind, options, runner_model, y0)
     if y0_rotation and kind != "kinematics":
         raise TypeError("`y0` is a scipy Rotation, which holds the orientation alone; the state "
@@ -497,10 +478,8 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
                 control=control, events=request)
     out = runner.run_plan(plan)
     y_out, w_out, stats = out.y, out.w, out.stats
-    sens = None
-    if sensitivity is not None:
-        sens = _sensitivity.compute(_sensitivity.SensitivityRun(plan, runner, kind),
-                                    sensitivity, y_out)
+    sens = _sensitivity.compute(_sensitivity.SensitivityRun(plan, runner, kind), sensitivity,
+                                y_out)
     t_out = grid[save]
     t_events = y_events = t_stop = y_final = w_final = None
     if evs:
@@ -524,6 +503,28 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
                             y_final, w_final)
     res.sensitivity = sens
     return ode_views(res, runner_model) if kind == "ode" else res
+
+
+def _check_steps(name, spec, kind, dt, given):
+    """Whether the run is error-controlled; ValueError/TypeError for a mix of ``dt`` and the
+    error-control arguments ``given`` (rtol, atol, first_step, max_step, max_steps) that does
+    not fit the method."""
+    rtol, atol = given[:2]
+    adaptive = dt is None and spec.adaptive
+    if dt is not None and (rtol is not None or atol is not None):
+        raise ValueError("give `dt` (fixed steps) or `rtol`/`atol` (error control), not both: "
+                         f"drop `dt` to let {name!r} choose its steps")
+    if dt is not None and any(c is not None for c in given[2:]):
+        raise ValueError("`first_step`, `max_step` and `max_steps` apply to error-controlled "
+                         "runs: drop `dt`")
+    if not spec.adaptive and any(c is not None for c in given):
+        raise ValueError(f"method {name!r} has no error estimate, so `rtol`/`atol` do not "
+                         f"apply: give `dt`, or use one of "
+                         f"{tuple(m for m in methods.names(kind) if methods.get(m).adaptive)}")
+    if dt is None and not adaptive:
+        raise TypeError(f"`dt` is required: {name!r} takes fixed steps (the error-controlled "
+                        f"methods take `rtol`/`atol` instead)")
+    return adaptive
 
 
 def _end_at_stop(t, y, w, t_stop, y_final, w_final, default_grid, direction):
