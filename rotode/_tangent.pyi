@@ -6,6 +6,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from rotode.rhs import RigidBody
 
+__all__ = ["rigid_body", "KERNELS", "DIRECTIONS"]
+
 KERNELS: dict[str, int]
 DIRECTIONS: int
 
