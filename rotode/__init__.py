@@ -56,6 +56,7 @@ from rotode import (
     torque,
 )
 from rotode._dask import LazyIntegrationResult
+from rotode._sensitivity import propagate_covariance
 from rotode.frames import DynamicTransform, MovingFrameParticle, MovingFrameRigidBody, Transform
 from rotode.inertia import principal_axes, validate_inertia
 from rotode.integration import IntegrationResult, integrate
@@ -96,7 +97,7 @@ __version__ = "0.1.0"
 __all__ = [
     "quaternion", "so3", "inertia", "frames", "omega", "torque", "rhs", "exact", "events",
     "kinematic", "dynamic", "implicit", "ode", "steps", "integrate", "IntegrationResult", "ODE",
-    "LazyIntegrationResult", "solve_ivp",
+    "LazyIntegrationResult", "solve_ivp", "propagate_covariance",
     "LieEuler", "Exp2", "MagnusCA", "Magnus2", "Magnus4", "Magnus6", "Magnus8", "CG1", "CG2",
     "CG3", "RK3", "RK4", "RKN4", "RKMK5", "RKMK8", "ImplicitMidpoint", "Trapezoid",
     "ObjectTrapezoid",

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from rotode import _dask, methods
+from rotode import _dask, _sensitivity, methods
 from rotode import events as _events
 from rotode._plan import (
     check_compiled_equations,
@@ -43,6 +43,8 @@ from rotode.ode import ODE
 from rotode.omega import Callable, Samples
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from numpy.typing import ArrayLike, NDArray
 
     from rotode._dask import LazyIntegrationResult
@@ -129,6 +131,13 @@ class IntegrationResult(StateViews):
     method : str
     rotation : scipy.spatial.transform.Rotation or list of them
         The orientations as SciPy rotations.
+    sensitivity : dict or None
+        With ``sensitivity=``: per parameter the derivative of the computed state at every
+        output time, in tangent coordinates (docs/sensitivity.md): ``"y0"`` of shape
+        (n_t, n, n) (n = 3 for kinematics, 6 for a rigid body: ``dtheta`` of the right
+        perturbation ``q exp(dtheta/2)`` in the body frame, then ``dw``), ``"inertia"`` of
+        shape (n_t, 6, 3) (the principal moments); a batch adds its axis first.  None
+        otherwise.
 
     See Also
     --------
@@ -179,6 +188,7 @@ class IntegrationResult(StateViews):
         self.y_final = y_final
         self.w_final = w_final
         self.quaternions: tuple[int, ...] | None = None     # (an ODE's: set by `integrate`)
+        self.sensitivity: dict[str, NDArray[np.float64]] | None = None   # (set by `integrate`)
 
     @property
     def rotation(self) -> Rotation | list[Rotation]:
@@ -205,6 +215,7 @@ def integrate(model: Model, t_span: ArrayLike, y0: DaskCollection, method: str =
               frame: Frame | None = ..., t_eval: ArrayLike | None = ...,
               save_every: int | None = ..., workers: int | None = ...,
               events: EventLike | None = ..., max_events: int | None = ...,
+              sensitivity: Sequence[str] | None = ...,
               **options: Any) -> LazyIntegrationResult[IntegrationResult]: ...
 
 
@@ -216,13 +227,15 @@ def integrate(model: Model, t_span: ArrayLike, y0: ArrayLike, method: str = ...,
               frame: Frame | None = ..., t_eval: ArrayLike | None = ...,
               save_every: int | None = ..., workers: int | None = ...,
               events: EventLike | None = ..., max_events: int | None = ...,
+              sensitivity: Sequence[str] | None = ...,
               **options: Any) -> IntegrationResult: ...
 
 
 # (the overloads above carry the types: a dask ``y0`` gives a LazyIntegrationResult)
 def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
               first_step=None, max_step=None, max_steps=None, frame=None, t_eval=None,
-              save_every=None, workers=1, events=None, max_events=None, **options):
+              save_every=None, workers=1, events=None, max_events=None, sensitivity=None,
+              **options):
     """Integrate orientation kinematics or rigid-body dynamics with a native fixed-step method.
 
     The whole time loop runs in compiled code with the GIL released; a batch of bodies is
@@ -319,6 +332,13 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         body of a batch; for a dask ``y0``, 16, the width of its NaN-padded arrays); with
         ``max_events`` the first ones are kept and a ``RuntimeWarning`` says when some were
         dropped (``stats["n_events"]`` counts them all).
+    sensitivity : sequence of str, optional
+        Parameters to differentiate the computed solution by (``res.sensitivity``): ``"y0"``
+        (kinematics and rigid body) and ``"inertia"`` (a rigid body's principal moments).
+        The derivative is that of the computed solution with its accepted steps held fixed
+        (forward mode through the discrete map, dual numbers; docs/sensitivity.md), for the
+        methods whose registry entry says so (``rotode.methods.get(m).sensitivity(kind)``).
+        Not with ``events``, dask input or the torque options.
     **options
         Method options, e.g. ``norm_gain``, ``normalize`` (RK methods), ``terms``, ``exp``,
         ``alpha`` (``magnus_ca``), ``solver``, ``tol``, ``max_iter``, ``bound``,
@@ -343,7 +363,9 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     ValueError
         For an unknown method for the model's kind, ``dt`` together with ``rtol``/``atol``,
         tolerances given to a method without an error estimate, events without error control,
-        shapes that do not match, zero or non-finite quaternions, or invalid times.
+        shapes that do not match, zero or non-finite quaternions, invalid times, or a
+        ``sensitivity`` request that is not supported (an unknown parameter: the message lists
+        the valid ones; a method without sensitivities: it lists those with them).
 
     See Also
     --------
@@ -369,7 +391,7 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     """
     if (dt is None and t_eval is None and first_step is None and max_step is None
             and max_steps is None and save_every is None and events is None
-            and max_events is None and workers == 1):
+            and max_events is None and workers == 1 and sensitivity is None):
         # the common call, one body under error control, straight into the specialised engine
         # (`_plan.thin_run`: None for anything else, which the path below takes)
         fast = thin_run(model, t_span, y0, method, rtol, atol, frame, options)
@@ -380,6 +402,7 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     y0_rotation = isinstance(y0, Rotation)
     y0 = rotation_quaternions(y0)        # (a Rotation: its scalar-first quaternions)
     if _dask.has_dask(model, y0, options):   # an ensemble on dask: one task per chunk of bodies
+        _sensitivity.refuse_dask(sensitivity)
         return _dask.integrate(integrate, model, t_span, y0, dict(
             method=method, dt=dt, rtol=rtol, atol=atol, first_step=first_step,
             max_step=max_step, max_steps=max_steps, frame=frame, t_eval=t_eval,
@@ -408,21 +431,9 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
             raise ValueError("dt='samples' steps on the sample times of a rotode.omega.Samples "
                              f"angular velocity; this model's is {type(runner_model).__name__}")
     check_option_names(options)
+    sensitivity = _sensitivity.check_request(sensitivity, kind, name, options, events)
     given = (rtol, atol, first_step, max_step, max_steps)
-    adaptive = dt is None and spec.adaptive
-    if dt is not None and (rtol is not None or atol is not None):
-        raise ValueError("give `dt` (fixed steps) or `rtol`/`atol` (error control), not both: "
-                         f"drop `dt` to let {name!r} choose its steps")
-    if dt is not None and any(c is not None for c in given[2:]):
-        raise ValueError("`first_step`, `max_step` and `max_steps` apply to error-controlled "
-                         "runs: drop `dt`")
-    if not spec.adaptive and any(c is not None for c in given):
-        raise ValueError(f"method {name!r} has no error estimate, so `rtol`/`atol` do not "
-                         f"apply: give `dt`, or use one of "
-                         f"{tuple(m for m in methods.names(kind) if methods.get(m).adaptive)}")
-    if dt is None and not adaptive:
-        raise TypeError(f"`dt` is required: {name!r} takes fixed steps (the error-controlled "
-                        f"methods take `rtol`/`atol` instead)")
+    adaptive = _check_steps(name, spec, kind, dt, given)
     widths = _state_width(kind, options, runner_model, y0)
     if y0_rotation and kind != "kinematics":
         raise TypeError("`y0` is a scipy Rotation, which holds the orientation alone; the state "
@@ -463,9 +474,12 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         request = _event_request(evs, Y0.shape, max_events, runner_model)
     elif max_events is not None:
         raise ValueError("`max_events` needs `events`")
-    out = runner.run_plan(Plan(name, runner_model, Y0, grid, save, options, _as_workers(workers),
-                               control=control, events=request))
+    plan = Plan(name, runner_model, Y0, grid, save, options, _as_workers(workers),
+                control=control, events=request)
+    out = runner.run_plan(plan)
     y_out, w_out, stats = out.y, out.w, out.stats
+    sens = _sensitivity.compute(_sensitivity.SensitivityRun(plan, runner, kind), sensitivity,
+                                y_out)
     t_out = grid[save]
     t_events = y_events = t_stop = y_final = w_final = None
     if evs:
@@ -473,6 +487,7 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         y_final, w_final = out.events.y_stop, out.events.w_stop
     if single:
         del stats["per_body"]            # (a batch's: one body's counters are the totals)
+        sens = None if sens is None else {k: v[0] for k, v in sens.items()}
         y_out, w_out = y_out[0], w_out[0]
         if "qdot" in stats:  # rkn4's final q'
             stats["qdot"] = stats["qdot"][0]
@@ -486,7 +501,30 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
                                                    1.0 if grid[-1] > grid[0] else -1.0)
     res = IntegrationResult(t_out, y_out, w_out, stats, name, t_events, y_events, t_stop,
                             y_final, w_final)
+    res.sensitivity = sens
     return ode_views(res, runner_model) if kind == "ode" else res
+
+
+def _check_steps(name, spec, kind, dt, given):
+    """Whether the run is error-controlled; ValueError/TypeError for a mix of ``dt`` and the
+    error-control arguments ``given`` (rtol, atol, first_step, max_step, max_steps) that does
+    not fit the method."""
+    rtol, atol = given[:2]
+    adaptive = dt is None and spec.adaptive
+    if dt is not None and (rtol is not None or atol is not None):
+        raise ValueError("give `dt` (fixed steps) or `rtol`/`atol` (error control), not both: "
+                         f"drop `dt` to let {name!r} choose its steps")
+    if dt is not None and any(c is not None for c in given[2:]):
+        raise ValueError("`first_step`, `max_step` and `max_steps` apply to error-controlled "
+                         "runs: drop `dt`")
+    if not spec.adaptive and any(c is not None for c in given):
+        raise ValueError(f"method {name!r} has no error estimate, so `rtol`/`atol` do not "
+                         f"apply: give `dt`, or use one of "
+                         f"{tuple(m for m in methods.names(kind) if methods.get(m).adaptive)}")
+    if dt is None and not adaptive:
+        raise TypeError(f"`dt` is required: {name!r} takes fixed steps (the error-controlled "
+                        f"methods take `rtol`/`atol` instead)")
+    return adaptive
 
 
 def _end_at_stop(t, y, w, t_stop, y_final, w_final, default_grid, direction):

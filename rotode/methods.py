@@ -165,6 +165,9 @@ class Kernel:
     pair : bool, optional
         The driver steps an embedded pair (`Embedded`) with it (rotode/erk.pxd; default
         False).
+    sensitivity : bool, optional
+        ``rotode.integrate(..., sensitivity=...)`` differentiates its discrete map
+        (docs/sensitivity.md; default False).
 
     See Also
     --------
@@ -185,6 +188,7 @@ class Kernel:
     options: tuple = ()
     limits: dict = dataclasses.field(default_factory=dict)
     pair: bool = False
+    sensitivity: bool = False
 
     @property
     def code(self):
@@ -198,8 +202,11 @@ class Kernel:
 
 
 def _kernels():
-    kin = {"runner": "kinematic", "model": "kinematics"}
+    # sensitivity: every kinematics kernel (a known rate: the step commutes with a rotation of
+    # q, docs/sensitivity.md); the rigid-body kernels rotode/_tangent.pyx steps on duals
+    kin = {"runner": "kinematic", "model": "kinematics", "sensitivity": True}
     rb = {"runner": "dynamic", "model": "rigid body"}
+    rbs = dict(rb, sensitivity=True)
     ode = {"runner": "ode", "model": "ode"}
     vector = ("norm_gain", "normalize")
     pair = {"stages": ERK_STAGES, "powers": MAX_POWERS}
@@ -215,14 +222,14 @@ def _kernels():
         Kernel("erk", group=False, options=("frame", "norm_gain"), limits=pair, pair=True,
                **kin),
         Kernel("rkmk", group=True, options=("frame",), limits=pair, pair=True, **kin),
-        Kernel("lie_euler", group=True, options=_TORQUE, **rb),
-        Kernel("cg", group=True, options=_TORQUE, limits={"stages": 3}, **rb),
-        Kernel("rk3", group=False, options=("normalize",) + _TORQUE, **rb),
-        Kernel("rk4", group=False, options=("normalize",) + _TORQUE, **rb),
+        Kernel("lie_euler", group=True, options=_TORQUE, **rbs),
+        Kernel("cg", group=True, options=_TORQUE, limits={"stages": 3}, **rbs),
+        Kernel("rk3", group=False, options=("normalize",) + _TORQUE, **rbs),
+        Kernel("rk4", group=False, options=("normalize",) + _TORQUE, **rbs),
         Kernel("ab3", group=False, options=("normalize",) + _TORQUE, **rb),
         Kernel("rkn4", group=False,
                options=("normalize",) + _TORQUE + ("force", "mass", "qdot0"), **rb),
-        Kernel("erk", group=False, limits=pair, pair=True, **rb),
+        Kernel("erk", group=False, limits=pair, pair=True, **rbs),
         Kernel("rkmk", group=True, limits=pair, pair=True, **rb),
         # a user's equations (rotode.ODE): the generic methods, which need nothing but f and
         # the layout of the quaternion blocks (rotode/ode.pyx)
@@ -517,6 +524,11 @@ class Method:
     def options(self, model):
         """The method options it takes for `model` (`Kernel.options`)."""
         return self.kernel_info(model).options
+
+    def sensitivity(self, model):
+        """True when `rotode.integrate` differentiates its run of `model` (``sensitivity=``,
+        `Kernel.sensitivity`)."""
+        return model in self.kernels and self.kernel_info(model).sensitivity
 
 
 def _check_entry(m):

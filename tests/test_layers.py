@@ -43,9 +43,12 @@ LAYERS = [
         # the specialised engine (C++ templates declared in _engine.pxd) and the code generator
         # of its tableaux (from the registry)
         "_engine", "_codegen",
+        # the forward-mode derivative of a rigid body's computed solution (issue 30)
+        "_tangent",
     }),
     ("facades", {
         "integration", "_dask", "_results", "ivp", "solvers", "steps", "solve", "exact",
+        "_sensitivity",
         "", "__main__", "studies", "studies.demo", "studies.thandle",
     }),
 ]

@@ -86,6 +86,13 @@ def test_compiled_instance_call_signature(obj, params):
     assert list(inspect.signature(obj).parameters) == params
 
 
+@pytest.mark.parametrize(("func", "params"), [
+    (rotode.propagate_covariance, ["res", "P0"]),
+])
+def test_function_signature(func, params):
+    assert list(inspect.signature(func).parameters) == params
+
+
 def test_python_subclass_signatures_are_its_own():
     class Tumbler(rotode.RigidBody):
         def __init__(self, scale, torque=None):

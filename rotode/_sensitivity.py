@@ -1,0 +1,202 @@
+"""Sensitivities of a computed attitude: ``rotode.integrate(..., sensitivity=[...])`` and
+`propagate_covariance` (docs/sensitivity.md).
+
+The derivative is that of the computed solution, the accepted steps held fixed (internal
+differentiation: Bock 1981; Hairer, Norsett and Wanner I, sec. II.6), in tangent coordinates:
+a quaternion is perturbed on the right, ``q exp(dtheta/2)`` with ``dtheta`` in the body frame
+(the multiplicative-EKF error state), the body angular velocity additively.
+
+- A rigid body (`rotode.RigidBody`): every step is taken again on dual numbers
+  (rotode/_tangent.pyx), the state and the principal moments carrying up to
+  ``rotode._tangent.DIRECTIONS`` directions at once; an error-controlled run's accepted steps
+  come from a record of the run (rotode/_runplan.py `StepRequest`).
+- Kinematics with a known angular velocity: every step of every method commutes with a
+  rotation of q (a body-frame rate: ``q_n(c q_0) = c q_n(q_0)``; a world-frame rate:
+  ``q_n(q_0 c) = q_n(q_0) c``), so the derivative of the discrete map is exact in closed form:
+  ``R(q_0^-1 q_n)^T`` (body frame) or the identity (world frame).
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from rotode import _tangent, methods
+from rotode._runplan import Plan, StepRequest
+from rotode.rhs import rigid_body_list
+
+__all__ = ["PARAMETERS", "propagate_covariance"]
+
+#: The parameters each model kind differentiates, with their number of directions.
+PARAMETERS = {"kinematics": {"y0": 3}, "rigid body": {"y0": 6, "inertia": 3}}
+
+
+def refuse_dask(sensitivity):
+    """ValueError for a ``sensitivity`` request with dask input."""
+    if sensitivity is not None:
+        raise ValueError("`sensitivity` is not supported with dask input; run the chunks as "
+                         "NumPy arrays")
+
+
+def check_request(sensitivity, kind, name, options, events):
+    """The parameter names of a ``sensitivity`` request, checked (ValueError for an unknown
+    name, a method or option whose run is not differentiated, events), or None."""
+    if sensitivity is None:
+        return None
+    if events is not None:
+        raise ValueError("`sensitivity` with `events` is not supported: a terminal event ends "
+                         "a run at a time that depends on the parameters")
+    if isinstance(sensitivity, str):
+        sensitivity = [sensitivity]
+    names = list(sensitivity)
+    valid = PARAMETERS.get(kind, {})
+    for p in names:
+        if not isinstance(p, str) or p not in valid:
+            raise ValueError(f"unknown sensitivity parameter {p!r} for {kind}; the valid ones "
+                             f"are {tuple(valid)}")
+    if len(set(names)) != len(names) or not names:
+        raise ValueError(f"`sensitivity` must name distinct parameters among {tuple(valid)}, "
+                         f"got {sensitivity!r}")
+    if not methods.get(name).sensitivity(kind):
+        ok = tuple(m for m in methods.names(kind) if methods.get(m).sensitivity(kind))
+        raise ValueError(f"method {name!r} does not support sensitivities for {kind}; the "
+                         f"methods that do are {ok}")
+    extra = sorted(k for k in options if k not in ("frame", "norm_gain", "normalize"))
+    if extra:
+        raise ValueError(f"`sensitivity` does not differentiate the option(s) {extra}")
+    return tuple(names)
+
+
+def _kinematics(y0, y, frame):
+    """d dtheta(t) / d dtheta0 of kinematics with a known rate from y0 (N, 4), rows y
+    (N, m, 4)."""
+    N, m = y.shape[:2]
+    if frame == "world":
+        return np.broadcast_to(np.eye(3), (N, m, 3, 3)).copy()
+    q0 = Rotation.from_quat(y0, scalar_first=True)
+    out = np.empty((N, m, 3, 3))
+    for i in range(N):
+        rel = q0[i].inv() * Rotation.from_quat(y[i], scalar_first=True)
+        out[i] = np.swapaxes(rel.as_matrix(), 1, 2)
+    return out
+
+
+def _step_times(run, i, body):
+    """The accepted steps of body i's error-controlled run (a record of its run)."""
+    plan = run.plan
+    out = run.runner.run_plan(Plan(plan.method, body, plan.y0[i:i + 1], plan.t, plan.save,
+                                   plan.options, 1, control=plan.control, steps=StepRequest()))
+    return out.steps.t
+
+
+def _principal(body, i):
+    inertia = np.asarray(body.inertia)
+    if np.count_nonzero(inertia - np.diag(np.diag(inertia))):
+        raise ValueError(f"sensitivity 'inertia' is with respect to the principal moments: "
+                         f"body {i}'s inertia must be diagonal, got {inertia.tolist()}")
+
+
+def _rigid(run, names, y):
+    """Per parameter (N, m, 6, n_p) of a rigid-body run."""
+    plan = run.plan
+    cols = [(p, j) for p in names for j in range(PARAMETERS["rigid body"][p])]
+    N = plan.y0.shape[0]
+    bodies = rigid_body_list(plan.model, N)          # (one shared body, or one per row)
+    t = np.asarray(plan.t, dtype=float)
+    tout = t[plan.save]
+    out = np.empty((N, tout.shape[0], 6, len(cols)))
+    for i in range(N):
+        body = bodies[i if len(bodies) == N else 0]
+        if "inertia" in names:
+            _principal(body, i)
+        ts = t if plan.control is None else _step_times(run, i, body)
+        out[i] = _tangent.rigid_body(plan.method, body, plan.y0[i], ts, tout, cols,
+                                     normalize=bool(plan.options.get("normalize", False)))
+    out[~np.isfinite(y).all(axis=2)] = np.nan
+    split = np.cumsum([PARAMETERS["rigid body"][p] for p in names])[:-1]
+    return dict(zip(names, np.split(out, split, axis=3), strict=True))
+
+
+class SensitivityRun:
+    """What `compute` reads of a run: its ``plan`` (`rotode._runplan.Plan`), ``runner`` (the
+    module that stepped it) and model ``kind``."""
+
+    def __init__(self, plan, runner, kind):
+        self.plan = plan
+        self.runner = runner
+        self.kind = kind
+
+
+def compute(run, names, y):
+    """``{name: (N, m, n_tan, n_p)}`` for the rows y (N, m, k) of a run (`SensitivityRun`);
+    None when `names` is None."""
+    if names is None:
+        return None
+    if run.kind == "kinematics":
+        out = _kinematics(run.plan.y0, y, run.plan.options.get("frame", "body"))
+        out[~np.isfinite(y).all(axis=2)] = np.nan
+        return {"y0": out}
+    return _rigid(run, names, y)
+
+
+def propagate_covariance(res, P0):
+    """Propagate a covariance of the initial state along a run: ``Phi P0 Phi^T``.
+
+    Parameters
+    ----------
+    res : rotode.IntegrationResult
+        A result of `rotode.integrate` with ``sensitivity=["y0"]`` (``res.sensitivity["y0"]``
+        of shape (n_t, n, n), or (N, n_t, n, n) for a batch).
+    P0 : array_like, shape (n, n) or (N, n, n)
+        The covariance of the initial state in tangent coordinates (``dtheta`` of the right
+        perturbation ``q exp(dtheta/2)``, body frame, then ``dw`` for a rigid body): one for
+        every body, or one per body.
+
+    Returns
+    -------
+    ndarray, shape (n_t, n, n) or (N, n_t, n, n)
+        The covariance at every output time, to first order: ``Phi(t) P0 Phi(t)^T`` with
+        ``Phi = res.sensitivity["y0"]``.
+
+    Raises
+    ------
+    ValueError
+        If the result holds no ``y0`` sensitivity or ``P0`` has the wrong shape.
+
+    See Also
+    --------
+    rotode.integrate
+
+    Notes
+    -----
+    The linear propagation of the multiplicative extended Kalman filter (Markley 2003): the
+    error state of the attitude is ``dtheta`` in the body frame, and ``Phi`` is the exact
+    derivative of the computed solution (docs/sensitivity.md).
+
+    References
+    ----------
+    .. [1] F. L. Markley, "Attitude error representations for Kalman filtering", J. Guidance,
+       Control, and Dynamics 26(2), 2003.
+
+    Examples
+    --------
+    >>> import numpy as np, rotode
+    >>> res = rotode.integrate([0.0, 0.0, 1.0], (0, 1), [1, 0, 0, 0], method="rk4", dt=0.1,
+    ...                        sensitivity=["y0"])
+    >>> P = rotode.propagate_covariance(res, np.diag([1e-4, 1e-4, 4e-4]))
+    >>> P.shape, bool(np.allclose(np.trace(P[-1]), 6e-4))
+    ((11, 3, 3), True)
+    """
+    sens = getattr(res, "sensitivity", None)
+    if not sens or "y0" not in sens:
+        raise ValueError("`res` holds no 'y0' sensitivity: run rotode.integrate with "
+                         "sensitivity=['y0']")
+    phi = np.asarray(sens["y0"])
+    n = phi.shape[-1]
+    P0 = np.asarray(P0, dtype=float)
+    batch = phi.ndim == 4
+    if not (P0.shape == (n, n) or (batch and P0.shape == (phi.shape[0], n, n))):
+        want = f"({n}, {n})" + (f" or ({phi.shape[0]}, {n}, {n})" if batch else "")
+        raise ValueError(f"`P0` must have shape {want}, got {P0.shape}")
+    if P0.ndim == 3:
+        P0 = P0[:, None]
+    return phi @ P0 @ np.swapaxes(phi, -1, -2)

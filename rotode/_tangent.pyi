@@ -1,0 +1,15 @@
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from rotode.rhs import RigidBody
+
+__all__ = ["rigid_body", "KERNELS", "DIRECTIONS"]
+
+KERNELS: dict[str, int]
+DIRECTIONS: int
+
+def rigid_body(method: str, body: RigidBody, y0: ArrayLike, ts: ArrayLike, tout: ArrayLike,
+               cols: Sequence[tuple[str, int]], normalize: Any = ...) -> NDArray[np.float64]: ...

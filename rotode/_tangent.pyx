@@ -1,0 +1,464 @@
+# The derivative of a computed rigid-body solution (issue 30, docs/sensitivity.md): forward mode
+# through the discrete map (internal differentiation, Bock 1981; Hairer, Norsett & Wanner I,
+# 2nd ed., sec. II.6).  One body's steps are given (a fixed grid, or the accepted steps of an
+# error-controlled run, held fixed); each step is taken again with the state and, for the
+# `inertia` parameter, the principal moments as dual numbers (rotode/_dual.hpp) whose d parts
+# carry up to DUAL_N directions at once.  The value part is the step itself; the d parts are the
+# step's Jacobian applied to the directions, i.e. the tangent Y carried by the same stages
+# (Y' = J(t, y) Y + df/dp), with the method's dense output and its normalisation of q
+# differentiated too.  At each output time the ambient tangent (dq, dw) becomes tangent
+# coordinates: dtheta = 2 vec(q^-1 dq) (the right perturbation q exp(dtheta/2), body frame).
+#
+# Layers (docs/architecture.md): a runner; the stepping loops hold the GIL (the torque's dual
+# evaluation is a method of the body); the facade (rotode/_sensitivity.py) loops over bodies.
+
+import numpy as np
+
+from rotode import methods as _methods
+
+# Star cimport: Cython only sees the non-member dual operators (double * dual, ...) this way.
+from rotode.dual cimport *
+from rotode._rodrigues cimport so3_exp_coefficients
+from rotode.equations cimport FRAME_BODY, euler_rhs, quaternion_kinematics_rhs
+from rotode.quaternion cimport quat_conj, quat_mul, quat_norm2
+from rotode.rhs cimport RigidBody
+
+__all__ = ["rigid_body", "KERNELS", "DIRECTIONS"]
+
+cdef enum:
+    MAX_STAGES = 16          # a pair's stages, its FSAL stage and its dense-output stages
+    NZ = 7                   # the state [q (4), w (3)]
+    NT = 6                   # its tangent coordinates [dtheta (3), dw (3)]
+    FIXED = -1               # Tab.kind of a method without dense output
+    TAB_RK = 0               # Tab.kernel: an explicit Runge-Kutta tableau on the state
+    TAB_LIE_EULER = 1        # q1 = q0 exp(h w0/2), w1 = w0 + h w'
+    TAB_CG = 2               # Crouch-Grossman on SU(2) x R^3 (rotode/dynamic.pxd `cg_step`)
+
+#: The rigid-body kernels of the registry this module differentiates -> its code for them.
+KERNELS = {"rk3": TAB_RK, "rk4": TAB_RK, "erk": TAB_RK, "lie_euler": TAB_LIE_EULER,
+           "cg": TAB_CG}
+#: Directions one pass carries (the d parts of a dual number).
+DIRECTIONS = DUAL_N
+
+
+cdef struct Tab:
+    int kernel               # TAB_*
+    int s                    # stages of a step (K[s]: the FSAL stage of a pair)
+    int kind                 # FIXED, or the PairKind of the dense output (0 standard, 1 dop853)
+    int s_dense              # stages of the dense output (dop853: 16)
+    int npow                 # a standard pair's powers of theta
+    bint normalize           # q / |q| after each step (rk3, rk4 with `normalize`)
+    double a[MAX_STAGES * MAX_STAGES]
+    double b[MAX_STAGES]
+    double c[MAX_STAGES]
+    double dense[4 * MAX_STAGES]     # standard: P[j * 4 + p]; dop853: D[r * 16 + j]
+
+
+cdef struct Body:
+    # what a step reads besides the body object: the moments as duals (the `inertia`
+    # parameter), or None (the body's own double inertia)
+    bint principal
+    dual I[3]
+
+
+cdef void _fill_tab(Tab* T, spec, bint normalize) except *:
+    """The method `spec` (a registry `Method`) as the arrays of a `Tab` (OUT: T)."""
+    cdef int i, j, r, p
+    for i in range(MAX_STAGES * MAX_STAGES):
+        T.a[i] = 0.0
+    for i in range(MAX_STAGES):
+        T.b[i] = 0.0
+        T.c[i] = 0.0
+    for i in range(4 * MAX_STAGES):
+        T.dense[i] = 0.0
+    T.kernel = KERNELS[spec.kernel("rigid body")]
+    T.normalize = normalize
+    T.kind = FIXED
+    T.s = 1
+    T.s_dense = 0
+    T.npow = 0
+    if spec.tableau is None:
+        return
+    a, b, c = spec.tableau.doubles
+    T.s = len(b)
+    for i in range(T.s):
+        T.b[i] = b[i]
+        T.c[i] = c[i]
+        for j in range(i):
+            T.a[i * MAX_STAGES + j] = a[i][j]
+    emb = spec.embedded
+    if emb is None:
+        return
+    dd = emb.doubles
+    T.kind = emb.kind.value
+    for j in range(T.s):                      # the FSAL row: b
+        T.a[T.s * MAX_STAGES + j] = b[j]
+    T.c[T.s] = 1.0
+    if T.kind == 0:
+        T.s_dense = T.s + 1
+        T.npow = emb.powers
+        for j, row in enumerate(dd["dense"]):
+            for p, v in enumerate(row):
+                T.dense[j * 4 + p] = v
+    else:
+        T.s_dense = T.s + 1 + len(dd["extra_a"])
+        for r, row in enumerate(dd["extra_a"]):
+            T.c[T.s + 1 + r] = dd["extra_c"][r]
+            for j, v in enumerate(row):
+                T.a[(T.s + 1 + r) * MAX_STAGES + j] = v
+        for r, row in enumerate(dd["dense"]):
+            for j, v in enumerate(row):
+                T.dense[r * MAX_STAGES + j] = v
+
+
+cdef int _f(RigidBody body, const Body* p, double t, const dual* y, dual* dy) except? -99:
+    """y' = f(t, y) of the rigid body on duals: rotode/equations.pxd `rigid_body_rhs` with the
+    body's torque (`torque_dual`) and, for the `inertia` parameter, dual principal moments
+    (OUT: dy[7]); the torque's status."""
+    cdef dual tau[3]
+    cdef dual Iw[3]
+    cdef dual r[3]
+    cdef const dual* w = &y[4]
+    cdef int st = body.torque_dual(t, y, w, tau)
+    if st != 0:
+        return st
+    quaternion_kinematics_rhs(y, w, FRAME_BODY, body.norm_gain, dy)
+    if not p.principal:
+        euler_rhs(w, tau, body._I, body._Iinv, body.gyroscopic, &dy[4])
+        return 0
+    # Euler's equations with I = diag(I0, I1, I2) as duals: w' = (tau - w x I w) / I
+    Iw[0] = p.I[0] * w[0]
+    Iw[1] = p.I[1] * w[1]
+    Iw[2] = p.I[2] * w[2]
+    r[0] = tau[0]
+    r[1] = tau[1]
+    r[2] = tau[2]
+    if body.gyroscopic:
+        r[0] = tau[0] - (w[1] * Iw[2] - w[2] * Iw[1])
+        r[1] = tau[1] - (w[2] * Iw[0] - w[0] * Iw[2])
+        r[2] = tau[2] - (w[0] * Iw[1] - w[1] * Iw[0])
+    dy[4] = r[0] / p.I[0]
+    dy[5] = r[1] / p.I[1]
+    dy[6] = r[2] / p.I[2]
+    return 0
+
+
+cdef void _times_exp(const dual* q, const dual* w, double c, dual* out) noexcept nogil:
+    """out = q * exp(c w / 2) on duals (rotode/dynamic.pxd `quat_times_exp`; the coefficients
+    of rotode/_rodrigues.hpp, whose small-angle branch is derivative-grade) (OUT: out[4])."""
+    cdef dual x[3]
+    cdef dual e[4]
+    cdef dual x2, s1, s2
+    x[0] = 0.5 * c * w[0]
+    x[1] = 0.5 * c * w[1]
+    x[2] = 0.5 * c * w[2]
+    x2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2]
+    so3_exp_coefficients(x2, &s1, &s2)
+    e[0] = 1.0 - x2 * s2                      # cos|x| = 1 - |x|^2 (1 - cos|x|)/|x|^2
+    e[1] = s1 * x[0]
+    e[2] = s1 * x[1]
+    e[3] = s1 * x[2]
+    quat_mul(q, e, out)
+
+
+cdef int _rk_stages(const Tab* T, RigidBody body, const Body* p, double t, double h,
+                    double t_end, const dual* z, dual (*K)[NZ], int r0, int r1) except? -99:
+    """Stages r0..r1-1 of an explicit tableau, K_r = f(t + c_r h, z + h sum_j a_rj K_j) (the
+    stages with c = 1 at t_end) (OUT: K[r0:r1])."""
+    cdef dual ys[NZ]
+    cdef dual acc
+    cdef int r, j, k, st
+    cdef double tr
+    for r in range(r0, r1):
+        for k in range(NZ):
+            acc = dual(0.0)
+            for j in range(r):
+                if T.a[r * MAX_STAGES + j] != 0.0:
+                    acc = acc + T.a[r * MAX_STAGES + j] * K[j][k]
+            ys[k] = z[k] + h * acc
+        tr = t_end if T.c[r] == 1.0 else t + T.c[r] * h
+        st = _f(body, p, tr, ys, K[r])
+        if st != 0:
+            return st
+    return 0
+
+
+cdef int _rk_step(const Tab* T, RigidBody body, const Body* p, double t, double h,
+                  double t_end, const dual* z, dual (*K)[NZ], dual* znew) except? -99:
+    """One step of an explicit tableau on the state, K[0] = f(t, z) included (OUT: K, znew)."""
+    cdef dual acc
+    cdef int j, k
+    cdef int st = _f(body, p, t, z, K[0])
+    if st == 0:
+        st = _rk_stages(T, body, p, t, h, t_end, z, K, 1, T.s)
+    if st != 0:
+        return st
+    for k in range(NZ):
+        acc = dual(0.0)
+        for j in range(T.s):
+            if T.b[j] != 0.0:
+                acc = acc + T.b[j] * K[j][k]
+        znew[k] = z[k] + h * acc
+    return 0
+
+
+cdef int _cg_step(const Tab* T, RigidBody body, const Body* p, double t, double h,
+                  const dual* z, dual* znew) except? -99:
+    """Crouch-Grossman (Lie-Euler: its one-stage tableau) on duals, as rotode/dynamic.pxd
+    `cg_step`: Q_i = q0 prod_j exp(h a_ij W_j / 2), W_i = w0 + h sum_j a_ij K_j, K_i the
+    angular acceleration at (Q_i, W_i); q1 = q0 prod_i exp(h b_i W_i / 2) (OUT: znew)."""
+    cdef dual Q[4]
+    cdef dual tmp[4]
+    cdef dual W[MAX_STAGES][3]
+    cdef dual K[MAX_STAGES][3]
+    cdef dual y[NZ]
+    cdef dual dy[NZ]
+    cdef double coef
+    cdef int i, j, k, st
+    for i in range(T.s):
+        for k in range(4):
+            Q[k] = z[k]
+        for k in range(3):
+            W[i][k] = z[4 + k]
+        for j in range(i):
+            coef = T.a[i * MAX_STAGES + j]
+            if coef != 0.0:
+                _times_exp(Q, W[j], h * coef, tmp)
+                for k in range(4):
+                    Q[k] = tmp[k]
+                for k in range(3):
+                    W[i][k] = W[i][k] + h * coef * K[j][k]
+        for k in range(4):
+            y[k] = Q[k]
+        for k in range(3):
+            y[4 + k] = W[i][k]
+        st = _f(body, p, t + T.c[i] * h, y, dy)
+        if st != 0:
+            return st
+        for k in range(3):
+            K[i][k] = dy[4 + k]
+    for k in range(4):
+        Q[k] = z[k]
+    for k in range(3):
+        znew[4 + k] = z[4 + k]
+    for i in range(T.s):
+        coef = T.b[i]
+        if coef != 0.0:
+            _times_exp(Q, W[i], h * coef, tmp)
+            for k in range(4):
+                Q[k] = tmp[k]
+            for k in range(3):
+                znew[4 + k] = znew[4 + k] + h * coef * K[i][k]
+    for k in range(4):
+        znew[k] = Q[k]
+    return 0
+
+
+cdef void _dense_rows(const Tab* T, double h, const dual* z, const dual* znew,
+                      dual (*K)[NZ], dual (*F)[NZ]) noexcept:
+    """The interpolant's rows F of an accepted step (rotode/erk.pxd, HNW sec. II.6 and II.10),
+    every stage of K filled (OUT: F[0..6])."""
+    cdef dual acc, dy
+    cdef int r, j, k
+    if T.kind == 0:
+        for r in range(T.npow):
+            for k in range(NZ):
+                acc = dual(0.0)
+                for j in range(T.s_dense):
+                    if T.dense[j * 4 + r] != 0.0:
+                        acc = acc + T.dense[j * 4 + r] * K[j][k]
+                F[r][k] = h * acc
+        return
+    for k in range(NZ):
+        dy = znew[k] - z[k]
+        F[0][k] = dy
+        F[1][k] = h * K[0][k] - dy
+        F[2][k] = 2.0 * dy - h * (K[T.s][k] + K[0][k])
+    for r in range(4):
+        for k in range(NZ):
+            acc = dual(0.0)
+            for j in range(T.s_dense):
+                if T.dense[r * MAX_STAGES + j] != 0.0:
+                    acc = acc + T.dense[r * MAX_STAGES + j] * K[j][k]
+            F[3 + r][k] = h * acc
+
+
+cdef void _dense_eval(const Tab* T, double x, const dual* z, dual (*F)[NZ],
+                      dual* out) noexcept:
+    """The interpolant at t + x h (OUT: out[7])."""
+    cdef dual acc
+    cdef double pw, u = 1.0 - x
+    cdef int r, k
+    for k in range(NZ):
+        acc = dual(0.0)
+        if T.kind == 0:
+            pw = 1.0
+            for r in range(T.npow):
+                pw = pw * x
+                acc = acc + F[r][k] * pw
+        else:
+            for r in range(7):
+                acc = (acc + F[6 - r][k]) * (x if r % 2 == 0 else u)
+        out[k] = z[k] + acc
+
+
+cdef void _store(const dual* z, int ncols, double* out) noexcept:
+    """Tangent coordinates of the d parts of z: dtheta = 2 vec(q^-1 dq), dw (OUT: out[6, ncols],
+    row-major)."""
+    cdef double qc[4]
+    cdef double dq[4]
+    cdef double u[4]
+    cdef double n2
+    cdef int j, k
+    for k in range(4):
+        qc[k] = z[k].v
+    n2 = quat_norm2(qc)
+    quat_conj(qc, qc)
+    for j in range(ncols):
+        for k in range(4):
+            dq[k] = z[k].d[j]
+        quat_mul(qc, dq, u)
+        for k in range(3):
+            out[k * ncols + j] = 2.0 * u[1 + k] / n2
+            out[(3 + k) * ncols + j] = z[4 + k].d[j]
+
+
+cdef void _normalize(dual* z) noexcept:
+    """q <- q / |q| on duals (its derivative included) (IN/OUT: z[0:4])."""
+    cdef dual s = 1.0 / real_sqrt(quat_norm2(z))
+    cdef int k
+    for k in range(4):
+        z[k] = z[k] * s
+
+
+cdef int _step(const Tab* T, RigidBody body, const Body* p, double t, double h, double t_end,
+               dual* z, dual (*K)[NZ], dual* znew) except? -99:
+    if T.kernel == TAB_RK:
+        return _rk_step(T, body, p, t, h, t_end, z, K, znew)
+    return _cg_step(T, body, p, t, h, z, znew)
+
+
+cdef int _sweep(const Tab* T, RigidBody body, const Body* p, const double[::1] ts,
+                const double[::1] tout, dual* z, int ncols, double[:, :, ::1] out) except? -99:
+    """The steps ts[i] -> ts[i + 1] from z, storing the tangent at every time of tout (each a
+    step's end or, for a pair, inside a step: its dense output) (IN/OUT: z; OUT: out)."""
+    cdef dual znew[NZ]
+    cdef dual zd[NZ]
+    cdef dual K[MAX_STAGES][NZ]
+    cdef dual F[7][NZ]
+    cdef Py_ssize_t n = ts.shape[0] - 1, m = tout.shape[0], i, slot = 0
+    cdef double t, tn, h, d = 1.0 if n == 0 or ts[n] >= ts[0] else -1.0
+    cdef int k, st
+    cdef bint prepared
+    while slot < m and tout[slot] == ts[0]:
+        _store(z, ncols, &out[slot, 0, 0])
+        slot += 1
+    for i in range(n):
+        t = ts[i]
+        tn = ts[i + 1]
+        h = tn - t
+        st = _step(T, body, p, t, h, tn, z, K, znew)
+        if st != 0:
+            return st
+        prepared = False
+        while slot < m and d * (tout[slot] - tn) < 0.0:
+            if not prepared:
+                if T.kind == FIXED:
+                    return -98          # an output inside a fixed step: not a grid time
+                st = _rk_stages(T, body, p, t, h, tn, z, K, T.s, T.s_dense)
+                if st != 0:
+                    return st
+                _dense_rows(T, h, z, znew, K, F)
+                prepared = True
+            _dense_eval(T, (tout[slot] - t) / h, z, F, zd)
+            _store(zd, ncols, &out[slot, 0, 0])
+            slot += 1
+        if T.normalize:
+            _normalize(znew)
+        for k in range(NZ):
+            z[k] = znew[k]
+        while slot < m and d * (tout[slot] - tn) <= 0.0:
+            _store(z, ncols, &out[slot, 0, 0])
+            slot += 1
+    return 0
+
+
+cdef void _seed(const double* y0, list cols, int c0, int c1, dual* z, Body* p) except *:
+    """The initial duals of the columns c0..c1-1: a `y0` direction j < 3 is dq = q0 (0, e_j/2),
+    j >= 3 is dw = e_(j-3); an `inertia` direction k seeds the moment I_k (IN/OUT: p)."""
+    cdef int k, c, j
+    cdef double e[4]
+    cdef double dq[4]
+    for k in range(NZ):
+        z[k] = dual(y0[k])
+    for c in range(c0, c1):
+        kind, j = cols[c]
+        if kind == "inertia":
+            p.I[j].d[c - c0] = 1.0
+        elif j >= 3:
+            z[4 + j - 3].d[c - c0] = 1.0
+        else:
+            e[0] = 0.0
+            e[1] = 0.0
+            e[2] = 0.0
+            e[3] = 0.0
+            e[1 + j] = 0.5
+            quat_mul(y0, e, dq)
+            for k in range(4):
+                z[k].d[c - c0] = dq[k]
+
+
+def rigid_body(method, RigidBody body, y0, ts, tout, cols, normalize=False):
+    """The derivative of one body's computed solution with the steps `ts` held fixed.
+
+    Parameters
+    ----------
+    method : str
+        A registry method whose rigid-body kernel is one of `KERNELS`.
+    body : rotode.RigidBody
+        One body (no per-body parameters).
+    y0 : ndarray, shape (7,)
+        Its initial state [q, w_body].
+    ts : ndarray, shape (n + 1,)
+        The step times (the grid of a fixed-step run, or the accepted steps of an
+        error-controlled one).
+    tout : ndarray, shape (m,)
+        Output times: step ends, or times inside a step of a pair (its dense output).
+    cols : list of (str, int)
+        The directions: ``("y0", j)`` (j < 3: dtheta_j, else dw_(j-3)) or ``("inertia", k)``.
+    normalize : bool, optional
+        The method normalises q after each step.
+
+    Returns
+    -------
+    ndarray, shape (m, 6, len(cols))
+        d[dtheta, dw](tout) / d(direction), in tangent coordinates.
+    """
+    cdef Tab T
+    cdef Body p
+    cdef dual z[NZ]
+    cdef const double[::1] y0v = np.ascontiguousarray(y0, dtype=float)
+    cdef const double[::1] tsv = np.ascontiguousarray(ts, dtype=float)
+    cdef const double[::1] tov = np.ascontiguousarray(tout, dtype=float)
+    cdef int c0 = 0, c1, ncols = len(cols), k, st
+    _fill_tab(&T, _methods.get(method, "rigid body"), normalize)
+    out = np.empty((tov.shape[0], NT, ncols))
+    while c0 < ncols:
+        # one pass: at most DUAL_N directions of one parameter (a parameter's columns do not
+        # depend on which others are asked for: only the `inertia` passes take dual moments)
+        c1 = c0 + 1
+        while c1 < ncols and c1 - c0 < DUAL_N and cols[c1][0] == cols[c0][0]:
+            c1 += 1
+        part = np.zeros((tov.shape[0], NT, c1 - c0))
+        p.principal = cols[c0][0] == "inertia"
+        for k in range(3):
+            p.I[k] = dual(body._I[4 * k])
+        _seed(&y0v[0], cols, c0, c1, z, &p)
+        st = _sweep(&T, body, &p, tsv, tov, z, c1 - c0, part)
+        if st == -98:
+            raise ValueError("an output time inside a fixed step")
+        if st != 0:
+            body.raise_status(st)
+        out[:, :, c0:c1] = part
+        c0 = c1
+    return out
