@@ -69,8 +69,9 @@ sphinx_gallery_conf = {
     "examples_dirs": str(ROOT / "examples"),
     "gallery_dirs": str(DOCS / "auto_examples"),
     "filename_pattern": r"/plot_",        # the examples executed at build time
-    # a command-line program (the dask example's cluster version, named on the scaling page)
-    "ignore_pattern": r"__init__\.py|monte_carlo_attitude\.py",
+    # command-line programs (the dask example's cluster version, named on the scaling page;
+    # the inertia identification, named on the sensitivity page)
+    "ignore_pattern": r"__init__\.py|monte_carlo_attitude\.py|inertia_identification\.py",
     "within_subsection_order": "FileNameSortKey",
     "download_all_examples": False,
     "remove_config_comments": True,
