@@ -8,9 +8,13 @@ The one place where `rotode.ODE` (rotode/ode.pyx) and `rotode.torque.Compiled`
 ignored where a `scipy.LowLevelCallable` spells it.
 """
 import ctypes
+import itertools
+import os
+import weakref
 from typing import NamedTuple
 
-__all__ = ["CSignature", "address", "numba_signature", "NumbaSignature", "signature_error"]
+__all__ = ["CSignature", "address", "numba_signature", "NumbaSignature", "signature_error",
+           "ShippedFunction"]
 
 
 class CSignature(NamedTuple):
@@ -145,3 +149,70 @@ def address(fun, sig, python=True):
         hint = f" (a Python function goes in {sig.python})" if sig.python else ""
         raise signature_error(sig, f"a Python callable {type(fun).__name__}{hint}")
     raise signature_error(sig, type(fun).__name__)
+
+
+class ShippedFunction:
+    """A user's function (`rotode.ODE`'s, `rotode.torque.Compiled`'s) as pickle sends it to
+    another process (a dask task).
+
+    In this process (the threaded scheduler) the task calls ``fun`` itself.  Pickled for another
+    process: a Python function as pickle (cloudpickle) sends it; a numba ``cfunc`` as its
+    Python function (``__wrapped__``), its signature and its compile options, compiled again
+    on the first task of each process (`_numba_cfunc`: the same code, the same bits); a ctypes
+    function or `scipy.LowLevelCallable` raises TypeError (an address means nothing in another
+    process).  dask's token of it is the function's identity in this process (`token`), so
+    that tokenizing the graph does not pickle, unpickle and compile it.
+    """
+
+    _tokens = weakref.WeakKeyDictionary()     # a function -> its token in this process
+    _count = itertools.count()
+
+    def __init__(self, fun):
+        self.fun = fun
+
+    @property
+    def token(self):
+        """A name of ``fun`` unique in this process and over its life (its id where it takes
+        no weak reference)."""
+        try:
+            token = self._tokens.get(self.fun)
+            if token is None:
+                token = self._tokens[self.fun] = f"{os.getpid()}:{next(self._count)}"
+        except TypeError:
+            token = f"{os.getpid()}:id {id(self.fun)}"
+        return token
+
+    def __dask_tokenize__(self):
+        return ("rotode compiled fun", self.token)
+
+    def __reduce__(self):
+        fun = self.fun
+        wrapped = getattr(fun, "__wrapped__", None)
+        if type(fun).__name__ == "CFunc" and wrapped is not None:      # a numba cfunc
+            compiler = getattr(fun, "_compiler", None)
+            options = dict(getattr(compiler, "targetoptions", None) or {})
+            local_types = dict(getattr(compiler, "locals", None) or {})
+            return _numba_cfunc, (self.token, wrapped, fun._sig, local_types, options)
+        from scipy import LowLevelCallable
+        if isinstance(fun, (ctypes._CFuncPtr, LowLevelCallable)) or hasattr(fun, "address"):
+            raise TypeError(
+                f"a `fun` that is a {type(fun).__name__} (a C function's address, valid in this "
+                "process only) cannot be sent to another process: run the dask ensemble on the "
+                "threaded scheduler, or give `fun` as a numba cfunc (compiled again from its "
+                "Python source on each worker) or a Python function")
+        return ShippedFunction, (fun,)
+
+
+#: numba cfuncs compiled in this process from a `ShippedFunction` (token -> ShippedFunction)
+_COMPILED = {}
+
+
+def _numba_cfunc(token, pyfunc, signature, local_types, options):
+    """The `ShippedFunction` of a numba cfunc sent from another process: `pyfunc` compiled
+    with numba's `signature` and options, once per process and token."""
+    shipped = _COMPILED.get(token)
+    if shipped is None:
+        import numba
+        fun = numba.cfunc(signature, locals=local_types, **options)(pyfunc)
+        shipped = _COMPILED[token] = ShippedFunction(fun)
+    return shipped

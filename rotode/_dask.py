@@ -23,14 +23,11 @@ TypeError saying so.
 """
 from __future__ import annotations
 
-import ctypes
-import itertools
-import os
-import weakref
 from typing import Any, Generic, TypeVar
 
 import numpy as np
 
+from rotode._cfunc import ShippedFunction
 from rotode._lazy import dask_array as _dask_array
 from rotode._results import StateViews
 from rotode._validation import is_dask
@@ -145,75 +142,6 @@ def _first(y0, fields):
     y, first = dask.compute(y0[:1], fields)
     return (np.asarray(y, dtype=np.float64),
             {name: np.ascontiguousarray(v) for name, v in first.items()})
-
-
-class ShippedFunction:
-    """An `ODE`'s function as a dask task carries it (see the module docstring).
-
-    In this process (the threaded scheduler) the task calls ``fun`` itself.  Pickled for another
-    process: a Python function as pickle (cloudpickle) sends it; a numba ``cfunc`` as its
-    Python function (``__wrapped__``), its signature and its compile options, compiled again
-    on the first task of each process (`_numba_cfunc`: the same code, the same bits); a ctypes
-    function or `scipy.LowLevelCallable` raises TypeError (an address means nothing in another
-    process).  dask's token of it is the function's identity in this process (`token`), so
-    that tokenizing the graph does not pickle, unpickle and compile it.
-    """
-
-    _tokens = weakref.WeakKeyDictionary()     # a function -> its token in this process
-    _count = itertools.count()
-
-    def __init__(self, fun):
-        self.fun = fun
-
-    @property
-    def token(self):
-        """A name of ``fun`` unique in this process and over its life (its id where it takes
-        no weak reference)."""
-        try:
-            token = self._tokens.get(self.fun)
-            if token is None:
-                token = self._tokens[self.fun] = f"{os.getpid()}:{next(self._count)}"
-        except TypeError:
-            token = f"{os.getpid()}:id {id(self.fun)}"
-        return token
-
-    def __dask_tokenize__(self):
-        return ("rotode.ODE fun", self.token)
-
-    def __reduce__(self):
-        fun = self.fun
-        wrapped = getattr(fun, "__wrapped__", None)
-        if type(fun).__name__ == "CFunc" and wrapped is not None:      # a numba cfunc
-            compiler = getattr(fun, "_compiler", None)
-            options = dict(getattr(compiler, "targetoptions", None) or {})
-            local_types = dict(getattr(compiler, "locals", None) or {})
-            return _numba_cfunc, (self.token, wrapped, getattr(fun, "_sig", None), local_types,
-                                  options)
-        from scipy import LowLevelCallable
-        if isinstance(fun, (ctypes._CFuncPtr, LowLevelCallable)) or hasattr(fun, "address"):
-            raise TypeError(
-                f"a rotode.ODE whose `fun` is a {type(fun).__name__} (a C function's address, "
-                "valid in this process only) cannot be sent to another process: run the dask "
-                "ensemble on the threaded scheduler, or give `fun` as a numba cfunc (compiled "
-                "again from its Python source on each worker) or a Python function")
-        return ShippedFunction, (fun,)
-
-
-#: numba cfuncs compiled in this process from a `ShippedFunction` (token -> ShippedFunction)
-_COMPILED = {}
-
-
-def _numba_cfunc(token, pyfunc, signature, local_types, options):
-    """The `ShippedFunction` of a numba cfunc sent from another process: `pyfunc` compiled
-    with numba's `signature` (`rotode.ODE.signature` when not known) and options, once per
-    process and token."""
-    shipped = _COMPILED.get(token)
-    if shipped is None:
-        import numba
-        sig = ODE.signature if signature is None else signature
-        fun = numba.cfunc(sig, locals=local_types, **options)(pyfunc)
-        shipped = _COMPILED[token] = ShippedFunction(fun)
-    return shipped
 
 
 def integrate(facade, model, t_span, y0, kwargs):

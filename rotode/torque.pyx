@@ -907,6 +907,11 @@ cdef Compiled _compiled_row(Compiled src, Py_ssize_t i):
     return c
 
 
+def _compiled_restore(shipped, params):
+    """A `Compiled` torque unpickled (`Compiled.__reduce__`)."""
+    return Compiled(shipped.fun, params)
+
+
 cdef class Compiled(Torque):
     """A torque written as a C function: a numba ``cfunc``, a `scipy.LowLevelCallable` or a
     ctypes function, called without the GIL.
@@ -1006,14 +1011,16 @@ cdef class Compiled(Torque):
         return is_dask(self._params)
 
     def _chunk_split(self):
-        return {"params": self._params}, {"fun": self.fun}, {}
+        return {"params": self._params}, {"fun": _cfunc.ShippedFunction(self.fun)}, {}
 
     @classmethod
     def _chunk_join(cls, values):
-        return cls(values["fun"], values["params"])
+        return cls(values["fun"].fun, values["params"])
 
     def __reduce__(self):
-        return type(self), (self.fun, self._params)
+        # (a numba cfunc travels as its Python source, compiled again in another process; a C
+        # address is refused there: `_cfunc.ShippedFunction`)
+        return _compiled_restore, (_cfunc.ShippedFunction(self.fun), self._params)
 
     cdef Torque body(self, Py_ssize_t i):
         if self.n_bodies is None:

@@ -208,6 +208,41 @@ def test_numba_cfunc_torque():
     np.testing.assert_array_equal(a.y, b.y)
     with pytest.raises(TypeError, match="numba @njit"):
         torque.Compiled(numba.njit(lambda t, q, w, out, p: 0))
+    # pickled for another process (dask), a cfunc travels as its Python source and is compiled
+    # again there: the same torque, the same bits
+    cloudpickle = pytest.importorskip("cloudpickle")
+    per_body = torque.Compiled(spring, np.array([[2.0, 0.5], [1.5, 0.2]]))
+    for tq in (torque.Compiled(spring, [2.0, 0.5]), per_body):
+        back = cloudpickle.loads(cloudpickle.dumps(tq))
+        assert type(back) is torque.Compiled and back.fun is not spring
+        c = rotode.integrate(rotode.RigidBody(INERTIA, torque=back), (0, 3), y0,
+                             method="dop853", rtol=1e-9)
+        d = rotode.integrate(rotode.RigidBody(INERTIA, torque=tq), (0, 3), y0,
+                             method="dop853", rtol=1e-9)
+        np.testing.assert_array_equal(c.y, d.y)
+    with pytest.raises(TypeError, match="cannot be sent to another process"):
+        cloudpickle.dumps(torque.Compiled(spring.ctypes, [2.0, 0.5]))
+
+
+@pytest.mark.slow
+def test_numba_cfunc_torque_on_a_process_cluster(client):
+    numba = pytest.importorskip("numba")
+    da = pytest.importorskip("dask.array")
+
+    @numba.cfunc(torque.Compiled.signature)
+    def spring(t, q, w, out, p):
+        for k in range(3):
+            out[k] = -p[0] * q[k + 1] * q[0] - p[1] * w[k]
+        return 0
+    y0 = _states(6)
+    P = np.column_stack([np.linspace(1.0, 2.0, 6), np.full(6, 0.3)])
+    ref = rotode.integrate(rotode.RigidBody(INERTIA, torque=torque.Compiled(spring, P)),
+                           (0, 3), y0, method="dop853", rtol=1e-9)
+    lazy = torque.Compiled(spring, da.from_array(P, chunks=(2, 2)))
+    res = rotode.integrate(rotode.RigidBody(INERTIA, torque=lazy), (0, 3),
+                           da.from_array(y0, chunks=(2, 7)), method="dop853", rtol=1e-9)
+    np.testing.assert_array_equal(res.compute().y, ref.y)    # (the client: the default)
+    assert len(client.scheduler_info()["workers"]) == 2
 
 
 def test_a_wrong_function_is_refused_naming_the_signature(clib):
