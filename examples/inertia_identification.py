@@ -55,24 +55,27 @@ def unpack(p):
 
 
 class Problem:
-    """The residual and its exact Jacobian, sharing one sensitivity run per parameter vector."""
+    """The residual and its exact Jacobian from one run with sensitivities per parameter
+    vector: `least_squares` asks for the Jacobian at the point whose residual it has just
+    evaluated, so the residual's run computes both (`exact`), and the Jacobian reuses it.
+    For finite differences (`exact` False) the residual is a plain run."""
 
-    def __init__(self, t, w_meas):
-        self.t, self.w_meas = t, w_meas
+    def __init__(self, t, w_meas, exact):
+        self.t, self.w_meas, self.exact = t, w_meas, exact
         self._p = None
         self.runs = 0
 
     def _run(self, p):
         if self._p is None or not np.array_equal(p, self._p):
-            inertia, w0, bias = unpack(p)
-            w, sens = body_rates(inertia, w0, self.t, ["y0", "inertia"])
-            self._p, self._w, self._sens, self._bias = p.copy(), w, sens, bias
+            inertia, w0, _ = unpack(p)
+            self._w, self._sens = body_rates(inertia, w0, self.t,
+                                             ["y0", "inertia"] if self.exact else None)
+            self._p = p.copy()
             self.runs += 1
 
     def residual(self, p):
-        inertia, w0, bias = unpack(p)
-        w, _ = body_rates(inertia, w0, self.t)
-        return (w + bias - self.w_meas).ravel()
+        self._run(p)
+        return (self._w + unpack(p)[2] - self.w_meas).ravel()
 
     def jacobian(self, p):
         self._run(p)
@@ -92,7 +95,7 @@ def fit(t, w_meas, p0, exact):
     p, nfev, njev = p0, 0, 0
     for span in HORIZONS:
         n = int(round(span * RATE_HZ)) + 1
-        problem = Problem(t[:n], w_meas[:n])
+        problem = Problem(t[:n], w_meas[:n], exact)
         sol = least_squares(problem.residual, p, jac=problem.jacobian if exact else "2-point",
                             x_scale="jac")
         p, nfev, njev = sol.x, nfev + sol.nfev, njev + (sol.njev or 0)
