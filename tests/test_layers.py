@@ -41,8 +41,9 @@ LAYERS = [
         "_plan",
         "_dense",
         # the specialised engine (C++ templates declared in _engine.pxd) and the code generator
-        # of its tableaux (from the registry)
-        "_engine", "_codegen",
+        # of its tableaux (from the registry); the lane kernels of rk3/rk4 batches and their
+        # run-time choice of instruction set
+        "_engine", "_codegen", "_lanes",
     }),
     ("facades", {
         "integration", "_dask", "_results", "ivp", "solvers", "steps", "solve", "exact",
