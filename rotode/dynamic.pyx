@@ -408,10 +408,10 @@ cdef void _lane_block(const void* c, Py_ssize_t i, BlockRun* run) noexcept nogil
     cdef const RunCfg* cfg = <const RunCfg*>c
     cdef int lanes = rigid_block(cfg.isa, cfg.lane_kernel, &cfg.params[0 if cfg.shared else i],
                                  cfg.shared, cfg.normalize, run)
-    cdef Py_ssize_t l
-    for l in range(run.nb):
-        cfg.nfev[i + l] = cfg.stages * run.counts[3 * l]      # (counts[0]: the steps taken)
-        cfg.lanes_used[i + l] = lanes
+    cdef Py_ssize_t j
+    for j in range(run.nb):
+        cfg.nfev[i + j] = cfg.stages * run.counts[3 * j]      # (counts[0]: the steps taken)
+        cfg.lanes_used[i + j] = lanes
 
 
 cdef int _store_row(const void* c, Py_ssize_t i, double t, const double* z, double* y,

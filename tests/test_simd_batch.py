@@ -38,21 +38,23 @@ def _models(n):
     """Batches of rigid bodies, one per torque kind the compiled model has, with per-body
     parameters (inertia, torque), and the shared Lagrange top of the issue."""
     rng = np.random.default_rng(2)
-    I = _inertia(n)
+    inertia = _inertia(n)
     heights = np.column_stack([np.zeros(n), np.zeros(n), 0.05 + 0.1 * rng.random(n)])
     return {
-        "free": rotode.RigidBody(I),
-        "top": rotode.RigidBody([1.0, 1.0, 0.5], torque=rotode.torque.Gravity(1.0, 9.81, [0, 0, 0.1])),
-        "gravity axis": rotode.RigidBody(I, torque=rotode.torque.Gravity(1.0, 9.81, heights)),
-        "gravity": rotode.RigidBody(I, torque=rotode.torque.Gravity(
+        "free": rotode.RigidBody(inertia),
+        "top": rotode.RigidBody([1.0, 1.0, 0.5],
+                                torque=rotode.torque.Gravity(1.0, 9.81, [0, 0, 0.1])),
+        "gravity axis": rotode.RigidBody(inertia, torque=rotode.torque.Gravity(1.0, 9.81, heights)),
+        "gravity": rotode.RigidBody(inertia, torque=rotode.torque.Gravity(
             1.0 + rng.random(n), 9.81, 0.1 * rng.normal(size=(n, 3)))),
-        "body torque": rotode.RigidBody(I, torque=rotode.torque.Constant(rng.normal(size=(n, 3)))),
+        "body torque": rotode.RigidBody(
+            inertia, torque=rotode.torque.Constant(rng.normal(size=(n, 3)))),
         "world torque": rotode.RigidBody(
-            I, torque=rotode.torque.Constant(rng.normal(size=(n, 3)), frame="world")),
+            inertia, torque=rotode.torque.Constant(rng.normal(size=(n, 3)), frame="world")),
         "full inertia, gain": rotode.RigidBody(
             np.array([[[2.0, 0.1, 0.0], [0.1, 1.5, 0.05], [0.0, 0.05, 1.0]]] * n)
             * (1.0 + 0.1 * rng.random(n))[:, None, None], norm_gain=0.5),
-        "no gyroscopic": rotode.RigidBody(I, gyroscopic=False),
+        "no gyroscopic": rotode.RigidBody(inertia, gyroscopic=False),
     }
 
 
