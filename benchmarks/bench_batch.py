@@ -7,7 +7,8 @@ Run from the clone's root after building rotode (``python setup.py build_ext --i
 The tops: ``rotode.RigidBody([1, 1, 0.5], torque=rotode.torque.Gravity(1, 9.81, [0, 0, 0.1]))``,
 upright, spinning at w = (0.1, 0, 20) (the first rate dispersed a little from body to body),
 ``integrate(top, (0, 1), Y0 (N, 7), method="rk4", dt=1e-3, save_every=1000, workers=...)``: the
-rows at t0 and tf only (the default, a row at every step, would write 5.6 GB for 10^5 tops).  Compared, one thread each unless said:
+rows at t0 and tf only (the default, a row at every step, would write 5.6 GB for 10^5 tops).
+Compared, one thread each unless said:
 
 - rotode "off": the driver's step of one body at a time (rotode/dynamic.pxd), what rotode ran
   before the lane kernels (``rotode._lanes.use("off")``);
