@@ -1,5 +1,7 @@
 """Type stubs of the compiled module rotode._lanes (checked by mypy.stubtest in CI)."""
 
+__all__ = ["ISAS", "available", "width", "get", "use"]
+
 ISAS: tuple[str, ...]
 def available() -> tuple[str, ...]: ...
 def width(name: str) -> int: ...
