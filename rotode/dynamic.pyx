@@ -12,7 +12,10 @@ code, the options it takes, whether it keeps |q| by construction) are the regist
 the one kernel enum (rotode/_driver.pxd): Lie-Euler, Crouch-Grossman (any explicit tableau of at
 most 3 stages), Runge-Kutta 3 and 4, Adams-Bashforth 3 and Runge-Kutta-Nystrom, as the
 `Stepper` that the one time-loop driver (rotode/_driver.pyx) runs, and hands the embedded pairs
-(on the state and on the rotation group) to the driver.
+(on the state and on the rotation group) to the driver.  rk3 and rk4 on bodies whose torque is
+compiled run in the lane kernels instead: blocks of bodies in SIMD lanes, each body with its
+single run's bits (rotode/_lanes.hpp, ``rotode._lanes``; docs/architecture.md "The lane
+kernels").
 
 Options (``options`` dict of `run`)
 -----------------------------------
@@ -594,7 +597,7 @@ def run(method, model, y0, t, save, options=None, workers=1):
         error control ``n_rejected`` and ``nfev_pair`` (right-hand-side evaluations of the
         pair, counted as SciPy counts them); rk3 and rk4 with compiled torques (none, `Gravity`,
         `Constant`) run in the lane kernels (rotode/_lanes.hpp) and report ``simd``, the
-        instruction set of `rotode._lanes` their blocks ran on ("scalar": body by body).
+        instruction set of ``rotode._lanes`` their blocks ran on ("scalar": body by body).
 
     Notes
     -----

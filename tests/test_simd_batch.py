@@ -1,12 +1,18 @@
 """The lane kernels (rotode/_lanes.hpp, rotode._lanes): rk3 and rk4 batches of rigid bodies
 stepped in SIMD lanes give every body its single run's bits, on every instruction set this CPU
 runs, with any number of threads; the forced set is the one that ran."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import rotode
 from rotode import _lanes
 
+ROOT = Path(__file__).resolve().parents[1]
 N = 37                                    # not a multiple of any width (2, 4, 8)
 ISAS = [name for name in _lanes.available() if name != "off"]
 
@@ -145,3 +151,20 @@ def test_python_torque_keeps_the_drivers_step():
     model = rotode.RigidBody([1.0, 2.0, 3.0], torque=lambda t, q, w: np.zeros(3))
     out = rotode.integrate(model, (0, 0.1), _states(4), method="rk4", dt=0.05)
     assert out.success and "simd" not in out.stats
+
+
+@pytest.mark.parametrize("value, expected", [("scalar", "scalar"), ("off", "off"),
+                                             ("neon", None)])
+def test_environment_variable(value, expected):
+    """ROTODE_SIMD chooses the set when rotode is imported; one this CPU cannot run warns and
+    leaves the best."""
+    code = ("import warnings; warnings.simplefilter('always')\n"
+            "from rotode import _lanes; print(_lanes.get())")
+    env = dict(os.environ, ROTODE_SIMD=value, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, check=True)
+    got = done.stdout.split()[-1]
+    if expected is None:
+        assert got == _lanes.available()[-1] and "ROTODE_SIMD='neon'" in done.stderr
+    else:
+        assert got == expected and not done.stderr
