@@ -13,7 +13,7 @@
 # codes below (`status_message` turns them into the result's message).
 
 from rotode.erk cimport ERK, ERK_MAX_N, erk_rhs
-from rotode._engine cimport EngineRun
+from rotode._engine cimport BlockRun, EngineRun
 from libc.math cimport INFINITY, nextafter
 
 cdef enum:
@@ -109,6 +109,10 @@ ctypedef int (*first_fn)(const void* cfg, Py_ssize_t i, double t0, const double*
 # instead of the driver's own loop; the run's grid, control and polling are filled in by the
 # driver (IN/OUT: run)
 ctypedef int (*body_fn)(const void* cfg, Py_ssize_t i, EngineRun* run) noexcept nogil
+# the whole fixed-grid run of the block of run.nb bodies from body i on (the lane kernels,
+# rotode/_lanes.hpp), instead of the driver's loop over each; the grid, the block's rows and
+# counters and the polling are filled in by the driver (IN/OUT: run)
+ctypedef void (*block_fn)(const void* cfg, Py_ssize_t i, BlockRun* run) noexcept nogil
 # after the last step (status: the body's status); counters, final states (may be NULL)
 ctypedef void (*end_fn)(const void* cfg, Py_ssize_t i, int status, const double* z,
                         void* work) noexcept nogil
@@ -162,6 +166,10 @@ cdef struct Stepper:
     # NULL, or the specialised engine's whole run of one body (adaptive runs without events,
     # step records or stops): the driver's loop is then not used
     body_fn body
+    # NULL, or the run of a block of up to `lanes` bodies on a fixed grid (a runner sets it
+    # only where the block gives each body its own run's bits): the driver's loop is then not used
+    block_fn block
+    int lanes
 
 
 cdef inline Py_ssize_t stops_before(const double* stops, Py_ssize_t n, double t,
@@ -263,6 +271,8 @@ cdef inline Stepper make_stepper(const void* cfg, begin_fn begin, advance_fn adv
     s.n_stops = 0
     s.stops_jump = False
     s.body = NULL
+    s.block = NULL
+    s.lanes = 1
     return s
 
 

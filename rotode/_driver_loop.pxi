@@ -1,7 +1,8 @@
 # The driver's loop over one body (included by rotode/_driver.pyx): the body's step state
 # (`BodyRun`) set up from the run, the choice of its loop (`_one`), the loop over a fixed grid
 # (`_body`: chunks of steps handed to the runner's `advance`, or a pair's fixed steps), the
-# specialised engine's call (`_body_engine`) and what the loops share: the first row, the
+# specialised engine's call (`_body_engine`), a block of bodies' run by a lane kernel
+# (`_block`) and what the loops share: the first row, the
 # check of a row, NaN after a failure.
 
 
@@ -285,3 +286,45 @@ cdef void _body_engine(BodyRun* b) noexcept nogil:
     b.counts[0] = run.accepted
     b.counts[1] = run.rejected
     b.counts[2] = run.nfev
+
+
+cdef void _block(const Run* r, Py_ssize_t i0, Py_ssize_t nb, Clock* clk,
+                 bint poller) noexcept nogil:
+    """Bodies i0 .. i0 + nb - 1 of r by the stepper's `block` (a lane kernel), with the
+    driver's grid, polling and status contract of a fixed grid (OUT: their rows, status,
+    failed, counts[0], fail_t)."""
+    cdef const Stepper* s = r.s
+    cdef const Grid* g = &r.g
+    cdef BlockRun run
+    cdef Ticker tk
+    cdef Py_ssize_t i, c
+    tk.clk = clk
+    tk.p = r.poll
+    tk.poller = poller
+    run.t = g.t
+    run.n = g.n
+    run.save = g.save
+    run.m = g.m
+    run.nb = nb
+    run.y0 = r.y0 + i0 * s.k0
+    run.yo = r.yo + i0 * (g.m * s.k) if g.m else NULL
+    run.wo = r.wo + i0 * (g.m * 3) if g.m else NULL
+    run.status = &r.status[i0]
+    run.failed = &r.failed[i0]
+    run.counts = &r.counts[3 * i0]
+    run.countdown = &clk.countdown
+    run.tick = _engine_tick
+    run.tick_ctx = <void*>&tk
+    if rotode_load_flag(&r.poll.stop):
+        for i in range(i0, i0 + nb):
+            r.status[i] = STATUS_INTERRUPTED
+            r.failed[i] = 0
+            r.counts[3 * i] = 0
+        for c in range(nb * g.m * s.k):
+            run.yo[c] = NAN
+        for c in range(nb * g.m * 3):
+            run.wo[c] = NAN
+    else:
+        s.block(s.cfg, i0, &run)
+    for i in range(i0, i0 + nb):
+        r.fail_t[i] = g.t[r.failed[i]] if r.failed[i] >= 0 else g.t[0]

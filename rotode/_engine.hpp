@@ -80,6 +80,28 @@ struct EngineRun {
     int status;
 };
 
+// A block of bodies' whole run on a fixed grid (the lane kernels, rotode/_lanes.hpp): what it
+// reads and writes, by pointer, for nb bodies whose rows and counters are consecutive.
+struct BlockRun {
+    const double* t;         // the grid: n + 1 times; rows at t[save[0..m-1]]
+    std::ptrdiff_t n;
+    const std::ptrdiff_t* save;
+    std::ptrdiff_t m;
+    std::ptrdiff_t nb;       // bodies in the block
+    const double* y0;        // nb initial rows of 7
+    double* yo;              // OUT: nb x m rows of 7
+    double* wo;              // OUT: nb x m rows of 3 (body angular velocity)
+    // OUT, per body: status, the grid step a failure was found after (-1: none) and counts[3 l],
+    // the step it was found by (the driver's fixed-grid `last`: the steps taken)
+    int* status;
+    std::ptrdiff_t* failed;
+    long long* counts;
+    // interrupt polling: after every *countdown steps, tick(tick_ctx) != 0 stops the block
+    int* countdown;
+    int (*tick)(void*);
+    void* tick_ctx;
+};
+
 namespace engine {
 
 constexpr double SAFETY = 0.9, MIN_FACTOR = 0.2, MAX_FACTOR = 10.0;

@@ -36,6 +36,23 @@ cdef extern from "_engine.hpp" namespace "rotode" nogil:
         double t_end
         int status
 
+    # a block of bodies' fixed-grid run (the lane kernels, rotode/_lanes.hpp)
+    cdef struct BlockRun:
+        const double* t
+        Py_ssize_t n
+        const Py_ssize_t* save
+        Py_ssize_t m
+        Py_ssize_t nb
+        const double* y0
+        double* yo
+        double* wo
+        int* status
+        Py_ssize_t* failed
+        long long* counts
+        int* countdown
+        int (*tick)(void*) noexcept nogil
+        void* tick_ctx
+
 
 cdef extern from "_models.hpp" namespace "rotode" nogil:
     cdef enum:

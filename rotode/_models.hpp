@@ -15,9 +15,15 @@
 
 #include <cmath>
 #include <cstddef>
+#include <type_traits>
 
 #include "_engine.hpp"
 #include "_tableaux.hpp"
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"      // lane vectors (rotode/_lanes.hpp) only inlined
+#endif
 
 namespace rotode {
 
@@ -42,9 +48,20 @@ struct RigidParams {
 
 namespace models {
 
+// x in every lane of V (V = double: x itself; a GCC vector type of rotode/_lanes.hpp: x
+// broadcast, the operators of such types acting lane by lane) (OUT: v)
+template <class V>
+ROTODE_INLINE void splat(V& v, double x) {
+    if constexpr (std::is_same_v<V, double>) {
+        v = x;
+    } else {
+        for (int i = 0; i < int(sizeof(V) / sizeof(double)); ++i) v[i] = x;
+    }
+}
+
 // out = M x, row-major 3x3; Diag: M diagonal, the zero products left out
-template <bool Diag>
-ROTODE_INLINE void mat3_vec(const double* M, const double* x, double* out) {
+template <bool Diag, class V>
+ROTODE_INLINE void mat3_vec(const V* M, const V* x, V* out) {
     if constexpr (Diag) {
         out[0] = M[0] * x[0];
         out[1] = M[4] * x[1];
@@ -57,12 +74,13 @@ ROTODE_INLINE void mat3_vec(const double* M, const double* x, double* out) {
 }
 
 // R(q)^T v for any nonzero q: quat_rotate(conj(q), v) of rotode/quaternion.pxd
-inline void world_to_body(const double* q, const double* v, double* out) {
-    const double q0 = q[0], q1 = -q[1], q2 = -q[2], q3 = -q[3];
-    const double s = 2.0 / (q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3);
-    const double c0 = q2 * v[2] - q3 * v[1];
-    const double c1 = q3 * v[0] - q1 * v[2];
-    const double c2 = q1 * v[1] - q2 * v[0];
+template <class V>
+ROTODE_INLINE void world_to_body(const V* q, const V* v, V* out) {
+    const V q0 = q[0], q1 = -q[1], q2 = -q[2], q3 = -q[3];
+    const V s = 2.0 / (q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3);
+    const V c0 = q2 * v[2] - q3 * v[1];
+    const V c1 = q3 * v[0] - q1 * v[2];
+    const V c2 = q1 * v[1] - q2 * v[0];
     out[0] = v[0] + s * (q0 * c0 + q2 * c2 - q3 * c1);
     out[1] = v[1] + s * (q0 * c1 + q3 * c0 - q1 * c2);
     out[2] = v[2] + s * (q0 * c2 + q1 * c1 - q2 * c0);
@@ -70,73 +88,89 @@ inline void world_to_body(const double* q, const double* v, double* out) {
 
 }  // namespace models
 
+// The torque of kind T on a body of parameters p (a RigidParams, or rotode/_lanes.hpp's
+// RigidLanes: one body per lane) at orientation q (OUT: tau[3]).  V is double or a lane vector;
+// every lane does the operations of the double instance, in the same order.
+template <int T, class P, class V>
+ROTODE_INLINE void rigid_torque(const P& p, const V* q, V* tau) {
+    using models::splat;
+    if constexpr (T == TORQUE_NONE) {
+        splat(tau[0], 0.0);
+        splat(tau[1], 0.0);
+        splat(tau[2], 0.0);
+    } else if constexpr (T == TORQUE_GRAVITY) {
+        V down[3], d[3];
+        splat(down[0], 0.0);
+        splat(down[1], 0.0);
+        down[2] = -p.mg;
+        models::world_to_body(q, down, d);
+        tau[0] = p.com[1] * d[2] - p.com[2] * d[1];
+        tau[1] = p.com[2] * d[0] - p.com[0] * d[2];
+        tau[2] = p.com[0] * d[1] - p.com[1] * d[0];
+    } else if constexpr (T == TORQUE_GRAVITY_AXIS) {
+        // d = R(q)^T (0, 0, -m g) without its z component (world_to_body with v0 = v1 = 0)
+        const V q0 = q[0], q1 = -q[1], q2 = -q[2], q3 = -q[3];
+        const V v2 = -p.mg;
+        const V s = 2.0 / (q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3);
+        const V c0 = q2 * v2, c1 = -(q1 * v2);
+        const V d0 = s * (q0 * c0 - q3 * c1), d1 = s * (q0 * c1 + q3 * c0);
+        tau[0] = -(p.com[2] * d1);
+        tau[1] = p.com[2] * d0;
+        splat(tau[2], 0.0);
+    } else if constexpr (T == TORQUE_BODY) {
+        tau[0] = p.tau[0];
+        tau[1] = p.tau[1];
+        tau[2] = p.tau[2];
+    } else {
+        models::world_to_body(q, p.tau, tau);
+    }
+}
+
 // [q, w_body]' of a rigid body with torque kind T, inertia shape Diag and, with Gain, the norm
-// gain's term c q (without it, c = 0 x (1 - |q|^2) adds +-0, which changes no nonzero rate).
+// gain's term c q (without it, c = 0 x (1 - |q|^2) adds +-0, which changes no nonzero rate)
+// (OUT: dy[7]).  One source for the specialised engine's model below (V = double) and the lane
+// kernels of rotode/_lanes.hpp (V a lane vector, p one body per lane; p.gyroscopic the same in
+// every lane).
+template <int T, bool Diag, bool Gain, class P, class V>
+ROTODE_INLINE void rigid_rhs(const P& p, const V* y, V* dy) {
+    const V* w = y + 4;
+    V tau[3];
+    rigid_torque<T>(p, y, tau);
+    // q' = 1/2 q (0, w) + c q, c = gain (1 - |q|^2)
+    V dq[4];
+    dq[0] = -y[1] * w[0] - y[2] * w[1] - y[3] * w[2];
+    dq[1] = y[0] * w[0] + y[2] * w[2] - y[3] * w[1];
+    dq[2] = y[0] * w[1] - y[1] * w[2] + y[3] * w[0];
+    dq[3] = y[0] * w[2] + y[1] * w[1] - y[2] * w[0];
+    if constexpr (Gain) {
+        const V c = p.gain * (1.0 - (y[0] * y[0] + y[1] * y[1] + y[2] * y[2] + y[3] * y[3]));
+        for (int i = 0; i < 4; ++i) dy[i] = 0.5 * dq[i] + c * y[i];
+    } else {
+        for (int i = 0; i < 4; ++i) dy[i] = 0.5 * dq[i];
+    }
+    // w' = I^-1 (tau - w x I w)
+    if (p.gyroscopic) {
+        V Iw[3], r[3];
+        models::mat3_vec<Diag>(p.I, w, Iw);
+        r[0] = tau[0] - (w[1] * Iw[2] - w[2] * Iw[1]);
+        r[1] = tau[1] - (w[2] * Iw[0] - w[0] * Iw[2]);
+        r[2] = tau[2] - (w[0] * Iw[1] - w[1] * Iw[0]);
+        models::mat3_vec<Diag>(p.Iinv, r, dy + 4);
+    } else {
+        models::mat3_vec<Diag>(p.Iinv, tau, dy + 4);
+    }
+}
+
+// [q, w_body]' of a rigid body with torque kind T, inertia shape Diag and, with Gain, the norm
+// gain's term: `rigid_rhs` on one body's parameters.
 template <int T, bool Diag, bool Gain>
 struct RigidBodyModel {
     static constexpr int n = 7;     // state [q (4), w (3)]
     static constexpr int k = 7;     // output row: the state itself
     RigidParams p;                  // by value: the loop's copy, which no store aliases
 
-    ROTODE_INLINE void torque(const double* q, double* tau) const {
-        if constexpr (T == TORQUE_NONE) {
-            tau[0] = 0.0;
-            tau[1] = 0.0;
-            tau[2] = 0.0;
-        } else if constexpr (T == TORQUE_GRAVITY) {
-            const double down[3] = {0.0, 0.0, -p.mg};
-            double d[3];
-            models::world_to_body(q, down, d);
-            tau[0] = p.com[1] * d[2] - p.com[2] * d[1];
-            tau[1] = p.com[2] * d[0] - p.com[0] * d[2];
-            tau[2] = p.com[0] * d[1] - p.com[1] * d[0];
-        } else if constexpr (T == TORQUE_GRAVITY_AXIS) {
-            // d = R(q)^T (0, 0, -m g) without its z component (world_to_body with v0 = v1 = 0)
-            const double q0 = q[0], q1 = -q[1], q2 = -q[2], q3 = -q[3];
-            const double v2 = -p.mg;
-            const double s = 2.0 / (q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3);
-            const double c0 = q2 * v2, c1 = -(q1 * v2);
-            const double d0 = s * (q0 * c0 - q3 * c1), d1 = s * (q0 * c1 + q3 * c0);
-            tau[0] = -(p.com[2] * d1);
-            tau[1] = p.com[2] * d0;
-            tau[2] = 0.0;
-        } else if constexpr (T == TORQUE_BODY) {
-            tau[0] = p.tau[0];
-            tau[1] = p.tau[1];
-            tau[2] = p.tau[2];
-        } else {
-            models::world_to_body(q, p.tau, tau);
-        }
-    }
-
     ROTODE_INLINE void operator()(double, const double* y, double* dy) const {
-        const double* w = y + 4;
-        double tau[3];
-        torque(y, tau);
-        // q' = 1/2 q (0, w) + c q, c = gain (1 - |q|^2)
-        double dq[4];
-        dq[0] = -y[1] * w[0] - y[2] * w[1] - y[3] * w[2];
-        dq[1] = y[0] * w[0] + y[2] * w[2] - y[3] * w[1];
-        dq[2] = y[0] * w[1] - y[1] * w[2] + y[3] * w[0];
-        dq[3] = y[0] * w[2] + y[1] * w[1] - y[2] * w[0];
-        if constexpr (Gain) {
-            const double c =
-                p.gain * (1.0 - (y[0] * y[0] + y[1] * y[1] + y[2] * y[2] + y[3] * y[3]));
-            for (int i = 0; i < 4; ++i) dy[i] = 0.5 * dq[i] + c * y[i];
-        } else {
-            for (int i = 0; i < 4; ++i) dy[i] = 0.5 * dq[i];
-        }
-        // w' = I^-1 (tau - w x I w)
-        if (p.gyroscopic) {
-            double Iw[3], r[3];
-            models::mat3_vec<Diag>(p.I, w, Iw);
-            r[0] = tau[0] - (w[1] * Iw[2] - w[2] * Iw[1]);
-            r[1] = tau[1] - (w[2] * Iw[0] - w[0] * Iw[2]);
-            r[2] = tau[2] - (w[0] * Iw[1] - w[1] * Iw[0]);
-            models::mat3_vec<Diag>(p.Iinv, r, dy + 4);
-        } else {
-            models::mat3_vec<Diag>(p.Iinv, tau, dy + 4);
-        }
+        rigid_rhs<T, Diag, Gain>(p, y, dy);
     }
 
     inline void begin(const double* y0, double* z) const {
@@ -339,3 +373,7 @@ inline void rigid_eval(const RigidParams* p, double t, const double* y, double* 
 }
 
 }  // namespace rotode
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif

@@ -12,7 +12,10 @@ code, the options it takes, whether it keeps |q| by construction) are the regist
 the one kernel enum (rotode/_driver.pxd): Lie-Euler, Crouch-Grossman (any explicit tableau of at
 most 3 stages), Runge-Kutta 3 and 4, Adams-Bashforth 3 and Runge-Kutta-Nystrom, as the
 `Stepper` that the one time-loop driver (rotode/_driver.pyx) runs, and hands the embedded pairs
-(on the state and on the rotation group) to the driver.
+(on the state and on the rotation group) to the driver.  rk3 and rk4 on bodies whose torque is
+compiled run in the lane kernels instead: blocks of bodies in SIMD lanes, each body with its
+single run's bits (rotode/_lanes.hpp, ``rotode._lanes``; docs/architecture.md "The lane
+kernels").
 
 Options (``options`` dict of `run`)
 -----------------------------------
@@ -47,6 +50,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from rotode import methods as _methods
+from rotode import _lanes
 from rotode._driver import Engine, algebra_atol, outcome, per_body_counts
 from rotode._loops import TINY_NORM2, first_small_norm, largest
 from rotode._validation import (as_bool_option, as_callable_vector, as_choice,
@@ -67,9 +71,11 @@ from rotode.rkmk cimport rkmk_rate, rkmk_retract, rkmk_base, rkmk_max_step_angle
 from rotode.equations cimport FRAME_BODY
 from rotode.rhs cimport RigidBody
 from rotode.torque cimport Constant, Gravity
-from rotode._engine cimport (EngineRun, RigidParams, rigid_erk_body, rigid_eval, TORQUE_NONE,
-                             TORQUE_GRAVITY, TORQUE_GRAVITY_AXIS, TORQUE_BODY,
+from rotode._engine cimport (BlockRun, EngineRun, RigidParams, rigid_erk_body, rigid_eval,
+                             TORQUE_NONE, TORQUE_GRAVITY, TORQUE_GRAVITY_AXIS, TORQUE_BODY,
                              TORQUE_WORLD)
+from rotode._lanes cimport (rigid_block, lanes_width, LANES_RK3, LANES_RK4, ISA_SCALAR,
+                            ISA_SSE2, ISA_AVX2, ISA_AVX512)
 from rotode._codegen import pair_ids as _pair_ids
 from rotode._runplan import Plan, RunOutput
 
@@ -119,6 +125,12 @@ cdef struct RunCfg:
     int pair
     const RigidParams* params   # one per body, or one shared (shared)
     long* nfev_force        # (N,) force evaluations (OUT)
+    # the lane kernels (rotode/_lanes.hpp): the instruction set (ISA_*), LANES_RK3/LANES_RK4,
+    # its stages (torque evaluations per step), and per body the lanes its block ran in (OUT)
+    int isa
+    int lane_kernel
+    int stages
+    int* lanes_used
 
 
 cdef struct DynWork:
@@ -393,6 +405,18 @@ cdef int _engine_body(const void* c, Py_ssize_t i, EngineRun* run) noexcept nogi
     return st
 
 
+cdef void _lane_block(const void* c, Py_ssize_t i, BlockRun* run) noexcept nogil:
+    """Bodies i .. i + run.nb - 1 by the lane kernel (rotode/_lanes.hpp): rk3 or rk4 on
+    [q, w] with the torque known at compile time, one body per SIMD lane."""
+    cdef const RunCfg* cfg = <const RunCfg*>c
+    cdef int lanes = rigid_block(cfg.isa, cfg.lane_kernel, &cfg.params[0 if cfg.shared else i],
+                                 cfg.shared, cfg.normalize, run)
+    cdef Py_ssize_t j
+    for j in range(run.nb):
+        cfg.nfev[i + j] = cfg.stages * run.counts[3 * j]      # (counts[0]: the steps taken)
+        cfg.lanes_used[i + j] = lanes
+
+
 cdef int _store_row(const void* c, Py_ssize_t i, double t, const double* z, double* y,
                     double* w, void* work) noexcept nogil:
     cdef int k
@@ -424,6 +448,8 @@ cdef void _end(const void* c, Py_ssize_t i, int status, const double* z,
 ENGINE_PAIRS = _pair_ids()
 #: False: every run takes the driver's loop (tests compare the two).
 _USE_ENGINE = True
+#: rotode._lanes' instruction sets -> their codes in rotode/_lanes.hpp (ISA_*).
+_LANE_ISAS = {"scalar": ISA_SCALAR, "sse2": ISA_SSE2, "avx2": ISA_AVX2, "avx512": ISA_AVX512}
 
 
 cdef bint _engine_params(RigidBody body, RigidParams* p):
@@ -569,7 +595,9 @@ def run(method, model, y0, t, save, options=None, workers=1):
         (0 ok, 2 the state became non-finite: those states are NaN), ``message``, and for
         rkn4 ``qdot`` (N, 4), the final q' of each body (see the option ``qdot0``); with
         error control ``n_rejected`` and ``nfev_pair`` (right-hand-side evaluations of the
-        pair, counted as SciPy counts them).
+        pair, counted as SciPy counts them); rk3 and rk4 with compiled torques (none, `Gravity`,
+        `Constant`) run in the lane kernels (rotode/_lanes.hpp) and report ``simd``, the
+        instruction set of ``rotode._lanes`` their blocks ran on ("scalar": body by body).
 
     Notes
     -----
@@ -660,15 +688,19 @@ def run_plan(plan):
     cdef RigidParams* params = NULL
     if ctx == NULL:
         raise MemoryError()
+    lanes_used = np.ones(N, dtype=np.intc)
+    isa = None
     try:
-        if code == KERNEL_ERK and specialise:
-            params = <RigidParams*>malloc(nmod * sizeof(RigidParams))
-            if params == NULL:
-                raise MemoryError()
-            if all([_engine_params(models[b_], &params[b_]) for b_ in range(nmod)]):
+        lanes = (code == KERNEL_RK3 or code == KERNEL_RK4) and not adaptive and k == 7 and not (
+            o.hold or o.restore)
+        if specialise or lanes:
+            _compiled_params(models, &params)
+            if params != NULL and specialise:
                 cfg.pair = ENGINE_PAIRS[method]
                 cfg.params = params
                 sp.body = _engine_body
+            elif params != NULL and lanes:
+                isa = _attach_lanes(&sp, &cfg, params, lanes_used)
         fctx = _force_contexts(n_fctx, o.fsrc, o.forces, o.masses)
         cfg.force = fctx
         for b_ in range(nmod):
@@ -690,7 +722,44 @@ def run_plan(plan):
         stats["nfev_force"] = largest(nfevf)
     if code == KERNEL_RKN4:
         stats["qdot"] = qdot
+    if isa is not None:
+        stats["simd"] = isa if N and lanes_used.max() > 1 else "scalar"
     return RunOutput(y_out, w_out, stats, rec.events, rec.steps, rec.h_next)
+
+
+cdef int _compiled_params(list models, RigidParams** out) except -1:
+    """Every body's parameters for the compiled models (rotode/_models.hpp), malloc'ed (the
+    caller frees *out): 1, or 0 (out NULL) when a torque has none there (a callable, a Python
+    subclass)."""
+    cdef Py_ssize_t b_, nmod = len(models)
+    cdef RigidParams* params = <RigidParams*>malloc(nmod * sizeof(RigidParams))
+    out[0] = NULL
+    if params == NULL:
+        raise MemoryError()
+    for b_ in range(nmod):
+        if not _engine_params(models[b_], &params[b_]):
+            free(params)
+            return 0
+    out[0] = params
+    return 1
+
+
+cdef object _attach_lanes(Stepper* sp, RunCfg* cfg, RigidParams* params, object lanes_used):
+    """Run the blocks of the stepper by the lane kernels (rotode/_lanes.hpp) on the instruction
+    set of `rotode._lanes.get()` (OUT: sp, cfg; lanes_used, per body, written by the run);
+    returns that set's name, or None for "off" (the driver's step, body by body)."""
+    cdef int[::1] lv = lanes_used
+    name = _lanes.get()
+    if name == "off":
+        return None
+    cfg.isa = _LANE_ISAS[name]
+    cfg.lane_kernel = LANES_RK4 if cfg.kernel == KERNEL_RK4 else LANES_RK3
+    cfg.stages = 4 if cfg.kernel == KERNEL_RK4 else 3
+    cfg.params = params
+    cfg.lanes_used = &lv[0] if lv.shape[0] else NULL
+    sp.block = _lane_block
+    sp.lanes = lanes_width(cfg.isa)
+    return name
 
 
 def _run_options(method, spec, options, adaptive):

@@ -41,8 +41,9 @@ LAYERS = [
         "_plan",
         "_dense",
         # the specialised engine (C++ templates declared in _engine.pxd) and the code generator
-        # of its tableaux (from the registry)
-        "_engine", "_codegen",
+        # of its tableaux (from the registry); the lane kernels of rk3/rk4 batches and their
+        # run-time choice of instruction set
+        "_engine", "_codegen", "_lanes",
         # the forward-mode derivative of a rigid body's computed solution (issue 30)
         "_tangent",
     }),

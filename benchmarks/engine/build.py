@@ -1,8 +1,10 @@
-"""Build, at run time, the two compiled peers of benchmarks/bench_engine.py.
+"""Build, at run time, the compiled peers of benchmarks/bench_engine.py and bench_batch.py.
 
 - `loop`: the hand-written C++17 DOP853 of dop853.hpp / models.hpp / engine.cpp, compiled with
   rotode's own flags (setup.py's ``COMPILE_ARGS``, the release set), optionally plus
   ``-march=native``, into a shared library with a C ABI, loaded with ctypes;
+- `batch_loop`: batch_avx2.cpp, rk4 on struct-of-arrays blocks of Lagrange tops, with rotode's
+  flags plus ``-mavx2`` (benchmarks/bench_batch.py);
 - `cyrk`: cyrk_rhs.pyx, CyRK's ``cysolve_ivp`` with Cython right-hand sides, built with
   setuptools and Cython (as CyRK's documentation builds such a module: its headers from
   ``CyRK.get_include()``); ``cyrk("cyrk_spacecraft")`` builds cyrk_spacecraft.pyx, the
@@ -140,6 +142,48 @@ def loop(native=False, verbose=False):
             lib.unlink(missing_ok=True)
             raise BuildError(f"{' '.join(cmd)} failed:\n{done.stderr[-2000:]}")
     return Loop(lib, flags)
+
+
+class BatchLoop:
+    """The struct-of-arrays AVX2 loop of batch_avx2.cpp: ``run(y0, params, t)`` returns the
+    final rows of the tops over the grid t (params: I (3), m g, h)."""
+
+    def __init__(self, path, flags):
+        self.path, self.flags = path, flags
+        lib = self._lib = ctypes.CDLL(str(path))
+        P = ctypes.POINTER(ctypes.c_double)
+        lib.batch_rk4_top.argtypes = [ctypes.c_long, P, P, P, ctypes.c_long, P]
+        lib.batch_rk4_top.restype = None
+        self._P = P
+
+    def run(self, y0, params, t):
+        y0 = np.ascontiguousarray(y0, dtype=float)
+        params = np.ascontiguousarray(params, dtype=float)
+        t = np.ascontiguousarray(t, dtype=float)
+        out = np.empty_like(y0)
+        self._lib.batch_rk4_top(y0.shape[0], y0.ctypes.data_as(self._P),
+                                params.ctypes.data_as(self._P), t.ctypes.data_as(self._P),
+                                t.shape[0] - 1, out.ctypes.data_as(self._P))
+        return out
+
+
+def batch_loop(verbose=False):
+    """Compile (or reuse) batch_avx2.cpp with rotode's flags plus ``-mavx2``."""
+    flags = rotode_flags() + ["-mavx2"]
+    cxx = _compiler()
+    version = subprocess.run(cxx + ["--version"], capture_output=True, text=True).stdout
+    source = HERE / "batch_avx2.cpp"
+    cache = _cache("batch", [source.read_bytes(), *flags, *cxx, version])
+    lib = cache / "libbatch.so"
+    if not lib.exists():
+        cmd = cxx + flags + ["-fPIC", "-shared", str(source), "-o", str(lib)]
+        if verbose:
+            print("  building the AVX2 batch loop:", " ".join(cmd))
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            lib.unlink(missing_ok=True)
+            raise BuildError(f"{' '.join(cmd)} failed:\n{done.stderr[-2000:]}")
+    return BatchLoop(lib, flags)
 
 
 #: the Cython modules `cyrk` builds (their .pyx files next to this one)

@@ -1,0 +1,95 @@
+"""Batches in SIMD lanes (rotode/_lanes.hpp): rk4 on 10^5 Lagrange tops over 1000 steps, one
+thread, the rows at t0 and tf only; per instruction set, and rotode's time over the
+hand-written AVX2 struct-of-arrays loop of benchmarks/engine/batch_avx2.cpp (the same final
+states, bit for bit; benchmarks/bench_batch.py measures the rest)."""
+import importlib.util
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import rotode
+from rotode import _lanes
+
+BUILD = Path(__file__).resolve().parents[2] / "benchmarks" / "engine" / "build.py"
+N, STEPS, DT = 100_000, 1000, 1e-3
+
+
+def _tops():
+    top = rotode.RigidBody([1.0, 1.0, 0.5], torque=rotode.torque.Gravity(1.0, 9.81, [0, 0, 0.1]))
+    y0 = np.zeros((N, 7))
+    y0[:, 0] = 1.0
+    y0[:, 4] = 0.1 * (1.0 + 0.01 * np.linspace(-1.0, 1.0, N))
+    y0[:, 6] = 20.0
+    return top, y0
+
+
+def _rk4(top, y0, workers=1):
+    return rotode.integrate(top, (0.0, STEPS * DT), y0, method="rk4", dt=DT, save_every=STEPS,
+                            workers=workers)
+
+
+class BatchTops:
+    """rk4 on 10^5 tops, 1000 steps, on each instruction set this CPU runs ("off": the
+    driver's step of one body at a time)."""
+
+    params = [list(_lanes.ISAS)]
+    param_names = ["simd"]
+    timeout = 300
+    number = 1
+    repeat = 2
+
+    def setup(self, simd):
+        if simd not in _lanes.available():
+            raise NotImplementedError(f"this CPU does not run {simd}")
+        self.top, self.y0 = _tops()
+        self.before = _lanes.use(simd)
+
+    def teardown(self, simd):
+        _lanes.use(self.before)
+
+    def time_rk4(self, simd):
+        _rk4(self.top, self.y0)
+
+
+class BatchAgainstLoop:
+    """rotode's rk4 time (its best instruction set) over the hand-written AVX2 loop's, and
+    workers=1 over workers=2.  Skipped where the loop cannot be built."""
+
+    timeout = 300
+
+    def setup(self):
+        try:
+            spec = importlib.util.spec_from_file_location("rotode_bench_batch_build", BUILD)
+            build = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(build)
+            self.loop = build.batch_loop()
+        except Exception as exc:       # (asv reports a benchmark whose setup raises this as
+            print(f"BatchAgainstLoop skipped: the AVX2 loop could not be built ({exc})",
+                  file=sys.stderr)     # skipped, not failed)
+            raise NotImplementedError("benchmarks/engine/batch_avx2.cpp could not be built") \
+                from exc
+        self.top, self.y0 = _tops()
+        self.t = np.arange(STEPS + 1) * DT
+        self.params = np.array([1.0, 1.0, 0.5, 9.81, 0.1])
+
+    def _best(self, call):
+        best = np.inf
+        for _ in range(2):
+            start = time.perf_counter()
+            call()
+            best = min(best, time.perf_counter() - start)
+        return best
+
+    def track_time_ratio_to_avx2_loop(self):
+        return (self._best(lambda: _rk4(self.top, self.y0))
+                / self._best(lambda: self.loop.run(self.y0, self.params, self.t)))
+
+    track_time_ratio_to_avx2_loop.unit = "ratio"
+
+    def track_workers_2_speedup(self):
+        return (self._best(lambda: _rk4(self.top, self.y0))
+                / self._best(lambda: _rk4(self.top, self.y0, workers=2)))
+
+    track_workers_2_speedup.unit = "ratio"

@@ -1,0 +1,125 @@
+"""Batches in SIMD lanes: rk4 on 10^5 Lagrange tops, 1000 steps, against a hand-written AVX2 loop.
+
+Run from the clone's root after building rotode (``python setup.py build_ext --inplace``):
+
+    python benchmarks/bench_batch.py [--quick] [--bodies N] [--steps S]
+
+The tops: ``rotode.RigidBody([1, 1, 0.5], torque=rotode.torque.Gravity(1, 9.81, [0, 0, 0.1]))``,
+upright, spinning at w = (0.1, 0, 20) (the first rate dispersed a little from body to body),
+``integrate(top, (0, 1), Y0 (N, 7), method="rk4", dt=1e-3, save_every=1000, workers=...)``: the
+rows at t0 and tf only (the default, a row at every step, would write 5.6 GB for 10^5 tops).
+Compared, one thread each unless said:
+
+- rotode "off": the driver's step of one body at a time (rotode/dynamic.pxd), what rotode ran
+  before the lane kernels (``rotode._lanes.use("off")``);
+- rotode on each instruction set this CPU runs ("scalar": the lane kernel's one-body instance;
+  "sse2", "avx2", "avx512": blocks of 2, 4, 8 bodies in SIMD lanes, rotode/_lanes.hpp);
+- the hand-written loop of benchmarks/engine/batch_avx2.cpp: struct-of-arrays blocks of 64
+  tops, each operation a loop over the block that the compiler vectorises, rotode's flags plus
+  ``-mavx2`` (built at run time by benchmarks/engine/build.py, cached), stepping rotode's time
+  grid; its final states are checked against rotode's, bit for bit;
+- rotode's best set with ``workers=2`` against ``workers=1``.
+
+How it measures: one process, every tool in turn, A B C ... A B C ..., the minimum over the
+turns of each (`bench_engine.measure`: each turn is one run here, a run lasting 0.1-40 s);
+OpenBLAS held to one thread.  Printed: ns per body-step (seconds / (N x steps)) and the ratio
+to the hand-written loop.  ``--quick``: 10^4 bodies and 2 turns.  The issue's target (issue
+31): rotode's rk4 within 2x of the hand-written AVX2 loop.
+"""
+import argparse
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))                  # the clone's rotode (built in place) first
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import numpy as np  # noqa: E402
+from bench_engine import Run, measure  # noqa: E402
+from engine import build  # noqa: E402
+
+import rotode  # noqa: E402
+from rotode import _lanes  # noqa: E402
+from rotode._plan import time_grid  # noqa: E402
+
+INERTIA = [1.0, 1.0, 0.5]
+MASS, G, HEIGHT = 1.0, 9.81, 0.1
+DT = 1e-3
+
+
+def tops(n):
+    """The batch's model and initial rows (N, 7): upright tops, w = (0.1 (1 + dispersion),
+    0, 20)."""
+    top = rotode.RigidBody(INERTIA, torque=rotode.torque.Gravity(MASS, G, [0.0, 0.0, HEIGHT]))
+    y0 = np.zeros((n, 7))
+    y0[:, 0] = 1.0
+    y0[:, 4] = 0.1 * (1.0 + 0.01 * np.linspace(-1.0, 1.0, n))
+    y0[:, 6] = 20.0
+    return top, y0
+
+
+def rotode_run(top, y0, steps, isa, workers=1):
+    """A Run of rotode's rk4 on `isa` (a `rotode._lanes` choice)."""
+    span = (0.0, steps * DT)
+
+    def call():
+        before = _lanes.use(isa)
+        try:
+            return rotode.integrate(top, span, y0, method="rk4", dt=DT, save_every=steps,
+                                    workers=workers)
+        finally:
+            _lanes.use(before)
+
+    return Run(call, call)
+
+
+def grid(steps):
+    """rotode's time grid of ``integrate(..., (0, steps dt), dt=dt)`` (`rotode._plan`)."""
+    return time_grid((0.0, steps * DT), DT, None, None)[0]
+
+
+def loop_run(loop, y0, steps):
+    params, t = np.array(INERTIA + [MASS * G, HEIGHT]), grid(steps)
+
+    def call():
+        return loop.run(y0, params, t)
+
+    return Run(call, call)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="10^4 bodies, 2 turns")
+    parser.add_argument("--bodies", type=int, default=None)
+    parser.add_argument("--steps", type=int, default=1000)
+    args = parser.parse_args(argv)
+    n = args.bodies or (10_000 if args.quick else 100_000)
+    turns = 2 if args.quick else 3
+    top, y0 = tops(n)
+    loop = build.batch_loop(verbose=True)
+    best = _lanes.available()[-1]
+    final = loop_run(loop, y0, args.steps).call()
+    ours = rotode_run(top, y0, args.steps, best).call()
+    same = np.array_equal(ours.y[:, -1], final)
+    print(f"rk4, {n} Lagrange tops, {args.steps} steps of {DT} s; CPU runs {_lanes.available()}")
+    print(f"hand-written AVX2 loop's final states == rotode's ({best}), bit for bit: {same}")
+    runs = {f"rotode {isa}": rotode_run(top, y0, args.steps, isa) for isa in _lanes.available()}
+    runs["hand-written AVX2 SoA loop"] = loop_run(loop, y0, args.steps)
+    runs[f"rotode {best}, workers=2"] = rotode_run(top, y0, args.steps, best, workers=2)
+    seconds = measure(runs, turns)
+    body_steps = n * args.steps
+    ref = seconds["hand-written AVX2 SoA loop"]
+    print(f"{'':34s} {'ns/body-step':>12s} {'x hand AVX2':>11s} {'speed-up vs off':>15s}")
+    for name, s in seconds.items():
+        print(f"{name:34s} {s / body_steps * 1e9:12.2f} {s / ref:11.2f} "
+              f"{seconds['rotode off'] / s:15.1f}")
+    print(f"workers=2 / workers=1 ({best}): "
+          f"{seconds[f'rotode {best}'] / seconds[f'rotode {best}, workers=2']:.2f}x")
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

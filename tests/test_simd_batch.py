@@ -1,0 +1,170 @@
+"""The lane kernels (rotode/_lanes.hpp, rotode._lanes): rk3 and rk4 batches of rigid bodies
+stepped in SIMD lanes give every body its single run's bits, on every instruction set this CPU
+runs, with any number of threads; the forced set is the one that ran."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rotode
+from rotode import _lanes
+
+ROOT = Path(__file__).resolve().parents[1]
+N = 37                                    # not a multiple of any width (2, 4, 8)
+ISAS = [name for name in _lanes.available() if name != "off"]
+
+
+@pytest.fixture
+def isa(request):
+    before = _lanes.use(request.param)
+    yield request.param
+    _lanes.use(before)
+
+
+def _states(n, seed=0):
+    """Dispersed initial states: random orientations (non-unit q too) and rates."""
+    rng = np.random.default_rng(seed)
+    q = rng.normal(size=(n, 4))
+    q /= np.linalg.norm(q, axis=1)[:, None]
+    q[::5] *= 1.0 + 1e-3                  # a few non-unit quaternions (the norm gain's term)
+    w = rng.normal(size=(n, 3)) * 3.0
+    w[:, 2] += 15.0                       # spinning tops
+    return np.hstack([q, w])
+
+
+def _inertia(n, seed=1):
+    rng = np.random.default_rng(seed)
+    return np.column_stack([np.ones(n), 1.0 + 0.2 * rng.random(n), 0.4 + 0.2 * rng.random(n)])
+
+
+def _models(n):
+    """Batches of rigid bodies, one per torque kind the compiled model has, with per-body
+    parameters (inertia, torque), and the shared Lagrange top of the issue."""
+    rng = np.random.default_rng(2)
+    inertia = _inertia(n)
+    heights = np.column_stack([np.zeros(n), np.zeros(n), 0.05 + 0.1 * rng.random(n)])
+    return {
+        "free": rotode.RigidBody(inertia),
+        "top": rotode.RigidBody([1.0, 1.0, 0.5],
+                                torque=rotode.torque.Gravity(1.0, 9.81, [0, 0, 0.1])),
+        "gravity axis": rotode.RigidBody(inertia, torque=rotode.torque.Gravity(1.0, 9.81, heights)),
+        "gravity": rotode.RigidBody(inertia, torque=rotode.torque.Gravity(
+            1.0 + rng.random(n), 9.81, 0.1 * rng.normal(size=(n, 3)))),
+        "body torque": rotode.RigidBody(
+            inertia, torque=rotode.torque.Constant(rng.normal(size=(n, 3)))),
+        "world torque": rotode.RigidBody(
+            inertia, torque=rotode.torque.Constant(rng.normal(size=(n, 3)), frame="world")),
+        "full inertia, gain": rotode.RigidBody(
+            np.array([[[2.0, 0.1, 0.0], [0.1, 1.5, 0.05], [0.0, 0.05, 1.0]]] * n)
+            * (1.0 + 0.1 * rng.random(n))[:, None, None], norm_gain=0.5),
+        "no gyroscopic": rotode.RigidBody(inertia, gyroscopic=False),
+    }
+
+
+def _body(model, i):
+    return model if model.n_bodies is None else model[i]
+
+
+@pytest.mark.parametrize("isa", ISAS, indirect=True)
+@pytest.mark.parametrize("method", ["rk4", "rk3"])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_every_body_is_its_single_run(isa, method, workers):
+    y0 = _states(N)
+    for name, model in _models(N).items():
+        batch = rotode.integrate(model, (0.0, 0.37), y0, method=method, dt=0.01, save_every=7,
+                                 workers=workers)
+        assert batch.success and batch.stats["simd"] == isa, name
+        for i in (0, 1, 2, 5, 8, 16, N - 2, N - 1):
+            one = rotode.integrate(_body(model, i), (0.0, 0.37), y0[i], method=method, dt=0.01,
+                                   save_every=7)
+            assert np.array_equal(batch.y[i], one.y), (name, i)
+            assert np.array_equal(batch.w[i], one.w), (name, i)
+            assert batch.stats["nfev"] == one.stats["nfev"]
+
+
+@pytest.mark.parametrize("isa", ISAS, indirect=True)
+def test_widths_agree_with_the_drivers_step(isa):
+    """Every width gives the bits of the driver's one-body step (rotode/dynamic.pxd), t_eval
+    rows, `normalize` and a backward grid included."""
+    y0 = _states(N, seed=3)
+    t_eval = np.linspace(0.0, 0.5, 11)
+    for name, model in _models(N).items():
+        kw = dict(method="rk4", dt=0.013, t_eval=t_eval, normalize=True)
+        lanes = rotode.integrate(model, (0.0, 0.5), y0, **kw)
+        back = rotode.integrate(model, (0.5, 0.0), y0, method="rk3", dt=0.02)
+        _lanes.use("off")
+        try:
+            ref = rotode.integrate(model, (0.0, 0.5), y0, **kw)
+            ref_back = rotode.integrate(model, (0.5, 0.0), y0, method="rk3", dt=0.02)
+        finally:
+            _lanes.use(isa)
+        assert "simd" not in ref.stats and lanes.stats["simd"] == isa
+        assert np.array_equal(lanes.t, ref.t) and np.array_equal(lanes.y, ref.y), name
+        assert np.array_equal(lanes.w, ref.w) and np.array_equal(back.y, ref_back.y), name
+        assert lanes.stats["nfev"] == ref.stats["nfev"] == 4 * ref.stats["n_steps"]
+
+
+@pytest.mark.parametrize("isa", ISAS, indirect=True)
+def test_mixed_classes_and_a_failing_body(isa):
+    """Bodies of different torque kinds in one block run one at a time (the same bits); a body
+    whose state overflows fails alone, its rows NaN, the others' unchanged."""
+    y0 = _states(N, seed=4)
+    mixed = [rotode.RigidBody([1.0, 1.2, 0.5]) if i % 3 else
+             rotode.RigidBody([1.0, 1.0, 0.5], torque=rotode.torque.Gravity(1.0, 9.81, [0, 0, 0.1]))
+             for i in range(N)]
+    out = rotode.integrate(mixed, (0.0, 0.2), y0, method="rk4", dt=0.01)
+    for i in (0, 1, 3, N - 1):
+        one = rotode.integrate(mixed[i], (0.0, 0.2), y0[i], method="rk4", dt=0.01)
+        assert np.array_equal(out.y[i], one.y)
+    bad = y0.copy()
+    bad[6, 4:] = 1e154
+    model = rotode.RigidBody([1.0, 2.0, 3.0])
+    out = rotode.integrate(model, (0.0, 1.0), bad, method="rk4", dt=0.01, save_every=10)
+    assert out.stats["status"] == 2 and "body 6" in out.stats["message"]
+    assert np.isnan(out.y[6, -1]).all() and np.isfinite(np.delete(out.y, 6, axis=0)).all()
+    one = rotode.integrate(model, (0.0, 1.0), bad[7], method="rk4", dt=0.01, save_every=10)
+    assert np.array_equal(out.y[7], one.y)
+
+
+def test_choices():
+    assert _lanes.available()[:3] == ("off", "scalar", "sse2")
+    assert [_lanes.width(name) for name in _lanes.ISAS] == [0, 1, 2, 4, 8]
+    assert _lanes.get() in _lanes.available()
+    with pytest.raises(ValueError, match="instruction set must be one of"):
+        _lanes.use("neon")
+    with pytest.raises(ValueError, match="instruction set must be one of"):
+        _lanes.width("avx")
+    before = _lanes.use("off")
+    try:
+        out = rotode.integrate(rotode.RigidBody([1.0, 2.0, 3.0]), (0, 1), _states(3), method="rk4",
+                               dt=0.1)
+        assert "simd" not in out.stats
+    finally:
+        _lanes.use(before)
+
+
+def test_python_torque_keeps_the_drivers_step():
+    """A torque with no compiled model (a callable) takes the driver's step: no lanes."""
+    model = rotode.RigidBody([1.0, 2.0, 3.0], torque=lambda t, q, w: np.zeros(3))
+    out = rotode.integrate(model, (0, 0.1), _states(4), method="rk4", dt=0.05)
+    assert out.success and "simd" not in out.stats
+
+
+@pytest.mark.parametrize("value, expected", [("scalar", "scalar"), ("off", "off"),
+                                             ("neon", None)])
+def test_environment_variable(value, expected):
+    """ROTODE_SIMD chooses the set when rotode is imported; one this CPU cannot run warns and
+    leaves the best."""
+    code = ("import warnings; warnings.simplefilter('always')\n"
+            "from rotode import _lanes; print(_lanes.get())")
+    env = dict(os.environ, ROTODE_SIMD=value, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, check=True)
+    got = done.stdout.split()[-1]
+    if expected is None:
+        assert got == _lanes.available()[-1] and "ROTODE_SIMD='neon'" in done.stderr
+    else:
+        assert got == expected and not done.stderr
