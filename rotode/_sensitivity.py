@@ -6,16 +6,22 @@ differentiation: Bock 1981; Hairer, Norsett and Wanner I, sec. II.6), in tangent
 a quaternion is perturbed on the right, ``q exp(dtheta/2)`` with ``dtheta`` in the body frame
 (the multiplicative-EKF error state), the body angular velocity additively.
 
-- A rigid body (`rotode.RigidBody`): every step is taken again on dual numbers
-  (rotode/_tangent.pyx), the state and the principal moments carrying up to
-  ``rotode._tangent.DIRECTIONS`` directions at once; an error-controlled run's accepted steps
-  come from a record of the run (rotode/_runplan.py `StepRequest`).
+- A rigid body (`rotode.RigidBody`), error-controlled on the specialised engine, ``["y0"]``:
+  the run itself carries the state as dual numbers (rotode/_tangent.hpp; `prepare` sets
+  ``Plan.tangent``), its steps and rows the plain run's bits, bodies in parallel over
+  ``workers``.
+- Otherwise every step is taken again on dual numbers (rotode/_tangent.pyx), the state and
+  the principal moments carrying up to ``rotode._tangent.DIRECTIONS`` directions at once; an
+  error-controlled run's accepted steps come from a record of the run (rotode/_runplan.py
+  `StepRequest`).
 - Kinematics with a known angular velocity: every step of every method commutes with a
   rotation of q (a body-frame rate: ``q_n(c q_0) = c q_n(q_0)``; a world-frame rate:
   ``q_n(q_0 c) = q_n(q_0) c``), so the derivative of the discrete map is exact in closed form:
   ``R(q_0^-1 q_n)^T`` (body frame) or the identity (world frame).
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 from scipy.spatial.transform import Rotation
@@ -95,9 +101,24 @@ def _principal(body, i):
                          f"body {i}'s inertia must be diagonal, got {inertia.tolist()}")
 
 
+def prepare(plan, runner, kind, names):
+    """`plan` with ``tangent`` set when its runner carries the y0 sensitivity in the run's own
+    pass (a rigid body's error-controlled run on the specialised engine, ``["y0"]`` alone:
+    rotode/_tangent.hpp), else `plan` itself."""
+    if (names != ("y0",) or kind != "rigid body"
+            or not getattr(runner, "tangent_ready", lambda plan: False)(plan)):
+        return plan
+    m = np.asarray(plan.t)[plan.save].shape[0]
+    return replace(plan, tangent=np.empty((plan.y0.shape[0], m, 6, 6)))
+
+
 def _rigid(run, names, y):
     """Per parameter (N, m, 6, n_p) of a rigid-body run."""
     plan = run.plan
+    if plan.tangent is not None:                  # (filled by the run itself)
+        out = plan.tangent
+        out[~np.isfinite(y).all(axis=2)] = np.nan
+        return {"y0": out}
     cols = [(p, j) for p in names for j in range(PARAMETERS["rigid body"][p])]
     N = plan.y0.shape[0]
     bodies = rigid_body_list(plan.model, N)          # (one shared body, or one per row)
