@@ -63,7 +63,7 @@ ROTODE_INLINE void step_stages(const G& g, double t, double h, const dual* y, du
 }
 
 template <class P, class G, int C, int... R>
-inline void dense_extra(const G& g, double t, double h, const dual* y, dual (*K)[C],
+ROTODE_INLINE void dense_extra(const G& g, double t, double h, const dual* y, dual (*K)[C],
                         std::integer_sequence<int, R...>) {
     dual ys[C];
     ((stage_state<P, C, P::s + 1 + R>(K, h, y, ys),
@@ -72,7 +72,7 @@ inline void dense_extra(const G& g, double t, double h, const dual* y, dual (*K)
 }
 
 template <class P, int C, int... R>
-inline void dense_rows(const dual (*K)[C], double h, dual* F, std::integer_sequence<int, R...>) {
+ROTODE_INLINE void dense_rows(const dual (*K)[C], double h, dual* F, std::integer_sequence<int, R...>) {
     constexpr int S = P::kind == 0 ? P::s + 1 : P::s_dense;
     constexpr auto cols = std::make_integer_sequence<int, S>{};
     constexpr int first = P::kind == 0 ? 0 : 3;
@@ -86,7 +86,7 @@ inline void dense_rows(const dual (*K)[C], double h, dual* F, std::integer_seque
 
 // engine::dense_prepare on duals (OUT: F, DOP853's extra stages in K)
 template <class P, class G, int C>
-inline void dense_prepare(const G& g, double t, double h, const dual* y, const dual* ynew,
+ROTODE_INLINE void dense_prepare(const G& g, double t, double h, const dual* y, const dual* ynew,
                           dual (*K)[C], dual* F) {
     if constexpr (P::kind == 0) {
         dense_rows<P>(K, h, F, std::make_integer_sequence<int, P::degree>{});
@@ -104,7 +104,7 @@ inline void dense_prepare(const G& g, double t, double h, const dual* y, const d
 
 // engine::dense_eval on duals (OUT: out)
 template <class P, int C>
-inline void dense_eval(double x, const dual* y, const dual* F, dual* out) {
+ROTODE_INLINE void dense_eval(double x, const dual* y, const dual* F, dual* out) {
     if constexpr (P::kind == 0) {
         for (int k = 0; k < C; ++k) {
             dual acc;
@@ -127,7 +127,7 @@ inline void dense_eval(double x, const dual* y, const dual* F, dual* out) {
 
 // The rigid body's seeded state: q0 and w0 with d part j < 3 the right perturbation
 // dq = q0 (0, e_j / 2) and j >= 3 dw = e_(j - 3) (OUT: z[7])
-inline void seed_rigid(const double* y0, dual* z) {
+ROTODE_INLINE void seed_rigid(const double* y0, dual* z) {
     for (int k = 0; k < 7; ++k) z[k] = dual(y0[k]);
     for (int j = 0; j < 3; ++j) {
         double v[3] = {0.0, 0.0, 0.0};
@@ -143,7 +143,7 @@ inline void seed_rigid(const double* y0, dual* z) {
 
 // The tangent coordinates of a rigid body's dual state: dtheta = 2 vec(q^-1 dq) (q of any
 // nonzero length: q^-1 = conj(q) / |q|^2), dw (OUT: out[6 * 6], row-major (component, direction))
-inline void store_rigid(const dual* z, double* out) {
+ROTODE_INLINE void store_rigid(const dual* z, double* out) {
     const double q0 = z[0].v, q1 = -z[1].v, q2 = -z[2].v, q3 = -z[3].v;
     const double n2 = q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3;
     for (int j = 0; j < TANGENT_DIRS; ++j) {
@@ -260,7 +260,7 @@ struct DualRigidModel {
 // row-major (slot, component, direction), NaN where the run did not reach; the rest as
 // `erk_body`, whose loop this is, step for step).
 template <class P, class M, class G>
-int erk_tangent_body(const M& model, const G& dmodel, EngineRun* run, double* sens) {
+ROTODE_INLINE int erk_tangent_body(const M& model, const G& dmodel, EngineRun* run, double* sens) {
     using namespace engine;
     constexpr int C = 7;
     constexpr int S = P::s_dense;
@@ -408,13 +408,37 @@ int erk_tangent_body(const M& model, const G& dmodel, EngineRun* run, double* se
     return st;
 }
 
+// The loop is compiled twice: for the baseline instruction set and, on x86 with GCC or Clang,
+// for AVX2, chosen at run time (the dual parts' seven lanes vectorise; without FMA contraction,
+// -ffp-contract=off, both give the same bits).
+template <class P, int T, bool Diag, bool Gain>
+int rigid_tangent_base(const RigidParams* p, EngineRun* run, double* sens) {
+    return erk_tangent_body<P>(RigidBodyModel<T, Diag, Gain>{*p},
+                               DualRigidModel<T, Diag, Gain>{*p}, run, sens);
+}
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define ROTODE_TANGENT_AVX2 1
+template <class P, int T, bool Diag, bool Gain>
+__attribute__((target("avx2"))) int rigid_tangent_avx2(const RigidParams* p, EngineRun* run,
+                                                         double* sens) {
+    return erk_tangent_body<P>(RigidBodyModel<T, Diag, Gain>{*p},
+                               DualRigidModel<T, Diag, Gain>{*p}, run, sens);
+}
+#endif
+
+template <class P, int T, bool Diag, bool Gain>
+inline int rigid_tangent_g(const RigidParams* p, EngineRun* run, double* sens) {
+#ifdef ROTODE_TANGENT_AVX2
+    if (__builtin_cpu_supports("avx2")) return rigid_tangent_avx2<P, T, Diag, Gain>(p, run, sens);
+#endif
+    return rigid_tangent_base<P, T, Diag, Gain>(p, run, sens);
+}
+
 template <class P, int T, bool Diag>
 inline int rigid_tangent_t(const RigidParams* p, EngineRun* run, double* sens) {
-    if (p->gain != 0.0)
-        return erk_tangent_body<P>(RigidBodyModel<T, Diag, true>{*p},
-                                   DualRigidModel<T, Diag, true>{*p}, run, sens);
-    return erk_tangent_body<P>(RigidBodyModel<T, Diag, false>{*p},
-                               DualRigidModel<T, Diag, false>{*p}, run, sens);
+    if (p->gain != 0.0) return rigid_tangent_g<P, T, Diag, true>(p, run, sens);
+    return rigid_tangent_g<P, T, Diag, false>(p, run, sens);
 }
 
 template <class P, bool Diag>
