@@ -106,7 +106,7 @@ def jax_run(y0, T):
         sol = diffrax.diffeqsolve(diffrax.ODETerm(f), diffrax.Dopri8(), 0.0, T, None, y,
                                   stepsize_controller=diffrax.PIDController(rtol=RTOL,
                                                                             atol=ATOL),
-                                  max_steps=100_000)
+                                  adjoint=diffrax.ForwardMode(), max_steps=100_000)
         return sol.ys[-1]
 
     jac = jax.jit(jax.jacfwd(solve))
