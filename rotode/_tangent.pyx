@@ -8,6 +8,11 @@
 # (Y' = J(t, y) Y + df/dp), with the method's dense output and its normalisation of q
 # differentiated too.  At each output time the ambient tangent (dq, dw) becomes tangent
 # coordinates: dtheta = 2 vec(q^-1 dq) (the right perturbation q exp(dtheta/2), body frame).
+# Runge-Kutta-Munthe-Kaas (TAB_RKMK; Munthe-Kaas, BIT 38, 1998) steps [v, w] from the dual q_n
+# (q = q_n exp(v/2), v' = T(-v)^-1 w), re-anchored and retracted after each step as
+# rotode/dynamic.pyx does.  The y0 sensitivity of an error-controlled pair on the state whose
+# torque the specialised engine compiles is carried by the run itself instead
+# (rotode/_tangent.hpp); this replay serves every other supported run.
 #
 # Layers (docs/architecture.md): a runner; the stepping loops hold the GIL (the torque's dual
 # evaluation is a method of the body); the facade (rotode/_sensitivity.py) loops over bodies.
