@@ -62,8 +62,11 @@ class Plan:
     ``control`` (None: the fixed grid ``t``), ``events``, ``steps`` (a `StepRequest`: the step
     record), ``h_next`` (return each body's proposal for the step after its last one),
     ``resume`` (``y0`` is the row stored at the end of an accepted step of an earlier run: a
-    method on local coordinates starts from its retraction) and ``stops`` (no controlled step
-    crosses a sample time of a `rotode.omega.Samples` rate; False for SciPy's steps).
+    method on local coordinates starts from its retraction), ``stops`` (no controlled step
+    crosses a sample time of a `rotode.omega.Samples` rate; False for SciPy's steps) and
+    ``tangent`` (None, or an (N, m, 6, 6) float64 array the runner fills with the y0
+    sensitivity of a rigid body's error-controlled run, carried in the same pass:
+    ``rotode.dynamic.tangent_ready``, docs/sensitivity.md).
     """
 
     method: str
@@ -79,6 +82,7 @@ class Plan:
     h_next: bool = False
     resume: bool = False
     stops: bool = True
+    tangent: Any = None
 
 
 @dataclass(frozen=True, slots=True)

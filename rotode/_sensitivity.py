@@ -6,16 +6,22 @@ differentiation: Bock 1981; Hairer, Norsett and Wanner I, sec. II.6), in tangent
 a quaternion is perturbed on the right, ``q exp(dtheta/2)`` with ``dtheta`` in the body frame
 (the multiplicative-EKF error state), the body angular velocity additively.
 
-- A rigid body (`rotode.RigidBody`): every step is taken again on dual numbers
-  (rotode/_tangent.pyx), the state and the principal moments carrying up to
-  ``rotode._tangent.DIRECTIONS`` directions at once; an error-controlled run's accepted steps
-  come from a record of the run (rotode/_runplan.py `StepRequest`).
+- A rigid body (`rotode.RigidBody`), error-controlled on the specialised engine, ``"y0"``:
+  the run itself carries the state as dual numbers (rotode/_tangent.hpp; `prepare` sets
+  ``Plan.tangent``), its steps and rows the plain run's bits, bodies in parallel over
+  ``workers``.
+- Otherwise every step is taken again on dual numbers (rotode/_tangent.pyx), the state and
+  the principal moments carrying up to ``rotode._tangent.DIRECTIONS`` directions at once; an
+  error-controlled run's accepted steps come from a record of the run (rotode/_runplan.py
+  `StepRequest`).
 - Kinematics with a known angular velocity: every step of every method commutes with a
   rotation of q (a body-frame rate: ``q_n(c q_0) = c q_n(q_0)``; a world-frame rate:
   ``q_n(q_0 c) = q_n(q_0) c``), so the derivative of the discrete map is exact in closed form:
   ``R(q_0^-1 q_n)^T`` (body frame) or the identity (world frame).
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 from scipy.spatial.transform import Rotation
@@ -95,8 +101,20 @@ def _principal(body, i):
                          f"body {i}'s inertia must be diagonal, got {inertia.tolist()}")
 
 
-def _rigid(run, names, y):
-    """Per parameter (N, m, 6, n_p) of a rigid-body run."""
+def prepare(plan, runner, kind, names):
+    """`plan` with ``tangent`` set when its runner carries the y0 sensitivity in the run's own
+    pass (a rigid body's error-controlled run on the specialised engine, ``"y0"`` asked for:
+    rotode/_tangent.hpp), else `plan` itself."""
+    if (names is None or "y0" not in names or kind != "rigid body"
+            or not getattr(runner, "tangent_ready", lambda plan: False)(plan)):
+        return plan
+    m = np.asarray(plan.t)[plan.save].shape[0]
+    return replace(plan, tangent=np.empty((plan.y0.shape[0], m, 6, 6)))
+
+
+def _replay(run, names):
+    """(N, m, 6, n_p) of the parameters `names` by the dual-number replay of each body's steps
+    (rotode/_tangent.pyx), the columns in the order of `names`."""
     plan = run.plan
     cols = [(p, j) for p in names for j in range(PARAMETERS["rigid body"][p])]
     N = plan.y0.shape[0]
@@ -111,9 +129,25 @@ def _rigid(run, names, y):
         ts = t if plan.control is None else _step_times(run, i, body)
         out[i] = _tangent.rigid_body(plan.method, body, plan.y0[i], ts, tout, cols,
                                      normalize=bool(plan.options.get("normalize", False)))
-    out[~np.isfinite(y).all(axis=2)] = np.nan
-    split = np.cumsum([PARAMETERS["rigid body"][p] for p in names])[:-1]
-    return dict(zip(names, np.split(out, split, axis=3), strict=True))
+    return out
+
+
+def _rigid(run, names, y):
+    """Per parameter (N, m, 6, n_p) of a rigid-body run: y0 from the run itself when it
+    carried it (``plan.tangent``), the rest by `_replay`."""
+    tangent = run.plan.tangent
+    rest = [p for p in names if tangent is None or p != "y0"]
+    parts = []
+    if rest:
+        split = np.cumsum([PARAMETERS["rigid body"][p] for p in rest])[:-1]
+        parts = np.split(_replay(run, rest), split, axis=3)
+    got = dict(zip(rest, parts, strict=True))
+    if tangent is not None:
+        got["y0"] = tangent
+    bad = ~np.isfinite(y).all(axis=2)
+    for p in names:
+        got[p][bad] = np.nan
+    return {p: got[p] for p in names}
 
 
 class SensitivityRun:

@@ -8,6 +8,11 @@
 # (Y' = J(t, y) Y + df/dp), with the method's dense output and its normalisation of q
 # differentiated too.  At each output time the ambient tangent (dq, dw) becomes tangent
 # coordinates: dtheta = 2 vec(q^-1 dq) (the right perturbation q exp(dtheta/2), body frame).
+# Runge-Kutta-Munthe-Kaas (TAB_RKMK; Munthe-Kaas, BIT 38, 1998) steps [v, w] from the dual q_n
+# (q = q_n exp(v/2), v' = T(-v)^-1 w), re-anchored and retracted after each step as
+# rotode/dynamic.pyx does.  The y0 sensitivity of an error-controlled pair on the state whose
+# torque the specialised engine compiles is carried by the run itself instead
+# (rotode/_tangent.hpp); this replay serves every other supported run.
 #
 # Layers (docs/architecture.md): a runner; the stepping loops hold the GIL (the torque's dual
 # evaluation is a method of the body); the facade (rotode/_sensitivity.py) loops over bodies.
@@ -19,6 +24,7 @@ from rotode import methods as _methods
 # Star cimport: Cython only sees the non-member dual operators (double * dual, ...) this way.
 from rotode.dual cimport *
 from rotode._rodrigues cimport so3_exp_coefficients
+from rotode.so3 cimport so3_dexp_inv_apply
 from rotode.equations cimport FRAME_BODY, euler_rhs, quaternion_kinematics_rhs
 from rotode.quaternion cimport quat_conj, quat_mul, quat_norm2
 from rotode.rhs cimport RigidBody
@@ -33,10 +39,11 @@ cdef enum:
     TAB_RK = 0               # Tab.kernel: an explicit Runge-Kutta tableau on the state
     TAB_LIE_EULER = 1        # q1 = q0 exp(h w0/2), w1 = w0 + h w'
     TAB_CG = 2               # Crouch-Grossman on SU(2) x R^3 (rotode/dynamic.pxd `cg_step`)
+    TAB_RKMK = 3             # a tableau on [v, w] from q_n (Runge-Kutta-Munthe-Kaas)
 
 #: The rigid-body kernels of the registry this module differentiates -> its code for them.
 KERNELS = {"rk3": TAB_RK, "rk4": TAB_RK, "erk": TAB_RK, "lie_euler": TAB_LIE_EULER,
-           "cg": TAB_CG}
+           "cg": TAB_CG, "rkmk": TAB_RKMK}
 #: Directions one pass carries (the d parts of a dual number).
 DIRECTIONS = DUAL_N
 
@@ -59,6 +66,9 @@ cdef struct Body:
     # parameter), or None (the body's own double inertia)
     bint principal
     dual I[3]
+    # Runge-Kutta-Munthe-Kaas (TAB_RKMK): the orientation q_n the step starts from
+    bint rkmk
+    dual qb[4]
 
 
 cdef void _fill_tab(Tab* T, spec, bint normalize) except *:
@@ -112,6 +122,32 @@ cdef void _fill_tab(Tab* T, spec, bint normalize) except *:
 
 
 cdef int _f(RigidBody body, const Body* p, double t, const dual* y, dual* dy) except? -99:
+    """The stages' right-hand side on duals: [q, w]' (`_f_state`), or for Runge-Kutta-Munthe-Kaas
+    [v, w]' = [T(-v)^-1 w, w'(qb exp(v/2), w)] (rotode/rkmk.pxd `rkmk_rate`, dynamic.pyx
+    `_deriv_rkmk`; the dual dexp^-1 of rotode/so3.pxd, whose small-angle branch is its series)
+    (OUT: dy[7], dy[6] = 0 for the algebra)."""
+    cdef dual z[NZ]
+    cdef dual dz[NZ]
+    cdef dual m[3]
+    cdef int k, st
+    if not p.rkmk:
+        return _f_state(body, p, t, y, dy)
+    _times_exp(p.qb, y, 1.0, z)
+    for k in range(3):
+        z[4 + k] = y[3 + k]
+        m[k] = -y[k]
+    st = _f_state(body, p, t, z, dz)
+    if st != 0:
+        return st
+    so3_dexp_inv_apply(m, &y[3], dy)
+    for k in range(3):
+        dy[3 + k] = dz[4 + k]
+    dy[6] = dual(0.0)
+    return 0
+
+
+cdef int _f_state(RigidBody body, const Body* p, double t, const dual* y,
+                  dual* dy) except? -99:
     """y' = f(t, y) of the rigid body on duals: rotode/equations.pxd `rigid_body_rhs` with the
     body's torque (`torque_dual`) and, for the `inertia` parameter, dual principal moments
     (OUT: dy[7]); the torque's status."""
@@ -333,22 +369,59 @@ cdef void _normalize(dual* z) noexcept:
 
 cdef int _step(const Tab* T, RigidBody body, const Body* p, double t, double h, double t_end,
                dual* z, dual (*K)[NZ], dual* znew) except? -99:
-    if T.kernel == TAB_RK:
+    if T.kernel == TAB_RK or T.kernel == TAB_RKMK:
         return _rk_step(T, body, p, t, h, t_end, z, K, znew)
     return _cg_step(T, body, p, t, h, z, znew)
 
 
-cdef int _sweep(const Tab* T, RigidBody body, const Body* p, const double[::1] ts,
+cdef void _anchor(Body* p, dual* z, bint first, dual* x) noexcept:
+    """The stepped state from the row z = [q, w]: z itself, or for Runge-Kutta-Munthe-Kaas
+    x = [v = 0, w] from qb = q/|q| (the first step) or q retracted, q (3 - |q|^2)/2 (the
+    driver's `rkmk_base` and `rkmk_retract`, on duals) (OUT: x, p.qb)."""
+    cdef dual s
+    cdef int k
+    if not p.rkmk:
+        for k in range(NZ):
+            x[k] = z[k]
+        return
+    if first:
+        s = 1.0 / real_sqrt(quat_norm2(z))
+    else:
+        s = 1.5 - 0.5 * quat_norm2(z)
+    for k in range(4):
+        p.qb[k] = z[k] * s
+    for k in range(3):
+        x[k] = dual(0.0)
+        x[3 + k] = z[4 + k]
+    x[6] = dual(0.0)
+
+
+cdef void _row(const Body* p, const dual* x, dual* z) noexcept:
+    """The row [q, w] of a stepped state x: x itself, or [qb exp(v/2), w] (OUT: z[7])."""
+    cdef int k
+    if not p.rkmk:
+        for k in range(NZ):
+            z[k] = x[k]
+        return
+    _times_exp(p.qb, x, 1.0, z)
+    for k in range(3):
+        z[4 + k] = x[3 + k]
+
+
+cdef int _sweep(const Tab* T, RigidBody body, Body* p, const double[::1] ts,
                 const double[::1] tout, dual* z, int ncols, double[:, :, ::1] out) except? -99:
-    """The steps ts[i] -> ts[i + 1] from z, storing the tangent at every time of tout (each a
-    step's end or, for a pair, inside a step: its dense output) (IN/OUT: z; OUT: out)."""
-    cdef dual znew[NZ]
+    """The steps ts[i] -> ts[i + 1] from the row z, storing the tangent at every time of tout
+    (each a step's end or, for a pair, inside a step: its dense output) (IN/OUT: z; OUT:
+    out)."""
+    cdef dual x[NZ]
+    cdef dual xnew[NZ]
+    cdef dual xd[NZ]
     cdef dual zd[NZ]
     cdef dual K[MAX_STAGES][NZ]
     cdef dual F[7][NZ]
     cdef Py_ssize_t n = ts.shape[0] - 1, m = tout.shape[0], i, slot = 0
     cdef double t, tn, h, d = 1.0 if n == 0 or ts[n] >= ts[0] else -1.0
-    cdef int k, st
+    cdef int st
     cdef bint prepared
     while slot < m and tout[slot] == ts[0]:
         _store(z, ncols, &out[slot, 0, 0])
@@ -357,7 +430,8 @@ cdef int _sweep(const Tab* T, RigidBody body, const Body* p, const double[::1] t
         t = ts[i]
         tn = ts[i + 1]
         h = tn - t
-        st = _step(T, body, p, t, h, tn, z, K, znew)
+        _anchor(p, z, i == 0, x)
+        st = _step(T, body, p, t, h, tn, x, K, xnew)
         if st != 0:
             return st
         prepared = False
@@ -365,18 +439,18 @@ cdef int _sweep(const Tab* T, RigidBody body, const Body* p, const double[::1] t
             if not prepared:
                 if T.kind == FIXED:
                     return -98          # an output inside a fixed step: not a grid time
-                st = _rk_stages(T, body, p, t, h, tn, z, K, T.s, T.s_dense)
+                st = _rk_stages(T, body, p, t, h, tn, x, K, T.s, T.s_dense)
                 if st != 0:
                     return st
-                _dense_rows(T, h, z, znew, K, F)
+                _dense_rows(T, h, x, xnew, K, F)
                 prepared = True
-            _dense_eval(T, (tout[slot] - t) / h, z, F, zd)
+            _dense_eval(T, (tout[slot] - t) / h, x, F, xd)
+            _row(p, xd, zd)
             _store(zd, ncols, &out[slot, 0, 0])
             slot += 1
+        _row(p, xnew, z)
         if T.normalize:
-            _normalize(znew)
-        for k in range(NZ):
-            z[k] = znew[k]
+            _normalize(z)
         while slot < m and d * (tout[slot] - tn) <= 0.0:
             _store(z, ncols, &out[slot, 0, 0])
             slot += 1
@@ -451,6 +525,7 @@ def rigid_body(method, RigidBody body, y0, ts, tout, cols, normalize=False):
             c1 += 1
         part = np.zeros((tov.shape[0], NT, c1 - c0))
         p.principal = cols[c0][0] == "inertia"
+        p.rkmk = T.kernel == TAB_RKMK
         for k in range(3):
             p.I[k] = dual(body._I[4 * k])
         _seed(&y0v[0], cols, c0, c1, z, &p)

@@ -72,7 +72,8 @@ from rotode.equations cimport FRAME_BODY
 from rotode.rhs cimport RigidBody
 from rotode.torque cimport Constant, Gravity
 from rotode._engine cimport (BlockRun, EngineRun, RigidParams, rigid_erk_body, rigid_eval,
-                             TORQUE_NONE, TORQUE_GRAVITY, TORQUE_GRAVITY_AXIS, TORQUE_BODY,
+                             rigid_tangent_body, TORQUE_NONE, TORQUE_GRAVITY,
+                             TORQUE_GRAVITY_AXIS, TORQUE_BODY,
                              TORQUE_WORLD)
 from rotode._lanes cimport (rigid_block, lanes_width, LANES_RK3, LANES_RK4, ISA_SCALAR,
                             ISA_SSE2, ISA_AVX2, ISA_AVX512)
@@ -124,6 +125,7 @@ cdef struct RunCfg:
     # the specialised engine (rotode/_models.hpp): the pair's id and each body's parameters
     int pair
     const RigidParams* params   # one per body, or one shared (shared)
+    double* tangent         # NULL, or (N, m, 6, 6) the y0 sensitivity (Plan.tangent) (OUT)
     long* nfev_force        # (N,) force evaluations (OUT)
     # the lane kernels (rotode/_lanes.hpp): the instruction set (ISA_*), LANES_RK3/LANES_RK4,
     # its stages (torque evaluations per step), and per body the lanes its block ran in (OUT)
@@ -417,6 +419,17 @@ cdef void _lane_block(const void* c, Py_ssize_t i, BlockRun* run) noexcept nogil
         cfg.lanes_used[i + j] = lanes
 
 
+cdef int _tangent_body(const void* c, Py_ssize_t i, EngineRun* run) noexcept nogil:
+    """Body i's whole run by the specialised engine with its y0 sensitivity in the same pass
+    (rotode/_tangent.hpp: the state as dual numbers, the steps the plain run's, bit for bit)
+    (OUT: cfg.tangent[i])."""
+    cdef const RunCfg* cfg = <const RunCfg*>c
+    cdef int st = rigid_tangent_body(cfg.pair, &cfg.params[0 if cfg.shared else i], run,
+                                     cfg.tangent + i * run.m * 36)
+    cfg.nfev[i] = run.nfev
+    return st
+
+
 cdef int _store_row(const void* c, Py_ssize_t i, double t, const double* z, double* y,
                     double* w, void* work) noexcept nogil:
     cdef int k
@@ -608,6 +621,45 @@ def run(method, model, y0, t, save, options=None, workers=1):
     return out.y, out.w, out.stats
 
 
+cdef void _attach_engine(Stepper* sp, RunCfg* cfg, str method, RigidParams* params,
+                         object tangent) except *:
+    """The specialised engine as `sp.body` on the bodies' compiled `params` (OUT: sp, cfg);
+    with `tangent` (Plan.tangent, an (N, m, 6, 6) float64 array) the engine that carries the
+    y0 sensitivity in the same pass."""
+    cdef double[:, :, :, ::1] tv
+    cfg.pair = ENGINE_PAIRS[method]
+    cfg.params = params
+    sp.body = _engine_body
+    if tangent is not None:
+        tv = tangent
+        cfg.tangent = &tv[0, 0, 0, 0] if tv.shape[0] * tv.shape[1] else NULL
+        sp.body = _tangent_body
+
+
+def tangent_ready(plan):
+    """Whether `run_plan` carries the 6x6 y0 sensitivity of `plan` in its own pass
+    (`Plan.tangent`): an error-controlled run of a pair the specialised engine runs, on bodies
+    whose torque it compiles, without events, step records or step proposals, the state
+    [q, w] (no options).
+
+    Parameters
+    ----------
+    plan : rotode._runplan.Plan
+        A rigid-body run.
+
+    Returns
+    -------
+    bool
+    """
+    cdef RigidParams p
+    if not (_USE_ENGINE and plan.control is not None and plan.steps is None
+            and not plan.h_next and plan.events is None and plan.method in ENGINE_PAIRS
+            and not plan.options and np.shape(plan.y0)[1] == 7):
+        return False
+    models = rigid_body_list(plan.model, np.shape(plan.y0)[0])
+    return all([_engine_params(mdl, &p) for mdl in models])
+
+
 def run_plan(plan):
     """`run` of a `rotode._runplan.Plan`, the facades' entry: with error control
     (``plan.control``, the error-controlled methods), events, a step record (one body), the
@@ -667,6 +719,7 @@ def run_plan(plan):
     cdef Stepper sp = make_stepper(&cfg, _begin, _advance, _store_row, _end, k, k, cfg.nz, True)
     cfg.pair = -1
     cfg.params = NULL
+    cfg.tangent = NULL
     sp.y0_row = True
     specialise = False
     if code == KERNEL_ERK:
@@ -695,12 +748,12 @@ def run_plan(plan):
             o.hold or o.restore)
         if specialise or lanes:
             _compiled_params(models, &params)
-            if params != NULL and specialise:
-                cfg.pair = ENGINE_PAIRS[method]
-                cfg.params = params
-                sp.body = _engine_body
-            elif params != NULL and lanes:
-                isa = _attach_lanes(&sp, &cfg, params, lanes_used)
+        if plan.tangent is not None and (params == NULL or not specialise):
+            raise ValueError("Plan.tangent needs a run that `tangent_ready` accepts")
+        if params != NULL and specialise:
+            _attach_engine(&sp, &cfg, method, params, plan.tangent)
+        elif params != NULL and lanes:
+            isa = _attach_lanes(&sp, &cfg, params, lanes_used)
         fctx = _force_contexts(n_fctx, o.fsrc, o.forces, o.masses)
         cfg.force = fctx
         for b_ in range(nmod):

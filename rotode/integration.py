@@ -476,6 +476,7 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         raise ValueError("`max_events` needs `events`")
     plan = Plan(name, runner_model, Y0, grid, save, options, _as_workers(workers),
                 control=control, events=request)
+    plan = _sensitivity.prepare(plan, runner, kind, sensitivity)
     out = runner.run_plan(plan)
     y_out, w_out, stats = out.y, out.w, out.stats
     sens = _sensitivity.compute(_sensitivity.SensitivityRun(plan, runner, kind), sensitivity,

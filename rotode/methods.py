@@ -203,7 +203,8 @@ class Kernel:
 
 def _kernels():
     # sensitivity: every kinematics kernel (a known rate: the step commutes with a rotation of
-    # q, docs/sensitivity.md); the rigid-body kernels rotode/_tangent.pyx steps on duals
+    # q, docs/sensitivity.md); the rigid-body kernels rotode/_tangent.pyx (and, for the pairs
+    # on the state under error control, rotode/_tangent.hpp) steps on duals
     kin = {"runner": "kinematic", "model": "kinematics", "sensitivity": True}
     rb = {"runner": "dynamic", "model": "rigid body"}
     rbs = dict(rb, sensitivity=True)
@@ -230,7 +231,7 @@ def _kernels():
         Kernel("rkn4", group=False,
                options=("normalize",) + _TORQUE + ("force", "mass", "qdot0"), **rb),
         Kernel("erk", group=False, limits=pair, pair=True, **rbs),
-        Kernel("rkmk", group=True, limits=pair, pair=True, **rb),
+        Kernel("rkmk", group=True, limits=pair, pair=True, **rbs),
         # a user's equations (rotode.ODE): the generic methods, which need nothing but f and
         # the layout of the quaternion blocks (rotode/ode.pyx)
         Kernel("rk3", group=False, options=("normalize",), limits={"stages": ERK_STAGES}, **ode),

@@ -229,9 +229,9 @@ def test_bad_input():
         rotode.integrate(TOP, (0, 1), y0, method="rk4", dt=0.1, sensitivity=["mass"])
     with pytest.raises(ValueError, match=r"parameter 'inertia' for kinematics.*\('y0',\)"):
         rotode.integrate(RATE, (0, 1), Q0, method="rk4", dt=0.1, sensitivity=["inertia"])
-    with pytest.raises(ValueError, match="method 'rkmk5' does not support sensitivities for "
-                                         "rigid body; the methods that do are .*'dop853'"):
-        rotode.integrate(TOP, (0, 1), y0, method="rkmk5", rtol=1e-6, sensitivity=["y0"])
+    with pytest.raises(ValueError, match="method 'ab3' does not support sensitivities for "
+                                         "rigid body; the methods that do are .*'rkmk8'"):
+        rotode.integrate(TOP, (0, 1), y0, method="ab3", dt=0.1, sensitivity=["y0"])
     with pytest.raises(ValueError, match="'implicit_midpoint' does not support"):
         rotode.integrate(TOP, (0, 1), y0, method="implicit_midpoint", dt=0.1,
                          sensitivity=["y0"])
@@ -251,3 +251,60 @@ def test_dask_input_is_refused():
     with pytest.raises(ValueError, match="`sensitivity` is not supported with dask input"):
         rotode.integrate(TOP, (0, 1), da.from_array(np.tile(np.r_[Q0, W0], (2, 1))),
                          method="rk4", dt=0.1, sensitivity=["y0"])
+
+
+@pytest.mark.parametrize("method", ["bs3", "dopri5", "dop853"])
+def test_one_pass_primal_is_the_plain_run_bit_for_bit(method):
+    # the engine carries the tangent in the run's own pass (rotode/_tangent.hpp): the same
+    # steps and rows as the plain run, and the tangent of the dual-number replay of its steps
+    y0, tout = np.r_[Q0, W0], [0.0, 0.37, 1.1, 2.0]
+    kw = dict(method=method, rtol=1e-9, atol=1e-11, t_eval=tout)
+    plan = rotode._runplan.Plan(method, TOP, y0[None], *rotode._plan.output_grid((0, 2.0), tout,
+                                                                                 None),
+                                {}, 1, control=rotode._validation.as_control(
+                                    1e-9, 1e-11, None, None, None, 7, 2.0, t_eval=True))
+    assert rotode.dynamic.tangent_ready(plan)
+    one = rotode.integrate(TOP, (0, 2.0), y0, sensitivity=["y0"], **kw)
+    plain = rotode.integrate(TOP, (0, 2.0), y0, **kw)
+    assert np.array_equal(one.y, plain.y) and np.array_equal(one.w, plain.w)
+    assert one.stats["nfev"] == plain.stats["nfev"]
+    assert one.stats["n_steps"] == plain.stats["n_steps"]
+    replay = _sensitivity._rigid(_sensitivity.SensitivityRun(plan, rotode.dynamic,
+                                                             "rigid body"), ("y0",), one.y[None])
+    np.testing.assert_allclose(one.sensitivity["y0"], replay["y0"][0], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(one.sensitivity["y0"][0], np.eye(6), rtol=0, atol=1e-15)
+
+
+def test_one_pass_batch_over_workers_equals_single_runs_bit_for_bit():
+    moments = np.array([[1.2, 1.7, 2.3], [1.0, 1.5, 2.0], [2.0, 2.5, 3.0]])
+    Y0 = np.c_[np.tile(Q0, (3, 1)), rng.normal(size=(3, 3))]
+    kw = dict(method="dop853", rtol=1e-8, atol=1e-10, t_eval=[0.5, 2.0], sensitivity=["y0"])
+    bodies = [rotode.RigidBody(m, torque=TOP.torque) for m in moments]
+    batch = rotode.integrate(bodies, (0, 2.0), Y0, workers=2, **kw)
+    for i in range(3):
+        one = rotode.integrate(rotode.RigidBody(moments[i], torque=TOP.torque), (0, 2.0), Y0[i],
+                               **kw)
+        assert np.array_equal(batch.sensitivity["y0"][i], one.sensitivity["y0"])
+        assert np.array_equal(batch.y[i], one.y)
+
+
+@pytest.mark.parametrize("method", ["rkmk3", "rkmk5", "rkmk8"])
+def test_rkmk_constant_spin_closed_form(method):
+    # a torque-free spin about a principal axis: w stays, d dtheta(T) / d dtheta0 = exp(-[w]x T)
+    w, T = np.array([0.0, 0.0, 1.3]), 3.0
+    for kw in (dict(dt=0.1), dict(rtol=1e-10, atol=1e-12)):
+        res = rotode.integrate(rotode.RigidBody(INERTIA), (0, T), np.r_[Q0, w], method=method,
+                               sensitivity=["y0"], **kw)
+        np.testing.assert_allclose(res.sensitivity["y0"][-1][:3, :3], expm(-_hat(w) * T),
+                                   rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("method", ["rkmk5", "rkmk8"])
+def test_rkmk_adaptive_against_the_one_pass_pair(method):
+    # on the group or on the state, tight tolerances: the same derivative of the flow
+    y0 = np.r_[Q0, W0]
+    got = rotode.integrate(TOP, (0, 2.0), y0, method=method, rtol=1e-11, atol=1e-12,
+                           t_eval=[0.7, 2.0], sensitivity=["y0"]).sensitivity["y0"]
+    want = rotode.integrate(TOP, (0, 2.0), y0, method="dop853", rtol=1e-12, atol=1e-13,
+                            t_eval=[0.7, 2.0], sensitivity=["y0"]).sensitivity["y0"]
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-7)
