@@ -95,9 +95,3 @@ cdef extern from "_models.hpp" namespace "rotode" nogil:
     int kin_erk_body(int pair, const KinParams* p, EngineRun* run)
     # one evaluation of q' = f(t, q) (OUT: dq[4])
     void kin_eval(const KinParams* p, double t, const double* q, double* dq)
-
-
-cdef extern from "_tangent.hpp" namespace "rotode" nogil:
-    # one body of a pair's run on the rigid body with its 6x6 y0 sensitivity at the saved slots
-    # (OUT: sens[m * 36], (slot, component, direction)); -1 when the pair is unknown
-    int rigid_tangent_body(int pair, const RigidParams* p, EngineRun* run, double* sens)

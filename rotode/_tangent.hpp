@@ -408,37 +408,16 @@ ROTODE_INLINE int erk_tangent_body(const M& model, const G& dmodel, EngineRun* r
     return st;
 }
 
-// The loop is compiled twice: for the baseline instruction set and, on x86 with GCC or Clang,
-// for AVX2, chosen at run time (the dual parts' seven lanes vectorise; without FMA contraction,
-// -ffp-contract=off, both give the same bits).
-template <class P, int T, bool Diag, bool Gain>
-int rigid_tangent_base(const RigidParams* p, EngineRun* run, double* sens) {
-    return erk_tangent_body<P>(RigidBodyModel<T, Diag, Gain>{*p},
-                               DualRigidModel<T, Diag, Gain>{*p}, run, sens);
-}
-
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#define ROTODE_TANGENT_AVX2 1
-template <class P, int T, bool Diag, bool Gain>
-__attribute__((target("avx2"))) int rigid_tangent_avx2(const RigidParams* p, EngineRun* run,
-                                                         double* sens) {
-    return erk_tangent_body<P>(RigidBodyModel<T, Diag, Gain>{*p},
-                               DualRigidModel<T, Diag, Gain>{*p}, run, sens);
-}
-#endif
-
-template <class P, int T, bool Diag, bool Gain>
-inline int rigid_tangent_g(const RigidParams* p, EngineRun* run, double* sens) {
-#ifdef ROTODE_TANGENT_AVX2
-    if (__builtin_cpu_supports("avx2")) return rigid_tangent_avx2<P, T, Diag, Gain>(p, run, sens);
-#endif
-    return rigid_tangent_base<P, T, Diag, Gain>(p, run, sens);
-}
-
+// The loop is compiled once per (pair, torque kind, inertia shape), for the baseline
+// instruction set, without the norm gain (`tangent_ready` in rotode/dynamic.pyx sends a body
+// with a gain to the replay of rotode/_tangent.pyx): these dual-number loops are the largest
+// object code of rotode, and each instantiation costs build time (rotode/_tangent_engine.pyx
+// compiles them apart).  An AVX2 clone measured about 1.4x faster per step (the dual parts'
+// seven lanes vectorise) at twice the build time.
 template <class P, int T, bool Diag>
 inline int rigid_tangent_t(const RigidParams* p, EngineRun* run, double* sens) {
-    if (p->gain != 0.0) return rigid_tangent_g<P, T, Diag, true>(p, run, sens);
-    return rigid_tangent_g<P, T, Diag, false>(p, run, sens);
+    return erk_tangent_body<P>(RigidBodyModel<T, Diag, false>{*p},
+                               DualRigidModel<T, Diag, false>{*p}, run, sens);
 }
 
 template <class P, bool Diag>
@@ -454,7 +433,8 @@ inline int rigid_tangent_torque(const RigidParams* p, EngineRun* run, double* se
 }
 
 // One body of an error-controlled rigid-body run with the pair `pair` (a PairId) and its 6x6
-// y0 sensitivity at the saved slots (OUT: sens[m * 36]); -1 for an unknown pair.
+// y0 sensitivity at the saved slots (OUT: sens[m * 36]); -1 for an unknown pair.  The body's
+// norm gain must be 0.
 inline int rigid_tangent_body(int pair, const RigidParams* p, EngineRun* run, double* sens) {
     switch (pair) {
 #define ROTODE_TANGENT_CASE(id, P)                                              \

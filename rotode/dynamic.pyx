@@ -72,9 +72,9 @@ from rotode.equations cimport FRAME_BODY
 from rotode.rhs cimport RigidBody
 from rotode.torque cimport Constant, Gravity
 from rotode._engine cimport (BlockRun, EngineRun, RigidParams, rigid_erk_body, rigid_eval,
-                             rigid_tangent_body, TORQUE_NONE, TORQUE_GRAVITY,
-                             TORQUE_GRAVITY_AXIS, TORQUE_BODY,
+                             TORQUE_NONE, TORQUE_GRAVITY, TORQUE_GRAVITY_AXIS, TORQUE_BODY,
                              TORQUE_WORLD)
+from rotode._tangent_engine cimport tangent_body
 from rotode._lanes cimport (rigid_block, lanes_width, LANES_RK3, LANES_RK4, ISA_SCALAR,
                             ISA_SSE2, ISA_AVX2, ISA_AVX512)
 from rotode._codegen import pair_ids as _pair_ids
@@ -424,8 +424,8 @@ cdef int _tangent_body(const void* c, Py_ssize_t i, EngineRun* run) noexcept nog
     (rotode/_tangent.hpp: the state as dual numbers, the steps the plain run's, bit for bit)
     (OUT: cfg.tangent[i])."""
     cdef const RunCfg* cfg = <const RunCfg*>c
-    cdef int st = rigid_tangent_body(cfg.pair, &cfg.params[0 if cfg.shared else i], run,
-                                     cfg.tangent + i * run.m * 36)
+    cdef int st = tangent_body(cfg.pair, &cfg.params[0 if cfg.shared else i], run,
+                               cfg.tangent + i * run.m * 36)
     cfg.nfev[i] = run.nfev
     return st
 
@@ -639,8 +639,8 @@ cdef void _attach_engine(Stepper* sp, RunCfg* cfg, str method, RigidParams* para
 def tangent_ready(plan):
     """Whether `run_plan` carries the 6x6 y0 sensitivity of `plan` in its own pass
     (`Plan.tangent`): an error-controlled run of a pair the specialised engine runs, on bodies
-    whose torque it compiles, without events, step records or step proposals, the state
-    [q, w] (no options).
+    whose torque it compiles and without a norm gain, without events, step records or step
+    proposals, the state [q, w] (no options).
 
     Parameters
     ----------
@@ -657,7 +657,8 @@ def tangent_ready(plan):
             and not plan.options and np.shape(plan.y0)[1] == 7):
         return False
     models = rigid_body_list(plan.model, np.shape(plan.y0)[0])
-    return all([_engine_params(mdl, &p) for mdl in models])
+    # (a norm gain: rotode/_tangent.hpp is compiled without it; the replay differentiates it)
+    return all([_engine_params(mdl, &p) and p.gain == 0.0 for mdl in models])
 
 
 def run_plan(plan):

@@ -45,7 +45,7 @@ LAYERS = [
         # run-time choice of instruction set
         "_engine", "_codegen", "_lanes",
         # the forward-mode derivative of a rigid body's computed solution (issue 30)
-        "_tangent",
+        "_tangent", "_tangent_engine",
     }),
     ("facades", {
         "integration", "_dask", "_results", "ivp", "solvers", "steps", "solve", "exact",
