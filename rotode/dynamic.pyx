@@ -74,8 +74,8 @@ from rotode.torque cimport Constant, Gravity
 from rotode._engine cimport (BlockRun, EngineRun, RigidParams, rigid_erk_body, rigid_eval,
                              TORQUE_NONE, TORQUE_GRAVITY, TORQUE_GRAVITY_AXIS, TORQUE_BODY,
                              TORQUE_WORLD)
-from rotode._lanes cimport (rigid_block, lanes_width, LANES_RK3, LANES_RK4, ISA_SCALAR,
-                            ISA_SSE2, ISA_AVX2, ISA_AVX512)
+from rotode._lanes cimport (rigid_block, lanes_width, LANES_RK3, LANES_RK4, LANES_AB3,
+                            ISA_SCALAR, ISA_SSE2, ISA_AVX2, ISA_AVX512)
 from rotode._codegen import pair_ids as _pair_ids
 from rotode._runplan import Plan, RunOutput
 
@@ -125,8 +125,9 @@ cdef struct RunCfg:
     int pair
     const RigidParams* params   # one per body, or one shared (shared)
     long* nfev_force        # (N,) force evaluations (OUT)
-    # the lane kernels (rotode/_lanes.hpp): the instruction set (ISA_*), LANES_RK3/LANES_RK4,
-    # its stages (torque evaluations per step), and per body the lanes its block ran in (OUT)
+    # the lane kernels (rotode/_lanes.hpp): the instruction set (ISA_*), LANES_RK3/RK4/AB3,
+    # its stages (torque evaluations per step; ab3: after its two Kutta steps, 1), and per body
+    # the lanes its block ran in (OUT)
     int isa
     int lane_kernel
     int stages
@@ -411,9 +412,12 @@ cdef void _lane_block(const void* c, Py_ssize_t i, BlockRun* run) noexcept nogil
     cdef const RunCfg* cfg = <const RunCfg*>c
     cdef int lanes = rigid_block(cfg.isa, cfg.lane_kernel, &cfg.params[0 if cfg.shared else i],
                                  cfg.shared, cfg.normalize, run)
-    cdef Py_ssize_t j
+    cdef Py_ssize_t j, steps
     for j in range(run.nb):
-        cfg.nfev[i + j] = cfg.stages * run.counts[3 * j]      # (counts[0]: the steps taken)
+        steps = run.counts[3 * j]                             # (counts[0]: the steps taken)
+        cfg.nfev[i + j] = cfg.stages * steps
+        if cfg.lane_kernel == LANES_AB3:                       # Kutta's two, then one each
+            cfg.nfev[i + j] = 3 * min(steps, 2) + max(steps - 2, 0)
         cfg.lanes_used[i + j] = lanes
 
 
@@ -691,8 +695,8 @@ def run_plan(plan):
     lanes_used = np.ones(N, dtype=np.intc)
     isa = None
     try:
-        lanes = (code == KERNEL_RK3 or code == KERNEL_RK4) and not adaptive and k == 7 and not (
-            o.hold or o.restore)
+        lanes = (code == KERNEL_RK3 or code == KERNEL_RK4 or code == KERNEL_AB3) and (
+            not adaptive and k == 7 and not (o.hold or o.restore))
         if specialise or lanes:
             _compiled_params(models, &params)
             if params != NULL and specialise:
@@ -753,7 +757,8 @@ cdef object _attach_lanes(Stepper* sp, RunCfg* cfg, RigidParams* params, object 
     if name == "off":
         return None
     cfg.isa = _LANE_ISAS[name]
-    cfg.lane_kernel = LANES_RK4 if cfg.kernel == KERNEL_RK4 else LANES_RK3
+    cfg.lane_kernel = (LANES_RK4 if cfg.kernel == KERNEL_RK4 else
+                       LANES_AB3 if cfg.kernel == KERNEL_AB3 else LANES_RK3)
     cfg.stages = 4 if cfg.kernel == KERNEL_RK4 else 3
     cfg.params = params
     cfg.lanes_used = &lv[0] if lv.shape[0] else NULL
