@@ -123,15 +123,19 @@ ROTODE_INLINE void gather_params(const KinParams* p, bool shared, std::ptrdiff_t
     }
 }
 
-// The rigid body in lanes (a `LaneModel`: the state's size n and the row's k, `begin(t0)` before
-// the first step, `nodes(t0, h)` before a step, `rhs(node, y, dy)` at the step's node 0 (t0), 1
-// (t0 + h/2) or 2 (t0 + h), `advanced()` after it, `row(z, w)` the body rate of the row of
-// state z): `rigid_rhs` of rotode/_models.hpp, autonomous.
+// The rigid body in lanes (a `LaneModel`: the state's size n and the row's k, `gather(p, shared,
+// nb)` its parameters, `begin(t0)` before the first step, `nodes(t0, h)` before a step,
+// `rhs(node, y, dy)` at the step's node 0 (t0), 1 (t0 + h/2) or 2 (t0 + h), `advanced()` after
+// it, `row(z, w)` the body rate of the row of state z): `rigid_rhs` of rotode/_models.hpp,
+// autonomous.
 template <int T, bool Diag, bool Gain, class V>
 struct RigidLaneModel {
     typedef RigidParams Params;
     static constexpr int n = 7, k = 7;
     RigidLanes<V> p;
+    ROTODE_INLINE void gather(const RigidParams* ps, bool shared, std::ptrdiff_t nb) {
+        gather_params(ps, shared, nb, &p);
+    }
     ROTODE_INLINE void begin(double) {}
     ROTODE_INLINE void nodes(double, double) {}
     ROTODE_INLINE void advanced() {}
@@ -144,17 +148,35 @@ struct RigidLaneModel {
 // Quaternion kinematics in lanes: `kin_rhs` with w(t) of `kin_omega` (rotode/_models.hpp), as
 // rotode/kinematic.pyx steps rk3/rk4: w at the nodes t0, t0 + h/2 and t0 + h of each step, the
 // last one carried as the next step's w(t0) (the first read at t[0]); a row's rate is the carried
-// one (in the body frame: R(q)^T w with World).
+// one (in the body frame: R(q)^T w with World).  A source shared by the block's bodies (one
+// omega.Sinusoid) is evaluated once per node on the double instance and broadcast: the bits
+// every lane would compute, with the sines of one body per block instead of one per lane.
 template <int W, bool World, bool Gain, class V>
 struct KinLaneModel {
     typedef KinParams Params;
     static constexpr int n = 4, k = 4;
     KinLanes<V> p;
+    KinParams one;                  // the shared source's parameters (shared)
+    bool shared;
     V w[3][3];                      // w at the step's nodes (w[0]: the carried one)
-    ROTODE_INLINE void begin(double t0) { kin_omega<W>(p, t0, w[0]); }
+    ROTODE_INLINE void gather(const KinParams* ps, bool sh, std::ptrdiff_t nb) {
+        gather_params(ps, sh, nb, &p);
+        one = ps[0];
+        shared = sh;
+    }
+    ROTODE_INLINE void omega(double t, V* wt) const {
+        if (shared) {
+            double w1[3];
+            kin_omega<W>(one, t, w1);
+            for (int c = 0; c < 3; ++c) models::splat(wt[c], w1[c]);
+        } else {
+            kin_omega<W>(p, t, wt);
+        }
+    }
+    ROTODE_INLINE void begin(double t0) { omega(t0, w[0]); }
     ROTODE_INLINE void nodes(double t0, double h) {
-        kin_omega<W>(p, t0 + 0.5 * h, w[1]);
-        kin_omega<W>(p, t0 + h, w[2]);
+        omega(t0 + 0.5 * h, w[1]);
+        omega(t0 + h, w[2]);
     }
     ROTODE_INLINE void advanced() {
         for (int c = 0; c < 3; ++c) w[0][c] = w[2][c];
@@ -409,7 +431,7 @@ template <int L, int K, class C>
 ROTODE_INLINE void block_class(const typename C::Params* p, bool shared, bool normalize,
                                BlockRun* b) {
     typename C::template model<Lanes<L>> f;
-    gather_params(p, shared, b->nb, &f.p);
+    f.gather(p, shared, b->nb);
     block_run<L, K>(f, normalize, C::to_end, b);
 }
 

@@ -260,6 +260,7 @@ ROTODE_INLINE void sin_lanes(const V& x, V& r) {
     if constexpr (std::is_same_v<V, double>) {
         r = std::sin(x);
     } else {
+        r = x;
         for (int i = 0; i < int(sizeof(V) / sizeof(double)); ++i) r[i] = std::sin(x[i]);
     }
 }

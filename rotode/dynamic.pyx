@@ -12,8 +12,8 @@ code, the options it takes, whether it keeps |q| by construction) are the regist
 the one kernel enum (rotode/_driver.pxd): Lie-Euler, Crouch-Grossman (any explicit tableau of at
 most 3 stages), Runge-Kutta 3 and 4, Adams-Bashforth 3 and Runge-Kutta-Nystrom, as the
 `Stepper` that the one time-loop driver (rotode/_driver.pyx) runs, and hands the embedded pairs
-(on the state and on the rotation group) to the driver.  rk3 and rk4 on bodies whose torque is
-compiled run in the lane kernels instead: blocks of bodies in SIMD lanes, each body with its
+(on the state and on the rotation group) to the driver.  rk3, rk4 and ab3 on bodies whose torque
+is compiled run in the lane kernels instead: blocks of bodies in SIMD lanes, each body with its
 single run's bits (rotode/_lanes.hpp, ``rotode._lanes``; docs/architecture.md "The lane
 kernels").
 
@@ -599,8 +599,8 @@ def run(method, model, y0, t, save, options=None, workers=1):
         (0 ok, 2 the state became non-finite: those states are NaN), ``message``, and for
         rkn4 ``qdot`` (N, 4), the final q' of each body (see the option ``qdot0``); with
         error control ``n_rejected`` and ``nfev_pair`` (right-hand-side evaluations of the
-        pair, counted as SciPy counts them); rk3 and rk4 with compiled torques (none, `Gravity`,
-        `Constant`) run in the lane kernels (rotode/_lanes.hpp) and report ``simd``, the
+        pair, counted as SciPy counts them); rk3, rk4 and ab3 with compiled torques (none,
+        `Gravity`, `Constant`) run in the lane kernels (rotode/_lanes.hpp) and report ``simd``, the
         instruction set of ``rotode._lanes`` their blocks ran on ("scalar": body by body).
 
     Notes

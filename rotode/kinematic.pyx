@@ -14,7 +14,11 @@ from the registry `rotode.methods`; this module implements the kinematic kernels
 kernel enum (rotode/_driver.pxd): the Crouch-Grossman product, exp2, the Magnus methods,
 Runge-Kutta and Adams-Bashforth on the quaternion (equations and references in
 docs/methods-kinematic.md), and the embedded pairs the driver steps, on the quaternion and (the
-Runge-Kutta-Munthe-Kaas methods, rotode/rkmk.pxd) on the rotation vector of each step.
+Runge-Kutta-Munthe-Kaas methods, rotode/rkmk.pxd) on the rotation vector of each step.  rk3 and
+rk4 under a rate whose model is compiled (constant rates, `rotode.omega.Constant`,
+`rotode.omega.Sinusoid`) run in the lane kernels instead: blocks of bodies in SIMD lanes, each
+body with its single run's bits (rotode/_lanes.hpp, ``rotode._lanes``; docs/architecture.md "The
+lane kernels").
 """
 import numpy as np
 
@@ -842,7 +846,9 @@ def run(method, model, y0, t, save, options, workers=1):
         BODY angular velocity at t[save].
     stats : dict
         ``n_steps``, ``nfev`` (w evaluations per body, including those at output times),
-        ``nrate`` (w' evaluations per body), ``n_substeps``, ``status``, ``message``.
+        ``nrate`` (w' evaluations per body), ``n_substeps``, ``status``, ``message``; rk3 and
+        rk4 on the lane kernels (constant rates, `Constant`, `Sinusoid`) report ``simd``, the
+        instruction set of ``rotode._lanes`` their blocks ran on ("scalar": body by body).
     """
     out = run_plan(Plan(method, model, y0, t, save, options, workers))
     return out.y, out.w, out.stats
