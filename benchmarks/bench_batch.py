@@ -2,7 +2,7 @@
 
 Run from the clone's root after building rotode (``python setup.py build_ext --inplace``):
 
-    python benchmarks/bench_batch.py [--quick] [--bodies N] [--steps S]
+    python benchmarks/bench_batch.py [--quick] [--bodies N] [--steps S] [--kinematics]
 
 The tops: ``rotode.RigidBody([1, 1, 0.5], torque=rotode.torque.Gravity(1, 9.81, [0, 0, 0.1]))``,
 upright, spinning at w = (0.1, 0, 20) (the first rate dispersed a little from body to body),
@@ -19,6 +19,11 @@ Compared, one thread each unless said:
   ``-mavx2`` (built at run time by benchmarks/engine/build.py, cached), stepping rotode's time
   grid; its final states are checked against rotode's, bit for bit;
 - rotode's best set with ``workers=2`` against ``workers=1``.
+
+Then the kinematics rows: rk4 on N orientations under ``rotode.omega.Sinusoid([1, 0.5, 2], 3,
+[0, 0.4, 1.1])`` (one shared source: a sine per component and node) and under constant per-body
+rates (an (N, 3) array), ``integrate(model, (0, 1), Q0 (N, 4), method="rk4", dt=1e-3,
+save_every=1000)``, "off" (the driver's step, rotode/kinematic.pxd) against each set, one thread.
 
 How it measures: one process, every tool in turn, A B C ... A B C ..., the minimum over the
 turns of each (`bench_engine.measure`: each turn is one run here, a run lasting 0.1-40 s);
@@ -90,14 +95,51 @@ def loop_run(loop, y0, steps):
     return Run(call, call)
 
 
+def kinematics_run(model, q0, steps, isa):
+    """A Run of rotode's rk4 kinematics under `model` on `isa`."""
+    span = (0.0, steps * DT)
+
+    def call():
+        before = _lanes.use(isa)
+        try:
+            return rotode.integrate(model, span, q0, method="rk4", dt=DT, save_every=steps)
+        finally:
+            _lanes.use(before)
+
+    return Run(call, call)
+
+
+def kinematics(n, steps, turns):
+    """Print the kinematics rows: ns per body-step of "off" and each set, per rate model."""
+    rng = np.random.default_rng(0)
+    q0 = rng.normal(size=(n, 4))
+    q0 /= np.linalg.norm(q0, axis=1)[:, None]
+    models = {"sinusoid": rotode.QuaternionKinematics(
+                  rotode.omega.Sinusoid([1.0, 0.5, 2.0], 3.0, [0.0, 0.4, 1.1])),
+              "per-body constant": rng.normal(size=(n, 3))}
+    print(f"rk4 kinematics, {n} orientations, {steps} steps of {DT} s")
+    print(f"{'':34s} {'ns/body-step':>12s} {'speed-up vs off':>15s}")
+    for label, model in models.items():
+        runs = {f"{label}, rotode {isa}": kinematics_run(model, q0, steps, isa)
+                for isa in _lanes.available()}
+        seconds = measure(runs, turns)
+        off = seconds[f"{label}, rotode off"]
+        for name, sec in seconds.items():
+            print(f"{name:34s} {sec / (n * steps) * 1e9:12.2f} {off / sec:15.1f}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10^4 bodies, 2 turns")
     parser.add_argument("--bodies", type=int, default=None)
     parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--kinematics", action="store_true", help="the kinematics rows only")
     args = parser.parse_args(argv)
     n = args.bodies or (10_000 if args.quick else 100_000)
     turns = 2 if args.quick else 3
+    if args.kinematics:
+        kinematics(n, args.steps, turns)
+        return 0
     top, y0 = tops(n)
     loop = build.batch_loop(verbose=True)
     best = _lanes.available()[-1]
@@ -118,6 +160,7 @@ def main(argv=None):
               f"{seconds['rotode off'] / s:15.1f}")
     print(f"workers=2 / workers=1 ({best}): "
           f"{seconds[f'rotode {best}'] / seconds[f'rotode {best}, workers=2']:.2f}x")
+    kinematics(n, args.steps, turns)
     return 0 if same else 1
 
 

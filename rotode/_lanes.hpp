@@ -1,17 +1,18 @@
-// The lane kernels: the fixed-step methods rk3 and rk4 on blocks of rigid bodies, one body per
-// SIMD lane (docs/architecture.md, "The lane kernels").
+// The lane kernels: the fixed-step methods rk3 and rk4 on blocks of rigid bodies or of
+// quaternion kinematics, one body per SIMD lane (docs/architecture.md, "The lane kernels").
 //
 // One source for every width.  A lane vector `Lanes<L>` is a GCC vector of L doubles (`double`
 // itself for L = 1): its + - * / act lane by lane, IEEE-exact in every lane, and a double mixed
-// with it is broadcast.  The steps (`rk3_lanes`, `rk4_lanes`) and the equations
-// (`rigid_rhs` of rotode/_models.hpp, which the specialised engine's model also is) are templates
-// over the value type, so lane l of an instance of L lanes does exactly the operations of the
-// L = 1 instance on body l, in the same order: with -ffp-contract=off (setup.py; no FMA
-// contraction, no reassociation without -ffast-math) its results are the L = 1 instance's bits
-// whatever the width.  The L = 1 instance is the single body's path (rotode/dynamic.pyx runs every
-// eligible rk3/rk4 body through this file), so a batch equals its single runs bit for bit.  The
-// only function outside + - * / is the square root of `normalize`, correctly rounded in scalar
-// and vector code alike (taken lane by lane).
+// with it is broadcast.  The steps (`rk3_lanes`, `rk4_lanes`, once for every lane model) and the
+// equations (`rigid_rhs`, `kin_rhs` and `kin_omega` of rotode/_models.hpp, which the specialised
+// engine's models also are) are templates over the value type, so lane l of an instance of L
+// lanes does exactly the operations of the L = 1 instance on body l, in the same order: with
+// -ffp-contract=off (setup.py; no FMA contraction, no reassociation without -ffast-math) its
+// results are the L = 1 instance's bits whatever the width.  The L = 1 instance is the single
+// body's path (rotode/dynamic.pyx and rotode/kinematic.pyx run every eligible rk3/rk4 body
+// through this file), so a batch equals its single runs bit for bit.  The only functions outside
+// + - * / are the square root of `normalize` (correctly rounded in scalar and vector code alike)
+// and the sine of `omega.Sinusoid` (libm's, called lane by lane), both taken lane by lane.
 //
 // Widths by instruction set, chosen at run time (`lanes_supported`, `lanes_block`): "scalar"
 // (L = 1), "sse2" (the baseline build, L = 2), "avx2" (L = 4) and "avx512" (L = 8): one
@@ -21,7 +22,8 @@
 //
 // Methods: Kutta's third-order method and the classical fourth-order Runge-Kutta method
 // (Hairer, Norsett & Wanner, "Solving Ordinary Differential Equations I", 2nd ed., 1993, sec.
-// II.1, Table 1.1 and eq. 1.8), with the operations of rotode/dynamic.pxd `rk3_step`/`rk4_step`.
+// II.1, Table 1.1 and eq. 1.8), with the operations of rotode/dynamic.pxd and
+// rotode/kinematic.pxd `rk3_step`/`rk4_step`.
 #pragma once
 
 #include <cmath>
@@ -40,8 +42,8 @@ namespace rotode {
 
 // the instruction sets, in the order of `rotode._lanes.ISAS` (after "off")
 enum LaneIsa { ISA_SCALAR = 0, ISA_SSE2 = 1, ISA_AVX2 = 2, ISA_AVX512 = 3, ISA_COUNT = 4 };
-// the fixed-step kernels of the lane blocks
-enum LaneKernel { LANES_RK3 = 0, LANES_RK4 = 1 };
+// the fixed-step kernels of the lane blocks (LANES_AB3: rigid bodies only)
+enum LaneKernel { LANES_RK3 = 0, LANES_RK4 = 1, LANES_AB3 = 2 };
 
 namespace lanes {
 
@@ -97,34 +99,174 @@ ROTODE_INLINE void gather_params(const RigidParams* p, bool shared, std::ptrdiff
     out->gyroscopic = p[0].gyroscopic;
 }
 
-// Kutta's third-order method from y (OUT: yout[7]): rotode/dynamic.pxd rk3_step's operations
-template <int T, bool Diag, bool Gain, class V>
-ROTODE_INLINE void rk3_lanes(const RigidLanes<V>& p, double h, const V* y, V* yout) {
-    V k1[7], k2[7], k3[7], z[7];
-    rigid_rhs<T, Diag, Gain>(p, y, k1);
-    for (int i = 0; i < 7; ++i) z[i] = y[i] + 0.5 * h * k1[i];
-    rigid_rhs<T, Diag, Gain>(p, z, k2);
-    for (int i = 0; i < 7; ++i) z[i] = y[i] + h * (2.0 * k2[i] - k1[i]);
-    rigid_rhs<T, Diag, Gain>(p, z, k3);
-    for (int i = 0; i < 7; ++i) yout[i] = y[i] + h * (k1[i] + 4.0 * k2[i] + k3[i]) / 6.0;
+// one body per lane: the parameters of KinParams, lane l from body l
+template <class V>
+struct KinLanes {
+    V gain;
+    V w[3];
+    V amp[3], rate, phase[3];
+};
+
+// lane l <- p[l] for l < nb, the last body's values in the lanes after it
+template <class V>
+ROTODE_INLINE void gather_params(const KinParams* p, bool shared, std::ptrdiff_t nb,
+                                 KinLanes<V>* out) {
+    for (int l = 0; l < width<V>; ++l) {
+        const KinParams& b = p[shared ? 0 : (l < nb ? l : nb - 1)];
+        set(out->gain, l, b.gain);
+        set(out->rate, l, b.rate);
+        for (int c = 0; c < 3; ++c) {
+            set(out->w[c], l, b.w[c]);
+            set(out->amp[c], l, b.amp[c]);
+            set(out->phase[c], l, b.phase[c]);
+        }
+    }
 }
 
-// The classical fourth-order method from y (OUT: yout[7]): rotode/dynamic.pxd rk4_step's
+// The rigid body in lanes (a `LaneModel`: the state's size n and the row's k, `gather(p, shared,
+// nb)` its parameters, `begin(t0)` before the first step, `nodes(t0, h)` before a step,
+// `rhs(node, y, dy)` at the step's node 0 (t0), 1 (t0 + h/2) or 2 (t0 + h), `advanced()` after
+// it, `row(z, w)` the body rate of the row of state z): `rigid_rhs` of rotode/_models.hpp,
+// autonomous.
 template <int T, bool Diag, bool Gain, class V>
-ROTODE_INLINE void rk4_lanes(const RigidLanes<V>& p, double h, const V* y, V* yout) {
-    V k1[7], k2[7], k3[7], k4[7], z[7];
-    rigid_rhs<T, Diag, Gain>(p, y, k1);
-    for (int i = 0; i < 7; ++i) z[i] = y[i] + 0.5 * h * k1[i];
-    rigid_rhs<T, Diag, Gain>(p, z, k2);
-    for (int i = 0; i < 7; ++i) z[i] = y[i] + 0.5 * h * k2[i];
-    rigid_rhs<T, Diag, Gain>(p, z, k3);
-    for (int i = 0; i < 7; ++i) z[i] = y[i] + h * k3[i];
-    rigid_rhs<T, Diag, Gain>(p, z, k4);
-    for (int i = 0; i < 7; ++i)
+struct RigidLaneModel {
+    typedef RigidParams Params;
+    static constexpr int n = 7, k = 7;
+    RigidLanes<V> p;
+    ROTODE_INLINE void gather(const RigidParams* ps, bool shared, std::ptrdiff_t nb) {
+        gather_params(ps, shared, nb, &p);
+    }
+    ROTODE_INLINE void begin(double) {}
+    ROTODE_INLINE void nodes(double, double) {}
+    ROTODE_INLINE void advanced() {}
+    ROTODE_INLINE void rhs(int, const V* y, V* dy) const { rigid_rhs<T, Diag, Gain>(p, y, dy); }
+    ROTODE_INLINE void row(const V* z, V* w) const {
+        for (int c = 0; c < 3; ++c) w[c] = z[4 + c];
+    }
+};
+
+// Quaternion kinematics in lanes: `kin_rhs` with w(t) of `kin_omega` (rotode/_models.hpp), as
+// rotode/kinematic.pyx steps rk3/rk4: w at the nodes t0, t0 + h/2 and t0 + h of each step, the
+// last one carried as the next step's w(t0) (the first read at t[0]); a row's rate is the carried
+// one (in the body frame: R(q)^T w with World).  A source shared by the block's bodies (one
+// omega.Sinusoid) is evaluated once per node on the double instance and broadcast: the bits
+// every lane would compute, with the sines of one body per block instead of one per lane.
+template <int W, bool World, bool Gain, class V>
+struct KinLaneModel {
+    typedef KinParams Params;
+    static constexpr int n = 4, k = 4;
+    KinLanes<V> p;
+    KinParams one;                  // the shared source's parameters (shared)
+    bool shared;
+    V w[3][3];                      // w at the step's nodes (w[0]: the carried one)
+    ROTODE_INLINE void gather(const KinParams* ps, bool sh, std::ptrdiff_t nb) {
+        gather_params(ps, sh, nb, &p);
+        one = ps[0];
+        shared = sh;
+    }
+    ROTODE_INLINE void omega(double t, V* wt) const {
+        if (shared) {
+            double w1[3];
+            kin_omega<W>(one, t, w1);
+            for (int c = 0; c < 3; ++c) models::splat(wt[c], w1[c]);
+        } else {
+            kin_omega<W>(p, t, wt);
+        }
+    }
+    ROTODE_INLINE void begin(double t0) { omega(t0, w[0]); }
+    ROTODE_INLINE void nodes(double t0, double h) {
+        omega(t0 + 0.5 * h, w[1]);
+        omega(t0 + h, w[2]);
+    }
+    ROTODE_INLINE void advanced() {
+        for (int c = 0; c < 3; ++c) w[0][c] = w[2][c];
+    }
+    ROTODE_INLINE void rhs(int node, const V* q, V* dq) const {
+        kin_rhs<World, Gain>(p, q, w[node], dq);
+    }
+    ROTODE_INLINE void row(const V* z, V* wb) const {
+        if constexpr (World) {
+            models::world_to_body(z, w[0], wb);
+        } else {
+            for (int c = 0; c < 3; ++c) wb[c] = w[0][c];
+        }
+    }
+};
+
+// Kutta's third-order method from y, k1 = f(t0, y) given (OUT: yout[M::n]): the operations of
+// rotode/dynamic.pxd and rotode/kinematic.pxd rk3_step, for any lane model (one source for both
+// model kinds)
+template <class M, class V>
+ROTODE_INLINE void rk3_from(const M& f, double h, const V* y, const V* k1, V* yout) {
+    constexpr int n = M::n;
+    V k2[n], k3[n], z[n];
+    for (int i = 0; i < n; ++i) z[i] = y[i] + 0.5 * h * k1[i];
+    f.rhs(1, z, k2);
+    for (int i = 0; i < n; ++i) z[i] = y[i] + h * (2.0 * k2[i] - k1[i]);
+    f.rhs(2, z, k3);
+    for (int i = 0; i < n; ++i) yout[i] = y[i] + h * (k1[i] + 4.0 * k2[i] + k3[i]) / 6.0;
+}
+
+template <class M, class V>
+ROTODE_INLINE void rk3_lanes(const M& f, double h, const V* y, V* yout) {
+    V k1[M::n];
+    f.rhs(0, y, k1);
+    rk3_from(f, h, y, k1, yout);
+}
+
+// The variable-step Adams-Bashforth 3 history of a block: the last three f (f[nab % 3] the
+// newest), the two previous step sizes, the steps taken
+template <class V, int N>
+struct Ab3History {
+    V f[3][N];
+    double hh[2] = {0.0, 0.0};
+    long long nab = 0;
+};
+
+// One step of ab3 from y (OUT: yout[M::n]; IN/OUT: a): rotode/dynamic.pyx `_step`'s, with Kutta's
+// method (`rk3_from`) for the first two steps and the weights of rotode/dynamic.pxd
+// `ab3_weights` (the grid's, the same in every lane) after them.
+template <class M, class V>
+ROTODE_INLINE void ab3_lanes(const M& f, double h, Ab3History<V, M::n>& a, const V* y,
+                             V* yout) {
+    const int slot = int(a.nab % 3);
+    V* f0 = a.f[slot];
+    f.rhs(0, y, f0);
+    if (a.nab < 2) {
+        rk3_from(f, h, y, f0, yout);
+    } else {
+        const V* f1 = a.f[(a.nab + 2) % 3];
+        const V* f2 = a.f[(a.nab + 1) % 3];
+        const double ah = a.hh[0], bb = a.hh[0] + a.hh[1];
+        const double i3 = h * h * h / 3.0, i2 = 0.5 * h * h;
+        const double b0 = (i3 + (ah + bb) * i2 + ah * bb * h) / (ah * bb);
+        const double b1 = -(i3 + bb * i2) / (ah * (bb - ah));
+        const double b2 = (i3 + ah * i2) / (bb * (bb - ah));
+        for (int i = 0; i < M::n; ++i) yout[i] = y[i] + (b0 * f0[i] + b1 * f1[i] + b2 * f2[i]);
+    }
+    a.hh[1] = a.hh[0];
+    a.hh[0] = h;
+    ++a.nab;
+}
+
+// The classical fourth-order method from y (OUT: yout[M::n]): rk4_step's operations
+template <class M, class V>
+ROTODE_INLINE void rk4_lanes(const M& f, double h, const V* y, V* yout) {
+    constexpr int n = M::n;
+    V k1[n], k2[n], k3[n], k4[n], z[n];
+    f.rhs(0, y, k1);
+    for (int i = 0; i < n; ++i) z[i] = y[i] + 0.5 * h * k1[i];
+    f.rhs(1, z, k2);
+    for (int i = 0; i < n; ++i) z[i] = y[i] + 0.5 * h * k2[i];
+    f.rhs(1, z, k3);
+    for (int i = 0; i < n; ++i) z[i] = y[i] + h * k3[i];
+    f.rhs(2, z, k4);
+    for (int i = 0; i < n; ++i)
         yout[i] = y[i] + h * (k1[i] + 2.0 * (k2[i] + k3[i]) + k4[i]) / 6.0;
 }
 
-// q <- q / |q| (dynamic.pyx `_step` with `normalize`: z * (1 / sqrt(|q|^2)))
+// q <- q / |q| (dynamic.pyx `_step` with `normalize`, kinematic.pxd `normalize4`:
+// z * (1 / sqrt(|q|^2)))
 template <class V>
 ROTODE_INLINE void normalize_lanes(V* z) {
     const V n2 = z[0] * z[0] + z[1] * z[1] + z[2] * z[2] + z[3] * z[3];
@@ -134,78 +276,111 @@ ROTODE_INLINE void normalize_lanes(V* z) {
     for (int i = 0; i < 4; ++i) z[i] = z[i] * s;
 }
 
-template <class V>
+// rows k wide from `slot` on NaN
+template <int K>
 ROTODE_INLINE void nan_rows(const BlockRun* b, int l, std::ptrdiff_t slot) {
     for (; slot < b->m; ++slot) {
-        for (int c = 0; c < 7; ++c) b->yo[(l * b->m + slot) * 7 + c] = NAN;
+        for (int c = 0; c < K; ++c) b->yo[(l * b->m + slot) * K + c] = NAN;
         for (int c = 0; c < 3; ++c) b->wo[(l * b->m + slot) * 3 + c] = NAN;
     }
 }
 
-// lane l's state is finite (the driver's check after a chunk of steps: z - z == 0)
-template <class V>
+// lane l of the n values z is finite (the driver's check: z - z == 0)
+template <int N, class V>
 ROTODE_INLINE bool finite_lane(const V* z, int l) {
     bool ok = true;
-    for (int c = 0; c < 7; ++c) ok = ok && (get(z[c], l) - get(z[c], l) == 0.0);
+    for (int c = 0; c < N; ++c) ok = ok && (get(z[c], l) - get(z[c], l) == 0.0);
     return ok;
 }
 
 // Lane l fails with `status` between grid steps j and last (the driver's `_body`: failed = j,
 // counts[0] = last, NaN rows from `slot` on).
-template <class V>
+template <int K>
 ROTODE_INLINE void fail_lane(const BlockRun* b, int l, int status, std::ptrdiff_t j,
                              std::ptrdiff_t last, std::ptrdiff_t slot) {
     b->status[l] = status;
     b->failed[l] = j;
     b->counts[3 * l] = last;
-    nan_rows<V>(b, l, slot);
+    nan_rows<K>(b, l, slot);
 }
 
-// The whole fixed-grid run of a block of b->nb <= L bodies of one class (torque kind T, inertia
-// shape Diag, Gain, gyroscopic) with kernel K, as the driver's `_body` runs one body: chunks of
-// steps up to the next output slot or the thread's next tick, the non-finite check after each
-// chunk, the rows at t[save], NaN from a failure on, the same status codes and step indices.
-template <int L, int K, int T, bool Diag, bool Gain>
-ROTODE_INLINE void block_run(const RigidParams* p, bool shared, bool normalize, BlockRun* b) {
-    using V = Lanes<L>;
-    RigidLanes<V> P;
-    V z[7], zn[7];
-    bool alive[L];
-    const std::ptrdiff_t nb = b->nb, n = b->n, m = b->m;
-    std::ptrdiff_t j = 0, slot = 0;
-    gather_params<V>(p, shared, nb, &P);
-    for (int l = 0; l < L; ++l) {
-        const double* y0 = b->y0 + 7 * (l < nb ? l : nb - 1);
-        for (int c = 0; c < 7; ++c) set(z[c], l, y0[c]);
+// The block's lanes' rows at `slot` from the state z (the driver's `store` and `_check_row`):
+// a lane whose row is not finite fails (first: the row at t0, never checked) (IN/OUT: alive,
+// live).
+template <class M, class V>
+ROTODE_INLINE void store_rows(const M& f, const V* z, std::ptrdiff_t j, std::ptrdiff_t slot,
+                              bool first, BlockRun* b, bool* alive, int* live) {
+    constexpr int K = M::k;
+    V w[3];
+    f.row(z, w);
+    for (int l = 0; l < b->nb; ++l) {
+        if (!alive[l]) continue;
+        double* y = b->yo + (l * b->m + slot) * K;
+        double* wo = b->wo + (l * b->m + slot) * 3;
+        for (int c = 0; c < K; ++c) y[c] = get(z[c], l);
+        for (int c = 0; c < 3; ++c) wo[c] = get(w[c], l);
+        if (!first && !(finite_lane<K>(z, l) && finite_lane<3>(w, l))) {
+            fail_lane<K>(b, l, ENGINE_NONFINITE, j - 1, j, slot);
+            alive[l] = false;
+            --*live;
+        }
+    }
+}
+
+// Lane l's state from the block's y0 and its counters (OUT: z, alive; b's status, failed, counts)
+template <int K, class V>
+ROTODE_INLINE void start_lanes(BlockRun* b, V* z, bool* alive) {
+    for (int l = 0; l < width<V>; ++l) {
+        const std::ptrdiff_t nb = b->nb;
+        const double* y0 = b->y0 + K * (l < nb ? l : nb - 1);
+        for (int c = 0; c < K; ++c) set(z[c], l, y0[c]);
         alive[l] = l < nb;
         if (l < nb) {
             b->status[l] = ENGINE_OK;
             b->failed[l] = -1;
-            b->counts[3 * l] = n;
+            b->counts[3 * l] = b->n;
         }
     }
-    if (m > 0 && b->save[0] == 0) {         // the row at t0 is y0 itself (Stepper.y0_row)
-        for (int l = 0; l < nb; ++l) {
-            for (int c = 0; c < 7; ++c) b->yo[l * m * 7 + c] = b->y0[7 * l + c];
-            for (int c = 0; c < 3; ++c) b->wo[l * m * 3 + c] = b->y0[7 * l + 4 + c];
-        }
+}
+
+// The whole fixed-grid run of a block of b->nb <= L bodies of one class (the lane model M:
+// the model kind, torque or rate kind, frame, gain, ...) with kernel K, as the driver's `_body`
+// runs one body: chunks of steps up to the next output slot or the thread's next tick, the
+// non-finite check after each chunk, the rows at t[save], NaN from a failure on, the same status
+// codes and step indices; without `to_end` (the kinematic stepper), no step after the last row.
+template <int L, int K, class M>
+ROTODE_INLINE void block_run(M& f, bool normalize, bool to_end, BlockRun* b) {
+    using V = Lanes<L>;
+    static_assert(M::n == M::k, "a lane model's row is its state");
+    V z[M::n], zn[M::n];
+    Ab3History<V, M::n> ab3;
+    bool alive[L];
+    const std::ptrdiff_t nb = b->nb, n = b->n, m = b->m;
+    std::ptrdiff_t j = 0, slot = 0;
+    int live = int(nb);
+    start_lanes<M::k>(b, z, alive);
+    f.begin(b->t[0]);
+    if (m > 0 && b->save[0] == 0) {         // the row at t0: y0 itself (rigid: Stepper.y0_row)
+        store_rows(f, z, 0, 0, true, b, alive, &live);
         slot = 1;
     }
-    int live = int(nb);
-    while (j < n && live > 0) {
+    while (j < n && live > 0 && (to_end || slot < m)) {
         std::ptrdiff_t jend = slot < m ? b->save[slot] : n;
         if (jend - j > *b->countdown) jend = j + *b->countdown;
         for (std::ptrdiff_t jj = j; jj < jend; ++jj) {
-            const double h = b->t[jj + 1] - b->t[jj];
-            if constexpr (K == LANES_RK4) rk4_lanes<T, Diag, Gain>(P, h, z, zn);
-            else rk3_lanes<T, Diag, Gain>(P, h, z, zn);
-            for (int c = 0; c < 7; ++c) z[c] = zn[c];
+            const double t0 = b->t[jj], h = b->t[jj + 1] - t0;
+            f.nodes(t0, h);
+            if constexpr (K == LANES_RK4) rk4_lanes(f, h, z, zn);
+            else if constexpr (K == LANES_AB3) ab3_lanes(f, h, ab3, z, zn);
+            else rk3_lanes(f, h, z, zn);
+            for (int c = 0; c < M::n; ++c) z[c] = zn[c];
             if (normalize) normalize_lanes(z);
+            f.advanced();
         }
         *b->countdown -= int(jend - j);
         for (int l = 0; l < nb; ++l) {
-            if (alive[l] && !finite_lane(z, l)) {   // somewhere in steps j .. jend - 1
-                fail_lane<V>(b, l, ENGINE_NONFINITE, j, jend, slot);
+            if (alive[l] && !finite_lane<M::n>(z, l)) {   // somewhere in steps j .. jend - 1
+                fail_lane<M::k>(b, l, ENGINE_NONFINITE, j, jend, slot);
                 alive[l] = false;
                 --live;
             }
@@ -213,15 +388,11 @@ ROTODE_INLINE void block_run(const RigidParams* p, bool shared, bool normalize, 
         j = jend;
         if (live > 0 && *b->countdown <= 0 && b->tick(b->tick_ctx)) {
             for (int l = 0; l < nb; ++l)
-                if (alive[l]) fail_lane<V>(b, l, ENGINE_INTERRUPTED, j, j, slot);
+                if (alive[l]) fail_lane<M::k>(b, l, ENGINE_INTERRUPTED, j, j, slot);
             return;
         }
         if (slot < m && b->save[slot] == j) {
-            for (int l = 0; l < nb; ++l) {
-                if (!alive[l]) continue;
-                for (int c = 0; c < 7; ++c) b->yo[(l * m + slot) * 7 + c] = get(z[c], l);
-                for (int c = 0; c < 3; ++c) b->wo[(l * m + slot) * 3 + c] = get(z[4 + c], l);
-            }
+            store_rows(f, z, j, slot, false, b, alive, &live);
             ++slot;
         }
     }
@@ -237,18 +408,55 @@ struct RigidClass {
     }
 };
 
-inline RigidClass rigid_class(const RigidParams* p) {
+inline RigidClass lane_class(const RigidParams* p) {
     return {p->torque, rigid_diagonal(p), p->gain != 0.0, p->gyroscopic != 0};
 }
 
-// One function per instruction set and instantiation of `block_run`, compiled for that
+// the class of a kinematic body: its rate kind, frame and gain
+struct KinClass {
+    int omega;
+    bool world, gain;
+    bool operator==(const KinClass& o) const {
+        return omega == o.omega && world == o.world && gain == o.gain;
+    }
+};
+
+inline KinClass lane_class(const KinParams* p) {
+    return {p->omega, p->world != 0, p->gain != 0.0};
+}
+
+// The run of a block of bodies of one class in the lane model C::model<V> of L lanes: its
+// parameters gathered, then `block_run`.  C: a class tag (`RigidTag`, `KinTag`).
+template <int L, int K, class C>
+ROTODE_INLINE void block_class(const typename C::Params* p, bool shared, bool normalize,
+                               BlockRun* b) {
+    typename C::template model<Lanes<L>> f;
+    f.gather(p, shared, b->nb);
+    block_run<L, K>(f, normalize, C::to_end, b);
+}
+
+template <int T, bool Diag, bool Gain>
+struct RigidTag {
+    typedef RigidParams Params;
+    static constexpr bool to_end = true;
+    template <class V> using model = RigidLaneModel<T, Diag, Gain, V>;
+};
+
+template <int W, bool World, bool Gain>
+struct KinTag {
+    typedef KinParams Params;
+    static constexpr bool to_end = false;       // rotode/kinematic.pyx: no step after the last row
+    template <class V> using model = KinLaneModel<W, World, Gain, V>;
+};
+
+// One function per instruction set and instantiation of `block_class`, compiled for that
 // target (every function it calls is inlined into it); `noinline`: apart from the baseline
 // code that chooses it.
 #define ROTODE_LANE_ENTRY(name, attrs, L)                                                    \
-    template <int K, int T, bool Diag, bool Gain>                                            \
-    attrs __attribute__((noinline)) void name(const RigidParams* p, bool shared,             \
+    template <int K, class C>                                                                \
+    attrs __attribute__((noinline)) void name(const typename C::Params* p, bool shared,      \
                                               bool normalize, BlockRun* b) {                 \
-        block_run<L, K, T, Diag, Gain>(p, shared, normalize, b);                             \
+        block_class<L, K, C>(p, shared, normalize, b);                                       \
     }
 
 ROTODE_LANE_ENTRY(run_scalar, , 1)
@@ -261,23 +469,24 @@ ROTODE_LANE_ENTRY(run_avx512, __attribute__((target("avx512f"))), 8)
 #undef ROTODE_LANE_ENTRY
 
 // the run-time choices (instruction set, kernel, class) to one of those functions
-template <int K, int T, bool Diag, bool Gain>
-inline void block_isa(int isa, const RigidParams* p, bool shared, bool normalize, BlockRun* b) {
+template <int K, class C>
+inline void block_isa(int isa, const typename C::Params* p, bool shared, bool normalize,
+                      BlockRun* b) {
     switch (isa) {
-        case ISA_SSE2: return run_sse2<K, T, Diag, Gain>(p, shared, normalize, b);
+        case ISA_SSE2: return run_sse2<K, C>(p, shared, normalize, b);
 #ifdef ROTODE_LANES_X86
-        case ISA_AVX2: return run_avx2<K, T, Diag, Gain>(p, shared, normalize, b);
-        case ISA_AVX512: return run_avx512<K, T, Diag, Gain>(p, shared, normalize, b);
+        case ISA_AVX2: return run_avx2<K, C>(p, shared, normalize, b);
+        case ISA_AVX512: return run_avx512<K, C>(p, shared, normalize, b);
 #endif
-        default: return run_scalar<K, T, Diag, Gain>(p, shared, normalize, b);
+        default: return run_scalar<K, C>(p, shared, normalize, b);
     }
 }
 
 template <int K, int T, bool Diag>
 inline void block_gain(int isa, const RigidClass& c, const RigidParams* p, bool shared,
                        bool normalize, BlockRun* b) {
-    if (c.gain) block_isa<K, T, Diag, true>(isa, p, shared, normalize, b);
-    else block_isa<K, T, Diag, false>(isa, p, shared, normalize, b);
+    if (c.gain) block_isa<K, RigidTag<T, Diag, true>>(isa, p, shared, normalize, b);
+    else block_isa<K, RigidTag<T, Diag, false>>(isa, p, shared, normalize, b);
 }
 
 template <int K, int T>
@@ -304,8 +513,40 @@ inline void block_torque(int isa, const RigidClass& c, const RigidParams* p, boo
 inline void block_any(int isa, int kernel, const RigidClass& c, const RigidParams* p,
                       bool shared, bool normalize, BlockRun* b) {
     if (kernel == LANES_RK4) block_torque<LANES_RK4>(isa, c, p, shared, normalize, b);
+    else if (kernel == LANES_AB3) block_torque<LANES_AB3>(isa, c, p, shared, normalize, b);
     else block_torque<LANES_RK3>(isa, c, p, shared, normalize, b);
 }
+
+template <int K, int W, bool World>
+inline void kin_gain(int isa, const KinClass& c, const KinParams* p, bool shared,
+                     bool normalize, BlockRun* b) {
+    if (c.gain) block_isa<K, KinTag<W, World, true>>(isa, p, shared, normalize, b);
+    else block_isa<K, KinTag<W, World, false>>(isa, p, shared, normalize, b);
+}
+
+template <int K, int W>
+inline void kin_frame(int isa, const KinClass& c, const KinParams* p, bool shared,
+                      bool normalize, BlockRun* b) {
+    if (c.world) kin_gain<K, W, true>(isa, c, p, shared, normalize, b);
+    else kin_gain<K, W, false>(isa, c, p, shared, normalize, b);
+}
+
+template <int K>
+inline void kin_omega_kind(int isa, const KinClass& c, const KinParams* p, bool shared,
+                           bool normalize, BlockRun* b) {
+    if (c.omega == OMEGA_CONSTANT) kin_frame<K, OMEGA_CONSTANT>(isa, c, p, shared, normalize, b);
+    else kin_frame<K, OMEGA_SINUSOID>(isa, c, p, shared, normalize, b);
+}
+
+inline void block_any(int isa, int kernel, const KinClass& c, const KinParams* p, bool shared,
+                      bool normalize, BlockRun* b) {
+    if (kernel == LANES_RK4) kin_omega_kind<LANES_RK4>(isa, c, p, shared, normalize, b);
+    else kin_omega_kind<LANES_RK3>(isa, c, p, shared, normalize, b);
+}
+
+// the columns of a row of y0 and of the output of each model kind
+inline int lane_cols(const RigidParams*) { return 7; }
+inline int lane_cols(const KinParams*) { return 4; }
 
 constexpr int LANES[ISA_COUNT] = {1, 2, 4, 8};
 
@@ -328,18 +569,19 @@ inline int lanes_width(int isa) {
 }
 
 // The fixed-grid run of the block `b` (b->nb bodies, parameters p[0 .. nb - 1], or p[0] for
-// every body when `shared`) with `kernel` (a LaneKernel), on the instruction set `isa` (which
-// the caller checked with `lanes_supported`).  A block whose bodies share one class and fill
-// more than half of its lanes runs in the lanes of `isa`; any other block runs each body on
-// its own (the scalar instance: the same bits).  Returns the lanes the block ran in (1: one
-// body at a time).
-inline int lanes_block(int isa, int kernel, const RigidParams* p, bool shared, bool normalize,
+// every body when `shared`: RigidParams or KinParams) with `kernel` (a LaneKernel), on the
+// instruction set `isa` (which the caller checked with `lanes_supported`).  A block whose bodies
+// share one class and fill more than half of its lanes runs in the lanes of `isa`; any other
+// block runs each body on its own (the scalar instance: the same bits).  Returns the lanes the
+// block ran in (1: one body at a time).
+template <class P>
+inline int lanes_block(int isa, int kernel, const P* p, bool shared, bool normalize,
                        BlockRun* b) {
     using namespace lanes;
-    const lanes::RigidClass c = rigid_class(p);
+    const auto c = lane_class(p);
     bool same = true;
-    for (std::ptrdiff_t l = 1; l < b->nb && !shared; ++l) same = same && rigid_class(p + l) == c;
-    const int L = lanes_width(isa);
+    for (std::ptrdiff_t l = 1; l < b->nb && !shared; ++l) same = same && lane_class(p + l) == c;
+    const int L = lanes_width(isa), k = lane_cols(p);
     if (same && L > 1 && 2 * b->nb > L) {
         block_any(isa, kernel, c, p, shared, normalize, b);
         return L;
@@ -347,14 +589,14 @@ inline int lanes_block(int isa, int kernel, const RigidParams* p, bool shared, b
     for (std::ptrdiff_t l = 0; l < b->nb; ++l) {
         BlockRun one = *b;
         one.nb = 1;
-        one.y0 = b->y0 + 7 * l;
-        one.yo = b->yo + 7 * b->m * l;
+        one.y0 = b->y0 + k * l;
+        one.yo = b->yo + k * b->m * l;
         one.wo = b->wo + 3 * b->m * l;
         one.status = b->status + l;
         one.failed = b->failed + l;
         one.counts = b->counts + 3 * l;
-        const RigidParams* pl = p + (shared ? 0 : l);
-        block_any(ISA_SCALAR, kernel, rigid_class(pl), pl, true, normalize, &one);
+        const P* pl = p + (shared ? 0 : l);
+        block_any(ISA_SCALAR, kernel, lane_class(pl), pl, true, normalize, &one);
     }
     return 1;
 }

@@ -1,10 +1,12 @@
 """The instruction set of the lane kernels, chosen at run time.
 
-rotode's fixed-step rk3 and rk4 runs of `rotode.RigidBody` models whose torque is compiled
-(none, `rotode.torque.Gravity`, `rotode.torque.Constant`) step blocks of bodies in the SIMD
-lanes of the CPU, one body per lane (rotode/_lanes.hpp): every lane does the operations of the
-one-body instance in the same order, so each body's result is its single run's, bit for bit,
-whatever the width, the block and the number of threads.
+rotode's fixed-step rk3, rk4 and ab3 runs of `rotode.RigidBody` models whose torque is compiled
+(none, `rotode.torque.Gravity`, `rotode.torque.Constant`), and its rk3 and rk4 runs of
+`rotode.QuaternionKinematics` under constant rates (per body, or a `rotode.omega.Constant`) or a
+`rotode.omega.Sinusoid`, step blocks of bodies in the SIMD lanes of the CPU, one body per lane
+(rotode/_lanes.hpp): every lane does the operations of the one-body instance in the same order,
+so each body's result is its single run's, bit for bit, whatever the width, the block and the
+number of threads.
 
 The instruction set is the best one this CPU runs ("avx512", "avx2", else "sse2", the
 baseline of x86-64), unless the environment variable ``ROTODE_SIMD`` names another when rotode
@@ -137,8 +139,15 @@ def use(name):
 cdef extern from "_lanes.hpp" namespace "rotode" nogil:
     int lanes_block(int isa, int kernel, const RigidParams* p, bint shared, bint normalize,
                     BlockRun* b)
+    int lanes_block(int isa, int kernel, const KinParams* p, bint shared, bint normalize,
+                    BlockRun* b)
 
 
 cdef int rigid_block(int isa, int kernel, const RigidParams* p, bint shared, bint normalize,
                      BlockRun* b) noexcept nogil:
+    return lanes_block(isa, kernel, p, shared, normalize, b)
+
+
+cdef int kin_block(int isa, int kernel, const KinParams* p, bint shared, bint normalize,
+                   BlockRun* b) noexcept nogil:
     return lanes_block(isa, kernel, p, shared, normalize, b)

@@ -250,44 +250,82 @@ struct KinParams {
     double amp[3], rate, phase[3];   // OMEGA_SINUSOID
 };
 
-// q' = 1/2 q (0, w(t)) (body) or 1/2 (0, w(t)) q (world), + c q with the norm gain: Rucker 2018
-// eqs. 20-23 as rotode/equations.pxd `quaternion_kinematics_rhs`, with w(t) of omega.pyx.
+namespace models {
+
+// sin(x) (V = double), or sin of every lane of x, taken lane by lane: the libm function of the
+// scalar code in every lane, whatever the width (no vector variant of sin is ever used)
+// (OUT: r; no vector is returned by value: the lane vectors stay in always-inline functions)
+template <class V>
+ROTODE_INLINE void sin_lanes(const V& x, V& r) {
+    if constexpr (std::is_same_v<V, double>) {
+        r = std::sin(x);
+    } else {
+        r = x;
+        for (int i = 0; i < int(sizeof(V) / sizeof(double)); ++i) r[i] = std::sin(x[i]);
+    }
+}
+
+}  // namespace models
+
+// w(t) of kind W for a body of parameters p (a KinParams, or rotode/_lanes.hpp's KinLanes: one
+// body per lane) (OUT: w[3]): rotode/omega.pyx's `Constant` and `Sinusoid` (amp_i sin(rate t
+// + phase_i)), with the same operations in every lane.
+template <int W, class P, class V>
+ROTODE_INLINE void kin_omega(const P& p, double t, V* w) {
+    if constexpr (W == OMEGA_CONSTANT) {
+        w[0] = p.w[0];
+        w[1] = p.w[1];
+        w[2] = p.w[2];
+    } else {
+        for (int i = 0; i < 3; ++i) {
+            V s;
+            models::sin_lanes(p.rate * t + p.phase[i], s);
+            w[i] = p.amp[i] * s;
+        }
+    }
+}
+
+// q' = 1/2 q (0, w) (body) or 1/2 (0, w) q (world), + c q with the norm gain (Gain; without it
+// c = 0 x (1 - |q|^2) adds +-0, which changes no nonzero rate): Rucker 2018 eqs. 20-23 as
+// rotode/equations.pxd `quaternion_kinematics_rhs` (OUT: dq[4]).  One source for the
+// specialised engine's model below (V = double) and the lane kernels of rotode/_lanes.hpp (V a
+// lane vector, p one body per lane).
+template <bool World, bool Gain, class P, class V>
+ROTODE_INLINE void kin_rhs(const P& p, const V* q, const V* w, V* dq) {
+    V r[4];
+    if constexpr (World) {      // (0, w) q
+        r[0] = -w[0] * q[1] - w[1] * q[2] - w[2] * q[3];
+        r[1] = w[0] * q[0] + w[1] * q[3] - w[2] * q[2];
+        r[2] = -w[0] * q[3] + w[1] * q[0] + w[2] * q[1];
+        r[3] = w[0] * q[2] - w[1] * q[1] + w[2] * q[0];
+    } else {                    // q (0, w)
+        r[0] = -q[1] * w[0] - q[2] * w[1] - q[3] * w[2];
+        r[1] = q[0] * w[0] + q[2] * w[2] - q[3] * w[1];
+        r[2] = q[0] * w[1] - q[1] * w[2] + q[3] * w[0];
+        r[3] = q[0] * w[2] + q[1] * w[1] - q[2] * w[0];
+    }
+    if constexpr (Gain) {
+        const V c = p.gain * (1.0 - (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]));
+        for (int i = 0; i < 4; ++i) dq[i] = 0.5 * r[i] + c * q[i];
+    } else {
+        for (int i = 0; i < 4; ++i) dq[i] = 0.5 * r[i];
+    }
+}
+
+// q' = 1/2 q (0, w(t)) (body) or 1/2 (0, w(t)) q (world), + c q with the norm gain: `kin_rhs`
+// with w(t) of `kin_omega`, on one body's parameters.
 template <int W, bool World, bool Gain>
 struct KinematicsModel {
     static constexpr int n = 4;     // state q
     static constexpr int k = 4;     // output row q (and w in the body frame beside it)
     KinParams p;
 
-    ROTODE_INLINE void omega(double t, double* w) const {
-        if constexpr (W == OMEGA_CONSTANT) {
-            w[0] = p.w[0];
-            w[1] = p.w[1];
-            w[2] = p.w[2];
-        } else {
-            for (int i = 0; i < 3; ++i) w[i] = p.amp[i] * std::sin(p.rate * t + p.phase[i]);
-        }
-    }
+    ROTODE_INLINE void omega(double t, double* w) const { kin_omega<W>(p, t, w); }
 
     ROTODE_INLINE void operator()(double t, const double* q, double* dq) const {
-        double w[3], r[4];
+        double w[3];
         omega(t, w);
-        if constexpr (World) {      // (0, w) q
-            r[0] = -w[0] * q[1] - w[1] * q[2] - w[2] * q[3];
-            r[1] = w[0] * q[0] + w[1] * q[3] - w[2] * q[2];
-            r[2] = -w[0] * q[3] + w[1] * q[0] + w[2] * q[1];
-            r[3] = w[0] * q[2] - w[1] * q[1] + w[2] * q[0];
-        } else {                    // q (0, w)
-            r[0] = -q[1] * w[0] - q[2] * w[1] - q[3] * w[2];
-            r[1] = q[0] * w[0] + q[2] * w[2] - q[3] * w[1];
-            r[2] = q[0] * w[1] - q[1] * w[2] + q[3] * w[0];
-            r[3] = q[0] * w[2] + q[1] * w[1] - q[2] * w[0];
-        }
-        if constexpr (Gain) {
-            const double c = p.gain * (1.0 - (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]));
-            for (int i = 0; i < 4; ++i) dq[i] = 0.5 * r[i] + c * q[i];
-        } else {
-            for (int i = 0; i < 4; ++i) dq[i] = 0.5 * r[i];
-        }
+        kin_rhs<World, Gain>(p, q, w, dq);
     }
 
     inline void begin(const double* y0, double* z) const {

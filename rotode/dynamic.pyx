@@ -12,8 +12,8 @@ code, the options it takes, whether it keeps |q| by construction) are the regist
 the one kernel enum (rotode/_driver.pxd): Lie-Euler, Crouch-Grossman (any explicit tableau of at
 most 3 stages), Runge-Kutta 3 and 4, Adams-Bashforth 3 and Runge-Kutta-Nystrom, as the
 `Stepper` that the one time-loop driver (rotode/_driver.pyx) runs, and hands the embedded pairs
-(on the state and on the rotation group) to the driver.  rk3 and rk4 on bodies whose torque is
-compiled run in the lane kernels instead: blocks of bodies in SIMD lanes, each body with its
+(on the state and on the rotation group) to the driver.  rk3, rk4 and ab3 on bodies whose torque
+is compiled run in the lane kernels instead: blocks of bodies in SIMD lanes, each body with its
 single run's bits (rotode/_lanes.hpp, ``rotode._lanes``; docs/architecture.md "The lane
 kernels").
 
@@ -75,8 +75,8 @@ from rotode._engine cimport (BlockRun, EngineRun, RigidParams, rigid_erk_body, r
                              TORQUE_NONE, TORQUE_GRAVITY, TORQUE_GRAVITY_AXIS, TORQUE_BODY,
                              TORQUE_WORLD)
 from rotode._tangent_engine cimport tangent_body
-from rotode._lanes cimport (rigid_block, lanes_width, LANES_RK3, LANES_RK4, ISA_SCALAR,
-                            ISA_SSE2, ISA_AVX2, ISA_AVX512)
+from rotode._lanes cimport (rigid_block, lanes_width, LANES_RK3, LANES_RK4, LANES_AB3,
+                            ISA_SCALAR, ISA_SSE2, ISA_AVX2, ISA_AVX512)
 from rotode._codegen import pair_ids as _pair_ids
 from rotode._runplan import Plan, RunOutput
 
@@ -127,8 +127,9 @@ cdef struct RunCfg:
     const RigidParams* params   # one per body, or one shared (shared)
     double* tangent         # NULL, or (N, m, 6, 6) the y0 sensitivity (Plan.tangent) (OUT)
     long* nfev_force        # (N,) force evaluations (OUT)
-    # the lane kernels (rotode/_lanes.hpp): the instruction set (ISA_*), LANES_RK3/LANES_RK4,
-    # its stages (torque evaluations per step), and per body the lanes its block ran in (OUT)
+    # the lane kernels (rotode/_lanes.hpp): the instruction set (ISA_*), LANES_RK3/RK4/AB3,
+    # its stages (torque evaluations per step; ab3: after its two Kutta steps, 1), and per body
+    # the lanes its block ran in (OUT)
     int isa
     int lane_kernel
     int stages
@@ -413,9 +414,12 @@ cdef void _lane_block(const void* c, Py_ssize_t i, BlockRun* run) noexcept nogil
     cdef const RunCfg* cfg = <const RunCfg*>c
     cdef int lanes = rigid_block(cfg.isa, cfg.lane_kernel, &cfg.params[0 if cfg.shared else i],
                                  cfg.shared, cfg.normalize, run)
-    cdef Py_ssize_t j
+    cdef Py_ssize_t j, steps
     for j in range(run.nb):
-        cfg.nfev[i + j] = cfg.stages * run.counts[3 * j]      # (counts[0]: the steps taken)
+        steps = run.counts[3 * j]                             # (counts[0]: the steps taken)
+        cfg.nfev[i + j] = cfg.stages * steps
+        if cfg.lane_kernel == LANES_AB3:                       # Kutta's two, then one each
+            cfg.nfev[i + j] = 3 * min(steps, 2) + max(steps - 2, 0)
         cfg.lanes_used[i + j] = lanes
 
 
@@ -608,8 +612,8 @@ def run(method, model, y0, t, save, options=None, workers=1):
         (0 ok, 2 the state became non-finite: those states are NaN), ``message``, and for
         rkn4 ``qdot`` (N, 4), the final q' of each body (see the option ``qdot0``); with
         error control ``n_rejected`` and ``nfev_pair`` (right-hand-side evaluations of the
-        pair, counted as SciPy counts them); rk3 and rk4 with compiled torques (none, `Gravity`,
-        `Constant`) run in the lane kernels (rotode/_lanes.hpp) and report ``simd``, the
+        pair, counted as SciPy counts them); rk3, rk4 and ab3 with compiled torques (none,
+        `Gravity`, `Constant`) run in the lane kernels (rotode/_lanes.hpp) and report ``simd``, the
         instruction set of ``rotode._lanes`` their blocks ran on ("scalar": body by body).
 
     Notes
@@ -745,8 +749,8 @@ def run_plan(plan):
     lanes_used = np.ones(N, dtype=np.intc)
     isa = None
     try:
-        lanes = (code == KERNEL_RK3 or code == KERNEL_RK4) and not adaptive and k == 7 and not (
-            o.hold or o.restore)
+        lanes = (code == KERNEL_RK3 or code == KERNEL_RK4 or code == KERNEL_AB3) and (
+            not adaptive and k == 7 and not (o.hold or o.restore))
         if specialise or lanes:
             _compiled_params(models, &params)
         if plan.tangent is not None and (params == NULL or not specialise):
@@ -807,7 +811,8 @@ cdef object _attach_lanes(Stepper* sp, RunCfg* cfg, RigidParams* params, object 
     if name == "off":
         return None
     cfg.isa = _LANE_ISAS[name]
-    cfg.lane_kernel = LANES_RK4 if cfg.kernel == KERNEL_RK4 else LANES_RK3
+    cfg.lane_kernel = (LANES_RK4 if cfg.kernel == KERNEL_RK4 else
+                       LANES_AB3 if cfg.kernel == KERNEL_AB3 else LANES_RK3)
     cfg.stages = 4 if cfg.kernel == KERNEL_RK4 else 3
     cfg.params = params
     cfg.lanes_used = &lv[0] if lv.shape[0] else NULL

@@ -14,10 +14,15 @@ from the registry `rotode.methods`; this module implements the kinematic kernels
 kernel enum (rotode/_driver.pxd): the Crouch-Grossman product, exp2, the Magnus methods,
 Runge-Kutta and Adams-Bashforth on the quaternion (equations and references in
 docs/methods-kinematic.md), and the embedded pairs the driver steps, on the quaternion and (the
-Runge-Kutta-Munthe-Kaas methods, rotode/rkmk.pxd) on the rotation vector of each step.
+Runge-Kutta-Munthe-Kaas methods, rotode/rkmk.pxd) on the rotation vector of each step.  rk3 and
+rk4 under a rate whose model is compiled (constant rates, `rotode.omega.Constant`,
+`rotode.omega.Sinusoid`) run in the lane kernels instead: blocks of bodies in SIMD lanes, each
+body with its single run's bits (rotode/_lanes.hpp, ``rotode._lanes``; docs/architecture.md "The
+lane kernels").
 """
 import numpy as np
 
+from rotode import _lanes
 from rotode import methods as _methods
 from rotode._codegen import pair_ids as _pair_ids
 from rotode._runplan import Plan, RunOutput
@@ -35,15 +40,17 @@ from rotode._driver cimport (Control, Engine, Stepper, ThinCall, advance_steps, 
                              STATUS_OK,
                              STATUS_UNAVAILABLE, STATUS_ROTATION_BOUND,
                              STATUS_TOO_MANY_SUBSTEPS, WORK_DOUBLES, KERNEL_CG, KERNEL_EXP2,
-                             KERNEL_MAGNUS_CA, KERNEL_MAGNUS, KERNEL_RK3, KERNEL_AB3,
-                             KERNEL_ERK, KERNEL_RKMK)
+                             KERNEL_MAGNUS_CA, KERNEL_MAGNUS, KERNEL_RK3, KERNEL_RK4,
+                             KERNEL_AB3, KERNEL_ERK, KERNEL_RKMK)
 
 if sizeof(KinWork) > WORK_DOUBLES * sizeof(double):
     raise ImportError("rotode.kinematic: the per-body scratch exceeds the driver's WORK_DOUBLES")
 from rotode.omega cimport AngularVelocity, Samples, Sinusoid
 from rotode.omega cimport Constant as ConstantRate
-from rotode._engine cimport (EngineRun, KinParams, kin_erk_body, kin_eval, OMEGA_CONSTANT,
-                             OMEGA_SINUSOID)
+from rotode._engine cimport (BlockRun, EngineRun, KinParams, kin_erk_body, kin_eval,
+                             OMEGA_CONSTANT, OMEGA_SINUSOID)
+from rotode._lanes cimport (kin_block, lanes_width, LANES_RK3, LANES_RK4, ISA_SCALAR, ISA_SSE2,
+                            ISA_AVX2, ISA_AVX512)
 from libc.stdlib cimport malloc, free
 from rotode.quaternion cimport quat_rotate, quat_conj
 from rotode.equations cimport FRAME_WORLD, quaternion_kinematics_rhs
@@ -101,6 +108,11 @@ cdef struct KinCfg:
     int pair
     const KinParams* params  # one shared (a source) or one per body (constant rates)
     bint params_shared
+    # the lane kernels (rotode/_lanes.hpp): the instruction set (ISA_*), LANES_RK3/LANES_RK4,
+    # and per body the lanes its block ran in (OUT)
+    int isa
+    int lane_kernel
+    int* lanes_used
 
 
 cdef KinCfg _SIZES                  # (its arrays' sizes, checked against the registry)
@@ -494,6 +506,26 @@ cdef int _engine_body(const void* cfg, Py_ssize_t i, EngineRun* run) noexcept no
     return st
 
 
+cdef void _lane_block(const void* cfg, Py_ssize_t i, BlockRun* run) noexcept nogil:
+    """Bodies i .. i + run.nb - 1 by the lane kernel (rotode/_lanes.hpp): rk3 or rk4 on q
+    with w(t) known at compile time, one body per SIMD lane.  The w evaluations are counted as
+    `_step` and `_store` count them: w(t0) once, then two per step taken (none after the last
+    row)."""
+    cdef const KinCfg* g = <const KinCfg*>cfg
+    cdef int lanes = kin_block(g.isa, g.lane_kernel, &g.params[0 if g.params_shared else i],
+                               g.params_shared, g.normalize, run)
+    cdef Py_ssize_t j, steps
+    cdef bint first = run.m > 0 and run.save[0] == 0
+    for j in range(run.nb):
+        steps = run.counts[3 * j]               # (a failed body's: the steps it took)
+        if run.status[j] == STATUS_OK:
+            steps = run.save[run.m - 1] if run.m > 0 else 0
+        g.nfev[i + j] = 2 * steps + (1 if steps > 0 or first else 0)
+        g.nrate[i + j] = 0
+        g.nsub[i + j] = 0
+        g.lanes_used[i + j] = lanes
+
+
 cdef int _store(const void* cfg, Py_ssize_t i, double t, const double* z, double* y,
                 double* w, void* work) noexcept nogil:
     """q and the BODY angular velocity at t (OUT: y[4], w[3])."""
@@ -562,6 +594,8 @@ def _as_rows(x, name, n, shared=False):
 ENGINE_PAIRS = _pair_ids()
 #: False: every run takes the driver's loop (tests compare the two).
 _USE_ENGINE = True
+#: rotode._lanes' instruction sets -> their codes in rotode/_lanes.hpp (ISA_*).
+_LANE_ISAS = {"scalar": ISA_SCALAR, "sse2": ISA_SSE2, "avx2": ISA_AVX2, "avx512": ISA_AVX512}
 
 
 cdef bint _kin_params(object src, const double* w, int frame, double gain, KinParams* p):
@@ -812,7 +846,9 @@ def run(method, model, y0, t, save, options, workers=1):
         BODY angular velocity at t[save].
     stats : dict
         ``n_steps``, ``nfev`` (w evaluations per body, including those at output times),
-        ``nrate`` (w' evaluations per body), ``n_substeps``, ``status``, ``message``.
+        ``nrate`` (w' evaluations per body), ``n_substeps``, ``status``, ``message``; rk3 and
+        rk4 on the lane kernels (constant rates, `Constant`, `Sinusoid`) report ``simd``, the
+        instruction set of ``rotode._lanes`` their blocks ran on ("scalar": body by body).
     """
     out = run_plan(Plan(method, model, y0, t, save, options, workers))
     return out.y, out.w, out.stats
@@ -905,19 +941,22 @@ def run_plan(plan):
         sp.n_stops = kv.shape[0]
         sp.stops_jump = g.jumps
     cdef KinParams* params = NULL
-    cdef Py_ssize_t b_, n_params = 1 if src is not None else N
+    lanes_used = np.ones(N, dtype=np.intc)
+    isa = None
+    specialise = (g.kernel == KERNEL_ERK and _USE_ENGINE and control is not None
+                  and plan.steps is None and not plan.h_next and events is None
+                  and method in ENGINE_PAIRS)
+    # rk3/rk4 on a fixed grid with w(t) compiled: the lane kernels
+    lanes = ((g.kernel == KERNEL_RK3 or g.kernel == KERNEL_RK4) and control is None
+             and not g.local and g.rate_mode == RATE_ZERO and not g.jumps)
     try:
-        if (g.kernel == KERNEL_ERK and _USE_ENGINE and control is not None and plan.steps is None
-                and not plan.h_next and events is None and method in ENGINE_PAIRS and N > 0):
-            params = <KinParams*>malloc(n_params * sizeof(KinParams))
-            if params == NULL:
-                raise MemoryError()
-            if all([_kin_params(src, &wv[b_, 0], g.frame, g.gain, &params[b_])
-                    for b_ in range(n_params)]):
-                g.pair = ENGINE_PAIRS[method]
-                g.params = params
-                g.params_shared = src is not None
-                sp.body = _engine_body
+        if N > 0 and (specialise or lanes):
+            _compiled_params(&g, src, wconst, &params)
+        if params != NULL and specialise:
+            g.pair = ENGINE_PAIRS[method]
+            sp.body = _engine_body
+        elif params != NULL and lanes:
+            isa = _attach_lanes(&sp, &g, lanes_used)
         yout, wout, status, failed, counts, fail_t, rec = drive(
             &sp, t, save, y0, workers, plan.steps, plan.h_next, events)
     finally:
@@ -928,7 +967,45 @@ def run_plan(plan):
                             last=None if adaptive else counts[:, 0])
     stats = _stats(method, t, code, message, status, failed, counts if adaptive else None,
                    counters, fail_angle)
+    if isa is not None:
+        stats["simd"] = isa if lanes_used.max() > 1 else "scalar"
     return RunOutput(yout, wout, stats, rec.events, rec.steps, rec.h_next)
+
+
+cdef int _compiled_params(KinCfg* g, object src, const double[:, ::1] wv,
+                          KinParams** out) except -1:
+    """The bodies' parameters for the compiled models (rotode/_models.hpp): one shared for a
+    source, else one per row of the constant rates `wv`, malloc'ed (the caller frees *out) and
+    set in g (params, params_shared); *out NULL when the source has none there."""
+    cdef Py_ssize_t b_, n = 1 if src is not None else wv.shape[0]
+    cdef KinParams* params = <KinParams*>malloc(n * sizeof(KinParams))
+    out[0] = NULL
+    if params == NULL:
+        raise MemoryError()
+    for b_ in range(n):
+        if not _kin_params(src, &wv[b_ if src is None else 0, 0], g.frame, g.gain, &params[b_]):
+            free(params)
+            return 0
+    out[0] = params
+    g.params = params
+    g.params_shared = src is not None
+    return 0
+
+
+cdef object _attach_lanes(Stepper* sp, KinCfg* g, object lanes_used):
+    """Run the blocks of the stepper by the lane kernels (rotode/_lanes.hpp) on the instruction
+    set of `rotode._lanes.get()` (OUT: sp, g; lanes_used, per body, written by the run);
+    returns that set's name, or None for "off" (the driver's step, body by body)."""
+    cdef int[::1] lv = lanes_used
+    name = _lanes.get()
+    if name == "off":
+        return None
+    g.isa = _LANE_ISAS[name]
+    g.lane_kernel = LANES_RK4 if g.kernel == KERNEL_RK4 else LANES_RK3
+    g.lanes_used = &lv[0] if lv.shape[0] else NULL
+    sp.block = _lane_block
+    sp.lanes = lanes_width(g.isa)
+    return name
 
 
 def _raise_source(src):

@@ -1,4 +1,4 @@
-"""The lane kernels (rotode/_lanes.hpp, rotode._lanes): rk3 and rk4 batches of rigid bodies
+"""The lane kernels (rotode/_lanes.hpp, rotode._lanes): rk3, rk4 and ab3 batches of rigid bodies
 stepped in SIMD lanes give every body its single run's bits, on every instruction set this CPU
 runs, with any number of threads; the forced set is the one that ran."""
 import os
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import rotode
-from rotode import _lanes
+from rotode import _lanes, dynamic
 
 ROOT = Path(__file__).resolve().parents[1]
 N = 37                                    # not a multiple of any width (2, 4, 8)
@@ -69,7 +69,7 @@ def _body(model, i):
 
 
 @pytest.mark.parametrize("isa", ISAS, indirect=True)
-@pytest.mark.parametrize("method", ["rk4", "rk3"])
+@pytest.mark.parametrize("method", ["rk4", "rk3", "ab3"])
 @pytest.mark.parametrize("workers", [1, 2])
 def test_every_body_is_its_single_run(isa, method, workers):
     y0 = _states(N)
@@ -127,6 +127,32 @@ def test_mixed_classes_and_a_failing_body(isa):
     assert np.isnan(out.y[6, -1]).all() and np.isfinite(np.delete(out.y, 6, axis=0)).all()
     one = rotode.integrate(model, (0.0, 1.0), bad[7], method="rk4", dt=0.01, save_every=10)
     assert np.array_equal(out.y[7], one.y)
+
+
+@pytest.mark.parametrize("isa", ISAS, indirect=True)
+def test_ab3_agrees_with_the_drivers_step(isa):
+    """ab3 (Kutta's two steps, then the variable-step Adams-Bashforth weights of the grid) gives
+    the bits of the driver's one-body step on an uneven grid, with `normalize`, and a body that
+    overflows fails alone with the driver's status, rows and counters."""
+    y0 = _states(N, seed=5)
+    grid = np.cumsum(np.r_[0.0, 0.004 + 0.01 * np.random.default_rng(6).random(60)])
+    save = np.array([0, 1, 2, 3, 17, 40, 60])
+    bad = y0.copy()
+    bad[9, 4:] = 1e154
+    for name, model in _models(N).items():
+        for states, opts in ((y0, {"normalize": True}), (bad, {})):
+            got = dynamic.run("ab3", model, states, grid, save, opts)
+            _lanes.use("off")
+            try:
+                ref = dynamic.run("ab3", model, states, grid, save, opts)
+            finally:
+                _lanes.use(isa)
+            assert got[2]["simd"] == isa and "simd" not in ref[2], name
+            assert np.array_equal(got[0], ref[0], equal_nan=True), name
+            assert np.array_equal(got[1], ref[1], equal_nan=True), name
+            assert got[2]["status"] == ref[2]["status"] and got[2]["nfev"] == ref[2]["nfev"]
+            # (the steps a message names depend on the thread's timed polling chunks)
+            assert ("body 9, step" in got[2]["message"]) == (states is bad), name
 
 
 def test_choices():
