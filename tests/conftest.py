@@ -23,3 +23,14 @@ def client():
     with distributed.Client(cluster) as c:
         yield c
     cluster.close()
+
+
+@pytest.fixture
+def isa(request):
+    """The lane kernels' instruction set `request.param` for one test (indirect
+    parametrisation; tests/test_simd_batch.py, tests/test_simd_kinematics.py), restored after."""
+    from rotode import _lanes
+
+    before = _lanes.use(request.param)
+    yield request.param
+    _lanes.use(before)

@@ -17,19 +17,19 @@ N = 37                                    # not a multiple of any width (2, 4, 8
 ISAS = [name for name in _lanes.available() if name != "off"]
 
 
-@pytest.fixture
-def isa(request):
-    before = _lanes.use(request.param)
-    yield request.param
-    _lanes.use(before)
+def quaternions(rng, n):
+    """n dispersed orientations from `rng`, a few of them not of unit length (the norm gain's
+    term; also tests/test_simd_kinematics.py)."""
+    q = rng.normal(size=(n, 4))
+    q /= np.linalg.norm(q, axis=1)[:, None]
+    q[::5] *= 1.0 + 1e-3
+    return q
 
 
 def _states(n, seed=0):
     """Dispersed initial states: random orientations (non-unit q too) and rates."""
     rng = np.random.default_rng(seed)
-    q = rng.normal(size=(n, 4))
-    q /= np.linalg.norm(q, axis=1)[:, None]
-    q[::5] *= 1.0 + 1e-3                  # a few non-unit quaternions (the norm gain's term)
+    q = quaternions(rng, n)
     w = rng.normal(size=(n, 3)) * 3.0
     w[:, 2] += 15.0                       # spinning tops
     return np.hstack([q, w])

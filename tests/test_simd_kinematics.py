@@ -4,28 +4,15 @@ and per-body rates, give every body its single run's bits and the driver's one-b
 (rotode/kinematic.pxd) on every instruction set this CPU runs, with any number of threads."""
 import numpy as np
 import pytest
+from test_simd_batch import ISAS, N, quaternions
 
 import rotode
 from rotode import _lanes, kinematic
 
-N = 37                                    # not a multiple of any width (2, 4, 8)
-ISAS = [name for name in _lanes.available() if name != "off"]
-
-
-@pytest.fixture
-def isa(request):
-    before = _lanes.use(request.param)
-    yield request.param
-    _lanes.use(before)
-
 
 def _quaternions(n, seed=0):
     """Dispersed orientations, a few of them not of unit length (the norm gain's term)."""
-    rng = np.random.default_rng(seed)
-    q = rng.normal(size=(n, 4))
-    q /= np.linalg.norm(q, axis=1)[:, None]
-    q[::5] *= 1.0 + 1e-3
-    return q
+    return quaternions(np.random.default_rng(seed), n)
 
 
 def _rates(n, seed=1):
