@@ -17,7 +17,11 @@ a quaternion is perturbed on the right, ``q exp(dtheta/2)`` with ``dtheta`` in t
 - Kinematics with a known angular velocity: every step of every method commutes with a
   rotation of q (a body-frame rate: ``q_n(c q_0) = c q_n(q_0)``; a world-frame rate:
   ``q_n(q_0 c) = q_n(q_0) c``), so the derivative of the discrete map is exact in closed form:
-  ``R(q_0^-1 q_n)^T`` (body frame) or the identity (world frame).
+  ``R(q_0^-1 q_n)^T`` (body frame) or the identity (world frame).  The parameters of the
+  rate (a constant rate ``"omega"``; a `rotode.omega.Samples` recording's ``"bias"`` and
+  ``"scale"``) are carried through the exponentials of the Lie-group steps whose rotation
+  vector is linear in the rate (rotode/_tangent.pyx `kinematics_rates`: the recursion of
+  on-manifold preintegration, Forster et al. 2017 eq. 44).
 """
 from __future__ import annotations
 
@@ -28,12 +32,25 @@ from scipy.spatial.transform import Rotation
 
 from rotode import _tangent, methods
 from rotode._runplan import Plan, StepRequest
+from rotode.omega import AngularVelocity, Constant, Samples
 from rotode.rhs import rigid_body_list
 
 __all__ = ["PARAMETERS", "propagate_covariance"]
 
 #: The parameters each model kind differentiates, with their number of directions.
-PARAMETERS = {"kinematics": {"y0": 3}, "rigid body": {"y0": 6, "inertia": 3}}
+PARAMETERS = {"kinematics": {"y0": 3, "omega": 3, "bias": 3, "scale": 3},
+              "rigid body": {"y0": 6, "inertia": 3}}
+
+
+def _valid(kind, model):
+    """The parameters a model of `kind` has (a kinematics rate: its source's)."""
+    if kind != "kinematics":
+        return tuple(PARAMETERS.get(kind, {}))
+    if isinstance(model, Samples):
+        return ("y0", "bias", "scale")
+    if isinstance(model, (Constant, np.ndarray)):
+        return ("y0", "omega")
+    return ("y0",)
 
 
 def refuse_dask(sensitivity):
@@ -43,9 +60,10 @@ def refuse_dask(sensitivity):
                          "NumPy arrays")
 
 
-def check_request(sensitivity, kind, name, options, events):
-    """The parameter names of a ``sensitivity`` request, checked (ValueError for an unknown
-    name, a method or option whose run is not differentiated, events), or None."""
+def check_request(sensitivity, kind, name, options, events, model=None):
+    """The parameter names of a ``sensitivity`` request for `model` (the runner's), checked
+    (ValueError for an unknown name, a method or option whose run is not differentiated,
+    events), or None."""
     if sensitivity is None:
         return None
     if events is not None:
@@ -54,18 +72,20 @@ def check_request(sensitivity, kind, name, options, events):
     if isinstance(sensitivity, str):
         sensitivity = [sensitivity]
     names = list(sensitivity)
-    valid = PARAMETERS.get(kind, {})
+    valid = _valid(kind, model)
+    what = kind if kind != "kinematics" else f"kinematics with {type(model).__name__} rates"
     for p in names:
         if not isinstance(p, str) or p not in valid:
-            raise ValueError(f"unknown sensitivity parameter {p!r} for {kind}; the valid ones "
-                             f"are {tuple(valid)}")
+            raise ValueError(f"unknown sensitivity parameter {p!r} for {what}; the valid ones "
+                             f"are {valid}")
     if len(set(names)) != len(names) or not names:
-        raise ValueError(f"`sensitivity` must name distinct parameters among {tuple(valid)}, "
+        raise ValueError(f"`sensitivity` must name distinct parameters among {valid}, "
                          f"got {sensitivity!r}")
-    if not methods.get(name).sensitivity(kind):
-        ok = tuple(m for m in methods.names(kind) if methods.get(m).sensitivity(kind))
-        raise ValueError(f"method {name!r} does not support sensitivities for {kind}; the "
-                         f"methods that do are {ok}")
+    for p in names:
+        if not methods.get(name).sensitivity(kind, p):
+            ok = tuple(m for m in methods.names(kind) if methods.get(m).sensitivity(kind, p))
+            raise ValueError(f"method {name!r} does not support the sensitivity to {p!r} for "
+                             f"{kind}; the methods that do are {ok}")
     extra = sorted(k for k in options if k not in ("frame", "norm_gain", "normalize"))
     if extra:
         raise ValueError(f"`sensitivity` does not differentiate the option(s) {extra}")
@@ -83,6 +103,41 @@ def _kinematics(y0, y, frame):
     for i in range(N):
         rel = q0[i].inv() * Rotation.from_quat(y[i], scalar_first=True)
         out[i] = np.swapaxes(rel.as_matrix(), 1, 2)
+    return out
+
+
+def _rate_columns(model, p):
+    """(C, sel, aux) of the parameter `p` of the rate `model`: dw/dp[:, j] = C[:, j] +
+    u_sel[j](t) e_sel[j] with u the auxiliary source `aux` (rotode/_tangent.pyx)."""
+    if p == "omega":
+        return np.eye(3), [-1, -1, -1], None
+    if p == "bias":                  # w = scale (interp(w) - bias)
+        return -np.diag(model.scale), [-1, -1, -1], None
+    unscaled = Samples(model.t, model.w, model.kind, model.offset, bias=model.bias)
+    return np.zeros((3, 3)), [0, 1, 2], unscaled
+
+
+def _rates(plan, p):
+    """(N, m, 3, 3) d dtheta / d p of the kinematics run `plan` for the rate parameter `p`."""
+    spec = methods.get(plan.method)
+    kernel = spec.kernel("kinematics")
+    b = c = ()
+    if kernel == "cg":
+        _, b, c = spec.tableau.doubles
+    frame = plan.options.get("frame", "body")
+    model = plan.model
+    source = model if isinstance(model, AngularVelocity) else None
+    C, sel, aux = _rate_columns(model, p)
+    ts = np.asarray(plan.t, dtype=float)
+    N = plan.y0.shape[0]
+    out = np.empty((N, len(plan.save), 3, 3))
+    for i in range(N):
+        if i > 0 and source is not None and frame == "body":
+            out[i] = out[0]          # (a shared body-frame rate: the same derivative)
+            continue
+        wconst = model[i] if source is None else np.zeros(3)
+        out[i] = _tangent.kinematics_rates(kernel, (b, c), frame, (source, aux, wconst), C,
+                                           sel, plan.y0[i], ts, plan.save)
     return out
 
 
@@ -166,9 +221,13 @@ def compute(run, names, y):
     if names is None:
         return None
     if run.kind == "kinematics":
-        out = _kinematics(run.plan.y0, y, run.plan.options.get("frame", "body"))
-        out[~np.isfinite(y).all(axis=2)] = np.nan
-        return {"y0": out}
+        bad = ~np.isfinite(y).all(axis=2)
+        got = {}
+        for p in names:
+            got[p] = (_kinematics(run.plan.y0, y, run.plan.options.get("frame", "body"))
+                      if p == "y0" else _rates(run.plan, p))
+            got[p][bad] = np.nan
+        return got
     return _rigid(run, names, y)
 
 

@@ -6,10 +6,17 @@ from numpy.typing import ArrayLike, NDArray
 
 from rotode.rhs import RigidBody
 
-__all__ = ["rigid_body", "KERNELS", "DIRECTIONS"]
+__all__ = ["rigid_body", "kinematics_rates", "KERNELS", "RATE_KERNELS", "DIRECTIONS"]
 
 KERNELS: dict[str, int]
 DIRECTIONS: int
 
 def rigid_body(method: str, body: RigidBody, y0: ArrayLike, ts: ArrayLike, tout: ArrayLike,
                cols: Sequence[tuple[str, int]], normalize: Any = ...) -> NDArray[np.float64]: ...
+
+RATE_KERNELS: dict[str, int]
+
+def kinematics_rates(kernel: str, tableau: tuple[Sequence[float], Sequence[float]],
+                     frame: str, rates: tuple[Any, Any, ArrayLike], C: ArrayLike,
+                     sel: Sequence[int], y0: ArrayLike, ts: ArrayLike,
+                     save: ArrayLike) -> NDArray[np.float64]: ...

@@ -24,12 +24,13 @@ from rotode import methods as _methods
 # Star cimport: Cython only sees the non-member dual operators (double * dual, ...) this way.
 from rotode.dual cimport *
 from rotode._rodrigues cimport so3_exp_coefficients
-from rotode.so3 cimport so3_dexp_inv_apply
+from rotode.so3 cimport so3_dexp_inv_apply, so3_dexp, so3_exp
+from rotode.omega cimport AngularVelocity, SOURCE_UNAVAILABLE
 from rotode.equations cimport FRAME_BODY, euler_rhs, quaternion_kinematics_rhs
-from rotode.quaternion cimport quat_conj, quat_mul, quat_norm2
+from rotode.quaternion cimport quat_conj, quat_exp_pure, quat_mul, quat_norm2, quat_to_matrix
 from rotode.rhs cimport RigidBody
 
-__all__ = ["rigid_body", "KERNELS", "DIRECTIONS"]
+__all__ = ["rigid_body", "kinematics_rates", "KERNELS", "RATE_KERNELS", "DIRECTIONS"]
 
 cdef enum:
     MAX_STAGES = 16          # a pair's stages, its FSAL stage and its dense-output stages
@@ -40,12 +41,17 @@ cdef enum:
     TAB_LIE_EULER = 1        # q1 = q0 exp(h w0/2), w1 = w0 + h w'
     TAB_CG = 2               # Crouch-Grossman on SU(2) x R^3 (rotode/dynamic.pxd `cg_step`)
     TAB_RKMK = 3             # a tableau on [v, w] from q_n (Runge-Kutta-Munthe-Kaas)
+    KIN_CG = 0               # kinematics: a product of exp(h b_s w(t0 + c_s h)) (lie_euler, cg*)
+    KIN_EXP2 = 1             # kinematics: exp(h w(t0) + h^2/2 w'(t0))
+    MAX_RATE_COLS = 9        # rate-parameter directions of one kinematics pass
 
 #: The rigid-body kernels of the registry this module differentiates -> its code for them.
 KERNELS = {"rk3": TAB_RK, "rk4": TAB_RK, "erk": TAB_RK, "lie_euler": TAB_LIE_EULER,
            "cg": TAB_CG, "rkmk": TAB_RKMK}
 #: Directions one pass carries (the d parts of a dual number).
 DIRECTIONS = DUAL_N
+#: The kinematics kernels whose rate parameters `kinematics_rates` differentiates -> its code.
+RATE_KERNELS = {"cg": KIN_CG, "exp2": KIN_EXP2}
 
 
 cdef struct Tab:
@@ -536,4 +542,231 @@ def rigid_body(method, RigidBody body, y0, ts, tout, cols, normalize=False):
             body.raise_status(st)
         out[:, :, c0:c1] = part
         c0 = c1
+    return out
+
+
+# ---- kinematics: the parameters of the rate ---------------------------------------------
+# A Lie-group kinematics step multiplies q by exponentials of rotation vectors that are linear
+# in the rate, Omega = sum of h_s w(t_s) (and exp2's h^2/2 w'(t0)), so the derivative of the
+# computed q_n with respect to a parameter p of the rate is carried factor by factor, exactly
+# (to round-off) for the discrete map: with the right perturbation q exp(dtheta/2),
+#     body frame,  q <- q exp(Omega/2):   dtheta <- R(Omega)^T dtheta + J_r(Omega) dOmega/dp
+#     world frame, q <- exp(Omega/2) q:   dtheta <- dtheta + R(q)^T J_r(Omega) dOmega/dp
+# with J_r(v) = T(-v) the right Jacobian of SO(3) (rotode/so3.pxd `so3_dexp`; Sola, Deray and
+# Atchuthan, "A micro Lie theory for state estimation in robotics", 2018, eq. 143), the
+# recursion of on-manifold preintegration (Forster, Carlone, Dellaert and Scaramuzza, IEEE
+# T-RO 33(1), 2017, eq. 44 and appendix A) for any such product of exponentials.  The rate's
+# derivative is affine in an auxiliary source u(t): dw/dp[:, j] = C[:, j] + u_sel(j)(t) e_sel(j)
+# (a bias or a constant rate: C alone; a per-axis scale: u = the unscaled rate).
+
+
+cdef struct KinPass:
+    int kernel               # KIN_CG or KIN_EXP2
+    int stages
+    bint world
+    int ncols
+    double b[4]
+    double c[4]
+    double C[3 * MAX_RATE_COLS]      # C[k * ncols + j]
+    int sel[MAX_RATE_COLS]           # the axis whose u a column reads, or -1
+    double wc[3]                     # a constant rate (no source)
+
+
+cdef int _src_eval(AngularVelocity src, double t, bint below, bint slope,
+                   double* out) except -1:
+    """w(t), or w'(t) when `slope`, of `src`, the limit from below when `below`; -2 when it
+    gives no w' (OUT: out[3])."""
+    cdef int st
+    if slope:
+        st = src.evaluate_rate_before(t, out) if below else src.evaluate_rate(t, out)
+        if st == SOURCE_UNAVAILABLE:
+            return -2
+    else:
+        st = src.evaluate_before(t, out) if below else src.evaluate(t, out)
+    src._check(st, "w(t)")
+    return 0
+
+
+cdef int _kin_eval(const KinPass* P, AngularVelocity src, AngularVelocity aux, double t,
+                   bint below, bint slope, double* w, double* u) except -1:
+    """w(t) (or w'(t) when `slope`), the limit from below when `below` (the runner's own side
+    of a sample time, rotode/kinematic.pyx `_omega_side`), and the auxiliary u there; -2 when
+    the source gives no w' (OUT: w[3], u[3])."""
+    cdef int k
+    for k in range(3):
+        w[k] = 0.0 if slope else P.wc[k]
+        u[k] = 0.0
+    if src is not None and _src_eval(src, t, below, slope, w) == -2:
+        return -2
+    if aux is not None and _src_eval(aux, t, below, slope, u) == -2:
+        return -2
+    return 0
+
+
+cdef void _kin_dw(const KinPass* P, const double* u, double weight, bint constant,
+                  double* dO) noexcept:
+    """dO += weight * dw/dp, dw/dp[:, j] = C[:, j] (when `constant`) + u_sel(j) e_sel(j)
+    (IN/OUT: dO[3 * ncols])."""
+    cdef int k, j
+    for j in range(P.ncols):
+        for k in range(3):
+            if constant:
+                dO[k * P.ncols + j] += weight * P.C[k * P.ncols + j]
+            if P.sel[j] == k:
+                dO[k * P.ncols + j] += weight * u[k]
+
+
+cdef void _kin_factor(const KinPass* P, const double* om, const double* dO, double* q,
+                      double* th) noexcept:
+    """One factor exp(om/2) of the step: q and the tangent th (3 x ncols) advanced
+    (IN/OUT: q[4], th)."""
+    cdef double R[9]
+    cdef double J[9]
+    cdef double A[9]
+    cdef double m[3]
+    cdef double Rq[9]
+    cdef double e[4]
+    cdef double qn[4]
+    cdef double x[3]
+    cdef double tmp[3 * MAX_RATE_COLS]
+    cdef int k, r, j, n = P.ncols
+    for k in range(3):
+        m[k] = -om[k]
+    so3_exp(m, R)                    # R(om)^T = R(-om)
+    so3_dexp(m, J)                   # J_r(om) = T(-om)
+    for k in range(3):
+        x[k] = 0.5 * om[k]
+    quat_exp_pure(x, e)
+    if P.world:
+        quat_to_matrix(q, Rq)        # A = R(q)^T J_r (R of the normalised q)
+        for k in range(3):
+            for r in range(3):
+                A[3 * k + r] = (Rq[k] * J[r] + Rq[3 + k] * J[3 + r] + Rq[6 + k] * J[6 + r])
+        for j in range(n):
+            for k in range(3):
+                th[k * n + j] += (A[3 * k] * dO[j] + A[3 * k + 1] * dO[n + j]
+                                  + A[3 * k + 2] * dO[2 * n + j])
+        quat_mul(e, q, qn)
+    else:
+        for j in range(n):
+            for k in range(3):
+                tmp[k * n + j] = (R[3 * k] * th[j] + R[3 * k + 1] * th[n + j]
+                                  + R[3 * k + 2] * th[2 * n + j]
+                                  + J[3 * k] * dO[j] + J[3 * k + 1] * dO[n + j]
+                                  + J[3 * k + 2] * dO[2 * n + j])
+        for k in range(3 * n):
+            th[k] = tmp[k]
+        quat_mul(q, e, qn)
+    for k in range(4):
+        q[k] = qn[k]
+
+
+cdef int _kin_step(const KinPass* P, AngularVelocity src, AngularVelocity aux, double t0,
+                   double h, double* q, double* th) except -1:
+    """One step t0 -> t0 + h of the kernel, with the runner's stage times and sides
+    (rotode/kinematic.pyx `_step`) (IN/OUT: q[4], th[3 x ncols])."""
+    cdef double w[3]
+    cdef double u[3]
+    cdef double w1[3]
+    cdef double u1[3]
+    cdef double om[3]
+    cdef double dO[3 * MAX_RATE_COLS]
+    cdef double hs
+    cdef int s, k
+    if P.kernel == KIN_CG:
+        for s in range(P.stages):
+            _kin_eval(P, src, aux, t0 + P.c[s] * h,
+                      (P.c[s] == 0.0 and h < 0.0) or (P.c[s] == 1.0 and h > 0.0), False, w, u)
+            hs = P.b[s] * h
+            for k in range(3):
+                om[k] = hs * w[k]
+            for k in range(3 * P.ncols):
+                dO[k] = 0.0
+            _kin_dw(P, u, hs, True, dO)
+            _kin_factor(P, om, dO, q, th)
+        return 0
+    # exp2: Omega = h w(t0) + h^2/2 w'(t0), w' the source's or a forward difference
+    _kin_eval(P, src, aux, t0, h < 0.0, False, w, u)
+    for k in range(3 * P.ncols):
+        dO[k] = 0.0
+    _kin_dw(P, u, h, True, dO)
+    if _kin_eval(P, src, aux, t0, h < 0.0, True, w1, u1) == -2:
+        _kin_eval(P, src, aux, t0 + h, h > 0.0, False, w1, u1)
+        for k in range(3):
+            w1[k] = (w1[k] - w[k]) / h
+            u1[k] = (u1[k] - u[k]) / h
+    hs = 0.5 * h * h
+    for k in range(3):
+        om[k] = h * w[k] + hs * w1[k]
+    _kin_dw(P, u1, hs, False, dO)
+    _kin_factor(P, om, dO, q, th)
+    return 0
+
+
+def kinematics_rates(kernel, tableau, frame, rates, C, sel, y0, ts, save):
+    """The derivative of one body's computed orientation with respect to parameters of its
+    angular velocity, the steps `ts` held fixed.
+
+    Parameters
+    ----------
+    kernel : str
+        A key of `RATE_KERNELS` (the registry's kinematics kernel).
+    tableau : (sequence of float, sequence of float)
+        The Crouch-Grossman weights b and nodes c (``"cg"``; empty for ``"exp2"``).
+    frame : {"body", "world"}
+        The frame of the rate.
+    rates : (AngularVelocity or None, AngularVelocity or None, array_like (3,))
+        The rate w(t) (None: the constant rate, the third item), and the auxiliary source
+        u(t) of the scale columns (None: none).
+    C : array_like, shape (3, n_p)
+        The constant part of dw/dp.
+    sel : sequence of int, length n_p
+        Per column the axis of u it reads (-1: none).
+    y0 : array_like, shape (4,)
+        The initial quaternion (nonzero).
+    ts : ndarray, shape (n + 1,)
+        The step times.
+    save : ndarray of int
+        The indices of `ts` of the output rows.
+
+    Returns
+    -------
+    ndarray, shape (len(save), 3, n_p)
+        d dtheta(ts[save]) / dp in the body frame (right perturbation q exp(dtheta/2)).
+    """
+    cdef KinPass P
+    cdef const double[::1] tsv = np.ascontiguousarray(ts, dtype=float)
+    cdef double q[4]
+    cdef double th[3 * MAX_RATE_COLS]
+    cdef Py_ssize_t i, slot = 0
+    cdef int k
+    b, c = tableau
+    source, aux, wconst = rates
+    Cv = np.ascontiguousarray(C, dtype=float)
+    P.kernel = RATE_KERNELS[kernel]
+    P.world = frame == "world"
+    P.ncols = Cv.shape[1]
+    if P.ncols > MAX_RATE_COLS or len(b) > 4:
+        raise ValueError("too many rate-parameter directions or stages for one pass")
+    P.stages = len(b)
+    for k in range(P.stages):
+        P.b[k] = b[k]
+        P.c[k] = c[k]
+    for k in range(3 * P.ncols):
+        P.C[k] = Cv.reshape(-1)[k]
+        th[k] = 0.0
+    for k in range(P.ncols):
+        P.sel[k] = sel[k]
+    for k in range(3):
+        P.wc[k] = wconst[k]
+    for k in range(4):
+        q[k] = y0[k]
+    save = np.asarray(save, dtype=np.intp)
+    out = np.empty((save.shape[0], 3, P.ncols))
+    for i in range(tsv.shape[0]):
+        if i > 0:
+            _kin_step(&P, source, aux, tsv[i - 1], tsv[i] - tsv[i - 1], q, th)
+        while slot < save.shape[0] and save[slot] == i:
+            out[slot] = np.asarray(<double[:3 * P.ncols]>th).reshape(3, P.ncols)
+            slot += 1
     return out

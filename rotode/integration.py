@@ -334,10 +334,12 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         dropped (``stats["n_events"]`` counts them all).
     sensitivity : sequence of str, optional
         Parameters to differentiate the computed solution by (``res.sensitivity``): ``"y0"``
-        (kinematics and rigid body) and ``"inertia"`` (a rigid body's principal moments).
-        The derivative is that of the computed solution with its accepted steps held fixed
-        (forward mode through the discrete map, dual numbers; docs/sensitivity.md), for the
-        methods whose registry entry says so (``rotode.methods.get(m).sensitivity(kind)``).
+        (kinematics and rigid body), ``"inertia"`` (a rigid body's principal moments), and
+        of a kinematics rate ``"omega"`` (a constant rate) or ``"bias"`` and ``"scale"``
+        (a `rotode.omega.Samples` recording's).  The derivative is that of the computed
+        solution with its accepted steps held fixed (forward mode through the discrete map;
+        docs/sensitivity.md), for the methods whose registry entry says so
+        (``rotode.methods.get(m).sensitivity(kind, parameter)``).
         Not with ``events``, dask input or the torque options.
     **options
         Method options, e.g. ``norm_gain``, ``normalize`` (RK methods), ``terms``, ``exp``,
@@ -431,7 +433,8 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
             raise ValueError("dt='samples' steps on the sample times of a rotode.omega.Samples "
                              f"angular velocity; this model's is {type(runner_model).__name__}")
     check_option_names(options)
-    sensitivity = _sensitivity.check_request(sensitivity, kind, name, options, events)
+    sensitivity = _sensitivity.check_request(sensitivity, kind, name, options, events,
+                                             runner_model)
     given = (rtol, atol, first_step, max_step, max_steps)
     adaptive = _check_steps(name, spec, kind, dt, given)
     widths = _state_width(kind, options, runner_model, y0)

@@ -166,8 +166,11 @@ class Kernel:
         The driver steps an embedded pair (`Embedded`) with it (rotode/erk.pxd; default
         False).
     sensitivity : bool, optional
-        ``rotode.integrate(..., sensitivity=...)`` differentiates its discrete map
-        (docs/sensitivity.md; default False).
+        ``rotode.integrate(..., sensitivity=...)`` differentiates its discrete map with
+        respect to ``y0`` (docs/sensitivity.md; default False).
+    parameters : tuple of str, optional
+        The model parameters besides ``y0`` it differentiates (``"inertia"`` of a rigid body;
+        ``"omega"``, ``"bias"``, ``"scale"`` of a kinematics rate; default: none).
 
     See Also
     --------
@@ -189,6 +192,7 @@ class Kernel:
     limits: dict = dataclasses.field(default_factory=dict)
     pair: bool = False
     sensitivity: bool = False
+    parameters: tuple = ()
 
     @property
     def code(self):
@@ -203,17 +207,19 @@ class Kernel:
 
 def _kernels():
     # sensitivity: every kinematics kernel (a known rate: the step commutes with a rotation of
-    # q, docs/sensitivity.md); the rigid-body kernels rotode/_tangent.pyx (and, for the pairs
-    # on the state under error control, rotode/_tangent.hpp) steps on duals
+    # q, docs/sensitivity.md), the rate's parameters through the products of exponentials of
+    # rotode/_tangent.pyx `kinematics_rates`; the rigid-body kernels rotode/_tangent.pyx (and,
+    # for the pairs on the state under error control, rotode/_tangent.hpp) steps on duals
     kin = {"runner": "kinematic", "model": "kinematics", "sensitivity": True}
+    rates = dict(kin, parameters=("omega", "bias", "scale"))
     rb = {"runner": "dynamic", "model": "rigid body"}
-    rbs = dict(rb, sensitivity=True)
+    rbs = dict(rb, sensitivity=True, parameters=("inertia",))
     ode = {"runner": "ode", "model": "ode"}
     vector = ("norm_gain", "normalize")
     pair = {"stages": ERK_STAGES, "powers": MAX_POWERS}
     out = (
-        Kernel("cg", group=True, options=("frame", "exp"), limits={"stages": 4}, **kin),
-        Kernel("exp2", group=True, options=("frame", "exp"), **kin),
+        Kernel("cg", group=True, options=("frame", "exp"), limits={"stages": 4}, **rates),
+        Kernel("exp2", group=True, options=("frame", "exp"), **rates),
         Kernel("magnus_ca", group=True, options=("frame", "exp", "terms", "substep", "alpha"),
                **kin),
         Kernel("magnus", group=True, options=("frame", "exp"), limits={"nodes": 4}, **kin),
@@ -526,10 +532,13 @@ class Method:
         """The method options it takes for `model` (`Kernel.options`)."""
         return self.kernel_info(model).options
 
-    def sensitivity(self, model):
-        """True when `rotode.integrate` differentiates its run of `model` (``sensitivity=``,
-        `Kernel.sensitivity`)."""
-        return model in self.kernels and self.kernel_info(model).sensitivity
+    def sensitivity(self, model, parameter="y0"):
+        """True when `rotode.integrate` differentiates its run of `model` with respect to
+        `parameter` (``sensitivity=``, `Kernel.sensitivity` and `Kernel.parameters`)."""
+        if model not in self.kernels:
+            return False
+        k = self.kernel_info(model)
+        return k.sensitivity and (parameter == "y0" or parameter in k.parameters)
 
 
 def _check_entry(m):

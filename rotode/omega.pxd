@@ -40,6 +40,8 @@ cdef class Samples(AngularVelocity):
     cdef readonly object w
     cdef readonly str kind
     cdef readonly double offset
+    cdef readonly object bias
+    cdef readonly object scale
     cdef bint _hold
     cdef double _wlast[3]
     cdef const double[::1] _t

@@ -273,6 +273,13 @@ cdef class Samples(AngularVelocity):
         Clock offset of the gyroscope (default 0): its timestamps ``t`` read ``t_ref + offset``
         on the reference clock's time ``t_ref``, so ``w(t_ref)`` is the samples' value at
         ``t_ref + offset`` (a gyroscope whose clock runs 5 ms ahead: ``offset=0.005``).
+    bias : float or array_like, shape (3,), optional
+        Gyroscope bias in rad/s, subtracted from every sample (default 0).
+    scale : float or array_like, shape (3,), optional
+        Per-axis scale factor, applied after the bias (default 1): the rate is
+        ``scale * (interp(w)(t) - bias)``, componentwise.  Both are parameters that
+        ``rotode.integrate(..., sensitivity=["bias", "scale"])`` differentiates
+        (docs/sensitivity.md).
 
     Attributes
     ----------
@@ -280,6 +287,7 @@ cdef class Samples(AngularVelocity):
         Read-only copies of the samples.
     kind : str
     offset : float
+    bias, scale : ndarray, shape (3,)
     times : ndarray, shape (m,)
         The sample times on the reference clock, ``t - offset``.
 
@@ -295,6 +303,11 @@ cdef class Samples(AngularVelocity):
 
     Notes
     -----
+    The bias and scale are applied to the samples before the interpolant is built: every
+    interpolant here is linear in the samples and reproduces constants, so this is the
+    corrected interpolant ``scale * (interp(w) - bias)`` (to round-off), and a corrected
+    recording costs nothing per evaluation.
+
     Evaluating outside ``[t[0], t[-1]] - offset`` is an error (no silent extrapolation).  The
     ``source(t)`` and ``source.derivative(t)`` at a sample time give the interval to its right
     (the last sample: of the last interval; the derivative of "previous" is zero).  The fixed-step
@@ -315,7 +328,7 @@ cdef class Samples(AngularVelocity):
     (array([0.3, 0. , 0. ]), array([1., 0., 0.]))
     """
 
-    def __init__(self, t, w, kind="linear", offset=0.0):
+    def __init__(self, t, w, kind="linear", offset=0.0, bias=0.0, scale=1.0):
         t = as_float_array(t, "t", (), batch=True)
         if t.ndim != 1 or t.shape[0] < 2:
             raise ValueError(f"`t` must have shape (m,) with m >= 2, got {t.shape}")
@@ -327,24 +340,28 @@ cdef class Samples(AngularVelocity):
             raise ValueError("`t` must be strictly increasing")
         as_choice(kind, "kind", ("linear", "cubic", "previous"))
         offset = as_real(offset, "offset")
+        bias = np.array(_vector3(bias, "bias"))
+        scale = np.array(_vector3(scale, "scale"))
         m = t.shape[0]
         with np.errstate(over="ignore", invalid="ignore"):
-            slopes = np.diff(w, axis=0) / np.diff(t)[:, None]
+            wc = w if not (bias.any() or (scale != 1.0).any()) else scale * (w - bias)
+            slopes = np.diff(wc, axis=0) / np.diff(t)[:, None]
             shifted = t - offset
-        if not (np.isfinite(slopes).all() and np.isfinite(shifted).all()):
+        if not (np.isfinite(slopes).all() and np.isfinite(shifted).all()
+                and np.isfinite(wc).all()):
             raise ValueError("`w` and `t` must give finite interpolation slopes and times "
                              "(differences of samples overflow or are not representable)")
         coef = np.zeros((m - 1, 4, 3))
         if kind == "previous":
-            coef[:, 3, :] = w[:m - 1]
+            coef[:, 3, :] = wc[:m - 1]
         elif kind == "linear":
             coef[:, 2, :] = slopes
-            coef[:, 3, :] = w[:m - 1]
+            coef[:, 3, :] = wc[:m - 1]
         else:
             if m < 4:
                 raise ValueError(f"`kind='cubic'` needs at least 4 samples, got {m}")
             with np.errstate(over="ignore", invalid="ignore"):
-                coef[...] = np.moveaxis(CubicSpline(t, w, bc_type="not-a-knot").c, 0, 1)
+                coef[...] = np.moveaxis(CubicSpline(t, wc, bc_type="not-a-knot").c, 0, 1)
             if not np.isfinite(coef).all():
                 raise ValueError("`w` and `t` must give a finite cubic spline (its coefficients "
                                  "overflow)")
@@ -353,13 +370,15 @@ cdef class Samples(AngularVelocity):
         self.offset = float(offset)
         shifted = t - self.offset if self.offset != 0.0 else t
         t.flags.writeable = w.flags.writeable = coef.flags.writeable = False
-        shifted.flags.writeable = False
+        shifted.flags.writeable = bias.flags.writeable = scale.flags.writeable = False
         self.t = t
         self.w = w
+        self.bias = bias
+        self.scale = scale
         self.kind = kind
         self._hold = kind == "previous"
         for i in range(3):
-            self._wlast[i] = w[m - 1, i]
+            self._wlast[i] = wc[m - 1, i]
         self._t = shifted
         self._coef = coef
 
@@ -371,7 +390,7 @@ cdef class Samples(AngularVelocity):
         return np.asarray(self._t)
 
     def __reduce__(self):
-        return Samples, (self.t, self.w, self.kind, self.offset)
+        return Samples, (self.t, self.w, self.kind, self.offset, self.bias, self.scale)
 
     cdef int locate(self, double t) noexcept nogil:
         """Index i of the interval [t_i, t_i+1) holding t (-1 outside the samples).
