@@ -66,7 +66,7 @@ cdef void map_unary(unary_kernel f, const double[:, ::1] x, double[:, ::1] out) 
         for i in range(n):
             f(&x[i, 0], &out[i, 0])
         return
-    for i in prange(n, schedule="static"):
+    for i in prange(n, schedule="dynamic", chunksize=1024):
         f(&x[i, 0], &out[i, 0])
 
 
@@ -78,7 +78,7 @@ cdef void map_binary(binary_kernel f, const double[:, ::1] a, const double[:, ::
         for i in range(n):
             f(&a[i, 0], &b[i, 0], &out[i, 0])
         return
-    for i in prange(n, schedule="static"):
+    for i in prange(n, schedule="dynamic", chunksize=1024):
         f(&a[i, 0], &b[i, 0], &out[i, 0])
 
 
@@ -116,7 +116,7 @@ def all_abs_below(const double[::1] x, double bound):
             if not (x[i] < bound and -x[i] < bound):
                 return False
         return True
-    for i in prange(n, nogil=True, schedule="static"):
+    for i in prange(n, nogil=True, schedule="dynamic", chunksize=4096):
         if not (x[i] < bound and -x[i] < bound):
             bad += 1
     return bad == 0

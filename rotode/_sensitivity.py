@@ -10,8 +10,10 @@ a quaternion is perturbed on the right, ``q exp(dtheta/2)`` with ``dtheta`` in t
   the run itself carries the state as dual numbers (rotode/_tangent.hpp; `prepare` sets
   ``Plan.tangent``), its steps and rows the plain run's bits, bodies in parallel over
   ``workers``.
-- Otherwise every step is taken again on dual numbers (rotode/_tangent.pyx), the state and
-  the principal moments carrying up to ``rotode._tangent.DIRECTIONS`` directions at once; an
+- Otherwise every step is taken again on dual numbers (rotode/_tangent.pyx), the state, the
+  principal moments or a torque's parameters (``"torque"`` of `rotode.torque.Constant`;
+  ``"mass"``, ``"g"``, ``"com"`` of `rotode.torque.Gravity`) carrying up to
+  ``rotode._tangent.DIRECTIONS`` directions at once; an
   error-controlled run's accepted steps come from a record of the run (rotode/_runplan.py
   `StepRequest`).
 - Kinematics with a known angular velocity: every step of every method commutes with a
@@ -39,11 +41,16 @@ __all__ = ["PARAMETERS", "propagate_covariance"]
 
 #: The parameters each model kind differentiates, with their number of directions.
 PARAMETERS = {"kinematics": {"y0": 3, "omega": 3, "bias": 3, "scale": 3},
-              "rigid body": {"y0": 6, "inertia": 3}}
+              "rigid body": {"y0": 6, "inertia": 3, "torque": 3, "mass": 1, "g": 1, "com": 3}}
 
 
 def _valid(kind, model):
-    """The parameters a model of `kind` has (a kinematics rate: its source's)."""
+    """The parameters a model of `kind` has (a kinematics rate: its source's; a rigid body:
+    its torque's, when every body's torque is of one built-in kind)."""
+    if kind == "rigid body":
+        kinds = {type(b.torque) for b in (model if isinstance(model, list) else [model])}
+        extra = _tangent.TORQUE_PARAMETERS.get(kinds.pop(), ()) if len(kinds) == 1 else ()
+        return ("y0", "inertia") + extra
     if kind != "kinematics":
         return tuple(PARAMETERS.get(kind, {}))
     if isinstance(model, Samples):

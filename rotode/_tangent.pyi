@@ -6,7 +6,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from rotode.rhs import RigidBody
 
-__all__ = ["rigid_body", "kinematics_rates", "KERNELS", "RATE_KERNELS", "DIRECTIONS"]
+__all__ = ["rigid_body", "kinematics_rates", "KERNELS", "RATE_KERNELS", "TORQUE_PARAMETERS",
+           "DIRECTIONS"]
 
 KERNELS: dict[str, int]
 DIRECTIONS: int
@@ -15,6 +16,7 @@ def rigid_body(method: str, body: RigidBody, y0: ArrayLike, ts: ArrayLike, tout:
                cols: Sequence[tuple[str, int]], normalize: Any = ...) -> NDArray[np.float64]: ...
 
 RATE_KERNELS: dict[str, int]
+TORQUE_PARAMETERS: dict[type, tuple[str, ...]]
 
 def kinematics_rates(kernel: str, tableau: tuple[Sequence[float], Sequence[float]],
                      frame: str, rates: tuple[Any, Any, ArrayLike], C: ArrayLike,

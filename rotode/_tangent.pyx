@@ -29,8 +29,11 @@ from rotode.omega cimport AngularVelocity, SOURCE_UNAVAILABLE
 from rotode.equations cimport FRAME_BODY, euler_rhs, quaternion_kinematics_rhs
 from rotode.quaternion cimport quat_conj, quat_exp_pure, quat_mul, quat_norm2, quat_to_matrix
 from rotode.rhs cimport RigidBody
+from rotode.torque cimport Torque
+from rotode import torque as _torque
 
-__all__ = ["rigid_body", "kinematics_rates", "KERNELS", "RATE_KERNELS", "DIRECTIONS"]
+__all__ = ["rigid_body", "kinematics_rates", "KERNELS", "RATE_KERNELS", "TORQUE_PARAMETERS",
+           "DIRECTIONS"]
 
 cdef enum:
     MAX_STAGES = 16          # a pair's stages, its FSAL stage and its dense-output stages
@@ -44,6 +47,7 @@ cdef enum:
     KIN_CG = 0               # kinematics: a product of exp(h b_s w(t0 + c_s h)) (lie_euler, cg*)
     KIN_EXP2 = 1             # kinematics: exp(h w(t0) + h^2/2 w'(t0))
     MAX_RATE_COLS = 9        # rate-parameter directions of one kinematics pass
+    MAX_UNITS = 8            # torque-parameter directions of one pass (>= DUAL_N)
 
 #: The rigid-body kernels of the registry this module differentiates -> its code for them.
 KERNELS = {"rk3": TAB_RK, "rk4": TAB_RK, "erk": TAB_RK, "lie_euler": TAB_LIE_EULER,
@@ -72,6 +76,11 @@ cdef struct Body:
     # parameter), or None (the body's own double inertia)
     bint principal
     dual I[3]
+    # a torque parameter's directions: per direction the torque with that parameter's unit
+    # (every built-in torque parameter enters linearly: dtau/dp_c = units[c](t, q, w)),
+    # borrowed from a list the caller keeps alive
+    int ntq
+    void* units[MAX_UNITS]
     # Runge-Kutta-Munthe-Kaas (TAB_RKMK): the orientation q_n the step starts from
     bint rkmk
     dual qb[4]
@@ -164,6 +173,10 @@ cdef int _f_state(RigidBody body, const Body* p, double t, const dual* y,
     cdef int st = body.torque_dual(t, y, w, tau)
     if st != 0:
         return st
+    if p.ntq:
+        st = _torque_directions(p, t, y, tau)
+        if st != 0:
+            return st
     quaternion_kinematics_rhs(y, w, FRAME_BODY, body.norm_gain, dy)
     if not p.principal:
         euler_rhs(w, tau, body._I, body._Iinv, body.gyroscopic, &dy[4])
@@ -183,6 +196,42 @@ cdef int _f_state(RigidBody body, const Body* p, double t, const dual* y,
     dy[5] = r[1] / p.I[1]
     dy[6] = r[2] / p.I[2]
     return 0
+
+
+cdef int _torque_directions(const Body* p, double t, const dual* y, dual* tau) noexcept:
+    """tau's d parts += dtau/dp_c, the unit torques at the value of the state (the torque
+    is linear in its parameters) (IN/OUT: tau[3]); a unit's status."""
+    cdef double q[4]
+    cdef double w[3]
+    cdef double tu[3]
+    cdef int c, k, st
+    for k in range(4):
+        q[k] = y[k].v
+    for k in range(3):
+        w[k] = y[4 + k].v
+    for c in range(p.ntq):
+        st = (<Torque>p.units[c]).evaluate(t, q, w, tu)
+        if st != 0:
+            return st
+        for k in range(3):
+            tau[k].d[c] = tau[k].d[c] + tu[k]
+    return 0
+
+
+#: The torque parameters `rigid_body` differentiates: torque class -> names.
+TORQUE_PARAMETERS = {_torque.Constant: ("torque",), _torque.Gravity: ("mass", "g", "com")}
+
+
+def _unit_torques(tq, name, js):
+    """The torques whose value is dtau/dp_j of the parameter `name` of `tq`, j in `js` (every
+    built-in torque parameter enters linearly)."""
+    if name == "torque":
+        return [_torque.Constant(np.eye(3)[j], frame=tq.frame) for j in js]
+    if name == "mass":
+        return [_torque.Gravity(1.0, tq.g, tq.com)]
+    if name == "g":
+        return [_torque.Gravity(tq.mass, 1.0, tq.com)]
+    return [_torque.Gravity(tq.mass, tq.g, np.eye(3)[j]) for j in js]
 
 
 cdef void _times_exp(const dual* q, const dual* w, double c, dual* out) noexcept nogil:
@@ -475,6 +524,8 @@ cdef void _seed(const double* y0, list cols, int c0, int c1, dual* z, Body* p) e
         kind, j = cols[c]
         if kind == "inertia":
             p.I[j].d[c - c0] = 1.0
+        elif kind != "y0":
+            continue                 # a torque parameter: its directions enter by the torque
         elif j >= 3:
             z[4 + j - 3].d[c - c0] = 1.0
         else:
@@ -505,7 +556,8 @@ def rigid_body(method, RigidBody body, y0, ts, tout, cols, normalize=False):
     tout : ndarray, shape (m,)
         Output times: step ends, or times inside a step of a pair (its dense output).
     cols : list of (str, int)
-        The directions: ``("y0", j)`` (j < 3: dtheta_j, else dw_(j-3)) or ``("inertia", k)``.
+        The directions: ``("y0", j)`` (j < 3: dtheta_j, else dw_(j-3)), ``("inertia", k)``,
+        or component j of a parameter of the body's torque (`TORQUE_PARAMETERS`).
     normalize : bool, optional
         The method normalises q after each step.
 
@@ -532,6 +584,12 @@ def rigid_body(method, RigidBody body, y0, ts, tout, cols, normalize=False):
         part = np.zeros((tov.shape[0], NT, c1 - c0))
         p.principal = cols[c0][0] == "inertia"
         p.rkmk = T.kernel == TAB_RKMK
+        units = []
+        if cols[c0][0] not in ("y0", "inertia"):
+            units = _unit_torques(body.torque, cols[c0][0], [cols[c][1] for c in range(c0, c1)])
+        p.ntq = len(units)
+        for k in range(p.ntq):
+            p.units[k] = <void*>units[k]
         for k in range(3):
             p.I[k] = dual(body._I[4 * k])
         _seed(&y0v[0], cols, c0, c1, z, &p)

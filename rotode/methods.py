@@ -169,8 +169,9 @@ class Kernel:
         ``rotode.integrate(..., sensitivity=...)`` differentiates its discrete map with
         respect to ``y0`` (docs/sensitivity.md; default False).
     parameters : tuple of str, optional
-        The model parameters besides ``y0`` it differentiates (``"inertia"`` of a rigid body;
-        ``"omega"``, ``"bias"``, ``"scale"`` of a kinematics rate; default: none).
+        The model parameters besides ``y0`` it differentiates (``"inertia"`` and the
+        torque's ``"torque"``, ``"mass"``, ``"g"``, ``"com"`` of a rigid body; ``"omega"``,
+        ``"bias"``, ``"scale"`` of a kinematics rate; default: none).
 
     See Also
     --------
@@ -213,7 +214,7 @@ def _kernels():
     kin = {"runner": "kinematic", "model": "kinematics", "sensitivity": True}
     rates = dict(kin, parameters=("omega", "bias", "scale"))
     rb = {"runner": "dynamic", "model": "rigid body"}
-    rbs = dict(rb, sensitivity=True, parameters=("inertia",))
+    rbs = dict(rb, sensitivity=True, parameters=("inertia", "torque", "mass", "g", "com"))
     ode = {"runner": "ode", "model": "ode"}
     vector = ("norm_gain", "normalize")
     pair = {"stages": ERK_STAGES, "powers": MAX_POWERS}

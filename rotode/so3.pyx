@@ -242,7 +242,7 @@ def exp(v, out=None):
     cdef Py_ssize_t c, start, bad = 0
     # so3_exp_rows: branch-free blocks, vectorised (AVX2 where the CPU has it); same bits as
     # the scalar kernel so3_exp
-    for c in prange(chunks, nogil=True, schedule="static", use_threads_if=use_threads(n)):
+    for c in prange(chunks, nogil=True, schedule="dynamic", use_threads_if=use_threads(n)):
         start = c * EXP_CHUNK
         if not so3_exp_rows(&vin[start, 0], &R[start, 0], min(EXP_CHUNK, n - start)):
             bad += 1
@@ -468,7 +468,7 @@ def exp_and_dexp(v):
     cdef double[:, ::1] Rv = R.reshape(-1, 9)
     cdef double[:, ::1] Tv = T.reshape(-1, 9)
     cdef Py_ssize_t i, n = vin.shape[0]
-    for i in prange(n, nogil=True, schedule="static", use_threads_if=use_threads(n)):
+    for i in prange(n, nogil=True, schedule="dynamic", chunksize=1024, use_threads_if=use_threads(n)):
         so3_exp_and_dexp(&vin[i, 0], &Rv[i, 0], &Tv[i, 0])
     return R, T
 

@@ -106,6 +106,73 @@ def test_rigid_body_against_finite_differences(method, param):
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-7 * np.abs(want).max())
 
 
+def _gravity(name, value):
+    p = {"mass": 1.3, "g": 9.81, "com": np.array([0.02, -0.01, 0.3])}
+    p[name] = value
+    return rotode.torque.Gravity(p["mass"], p["g"], p["com"])
+
+
+TORQUE_CASES = [("mass", 1.3, _gravity), ("g", 9.81, _gravity),
+                ("com", np.array([0.02, -0.01, 0.3]), _gravity),
+                ("torque", np.array([0.3, -0.2, 0.5]),
+                 lambda name, v: rotode.torque.Constant(v, frame="body")),
+                ("torque", np.array([0.3, -0.2, 0.5]),
+                 lambda name, v: rotode.torque.Constant(v, frame="world"))]
+
+
+@pytest.mark.parametrize("method", [m for m in methods.names("rigid body")
+                                    if methods.get(m).sensitivity("rigid body", "mass")])
+@pytest.mark.parametrize("case", range(len(TORQUE_CASES)))
+def test_torque_parameters_against_finite_differences(method, case):
+    """Every method x built-in torque parameter: central differences of fixed-step runs to
+    1e-7; an error-controlled method (whose steps move under a perturbation) at rtol 1e-11
+    against central differences of runs at that tolerance, to 1e-5."""
+    name, value, make = TORQUE_CASES[case]
+    y0 = np.r_[Q0, W0]
+    options = {"normalize": True} if method in ("rk3", "rk4") else {}
+    adaptive = methods.get(method).adaptive
+    steps = {"rtol": 1e-11, "atol": 1e-13} if adaptive else {"dt": 0.05}
+    eps, tol = (1e-4, 1e-5) if adaptive else (1e-6, 1e-7)
+    base = rotode.integrate(rotode.RigidBody(INERTIA, torque=make(name, value)), (0, 1.5), y0,
+                            method=method, sensitivity=[name], **steps, **options)
+    got = base.sensitivity[name][-1]
+
+    def run(v):
+        body = rotode.RigidBody(INERTIA, torque=make(name, v))
+        return rotode.integrate(body, (0, 1.5), y0, method=method, **steps, **options).y[-1]
+
+    ref = run(value)
+    cols = []
+    for j in range(np.size(value)):
+        e = np.zeros(np.size(value))
+        e[j] = eps
+        v = np.atleast_1d(np.asarray(value, dtype=float))
+        plus, minus = v + e, v - e
+        if np.ndim(value) == 0:
+            plus, minus = float(plus[0]), float(minus[0])
+        cols.append((_tangent(run(plus), ref) - _tangent(run(minus), ref)) / (2 * eps))
+    want = np.array(cols).T
+    assert got.shape == want.shape == (6, np.size(value))
+    np.testing.assert_allclose(got, want, rtol=0, atol=tol * np.abs(want).max())
+
+
+def test_torque_parameters_name_the_valid_ones():
+    y0 = np.r_[Q0, W0]
+    with pytest.raises(ValueError, match=r"'mass'.*\('y0', 'inertia', 'torque'\)"):
+        rotode.integrate(rotode.RigidBody(INERTIA, torque=rotode.torque.Constant([1.0, 0, 0])),
+                         (0, 1), y0, method="rk4", dt=0.1, sensitivity=["mass"])
+    with pytest.raises(ValueError, match=r"'com'.*\('y0', 'inertia'\)"):
+        rotode.integrate(rotode.RigidBody(INERTIA), (0, 1), y0, method="rk4", dt=0.1,
+                         sensitivity=["com"])
+    res = rotode.integrate(TOP, (0, 1), y0, method="rk4", dt=0.1,
+                           sensitivity=["y0", "mass", "g", "com", "inertia"])
+    assert [v.shape for v in res.sensitivity.values()] == [(11, 6, 6), (11, 6, 1), (11, 6, 1),
+                                                           (11, 6, 3), (11, 6, 3)]
+    # m and g enter as their product: d/dm = (g/m) d/dg
+    np.testing.assert_allclose(res.sensitivity["mass"] * 1.0, res.sensitivity["g"] * 9.81,
+                               rtol=1e-12, atol=1e-15)
+
+
 @pytest.mark.parametrize("method", _with(None, "kinematics"))
 @pytest.mark.parametrize("frame", ["body", "world"])
 def test_kinematics_against_finite_differences(method, frame):
@@ -224,9 +291,9 @@ def test_propagate_covariance():
 
 def test_bad_input():
     y0 = np.r_[Q0, W0]
-    with pytest.raises(ValueError, match=r"unknown sensitivity parameter 'mass'.*\('y0', "
-                                         r"'inertia'\)"):
-        rotode.integrate(TOP, (0, 1), y0, method="rk4", dt=0.1, sensitivity=["mass"])
+    with pytest.raises(ValueError, match=r"unknown sensitivity parameter 'spin'.*\('y0', "
+                                         r"'inertia', 'mass', 'g', 'com'\)"):
+        rotode.integrate(TOP, (0, 1), y0, method="rk4", dt=0.1, sensitivity=["spin"])
     with pytest.raises(ValueError, match=r"parameter 'inertia' for kinematics.*\('y0',"):
         rotode.integrate(RATE, (0, 1), Q0, method="rk4", dt=0.1, sensitivity=["inertia"])
     with pytest.raises(ValueError, match="method 'ab3' does not support the sensitivity to "
@@ -309,3 +376,17 @@ def test_rkmk_adaptive_against_the_one_pass_pair(method):
     want = rotode.integrate(TOP, (0, 2.0), y0, method="dop853", rtol=1e-12, atol=1e-13,
                             t_eval=[0.7, 2.0], sensitivity=["y0"]).sensitivity["y0"]
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-7)
+
+
+def test_per_body_torque_parameters_equal_single_runs():
+    masses = [1.0, 1.5, 0.7]
+    body = rotode.RigidBody(INERTIA, torque=rotode.torque.Gravity(masses, 9.81, [0, 0, 0.3]))
+    y0 = np.tile(np.r_[Q0, W0], (3, 1))
+    y0[:, 4:] += rng.normal(scale=0.2, size=(3, 3))
+    res = rotode.integrate(body, (0, 1), y0, method="cg3", dt=0.05, sensitivity=["mass", "com"])
+    for i, m in enumerate(masses):
+        one = rotode.RigidBody(INERTIA, torque=rotode.torque.Gravity(m, 9.81, [0, 0, 0.3]))
+        single = rotode.integrate(one, (0, 1), y0[i], method="cg3", dt=0.05,
+                                  sensitivity=["mass", "com"])
+        for p in ("mass", "com"):
+            np.testing.assert_array_equal(res.sensitivity[p][i], single.sensitivity[p])
