@@ -156,11 +156,19 @@ def _step_times(run, i, body):
     return out.steps.t
 
 
-def _principal(body, i):
-    inertia = np.asarray(body.inertia)
-    if np.count_nonzero(inertia - np.diag(np.diag(inertia))):
-        raise ValueError(f"sensitivity 'inertia' is with respect to the principal moments: "
-                         f"body {i}'s inertia must be diagonal, got {inertia.tolist()}")
+def _full_tensor(bodies):
+    """True when some body's inertia is not diagonal: ``"inertia"`` is then with respect to
+    the six tensor components [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] of every body."""
+    for body in bodies:
+        inertia = np.asarray(body.inertia)
+        if np.count_nonzero(inertia - np.diag(np.diagonal(inertia, axis1=-2, axis2=-1))):
+            return True
+    return False
+
+
+def _counts(names, full):
+    """The number of directions of each parameter of `names` of a rigid body."""
+    return [6 if p == "inertia" and full else PARAMETERS["rigid body"][p] for p in names]
 
 
 def prepare(plan, runner, kind, names):
@@ -178,20 +186,20 @@ def _replay(run, names):
     """(N, m, 6, n_p) of the parameters `names` by the dual-number replay of each body's steps
     (rotode/_tangent.pyx), the columns in the order of `names`."""
     plan = run.plan
-    cols = [(p, j) for p in names for j in range(PARAMETERS["rigid body"][p])]
     N = plan.y0.shape[0]
     bodies = rigid_body_list(plan.model, N)          # (one shared body, or one per row)
+    full = "inertia" in names and _full_tensor(bodies)
+    cols = [(p, j) for p, n in zip(names, _counts(names, full), strict=True) for j in range(n)]
     t = np.asarray(plan.t, dtype=float)
     tout = t[plan.save]
     out = np.empty((N, tout.shape[0], 6, len(cols)))
     for i in range(N):
         body = bodies[i if len(bodies) == N else 0]
-        if "inertia" in names:
-            _principal(body, i)
         ts = t if plan.control is None else _step_times(run, i, body)
         out[i] = _tangent.rigid_body(plan.method, body, plan.y0[i], ts, tout, cols,
-                                     normalize=bool(plan.options.get("normalize", False)))
-    return out
+                                     normalize=bool(plan.options.get("normalize", False)),
+                                     full=full)
+    return out, full
 
 
 def _rigid(run, names, y):
@@ -201,8 +209,8 @@ def _rigid(run, names, y):
     rest = [p for p in names if tangent is None or p != "y0"]
     parts = []
     if rest:
-        split = np.cumsum([PARAMETERS["rigid body"][p] for p in rest])[:-1]
-        parts = np.split(_replay(run, rest), split, axis=3)
+        out, full = _replay(run, rest)
+        parts = np.split(out, np.cumsum(_counts(rest, full))[:-1], axis=3)
     got = dict(zip(rest, parts, strict=True))
     if tangent is not None:
         got["y0"] = tangent

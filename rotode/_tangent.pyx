@@ -33,7 +33,7 @@ from rotode.torque cimport Torque
 from rotode import torque as _torque
 
 __all__ = ["rigid_body", "kinematics_rates", "KERNELS", "RATE_KERNELS", "TORQUE_PARAMETERS",
-           "DIRECTIONS"]
+           "TENSOR", "DIRECTIONS"]
 
 cdef enum:
     MAX_STAGES = 16          # a pair's stages, its FSAL stage and its dense-output stages
@@ -76,6 +76,11 @@ cdef struct Body:
     # parameter), or None (the body's own double inertia)
     bint principal
     dual I[3]
+    # the `inertia` parameter of a full tensor: I and I^-1 as duals, directions the six
+    # components [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] (symmetric perturbations)
+    bint full
+    dual J[9]
+    dual Jinv[9]
     # a torque parameter's directions: per direction the torque with that parameter's unit
     # (every built-in torque parameter enters linearly: dtau/dp_c = units[c](t, q, w)),
     # borrowed from a list the caller keeps alive
@@ -170,6 +175,7 @@ cdef int _f_state(RigidBody body, const Body* p, double t, const dual* y,
     cdef dual Iw[3]
     cdef dual r[3]
     cdef const dual* w = &y[4]
+    cdef int k
     cdef int st = body.torque_dual(t, y, w, tau)
     if st != 0:
         return st
@@ -178,6 +184,18 @@ cdef int _f_state(RigidBody body, const Body* p, double t, const dual* y,
         if st != 0:
             return st
     quaternion_kinematics_rhs(y, w, FRAME_BODY, body.norm_gain, dy)
+    if p.full:
+        # w' = I^-1 (tau - w x I w) with I and I^-1 dual matrices
+        for k in range(3):
+            Iw[k] = p.J[3 * k] * w[0] + p.J[3 * k + 1] * w[1] + p.J[3 * k + 2] * w[2]
+            r[k] = tau[k]
+        if body.gyroscopic:
+            r[0] = tau[0] - (w[1] * Iw[2] - w[2] * Iw[1])
+            r[1] = tau[1] - (w[2] * Iw[0] - w[0] * Iw[2])
+            r[2] = tau[2] - (w[0] * Iw[1] - w[1] * Iw[0])
+        for k in range(3):
+            dy[4 + k] = p.Jinv[3 * k] * r[0] + p.Jinv[3 * k + 1] * r[1] + p.Jinv[3 * k + 2] * r[2]
+        return 0
     if not p.principal:
         euler_rhs(w, tau, body._I, body._Iinv, body.gyroscopic, &dy[4])
         return 0
@@ -522,6 +540,8 @@ cdef void _seed(const double* y0, list cols, int c0, int c1, dual* z, Body* p) e
         z[k] = dual(y0[k])
     for c in range(c0, c1):
         kind, j = cols[c]
+        if kind == "inertia" and p.full:
+            continue                 # seeded in p.J, p.Jinv (`_seed_tensor`)
         if kind == "inertia":
             p.I[j].d[c - c0] = 1.0
         elif kind != "y0":
@@ -539,7 +559,29 @@ cdef void _seed(const double* y0, list cols, int c0, int c1, dual* z, Body* p) e
                 z[k].d[c - c0] = dq[k]
 
 
-def rigid_body(method, RigidBody body, y0, ts, tout, cols, normalize=False):
+#: The components of a full inertia tensor's directions: (row, column) of each.
+TENSOR = ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))
+
+
+cdef void _seed_tensor(RigidBody body, list cols, int c0, int c1, Body* p) except *:
+    """I and I^-1 as duals, the directions the tensor components of columns c0..c1-1:
+    dI = E (E_ab = E_ba = 1), dI^-1 = -I^-1 E I^-1 (OUT: p.J, p.Jinv)."""
+    cdef int c, k, a, b
+    Iinv = np.asarray(<double[:9]>body._Iinv).reshape(3, 3)
+    for k in range(9):
+        p.J[k] = dual(body._I[k])
+        p.Jinv[k] = dual(body._Iinv[k])
+    for c in range(c0, c1):
+        a, b = TENSOR[cols[c][1]]
+        E = np.zeros((3, 3))
+        E[a, b] = E[b, a] = 1.0
+        dinv = -(Iinv @ E @ Iinv)
+        for k in range(9):
+            p.J[k].d[c - c0] = E.flat[k]
+            p.Jinv[k].d[c - c0] = dinv.flat[k]
+
+
+def rigid_body(method, RigidBody body, y0, ts, tout, cols, normalize=False, full=False):
     """The derivative of one body's computed solution with the steps `ts` held fixed.
 
     Parameters
@@ -556,10 +598,14 @@ def rigid_body(method, RigidBody body, y0, ts, tout, cols, normalize=False):
     tout : ndarray, shape (m,)
         Output times: step ends, or times inside a step of a pair (its dense output).
     cols : list of (str, int)
-        The directions: ``("y0", j)`` (j < 3: dtheta_j, else dw_(j-3)), ``("inertia", k)``,
-        or component j of a parameter of the body's torque (`TORQUE_PARAMETERS`).
+        The directions: ``("y0", j)`` (j < 3: dtheta_j, else dw_(j-3)), ``("inertia", k)``
+        (the principal moment k; with ``full``, the tensor component `TENSOR`[k]), or
+        component j of a parameter of the body's torque (`TORQUE_PARAMETERS`).
     normalize : bool, optional
         The method normalises q after each step.
+    full : bool, optional
+        The ``inertia`` directions are the six components of the tensor (default False: the
+        principal moments of a diagonal inertia).
 
     Returns
     -------
@@ -582,8 +628,11 @@ def rigid_body(method, RigidBody body, y0, ts, tout, cols, normalize=False):
         while c1 < ncols and c1 - c0 < DUAL_N and cols[c1][0] == cols[c0][0]:
             c1 += 1
         part = np.zeros((tov.shape[0], NT, c1 - c0))
-        p.principal = cols[c0][0] == "inertia"
+        p.full = full and cols[c0][0] == "inertia"
+        p.principal = cols[c0][0] == "inertia" and not full
         p.rkmk = T.kernel == TAB_RKMK
+        if p.full:
+            _seed_tensor(body, cols, c0, c1, &p)
         units = []
         if cols[c0][0] not in ("y0", "inertia"):
             units = _unit_torques(body.torque, cols[c0][0], [cols[c][1] for c in range(c0, c1)])

@@ -334,7 +334,9 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         dropped (``stats["n_events"]`` counts them all).
     sensitivity : sequence of str, optional
         Parameters to differentiate the computed solution by (``res.sensitivity``): ``"y0"``
-        (kinematics and rigid body), ``"inertia"`` (a rigid body's principal moments), and
+        (kinematics and rigid body), ``"inertia"`` (a rigid body's principal moments, or
+        the six components of a non-diagonal tensor), its torque's ``"torque"``, ``"mass"``,
+        ``"g"``, ``"com"``, and
         of a kinematics rate ``"omega"`` (a constant rate) or ``"bias"`` and ``"scale"``
         (a `rotode.omega.Samples` recording's).  The derivative is that of the computed
         solution with its accepted steps held fixed (forward mode through the discrete map;

@@ -309,9 +309,10 @@ def test_bad_input():
     with pytest.raises(ValueError, match="with `events` is not supported"):
         rotode.integrate(TOP, (0, 1), y0, method="dopri5", rtol=1e-6, sensitivity=["y0"],
                          events=rotode.events.Component("q", 0))
-    with pytest.raises(ValueError, match="must be diagonal"):
-        rotode.integrate(rotode.RigidBody([[2.0, 0.1, 0], [0.1, 2.0, 0], [0, 0, 3.0]]),
-                         (0, 1), y0, method="rk4", dt=0.1, sensitivity=["inertia"])
+    # a full tensor: six directions (tests below); a diagonal one: the three moments
+    full = rotode.integrate(rotode.RigidBody([[2.0, 0.1, 0], [0.1, 2.0, 0], [0, 0, 3.0]]),
+                            (0, 1), y0, method="rk4", dt=0.1, sensitivity=["inertia"])
+    assert full.sensitivity["inertia"].shape == (11, 6, 6)
 
 
 def test_dask_input_is_refused():
@@ -390,3 +391,37 @@ def test_per_body_torque_parameters_equal_single_runs():
                                   sensitivity=["mass", "com"])
         for p in ("mass", "com"):
             np.testing.assert_array_equal(res.sensitivity[p][i], single.sensitivity[p])
+
+
+TENSOR = np.array([[1.2, 0.1, -0.05], [0.1, 1.7, 0.08], [-0.05, 0.08, 2.3]])
+
+
+@pytest.mark.parametrize("method", [m for m in _with(None, "rigid body")
+                                    if not methods.get(m).adaptive] + ["dop853", "rkmk8"])
+def test_full_inertia_tensor_against_finite_differences(method):
+    """A non-diagonal inertia: ``"inertia"`` is (n_t, 6, 6), with respect to [Ixx, Iyy, Izz,
+    Ixy, Ixz, Iyz] (symmetric perturbations); central differences of fixed-step runs to 1e-7,
+    error-controlled runs at rtol 1e-11 to 1e-5."""
+    y0 = np.r_[Q0, W0]
+    options = {"normalize": True} if method in ("rk3", "rk4") else {}
+    adaptive = methods.get(method).adaptive
+    steps = {"rtol": 1e-11, "atol": 1e-13} if adaptive else {"dt": 0.05}
+    eps, tol = (1e-4, 1e-5) if adaptive else (1e-6, 1e-7)
+
+    def run(inertia):
+        body = rotode.RigidBody(inertia, torque=TOP.torque)
+        return rotode.integrate(body, (0, 1.5), y0, method=method, **steps, **options)
+
+    got = rotode.integrate(rotode.RigidBody(TENSOR, torque=TOP.torque), (0, 1.5), y0,
+                           method=method, sensitivity=["inertia", "y0"], **steps, **options)
+    S = got.sensitivity["inertia"]
+    assert S.shape == (got.t.shape[0], 6, 6)
+    ref = run(TENSOR).y[-1]
+    cols = []
+    for a, b in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2)):
+        E = np.zeros((3, 3))
+        E[a, b] = E[b, a] = eps
+        cols.append((_tangent(run(TENSOR + E).y[-1], ref)
+                     - _tangent(run(TENSOR - E).y[-1], ref)) / (2 * eps))
+    want = np.array(cols).T
+    np.testing.assert_allclose(S[-1], want, rtol=0, atol=tol * np.abs(want).max())
