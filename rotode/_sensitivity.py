@@ -34,13 +34,14 @@ from scipy.spatial.transform import Rotation
 
 from rotode import _tangent, methods
 from rotode._runplan import Plan, StepRequest
-from rotode.omega import AngularVelocity, Constant, Samples
+from rotode.omega import AngularVelocity, Constant, Samples, Sinusoid
 from rotode.rhs import rigid_body_list
 
 __all__ = ["PARAMETERS", "propagate_covariance"]
 
 #: The parameters each model kind differentiates, with their number of directions.
-PARAMETERS = {"kinematics": {"y0": 3, "omega": 3, "bias": 3, "scale": 3},
+PARAMETERS = {"kinematics": {"y0": 3, "omega": 3, "bias": 3, "scale": 3, "amplitude": 3,
+                             "rate": 1, "phase": 3},
               "rigid body": {"y0": 6, "inertia": 3, "torque": 3, "mass": 1, "g": 1, "com": 3}}
 
 
@@ -55,6 +56,8 @@ def _valid(kind, model):
         return tuple(PARAMETERS.get(kind, {}))
     if isinstance(model, Samples):
         return ("y0", "bias", "scale")
+    if isinstance(model, Sinusoid):
+        return ("y0", "amplitude", "rate", "phase")
     if isinstance(model, (Constant, np.ndarray)):
         return ("y0", "omega")
     return ("y0",)
@@ -120,12 +123,22 @@ def _rate_columns(model, p):
         return np.eye(3), [-1, -1, -1], None
     if p == "bias":                  # w = scale (interp(w) - bias)
         return -np.diag(model.scale), [-1, -1, -1], None
-    unscaled = Samples(model.t, model.w, model.kind, model.offset, bias=model.bias)
-    return np.zeros((3, 3)), [0, 1, 2], unscaled
+    if p == "scale":
+        unscaled = Samples(model.t, model.w, model.kind, model.offset, bias=model.bias)
+        return np.zeros((3, 3)), [0, 1, 2], unscaled
+    # Sinusoid, w_k = a_k sin(r t + phi_k): dw/da = sin(r t + phi), dw/dphi = a cos(r t + phi)
+    # (the rate a quarter period ahead), dw/dr = t a cos(r t + phi)
+    if p == "amplitude":
+        return np.zeros((3, 3)), [0, 1, 2], Sinusoid(1.0, model.rate, model.phase)
+    ahead = Sinusoid(model.amplitude, model.rate, model.phase + 0.5 * np.pi)
+    if p == "phase":
+        return np.zeros((3, 3)), [0, 1, 2], ahead
+    return np.zeros((3, 1)), [-2], ahead
 
 
 def _rates(plan, p):
-    """(N, m, 3, 3) d dtheta / d p of the kinematics run `plan` for the rate parameter `p`."""
+    """(N, m, 3, n_p) d dtheta / d p of the kinematics run `plan` for the rate parameter
+    `p`."""
     spec = methods.get(plan.method)
     kernel = spec.kernel("kinematics")
     b = c = ()
@@ -137,7 +150,7 @@ def _rates(plan, p):
     C, sel, aux = _rate_columns(model, p)
     ts = np.asarray(plan.t, dtype=float)
     N = plan.y0.shape[0]
-    out = np.empty((N, len(plan.save), 3, 3))
+    out = np.empty((N, len(plan.save), 3, len(sel)))
     for i in range(N):
         if i > 0 and source is not None and frame == "body":
             out[i] = out[0]          # (a shared body-frame rate: the same derivative)

@@ -48,6 +48,7 @@ cdef enum:
     KIN_EXP2 = 1             # kinematics: exp(h w(t0) + h^2/2 w'(t0))
     MAX_RATE_COLS = 9        # rate-parameter directions of one kinematics pass
     MAX_UNITS = 8            # torque-parameter directions of one pass (>= DUAL_N)
+    TIMED = -2               # KinPass.sel of a frequency's column: dw/dp = t u(t)
 
 #: The rigid-body kernels of the registry this module differentiates -> its code for them.
 KERNELS = {"rk3": TAB_RK, "rk4": TAB_RK, "erk": TAB_RK, "lie_euler": TAB_LIE_EULER,
@@ -664,7 +665,8 @@ def rigid_body(method, RigidBody body, y0, ts, tout, cols, normalize=False, full
 # recursion of on-manifold preintegration (Forster, Carlone, Dellaert and Scaramuzza, IEEE
 # T-RO 33(1), 2017, eq. 44 and appendix A) for any such product of exponentials.  The rate's
 # derivative is affine in an auxiliary source u(t): dw/dp[:, j] = C[:, j] + u_sel(j)(t) e_sel(j)
-# (a bias or a constant rate: C alone; a per-axis scale: u = the unscaled rate).
+# (a bias or a constant rate: C alone; a per-axis scale or amplitude: u = the rate at unit
+# scale; a phase: u = the rate a quarter period ahead), or t u(t) (a frequency).
 
 
 cdef struct KinPass:
@@ -710,17 +712,24 @@ cdef int _kin_eval(const KinPass* P, AngularVelocity src, AngularVelocity aux, d
     return 0
 
 
-cdef void _kin_dw(const KinPass* P, const double* u, double weight, bint constant,
-                  double* dO) noexcept:
-    """dO += weight * dw/dp, dw/dp[:, j] = C[:, j] (when `constant`) + u_sel(j) e_sel(j)
+cdef void _kin_dw(const KinPass* P, double t, const double* u, const double* du,
+                  double weight, bint slope, double* dO) noexcept:
+    """dO += weight * dw/dp at t, dw/dp[:, j] = C[:, j] + u_sel(j) e_sel(j) (sel(j) = -2: t u,
+    a frequency's column), or with `slope` its time derivative (du_sel(j) e_sel(j); u + t du)
     (IN/OUT: dO[3 * ncols])."""
     cdef int k, j
     for j in range(P.ncols):
         for k in range(3):
-            if constant:
+            if not slope:
                 dO[k * P.ncols + j] += weight * P.C[k * P.ncols + j]
-            if P.sel[j] == k:
-                dO[k * P.ncols + j] += weight * u[k]
+                if P.sel[j] == k:
+                    dO[k * P.ncols + j] += weight * u[k]
+                elif P.sel[j] == TIMED:
+                    dO[k * P.ncols + j] += weight * (t * u[k])
+            elif P.sel[j] == k:
+                dO[k * P.ncols + j] += weight * du[k]
+            elif P.sel[j] == TIMED:
+                dO[k * P.ncols + j] += weight * (u[k] + t * du[k])
 
 
 cdef void _kin_factor(const KinPass* P, const double* om, const double* dO, double* q,
@@ -789,15 +798,16 @@ cdef int _kin_step(const KinPass* P, AngularVelocity src, AngularVelocity aux, d
                 om[k] = hs * w[k]
             for k in range(3 * P.ncols):
                 dO[k] = 0.0
-            _kin_dw(P, u, hs, True, dO)
+            _kin_dw(P, t0 + P.c[s] * h, u, u, hs, False, dO)
             _kin_factor(P, om, dO, q, th)
         return 0
     # exp2: Omega = h w(t0) + h^2/2 w'(t0), w' the source's or a forward difference
     _kin_eval(P, src, aux, t0, h < 0.0, False, w, u)
     for k in range(3 * P.ncols):
         dO[k] = 0.0
-    _kin_dw(P, u, h, True, dO)
+    _kin_dw(P, t0, u, u, h, False, dO)
     if _kin_eval(P, src, aux, t0, h < 0.0, True, w1, u1) == -2:
+        # (no source with a frequency parameter lacks w': TIMED columns never come here)
         _kin_eval(P, src, aux, t0 + h, h > 0.0, False, w1, u1)
         for k in range(3):
             w1[k] = (w1[k] - w[k]) / h
@@ -805,7 +815,7 @@ cdef int _kin_step(const KinPass* P, AngularVelocity src, AngularVelocity aux, d
     hs = 0.5 * h * h
     for k in range(3):
         om[k] = h * w[k] + hs * w1[k]
-    _kin_dw(P, u1, hs, False, dO)
+    _kin_dw(P, t0, u, u1, hs, True, dO)
     _kin_factor(P, om, dO, q, th)
     return 0
 
@@ -828,7 +838,7 @@ def kinematics_rates(kernel, tableau, frame, rates, C, sel, y0, ts, save):
     C : array_like, shape (3, n_p)
         The constant part of dw/dp.
     sel : sequence of int, length n_p
-        Per column the axis of u it reads (-1: none).
+        Per column the axis of u it reads (-1: none; -2: the column is t u(t)).
     y0 : array_like, shape (4,)
         The initial quaternion (nonzero).
     ts : ndarray, shape (n + 1,)

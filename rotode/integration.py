@@ -337,8 +337,9 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         (kinematics and rigid body), ``"inertia"`` (a rigid body's principal moments, or
         the six components of a non-diagonal tensor), its torque's ``"torque"``, ``"mass"``,
         ``"g"``, ``"com"``, and
-        of a kinematics rate ``"omega"`` (a constant rate) or ``"bias"`` and ``"scale"``
-        (a `rotode.omega.Samples` recording's).  The derivative is that of the computed
+        of a kinematics rate ``"omega"`` (a constant rate), ``"bias"`` and ``"scale"`` (a
+        `rotode.omega.Samples` recording's) or ``"amplitude"``, ``"rate"`` and ``"phase"``
+        (a `rotode.omega.Sinusoid`'s).  The derivative is that of the computed
         solution with its accepted steps held fixed (forward mode through the discrete map;
         docs/sensitivity.md), for the methods whose registry entry says so
         (``rotode.methods.get(m).sensitivity(kind, parameter)``).

@@ -171,7 +171,8 @@ class Kernel:
     parameters : tuple of str, optional
         The model parameters besides ``y0`` it differentiates (``"inertia"`` and the
         torque's ``"torque"``, ``"mass"``, ``"g"``, ``"com"`` of a rigid body; ``"omega"``,
-        ``"bias"``, ``"scale"`` of a kinematics rate; default: none).
+        ``"bias"``, ``"scale"``, ``"amplitude"``, ``"rate"``, ``"phase"`` of a kinematics
+        rate; default: none).
 
     See Also
     --------
@@ -212,7 +213,7 @@ def _kernels():
     # rotode/_tangent.pyx `kinematics_rates`; the rigid-body kernels rotode/_tangent.pyx (and,
     # for the pairs on the state under error control, rotode/_tangent.hpp) steps on duals
     kin = {"runner": "kinematic", "model": "kinematics", "sensitivity": True}
-    rates = dict(kin, parameters=("omega", "bias", "scale"))
+    rates = dict(kin, parameters=("omega", "bias", "scale", "amplitude", "rate", "phase"))
     rb = {"runner": "dynamic", "model": "rigid body"}
     rbs = dict(rb, sensitivity=True, parameters=("inertia", "torque", "mass", "g", "com"))
     ode = {"runner": "ode", "model": "ode"}

@@ -1,6 +1,7 @@
 """Sensitivities of kinematics to the parameters of their angular velocity (issue 30):
-a constant rate ``"omega"``, and the ``"bias"`` and ``"scale"`` of a gyroscope recording
-(`rotode.omega.Samples`).
+a constant rate ``"omega"``, the ``"bias"`` and ``"scale"`` of a gyroscope recording
+(`rotode.omega.Samples`), and the ``"amplitude"``, ``"rate"`` and ``"phase"`` of
+`rotode.omega.Sinusoid`.
 
 References: the closed form d dtheta(T)/d w = T J_r(w T) of a constant rate (the right
 Jacobian of SO(3); Sola, Deray and Atchuthan 2018, eq. 143); the bias Jacobian of on-manifold
@@ -17,7 +18,8 @@ from scipy.spatial.transform import Rotation
 import rotode
 from rotode import methods, omega
 
-RATE_PARAMS = ("omega", "bias", "scale")
+RATE_PARAMS = ("omega", "bias", "scale", "amplitude", "rate", "phase")
+SIZES = {"rate": 1}
 
 
 def hat(v):
@@ -126,11 +128,12 @@ def test_bias_and_scale_match_forster_preintegration(method):
 
 def _central(run, p, eps):
     """Central differences of the final orientation of run(p) in body-frame tangent
-    coordinates (3, 3)."""
-    base = run(np.zeros(3))
+    coordinates (3, n_p)."""
+    n = SIZES.get(p, 3)
+    base = run(np.zeros(n))
     cols = []
-    for j in range(3):
-        e = np.zeros(3)
+    for j in range(n):
+        e = np.zeros(n)
         e[j] = eps
         cols.append((rotvec_between(base, run(e)) - rotvec_between(base, run(-e))) / (2 * eps))
     return np.column_stack(cols)
@@ -144,9 +147,13 @@ def _recording(kind):
     return t, w
 
 
-CASES = [(m, p, k, f) for p in RATE_PARAMS for m in rate_methods(p)
-         for k in (("linear", "cubic", "previous") if p != "omega" else ("constant",))
+KINDS = {"omega": ("constant",), "bias": ("linear", "cubic", "previous"),
+         "scale": ("linear", "cubic", "previous"), "amplitude": ("sinusoid",),
+         "rate": ("sinusoid",), "phase": ("sinusoid",)}
+CASES = [(m, p, k, f) for p in RATE_PARAMS for m in rate_methods(p) for k in KINDS[p]
          for f in ("body", "world")]
+SINE = {"amplitude": np.array([0.8, -0.5, 1.1]), "rate": 1.7,
+        "phase": np.array([0.2, 1.0, -0.6])}
 
 
 @pytest.mark.parametrize("method,param,kind,frame", CASES)
@@ -161,6 +168,12 @@ def test_against_central_differences_of_fixed_step_runs(method, param, kind, fra
         def model(d):
             return w0 + d
         span, dt = (0.0, 2.0), 0.037
+    elif kind == "sinusoid":
+        def model(d):
+            p = dict(SINE)
+            p[param] = p[param] + (d[0] if param == "rate" else d)
+            return omega.Sinusoid(p["amplitude"], p["rate"], p["phase"])
+        span, dt = (0.3, 2.5), 0.041
     else:
         t, w = _recording(kind)
 
@@ -172,8 +185,8 @@ def test_against_central_differences_of_fixed_step_runs(method, param, kind, fra
     def run(d):
         return rotode.integrate(model(d), span, q0, method=method, dt=dt, frame=frame).y[-1]
 
-    res = rotode.integrate(model(np.zeros(3)), span, q0, method=method, dt=dt, frame=frame,
-                           sensitivity=[param])
+    res = rotode.integrate(model(np.zeros(SIZES.get(param, 3))), span, q0, method=method,
+                           dt=dt, frame=frame, sensitivity=[param])
     S = res.sensitivity[param][-1]
     fd = _central(run, param, 1e-6)
     np.testing.assert_allclose(S, fd, rtol=0, atol=1e-7 * max(1.0, np.abs(fd).max()))
@@ -226,6 +239,9 @@ def test_bad_requests_name_what_is_valid():
     with pytest.raises(ValueError, match=r"rk4.*'bias'.*lie_euler"):
         rotode.integrate(gyro, (0, 1), [1.0, 0, 0, 0], method="rk4", dt=0.01,
                          sensitivity=["bias"])
-    with pytest.raises(ValueError, match=r"'bias'.*\('y0',\)"):
+    with pytest.raises(ValueError, match=r"'bias'.*\('y0', 'amplitude', 'rate', 'phase'\)"):
         rotode.integrate(omega.Sinusoid(1.0, 2.0), (0, 1), [1.0, 0, 0, 0], method="exp2",
                          dt=0.01, sensitivity=["bias"])
+    with pytest.raises(ValueError, match=r"'bias'.*\('y0',\)"):
+        rotode.integrate(lambda t: np.array([1.0, 0, 0]), (0, 1), [1.0, 0, 0, 0],
+                         method="exp2", dt=0.01, sensitivity=["bias"])
