@@ -1,0 +1,91 @@
+"""Body-steps per second per core of every method on batches (docs/scaling.md).
+
+For each method of the registry: a batch of Lagrange tops (rigid body: I = diag(1, 1, 0.5),
+m g h = 4.905, w0 = (0, 0, 5) + N(0, 0.5^2) rad/s per axis, so the bodies take different
+steps under error control) or of orientations under dispersed constant body rates
+(kinematics), integrated with ``workers=1`` (one core) and only the final state kept:
+fixed-step methods with dt = 0.01, error-controlled ones at rtol 1e-9 (atol 1e-11). A
+body-step is one attempted step of one body (accepted or rejected). The minimum of
+``--repeat`` runs is reported, with the SIMD instruction set the lanes ran on (``stats["simd"]``:
+fixed-step rk3/rk4/ab3 on the batches whose model the lanes compile; "-": the one-body loop).
+
+    python benchmarks/bench_scaling.py [--bodies 10000] [--repeat 3] [--markdown]
+
+With ``--markdown`` it also prints the table of docs/scaling.md and the cost of 10^8 bodies on
+100 nodes x 32 cores at the measured rates (a paper estimate: compute time only).
+"""
+import argparse
+import time
+
+import numpy as np
+
+import rotode
+from rotode import methods
+
+TOP = rotode.RigidBody([1.0, 1.0, 0.5], torque=rotode.torque.Gravity(1.0, 9.81, [0, 0, 0.5]))
+SKIP = {"rkn4"}                      # (its state carries q'; not a batch method of this table)
+
+
+def states(kind, n, rng):
+    """(model, y0) of n dispersed bodies of `kind`."""
+    if kind == "rigid body":
+        y0 = np.tile([1.0, 0, 0, 0, 0, 0, 5.0], (n, 1))
+        y0[:, 4:] += rng.normal(scale=0.5, size=(n, 3))
+        return TOP, y0
+    w = rng.normal(scale=1.0, size=(n, 3))
+    return w, np.tile([1.0, 0, 0, 0], (n, 1))
+
+
+def one(kind, name, n, repeat, rng):
+    """(seconds, body-steps, simd) of the fastest of `repeat` runs."""
+    model, y0 = states(kind, n, rng)
+    spec = methods.get(name)
+    if spec.adaptive:
+        span, steps = (0.0, 10.0), {"rtol": 1e-9, "atol": 1e-11}
+    else:
+        span, steps = (0.0, 1.0 if kind == "rigid body" else 2.0), {"dt": 0.01}
+    best = np.inf
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        res = rotode.integrate(model, span, y0, method=name, t_eval=[span[1]], workers=1,
+                               **steps)
+        best = min(best, time.perf_counter() - t0)
+    pb = res.stats["per_body"]
+    work = int(np.sum(pb["n_steps"]) + np.sum(pb.get("n_rejected", 0)))
+    return best, work, res.stats.get("simd", "-")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bodies", type=int, default=10000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--markdown", action="store_true")
+    args = ap.parse_args()
+    rng = np.random.default_rng(0)
+    rows = []
+    for kind in ("rigid body", "kinematics"):
+        for name in methods.names(kind):
+            if name in SKIP or methods.get(name).kernel(kind) == "implicit":
+                continue
+            n = args.bodies if not methods.get(name).adaptive else max(args.bodies // 10, 100)
+            sec, work, simd = one(kind, name, n, args.repeat, rng)
+            rate = work / sec
+            rows.append((kind, name, simd, n, work / n, sec, rate))
+            print(f"{kind:11s} {name:10s} {simd:7s} {n:6d} bodies {work / n:8.1f} steps/body "
+                  f"{sec * 1e3:9.1f} ms  {rate / 1e6:8.2f} M body-steps/s/core  "
+                  f"{1e9 / rate:8.1f} ns/body-step", flush=True)
+    if args.markdown:
+        print("\n| model | method | lanes | ns per body-step | M body-steps/s per core |")
+        print("|---|---|---|---|---|")
+        for kind, name, simd, _, _, _, rate in rows:
+            print(f"| {kind} | `{name}` | {simd} | {1e9 / rate:.1f} | {rate / 1e6:.2f} |")
+        print("\n10^8 bodies on 100 nodes x 32 cores (compute only, at the rates above):")
+        for kind, name, _, _, per_body, _, rate in rows:
+            if kind == "rigid body" and name in ("rk4", "dop853", "rkmk8"):
+                work = 1e8 * (1000 if not methods.get(name).adaptive else per_body)
+                print(f"  {name}: {work:.2g} body-steps / ({rate:.3g} x 3200) = "
+                      f"{work / (rate * 3200):.2f} s, {work / rate / 3600:.2f} core-hours")
+
+
+if __name__ == "__main__":
+    main()
