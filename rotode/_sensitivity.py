@@ -32,7 +32,7 @@ from dataclasses import replace
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from rotode import _tangent, methods
+from rotode import _ode_sensitivity, _tangent, methods
 from rotode._runplan import Plan, StepRequest
 from rotode.omega import AngularVelocity, Constant, Samples, Sinusoid
 from rotode.rhs import rigid_body_list
@@ -47,7 +47,9 @@ PARAMETERS = {"kinematics": {"y0": 3, "omega": 3, "bias": 3, "scale": 3, "amplit
 
 def _valid(kind, model):
     """The parameters a model of `kind` has (a kinematics rate: its source's; a rigid body:
-    its torque's, when every body's torque is of one built-in kind)."""
+    its torque's, when every body's torque is of one built-in kind; an ODE: its params)."""
+    if kind == "ode":
+        return ("y0",) if model.params is None else ("y0", "params")
     if kind == "rigid body":
         kinds = {type(b.torque) for b in (model if isinstance(model, list) else [model])}
         extra = _tangent.TORQUE_PARAMETERS.get(kinds.pop(), ()) if len(kinds) == 1 else ()
@@ -233,6 +235,34 @@ def _rigid(run, names, y):
     return {p: got[p] for p in names}
 
 
+def _ode(run, names, y):
+    """Per parameter (N, m, n_t, n_p) of a user's equations (rotode/_ode_sensitivity.py)."""
+    plan = run.plan
+    model = plan.model
+    N, n = plan.y0.shape
+    count = _ode_sensitivity.sizes(model, n)
+    cols = [(p, j) for p in names for j in range(count[p])]
+    t = np.asarray(plan.t, dtype=float)
+    tout = t[plan.save]
+    out = np.empty((N, tout.shape[0], count["y0"], len(cols)))
+    params = model.params
+    for i in range(N):
+        p = None if params is None else (params if params.ndim == 1 else params[i])
+        ts = t
+        if plan.control is not None:
+            one = model if params is None or params.ndim == 1 else type(model)(
+                model.fun, n=model.n, quaternions=model.quaternions, params=p, args=model.args)
+            ts = _step_times(run, i, one)
+        out[i] = _ode_sensitivity.replay(plan.method, model, plan.y0[i], p, ts, tout, cols,
+                                         bool(plan.options.get("normalize", True)))
+    parts = np.split(out, np.cumsum([count[p] for p in names])[:-1], axis=3)
+    bad = ~np.isfinite(y).all(axis=2)
+    got = dict(zip(names, parts, strict=True))
+    for p in names:
+        got[p][bad] = np.nan
+    return got
+
+
 class SensitivityRun:
     """What `compute` reads of a run: its ``plan`` (`rotode._runplan.Plan`), ``runner`` (the
     module that stepped it) and model ``kind``."""
@@ -248,6 +278,8 @@ def compute(run, names, y):
     None when `names` is None."""
     if names is None:
         return None
+    if run.kind == "ode":
+        return _ode(run, names, y)
     if run.kind == "kinematics":
         bad = ~np.isfinite(y).all(axis=2)
         got = {}

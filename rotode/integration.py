@@ -334,14 +334,13 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         dropped (``stats["n_events"]`` counts them all).
     sensitivity : sequence of str, optional
         Parameters to differentiate the computed solution by (``res.sensitivity``): ``"y0"``
-        (kinematics and rigid body), ``"inertia"`` (a rigid body's principal moments, or
-        the six components of a non-diagonal tensor), its torque's ``"torque"``, ``"mass"``,
-        ``"g"``, ``"com"``, and
-        of a kinematics rate ``"omega"`` (a constant rate), ``"bias"`` and ``"scale"`` (a
-        `rotode.omega.Samples` recording's) or ``"amplitude"``, ``"rate"`` and ``"phase"``
-        (a `rotode.omega.Sinusoid`'s).  The derivative is that of the computed
-        solution with its accepted steps held fixed (forward mode through the discrete map;
-        docs/sensitivity.md), for the methods whose registry entry says so
+        (every model); a rigid body's ``"inertia"`` (the principal moments, or the six
+        components of a non-diagonal tensor) and its torque's ``"torque"``, ``"mass"``,
+        ``"g"``, ``"com"``; a kinematics rate's ``"omega"`` (a constant rate), ``"bias"`` and
+        ``"scale"`` (`rotode.omega.Samples`) or ``"amplitude"``, ``"rate"`` and ``"phase"``
+        (`rotode.omega.Sinusoid`); a `rotode.ODE`'s ``"params"``.  The derivative is that of
+        the computed solution with its accepted steps held fixed (forward mode through the
+        discrete map; docs/sensitivity.md), for the methods whose registry entry says so
         (``rotode.methods.get(m).sensitivity(kind, parameter)``).
         Not with ``events``, dask input or the torque options.
     **options

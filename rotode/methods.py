@@ -172,7 +172,7 @@ class Kernel:
         The model parameters besides ``y0`` it differentiates (``"inertia"`` and the
         torque's ``"torque"``, ``"mass"``, ``"g"``, ``"com"`` of a rigid body; ``"omega"``,
         ``"bias"``, ``"scale"``, ``"amplitude"``, ``"rate"``, ``"phase"`` of a kinematics
-        rate; default: none).
+        rate; ``"params"`` of a user's equations; default: none).
 
     See Also
     --------
@@ -208,7 +208,8 @@ class Kernel:
 
 
 def _kernels():
-    # sensitivity: every kinematics kernel (a known rate: the step commutes with a rotation of
+    # sensitivity (the ODE's rk3, rk4 and pairs on the state: rotode/_ode_sensitivity.py):
+    # every kinematics kernel (a known rate: the step commutes with a rotation of
     # q, docs/sensitivity.md), the rate's parameters through the products of exponentials of
     # rotode/_tangent.pyx `kinematics_rates`; the rigid-body kernels rotode/_tangent.pyx (and,
     # for the pairs on the state under error control, rotode/_tangent.hpp) steps on duals
@@ -217,6 +218,7 @@ def _kernels():
     rb = {"runner": "dynamic", "model": "rigid body"}
     rbs = dict(rb, sensitivity=True, parameters=("inertia", "torque", "mass", "g", "com"))
     ode = {"runner": "ode", "model": "ode"}
+    odes = dict(ode, sensitivity=True, parameters=("params",))
     vector = ("norm_gain", "normalize")
     pair = {"stages": ERK_STAGES, "powers": MAX_POWERS}
     out = (
@@ -242,10 +244,12 @@ def _kernels():
         Kernel("rkmk", group=True, limits=pair, pair=True, **rbs),
         # a user's equations (rotode.ODE): the generic methods, which need nothing but f and
         # the layout of the quaternion blocks (rotode/ode.pyx)
-        Kernel("rk3", group=False, options=("normalize",), limits={"stages": ERK_STAGES}, **ode),
-        Kernel("rk4", group=False, options=("normalize",), limits={"stages": ERK_STAGES}, **ode),
+        Kernel("rk3", group=False, options=("normalize",), limits={"stages": ERK_STAGES},
+               **odes),
+        Kernel("rk4", group=False, options=("normalize",), limits={"stages": ERK_STAGES},
+               **odes),
         Kernel("ab3", group=False, options=("normalize",), **ode),
-        Kernel("erk", group=False, options=("normalize",), limits=pair, pair=True, **ode),
+        Kernel("erk", group=False, options=("normalize",), limits=pair, pair=True, **odes),
         Kernel("rkmk", group=True, limits=pair, pair=True, **ode),
         Kernel("implicit", runner="implicit", model="rigid body", group=True,
                options=("solver", "tol", "bound", "max_iter", "max_substeps", "substep_angle",

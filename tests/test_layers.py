@@ -44,8 +44,8 @@ LAYERS = [
         # of its tableaux (from the registry); the lane kernels of rk3/rk4 batches and their
         # run-time choice of instruction set
         "_engine", "_codegen", "_lanes",
-        # the forward-mode derivative of a rigid body's computed solution (issue 30)
-        "_tangent", "_tangent_engine",
+        # the forward-mode derivative of a computed solution (issue 30)
+        "_tangent", "_tangent_engine", "_ode_sensitivity",
     }),
     ("facades", {
         "integration", "_dask", "_results", "ivp", "solvers", "steps", "solve", "exact",
