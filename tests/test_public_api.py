@@ -59,7 +59,7 @@ def test_signature_of_public_method(method):
 @pytest.mark.parametrize(("cls", "params"), [
     (rotode.RigidBody, ["inertia", "torque", "norm_gain", "gyroscopic"]),
     (rotode.QuaternionKinematics, ["omega", "frame", "norm_gain"]),
-    (omega.Samples, ["t", "w", "kind", "offset"]),
+    (omega.Samples, ["t", "w", "kind", "offset", "bias", "scale"]),
     (torque.Gravity, ["mass", "g", "com"]),
     (events.AxisAngle, ["body_axis", "world_axis", "angle", "terminal", "direction", "block",
                         "rate"]),
@@ -73,7 +73,7 @@ def test_compiled_constructor_signature(cls, params):
     if cls is rotode.RigidBody:
         assert defaults == {"torque": None, "norm_gain": 0.0, "gyroscopic": True}
     if cls is omega.Samples:
-        assert defaults == {"kind": "linear", "offset": 0.0}
+        assert defaults == {"kind": "linear", "offset": 0.0, "bias": 0.0, "scale": 1.0}
 
 
 @pytest.mark.parametrize(("obj", "params"), [
