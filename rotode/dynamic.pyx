@@ -551,9 +551,11 @@ def run_single(model, t_span, y0, method, rtol, atol):
     """The common call of `rotode.integrate` in a few microseconds, or None.
 
     One body, ``y0`` a float64 array of shape (7,), a `RigidBody` whose torque the specialised
-    engine compiles, a pair it runs (`ENGINE_PAIRS`), ``t_span`` a pair of Python numbers,
-    ``rtol``/``atol`` None or Python floats, no other argument: the engine is entered
-    directly, with the checks `integrate` would make on these inputs (`_driver.thin_call`).
+    engine compiles, a pair it runs (`ENGINE_PAIRS`, or an rkmk method of
+    `ENGINE_GROUP_PAIRS`: the pair on the rotation vector of each step), ``t_span`` a pair of
+    Python numbers, ``rtol``/``atol`` None or Python floats, no other argument: the engine is
+    entered directly, with the checks `integrate` would make on these inputs
+    (`_driver.thin_call`).
     Anything else, any input those checks would refuse, and a run that fails return None:
     `integrate` then takes its general path, which gives the same result or raises its error
     (so the messages live in one place).  Returns ``(t, y (2, 7), w (2, 3), stats)`` of the

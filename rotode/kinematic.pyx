@@ -657,8 +657,9 @@ def run_single(model, t_span, y0, method, rtol, atol, frame):
     """The common kinematic call of `rotode.integrate` in a few microseconds, or None.
 
     One body, ``y0`` a float64 array of shape (4,), a `rotode.omega.Constant` or `Sinusoid`
-    source, ``frame`` None, "body" or "world", a pair the engine runs, ``t_span`` a pair of
-    Python numbers, ``rtol``/``atol`` None or Python floats: as `rotode.dynamic.run_single`
+    source, ``frame`` None, "body" or "world", a pair the engine runs (`ENGINE_PAIRS`, or an
+    rkmk method of `ENGINE_GROUP_PAIRS`), ``t_span`` a pair of Python numbers,
+    ``rtol``/``atol`` None or Python floats: as `rotode.dynamic.run_single`
     (anything else, refused input and failed runs give None, and `integrate`'s general path).
     Returns ``(t, y (2, 4), w (2, 3), stats)``.
     """
