@@ -103,6 +103,24 @@ def pair_ids():
     return {m.name: i for i, m in enumerate(pairs())}
 
 
+
+def group_pair_ids():
+    """Registry name -> the PairId of rotode/_tableaux.hpp of each Lie-group method that applies
+    one of the engine's pairs to the rotation vector of a step (Runge-Kutta-Munthe-Kaas: the same
+    tableau and embedded estimate as that pair on the state; rotode/_models.hpp runs it on its
+    Lie-group models)."""
+    from rotode import methods
+    ids = pair_ids()
+    out = {}
+    for m in methods.REGISTRY.values():
+        if not (m.group and m.embedded is not None and m.tableau is not None):
+            continue
+        for p in pairs():
+            if p.tableau == m.tableau and p.embedded == m.embedded:
+                out[m.name] = ids[p.name]
+                break
+    return out
+
 if __name__ == "__main__":
     HEADER.write_text(tableaux_header())
     sys.stdout.write(f"wrote {HEADER}\n")

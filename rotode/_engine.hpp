@@ -144,6 +144,28 @@ template <class M>
 struct HasAccept<M, std::void_t<decltype(std::declval<const M&>().accept(
                         std::declval<double*>(), std::declval<double*>()))>> : std::true_type {};
 
+// the model's reference magnitudes `ref()` (a pointer to n values), when it has them: component k
+// is then scaled by atol_k + rtol max(|y_k|, |ynew_k|, ref_k), as the driver's erk_error_norm
+// with `ERKTol.ref` (a Lie-group state's rotation vector, whose size says nothing of the error
+// an absolute rtol allows); nullptr otherwise (max(|y_k|, |ynew_k|), no extra operation)
+template <class M, class = void>
+struct HasRef : std::false_type {};
+template <class M>
+struct HasRef<M, std::void_t<decltype(std::declval<const M&>().ref())>> : std::true_type {};
+template <class M>
+ROTODE_INLINE const double* model_ref(const M& f) {
+    if constexpr (HasRef<M>::value) return f.ref();
+    else return nullptr;
+}
+
+// the model's largest rotation of one step, `max_angle()` (a Lie-group model's local
+// coordinates, the first three state components a rotation vector), when it has one
+template <class M, class = void>
+struct HasMaxAngle : std::false_type {};
+template <class M>
+struct HasMaxAngle<M, std::void_t<decltype(std::declval<const M&>().max_angle())>>
+    : std::true_type {};
+
 // sum_j W(j) K[j][k] over the compile-time stage indices J... with a nonzero weight, in order
 // (0.0 when every weight is zero)
 template <class W, int N, int... J>
@@ -199,16 +221,25 @@ ROTODE_INLINE int step_stages(const M& f, Nt n, double t, double h, const double
     return st;
 }
 
-// the scaled RMS norm of the local error estimate (erk_error_norm of rotode/erk.pxd)
+// atol + rtol max(|a|, |b|), or max(|a|, |b|, ref) with a reference magnitude (`model_ref`)
+ROTODE_INLINE double tol_scale(double atol, double a, double b, double rtol, const double* ref,
+                               int k) {
+    const double m = std::fmax(std::fabs(a), std::fabs(b));
+    return atol + (ref != nullptr ? std::fmax(m, ref[k]) : m) * rtol;
+}
+
+// the scaled RMS norm of the local error estimate (erk_error_norm of rotode/erk.pxd; ref: the
+// model's reference magnitudes, `model_ref`)
 template <class P, int C, class Nt>
 ROTODE_INLINE double error_norm(const double (*K)[C], Nt N, const double* y, const double* ynew,
-                                double h, double rtol, const double* atol) {
+                                double h, double rtol, const double* atol,
+                                const double* ref = nullptr) {
     constexpr auto all = std::make_integer_sequence<int, P::s + 1>{};
     double n5 = 0.0, n3 = 0.0;
     bool zero_scale = false;
     double e5s[C], e3s[C];
     for (int k = 0; k < N; ++k) {
-        const double scale = atol[k] + std::fmax(std::fabs(y[k]), std::fabs(ynew[k])) * rtol;
+        const double scale = tol_scale(atol[k], y[k], ynew[k], rtol, ref, k);
         e5s[k] = wsum<RowE<P>>(K, k, all);
         e3s[k] = P::kind == 1 ? wsum<RowE3<P>>(K, k, all) : 0.0;
         zero_scale = zero_scale || scale == 0.0;
@@ -219,7 +250,7 @@ ROTODE_INLINE double error_norm(const double (*K)[C], Nt N, const double* y, con
     if (zero_scale) {       // a component exactly 0 at both ends: its estimate must be too
         n5 = n3 = 0.0;
         for (int k = 0; k < N; ++k) {
-            const double scale = atol[k] + std::fmax(std::fabs(y[k]), std::fabs(ynew[k])) * rtol;
+            const double scale = tol_scale(atol[k], y[k], ynew[k], rtol, ref, k);
             if (scale == 0.0) {
                 if (e5s[k] == 0.0 && e3s[k] == 0.0) continue;
                 return INFINITY;
@@ -251,7 +282,10 @@ inline int initial_step(const M& f, double t0, const double* y0, const double* f
     constexpr int C = Sizes<M>::cap;
     const auto N = Sizes<M>::n(f);
     double scale[C], y1[C], f1[C], diff[C];
-    for (int k = 0; k < N; ++k) scale[k] = r.atol[k] + std::fabs(y0[k]) * r.rtol;
+    const double* ref = model_ref(f);
+    for (int k = 0; k < N; ++k)
+        scale[k] = r.atol[k] + (ref != nullptr ? std::fmax(std::fabs(y0[k]), ref[k])
+                                               : std::fabs(y0[k])) * r.rtol;
     const double d0 = rms(y0, scale, N), d1 = rms(f0, scale, N);
     double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
     h0 = std::fmin(h0, length);
@@ -359,6 +393,13 @@ ROTODE_INLINE bool finite(const double* x, Nt N) {
 //   void store(double t, const double* z, double* y, double* w) const;  a row of the state
 //   void accept(double* z, double* K0) const;    optional: after each accepted step (z its end,
 //                                         K0 the FSAL stage), as the driver's `Stepper.accept`
+//                                         (a Lie-group model re-anchors there: its base is a
+//                                         `mutable` member of the loop's copy)
+//   const double* ref() const;            optional: reference magnitudes of the error scale
+//                                         (`model_ref`, the driver's `ERKTol.ref`)
+//   double max_angle() const;             optional: the largest |z[0:3]| of an accepted step,
+//                                         as the driver's `Stepper.max_angle` (a larger one is
+//                                         rejected, and the next step's growth capped)
 template <class P, class M>
 int erk_body(const M& model, EngineRun* run) {
     using namespace engine;
@@ -432,11 +473,24 @@ int erk_body(const M& model, EngineRun* run) {
                 znew[k] = z[k] + h * wsum<RowB<P>>(K, k, std::make_integer_sequence<int, P::s>{});
             st = eval(f, t_new, znew, K[P::s]);      // FSAL: the next step's K[0]
             if (st != ENGINE_OK) break;
-            const double err = error_norm<P>(K, N, z, znew, h, rtol, atol);
+            const double err = error_norm<P>(K, N, z, znew, h, rtol, atol, model_ref(f));
+            double angle = 0.0;
+            if constexpr (HasMaxAngle<M>::value) {     // the driver's `Stepper.max_angle`
+                angle = std::sqrt(znew[0] * znew[0] + znew[1] * znew[1] + znew[2] * znew[2]);
+                if (angle > f.max_angle()) {            // too far for the step's coordinates
+                    h_abs = h_abs * std::fmax(MIN_FACTOR, SAFETY * f.max_angle() / angle);
+                    retried = true;
+                    ++rejected;
+                    continue;
+                }
+            }
             if (err < 1.0) {
                 double factor = err == 0.0
                     ? MAX_FACTOR : std::fmin(MAX_FACTOR, SAFETY * std::pow(err, exponent));
                 if (retried) factor = std::fmin(1.0, factor);
+                if constexpr (HasMaxAngle<M>::value) {  // (a rate the estimate finds exact)
+                    if (angle * factor > f.max_angle()) factor = f.max_angle() / angle;
+                }
                 h_abs = h_abs * factor;
                 break;
             }

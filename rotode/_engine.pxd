@@ -95,3 +95,10 @@ cdef extern from "_models.hpp" namespace "rotode" nogil:
     int kin_erk_body(int pair, const KinParams* p, EngineRun* run)
     # one evaluation of q' = f(t, q) (OUT: dq[4])
     void kin_eval(const KinParams* p, double t, const double* q, double* dq)
+
+    # Runge-Kutta-Munthe-Kaas (the pair `pair` on the rotation vector of each step,
+    # rotode/_rkmk.hpp): one body of a rigid-body or kinematics run; resume: y0 is the row
+    # stored at the end of an accepted step of an earlier call (its base is y0 retracted); -1
+    # for an unknown pair
+    int rigid_rkmk_body(int pair, const RigidParams* p, bint resume, EngineRun* run)
+    int kin_rkmk_body(int pair, const KinParams* p, bint resume, EngineRun* run)

@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "_engine.hpp"
+#include "_rkmk.hpp"
 #include "_tableaux.hpp"
 
 #if defined(__GNUC__)
@@ -126,6 +127,23 @@ ROTODE_INLINE void rigid_torque(const P& p, const V* q, V* tau) {
     }
 }
 
+// Euler's equations w' = I^-1 (tau - w x I w) (Mandre 2008 sec. 6; without w x I w when
+// p.gyroscopic is 0, sec. 7.6): rotode/equations.pxd `euler_rhs` (OUT: dw[3]).  V and p as in
+// `rigid_torque`.
+template <bool Diag, class P, class V>
+ROTODE_INLINE void rigid_euler(const P& p, const V* w, const V* tau, V* dw) {
+    if (p.gyroscopic) {
+        V Iw[3], r[3];
+        models::mat3_vec<Diag>(p.I, w, Iw);
+        r[0] = tau[0] - (w[1] * Iw[2] - w[2] * Iw[1]);
+        r[1] = tau[1] - (w[2] * Iw[0] - w[0] * Iw[2]);
+        r[2] = tau[2] - (w[0] * Iw[1] - w[1] * Iw[0]);
+        models::mat3_vec<Diag>(p.Iinv, r, dw);
+    } else {
+        models::mat3_vec<Diag>(p.Iinv, tau, dw);
+    }
+}
+
 // [q, w_body]' of a rigid body with torque kind T, inertia shape Diag and, with Gain, the norm
 // gain's term c q (without it, c = 0 x (1 - |q|^2) adds +-0, which changes no nonzero rate)
 // (OUT: dy[7]).  One source for the specialised engine's model below (V = double) and the lane
@@ -148,17 +166,7 @@ ROTODE_INLINE void rigid_rhs(const P& p, const V* y, V* dy) {
     } else {
         for (int i = 0; i < 4; ++i) dy[i] = 0.5 * dq[i];
     }
-    // w' = I^-1 (tau - w x I w)
-    if (p.gyroscopic) {
-        V Iw[3], r[3];
-        models::mat3_vec<Diag>(p.I, w, Iw);
-        r[0] = tau[0] - (w[1] * Iw[2] - w[2] * Iw[1]);
-        r[1] = tau[1] - (w[2] * Iw[0] - w[0] * Iw[2]);
-        r[2] = tau[2] - (w[0] * Iw[1] - w[1] * Iw[0]);
-        models::mat3_vec<Diag>(p.Iinv, r, dy + 4);
-    } else {
-        models::mat3_vec<Diag>(p.Iinv, tau, dy + 4);
-    }
+    rigid_euler<Diag>(p, w, tau, dy + 4);
 }
 
 // [q, w_body]' of a rigid body with torque kind T, inertia shape Diag and, with Gain, the norm
@@ -369,6 +377,188 @@ inline int kin_erk_body(int pair, const KinParams* p, EngineRun* run) {
         case id: return kin_run_pair<P>(p, run);
         ROTODE_PAIRS(ROTODE_KIN_CASE)
 #undef ROTODE_KIN_CASE
+        default: return -1;
+    }
+}
+
+// ---- Runge-Kutta-Munthe-Kaas: a pair on the rotation vector of each step ------------------
+//
+// Munthe-Kaas, "Runge-Kutta methods on Lie groups", BIT 38 (1998) 92-111; Hairer, Lubich &
+// Wanner, "Geometric Numerical Integration" (2nd ed., 2006), sec. IV.8.2: a step from the base
+// qb integrates the algebra equation of v, q = qb exp(v/2) (body frame) or exp(v/2) qb (world),
+// v(t_n) = 0, with the pair as a vector ODE (rotode/_rkmk.hpp).  After each accepted step the
+// model re-anchors (`accept`): qb <- q(t_n+1), retracted to |qb| = 1, and v <- 0; the engine's
+// loop holds the model by value, so the base is a `mutable` member of its copy.  What the
+// driver's loop does for these methods (rotode/dynamic.pyx and kinematic.pyx `_deriv_rkmk`,
+// `_accept_rkmk`, `_store_row`/`_store`; `Stepper.max_angle`, the error scale's `ref`) the
+// models do with the same operations in the same order: the same steps and bits.
+
+// the reference magnitudes of the error scale: 1 for the rotation vector (an error dv is an error
+// |dv|/2 of a unit q, whatever |v|), 0 for the rest (SciPy's scale)
+constexpr double RKMK_REF[6] = {1.0, 1.0, 1.0, 0.0, 0.0, 0.0};
+
+// The rigid body: state z = [v (3), w_body (3)], output rows [q, w] (7) with
+// q = qb exp(v/2) (norm gain not used: |q| = 1 by construction).
+//   f: v' = T(-v)^-1 w, w' from Euler's equations at q = qb exp(v/2) with torque kind T
+//   accept: qb <- qb exp(v/2) retracted, v <- 0; the FSAL stage's v' becomes w itself (T = 1
+//     at v = 0), its w' is kept (q differs by ~1e-16 from the one it was evaluated at)
+template <int T, bool Diag>
+struct RigidRkmkModel {
+    static constexpr int n = 6;     // state [v (3), w (3)]
+    static constexpr int k = 7;     // output row [q (4), w (3)]
+    RigidParams p;
+    bool resume;                    // y0 is an earlier call's row: its base is y0 retracted
+    mutable double qb[4];           // the base of the current step
+
+    ROTODE_INLINE void operator()(double, const double* z, double* dz) const {
+        double q[4], tau[3];
+        quat_times_exp(qb, z, 1.0, q);
+        rkmk_rate(z, z + 3, RKMK_FRAME_BODY, dz);
+        rigid_torque<T>(p, q, tau);
+        rigid_euler<Diag>(p, z + 3, tau, dz + 3);
+    }
+    ROTODE_INLINE const double* ref() const { return RKMK_REF; }
+    ROTODE_INLINE double max_angle() const { return rkmk_max_step_angle(); }
+
+    inline void begin(const double* y0, double* z) const {
+        for (int i = 0; i < 4; ++i) qb[i] = y0[i];
+        rkmk_base(qb, resume);
+        for (int i = 0; i < 3; ++i) {
+            z[i] = 0.0;
+            z[3 + i] = y0[4 + i];
+        }
+    }
+    inline void first_row(double, const double* y0, const double*, double* y, double* w) const {
+        for (int i = 0; i < k; ++i) y[i] = y0[i];       // y0 itself, as the driver's y0_row
+        for (int i = 0; i < 3; ++i) w[i] = y0[4 + i];
+    }
+    inline void store(double, const double* z, double* y, double* w) const {
+        quat_times_exp(qb, z, 1.0, y);
+        for (int i = 0; i < 3; ++i) {
+            y[4 + i] = z[3 + i];
+            w[i] = z[3 + i];
+        }
+    }
+    inline void accept(double* z, double* K0) const {
+        double q[4];
+        quat_times_exp(qb, z, 1.0, q);
+        rkmk_retract(q);
+        for (int i = 0; i < 4; ++i) qb[i] = q[i];
+        for (int i = 0; i < 3; ++i) {
+            z[i] = 0.0;
+            K0[i] = z[3 + i];
+        }
+    }
+};
+
+template <class P, int T>
+inline int rigid_rkmk_t(const RigidParams* p, bool resume, EngineRun* run) {
+    if (rigid_diagonal(p))
+        return erk_body<P>(RigidRkmkModel<T, true>{*p, resume, {}}, run);
+    return erk_body<P>(RigidRkmkModel<T, false>{*p, resume, {}}, run);
+}
+
+template <class P>
+inline int rigid_rkmk_pair(const RigidParams* p, bool resume, EngineRun* run) {
+    switch (p->torque) {
+        case TORQUE_NONE: return rigid_rkmk_t<P, TORQUE_NONE>(p, resume, run);
+        case TORQUE_GRAVITY: return rigid_rkmk_t<P, TORQUE_GRAVITY>(p, resume, run);
+        case TORQUE_GRAVITY_AXIS: return rigid_rkmk_t<P, TORQUE_GRAVITY_AXIS>(p, resume, run);
+        case TORQUE_BODY: return rigid_rkmk_t<P, TORQUE_BODY>(p, resume, run);
+        default: return rigid_rkmk_t<P, TORQUE_WORLD>(p, resume, run);
+    }
+}
+
+// One body of an error-controlled Runge-Kutta-Munthe-Kaas rigid-body run with the pair `pair`
+// (a PairId: the pair on the state whose tableau it applies to v); resume: y0 is the row stored
+// at the end of an accepted step of an earlier call; -1 for an unknown pair.
+inline int rigid_rkmk_body(int pair, const RigidParams* p, bool resume, EngineRun* run) {
+    switch (pair) {
+#define ROTODE_RIGID_RKMK_CASE(id, P) \
+        case id: return rigid_rkmk_pair<P>(p, resume, run);
+        ROTODE_PAIRS(ROTODE_RIGID_RKMK_CASE)
+#undef ROTODE_RIGID_RKMK_CASE
+        default: return -1;
+    }
+}
+
+// Quaternion kinematics with w(t) of kind W: state z = v (3), output rows q (4) with
+// q = qb exp(v/2) (body frame) or exp(v/2) qb (World), and the body angular velocity.
+//   f: v' = T(-v)^-1 w(t) (body) or T(v)^-1 w(t) (world)
+//   accept: the FSAL stage T^-1 w(t) becomes w(t) (`rkmk_angular_velocity`, the algebra rate
+//     at v = 0), then qb <- q(t_n+1) retracted and v <- 0 (kinematic.pyx `_accept_rkmk`)
+template <int W, bool World>
+struct KinRkmkModel {
+    static constexpr int n = 3;     // state v
+    static constexpr int k = 4;     // output row q (and w in the body frame beside it)
+    static constexpr int frame = World ? 1 : RKMK_FRAME_BODY;
+    KinParams p;
+    bool resume;
+    mutable double qb[4];
+
+    ROTODE_INLINE void operator()(double t, const double* v, double* dv) const {
+        double w[3];
+        kin_omega<W>(p, t, w);
+        rkmk_rate(v, w, frame, dv);
+    }
+    ROTODE_INLINE const double* ref() const { return RKMK_REF; }
+    ROTODE_INLINE double max_angle() const { return rkmk_max_step_angle(); }
+
+    // q = qb exp(v/2) or exp(v/2) qb (kinematic.pxd `apply_rotvec`, exact exponential)
+    ROTODE_INLINE void rotate(const double* v, double* q) const {
+        if constexpr (World) {
+            exp_times_quat(v, 1.0, qb, q);
+        } else {
+            quat_times_exp(qb, v, 1.0, q);
+        }
+    }
+    inline void begin(const double* y0, double* z) const {
+        for (int i = 0; i < 4; ++i) qb[i] = y0[i];
+        rkmk_base(qb, resume);
+        for (int i = 0; i < 3; ++i) z[i] = 0.0;
+    }
+    // q and the BODY angular velocity at t (kinematic.pyx `_store`: one evaluation of w)
+    inline void store(double t, const double* z, double* y, double* w) const {
+        double w0[3];
+        rotate(z, y);
+        kin_omega<W>(p, t, w0);
+        if constexpr (World) {
+            models::world_to_body(y, w0, w);
+        } else {
+            for (int i = 0; i < 3; ++i) w[i] = w0[i];
+        }
+    }
+    inline void first_row(double t, const double*, const double* z, double* y, double* w) const {
+        store(t, z, y, w);
+    }
+    inline void accept(double* v, double* K0) const {
+        double q[4];
+        rkmk_angular_velocity(v, K0, frame, K0);
+        rotate(v, q);
+        rkmk_retract(q);
+        for (int i = 0; i < 4; ++i) qb[i] = q[i];
+        for (int i = 0; i < 3; ++i) v[i] = 0.0;
+    }
+};
+
+template <class P>
+inline int kin_rkmk_pair(const KinParams* p, bool resume, EngineRun* run) {
+    if (p->omega == OMEGA_CONSTANT)
+        return p->world
+            ? erk_body<P>(KinRkmkModel<OMEGA_CONSTANT, true>{*p, resume, {}}, run)
+            : erk_body<P>(KinRkmkModel<OMEGA_CONSTANT, false>{*p, resume, {}}, run);
+    return p->world ? erk_body<P>(KinRkmkModel<OMEGA_SINUSOID, true>{*p, resume, {}}, run)
+                    : erk_body<P>(KinRkmkModel<OMEGA_SINUSOID, false>{*p, resume, {}}, run);
+}
+
+// One body of an error-controlled Runge-Kutta-Munthe-Kaas kinematics run with the pair `pair`
+// (as `rigid_rkmk_body`; -1: unknown pair).
+inline int kin_rkmk_body(int pair, const KinParams* p, bool resume, EngineRun* run) {
+    switch (pair) {
+#define ROTODE_KIN_RKMK_CASE(id, P) \
+        case id: return kin_rkmk_pair<P>(p, resume, run);
+        ROTODE_PAIRS(ROTODE_KIN_RKMK_CASE)
+#undef ROTODE_KIN_RKMK_CASE
         default: return -1;
     }
 }

@@ -131,6 +131,80 @@ template <class T> inline void so3_exp_coefficients(T x, T* s1, T* s2) {
     }
 }
 
+// S1(a), S2(a), S3(a) = (a - sin a)/a^3 shared by R(v) and T(v) = dexp(v), from x = a^2
+// (OUT: s1, s2, s3); for double and dual.  x <= 1: the Taylor polynomials; 1 < x <= 4:
+// R(v) = R(v/2)^2 and T(v) = (1 + R(v/2)) T(v/2)/2 with A = S1(a/2)/2, B = S2(a/2)/4,
+// D = S3(a/2)/4 (and S2(a/2)/2 = 2B):
+//     S1 = 2A (1 - B x),  S2 = 2B + A^2 - B^2 x,  S3 = D + A B + B/2 - B D x/2;
+// above, S1 and S2 of `so3_exp_coefficients` (bit for bit) and S3 = (1 - S1)/x, which loses
+// under one ulp for a > 2 (Mizerski 2020 secs. 2-3; rotode/so3.pxd).
+template <class T> inline void so3_coefficients(T x, T* s1, T* s2, T* s3) {
+    if (x <= 1.0) {
+        *s1 = taylor_sinc(x);
+        *s2 = taylor_s2(x);
+        *s3 = taylor_s3(x);
+    } else if (x <= 4.0) {
+        T t = 0.25 * x;
+        T P = taylor_sinc(t);
+        T Q = taylor_s2(t);
+        rodrigues_double_angle(x, P, Q, s1, s2);
+        T A = 0.5 * P;
+        T B = 0.25 * Q;
+        T D = 0.25 * taylor_s3(t);
+        *s3 = D + A * B + 0.5 * B - 0.5 * B * D * x;
+    } else {
+        so3_exp_coefficients(x, s1, s2);
+        *s3 = (1.0 - *s1) / x;
+    }
+}
+
+// C(a) = (1 - (a/2) cot(a/2))/a^2 of T(v)^-1 = 1 - K/2 + C K^2 from x = a^2 (a < 2 pi); for
+// double and dual.  For x <= 6.25 the series C = sum_{n>=1} |B_2n| x^(n-1)/(2n)! (Bernoulli
+// numbers; all terms positive, so Horner has no cancellation) through n = 22 (truncation
+// < 1e-19 relative); above, the closed form, whose cancellation is below one ulp there.
+template <class T> inline T so3_dexp_inv_coefficient(T x) {
+    if (x <= 6.25) {
+        T c = 1.5174548844682903e-35;
+        c = 5.990671762482134e-34 + x * c;
+        c = 2.36502241570063e-32 + x * c;
+        c = 9.336734257095045e-31 + x * c;
+        c = 3.6859949406653103e-29 + x * c;
+        c = 1.455172475614865e-27 + x * c;
+        c = 5.744790668872202e-26 + x * c;
+        c = 2.267952452337683e-24 + x * c;
+        c = 8.953517427037546e-23 + x * c;
+        c = 3.534707039629467e-21 + x * c;
+        c = 1.3954464685812522e-19 + x * c;
+        c = 5.5090028283602295e-18 + x * c;
+        c = 2.174868698558062e-16 + x * c;
+        c = 8.586062056277845e-15 + x * c;
+        c = 3.3896802963225827e-13 + x * c;
+        c = 1.3382536530684679e-11 + x * c;
+        c = 5.284190138687493e-10 + x * c;
+        c = 2.08767569878681e-08 + x * c;
+        c = 8.267195767195768e-07 + x * c;
+        c = 3.306878306878307e-05 + x * c;
+        c = 0.001388888888888889 + x * c;
+        c = 0.08333333333333333 + x * c;
+        return c;
+    }
+    T h = 0.5 * sqrt(x);
+    return (1.0 - h * cos(h) / sin(h)) / x;
+}
+
+// T(v)^-1 w = w - v x w / 2 + C v x (v x w) without forming the matrix (OUT: out[3]; may not
+// alias v or w); for double and dual
+template <class T> inline void so3_dexp_inv_apply(const T* v, const T* w, T* out) {
+    T x = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+    T c = so3_dexp_inv_coefficient(x);
+    T c0 = v[1] * w[2] - v[2] * w[1];
+    T c1 = v[2] * w[0] - v[0] * w[2];
+    T c2 = v[0] * w[1] - v[1] * w[0];
+    out[0] = w[0] - 0.5 * c0 + c * (v[1] * c2 - v[2] * c1);
+    out[1] = w[1] - 0.5 * c1 + c * (v[2] * c0 - v[0] * c2);
+    out[2] = w[2] - 0.5 * c2 + c * (v[0] * c1 - v[1] * c0);
+}
+
 // The same for x <= 16 without branches: every range's combination, then a selection (values
 // of the unselected ranges may be inf or NaN, e.g. at x = 0, and are discarded).
 ROTODE_ALWAYS_INLINE void rodrigues_select(double x, double* s1, double* s2) {

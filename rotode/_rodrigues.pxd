@@ -1,5 +1,6 @@
 # Declarations of rotode/_rodrigues.hpp: the Taylor polynomials of the sine family, Rodrigues'
-# coefficients S1 = sin(a)/a, S2 = (1 - cos a)/a^2 from x = a^2, the matrix
+# coefficients S1 = sin(a)/a, S2 = (1 - cos a)/a^2 from x = a^2 (and S3 of dexp, C of its
+# inverse and the product T(v)^-1 w), the matrix
 # alpha 1 + beta [v]x + gamma v v^T, and the vectorised batch R(v) of many rows.
 #
 # They live in C++ so that one source serves the scalar kernels (double and dual, through the
@@ -21,6 +22,13 @@ cdef extern from "_rodrigues.hpp" namespace "rotode" nogil:
     void rodrigues_double_angle(dual x, dual P, dual Q, dual* s1, dual* s2)
     void so3_exp_coefficients(double x, double* s1, double* s2)
     void so3_exp_coefficients(dual x, dual* s1, dual* s2)
+
+    void so3_coefficients(double x, double* s1, double* s2, double* s3)
+    void so3_coefficients(dual x, dual* s1, dual* s2, dual* s3)
+    double so3_dexp_inv_coefficient(double x)
+    dual so3_dexp_inv_coefficient(dual x)
+    void so3_dexp_inv_apply(const double* v, const double* w, double* out)
+    void so3_dexp_inv_apply(const dual* v, const dual* w, dual* out)
 
     void axis_matrix(const double* v, double alpha, double beta, double gamma, double* M)
     void axis_matrix(const dual* v, dual alpha, dual beta, dual gamma, dual* M)

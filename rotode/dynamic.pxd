@@ -11,7 +11,9 @@
 # State layouts:  y = [q (4), w_body (3)] for every method except rkn4, whose internal state is
 # z = [q (4), q' (4)] (+ [x (3), v (3)] with a force), Mandre 2008 sec. 6.
 from cpython.ref cimport PyObject
-from rotode.quaternion cimport quat_mul, quat_mul_vec, quat_conj, quat_norm2, quat_exp_pure
+from rotode.quaternion cimport quat_mul, quat_mul_vec, quat_conj, quat_norm2
+# quat_times_exp (out = q exp(c w / 2)): one C++ source with the engine's models (rotode/_rkmk.hpp)
+from rotode.rkmk cimport quat_times_exp
 from rotode.equations cimport rigid_body_rhs, euler_rhs, quaternion_second_order_rhs, mat3_vec
 from rotode.torque cimport Torque
 
@@ -129,18 +131,6 @@ cdef inline int body_accel(BodyCtx* b, double t, const double* q, const double* 
         return st
     euler_rhs(w, tau, b.I, b.Iinv, b.gyroscopic, dw)
     return STEP_OK
-
-
-cdef inline void quat_times_exp(const double* q, const double* w, double c,
-                                double* out) noexcept nogil:
-    """out = q * exp(c w / 2): body-frame rotation by the angle c |w| (OUT: out[4])."""
-    cdef double x[3]
-    cdef double e[4]
-    x[0] = 0.5 * c * w[0]
-    x[1] = 0.5 * c * w[1]
-    x[2] = 0.5 * c * w[2]
-    quat_exp_pure(x, e)
-    quat_mul(q, e, out)
 
 
 # ---- Lie-group methods ----------------------------------------------------------------------

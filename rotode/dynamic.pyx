@@ -72,12 +72,13 @@ from rotode.equations cimport FRAME_BODY
 from rotode.rhs cimport RigidBody
 from rotode.torque cimport Constant, Gravity
 from rotode._engine cimport (BlockRun, EngineRun, RigidParams, rigid_erk_body, rigid_eval,
+                             rigid_rkmk_body,
                              TORQUE_NONE, TORQUE_GRAVITY, TORQUE_GRAVITY_AXIS, TORQUE_BODY,
                              TORQUE_WORLD)
 from rotode._tangent_engine cimport tangent_body
 from rotode._lanes cimport (rigid_block, lanes_width, LANES_RK3, LANES_RK4, LANES_AB3,
                             ISA_SCALAR, ISA_SSE2, ISA_AVX2, ISA_AVX512)
-from rotode._codegen import pair_ids as _pair_ids
+from rotode._codegen import pair_ids as _pair_ids, group_pair_ids as _group_pair_ids
 from rotode._runplan import Plan, RunOutput
 
 __all__ = ["METHODS", "KERNELS", "LIMITS", "run"]
@@ -401,9 +402,15 @@ cdef void _accept_rkmk(const void* c, Py_ssize_t i, double* z, double* K0,
 
 cdef int _engine_body(const void* c, Py_ssize_t i, EngineRun* run) noexcept nogil:
     """Body i's whole run by the specialised engine (rotode/_engine.hpp, _models.hpp): the
-    pair on [q, w]' = f with the tableau and the torque known at compile time."""
+    pair on [q, w]' = f, or (rkmk) on [v, w]' of each step's local coordinates, with the
+    tableau and the torque known at compile time."""
     cdef const RunCfg* cfg = <const RunCfg*>c
-    cdef int st = rigid_erk_body(cfg.pair, &cfg.params[0 if cfg.shared else i], run)
+    cdef const RigidParams* p = &cfg.params[0 if cfg.shared else i]
+    cdef int st
+    if cfg.kernel == KERNEL_RKMK:
+        st = rigid_rkmk_body(cfg.pair, p, cfg.resume, run)
+    else:
+        st = rigid_erk_body(cfg.pair, p, run)
     cfg.nfev[i] = run.nfev
     return st
 
@@ -463,6 +470,9 @@ cdef void _end(const void* c, Py_ssize_t i, int status, const double* z,
 
 #: Registry name -> PairId of the pairs the specialised engine runs (rotode/_tableaux.hpp).
 ENGINE_PAIRS = _pair_ids()
+#: The same for the Lie-group methods it runs (a pair on the rotation vector of each step,
+#: rotode/_models.hpp `rigid_rkmk_body`): their name -> the PairId of their pair.
+ENGINE_GROUP_PAIRS = _group_pair_ids()
 #: False: every run takes the driver's loop (tests compare the two).
 _USE_ENGINE = True
 #: rotode._lanes' instruction sets -> their codes in rotode/_lanes.hpp (ISA_*).
@@ -541,9 +551,11 @@ def run_single(model, t_span, y0, method, rtol, atol):
     """The common call of `rotode.integrate` in a few microseconds, or None.
 
     One body, ``y0`` a float64 array of shape (7,), a `RigidBody` whose torque the specialised
-    engine compiles, a pair it runs (`ENGINE_PAIRS`), ``t_span`` a pair of Python numbers,
-    ``rtol``/``atol`` None or Python floats, no other argument: the engine is entered
-    directly, with the checks `integrate` would make on these inputs (`_driver.thin_call`).
+    engine compiles, a pair it runs (`ENGINE_PAIRS`, or an rkmk method of
+    `ENGINE_GROUP_PAIRS`: the pair on the rotation vector of each step), ``t_span`` a pair of
+    Python numbers, ``rtol``/``atol`` None or Python floats, no other argument: the engine is
+    entered directly, with the checks `integrate` would make on these inputs
+    (`_driver.thin_call`).
     Anything else, any input those checks would refuse, and a run that fails return None:
     `integrate` then takes its general path, which gives the same result or raises its error
     (so the messages live in one place).  Returns ``(t, y (2, 7), w (2, 3), stats)`` of the
@@ -557,6 +569,11 @@ def run_single(model, t_span, y0, method, rtol, atol):
     if type(model) is not RigidBody or type(method) is not str or not _USE_ENGINE:
         return None
     pair = ENGINE_PAIRS.get(method)
+    cfg.kernel = KERNEL_ERK
+    cfg.resume = False
+    if pair is None:
+        pair = ENGINE_GROUP_PAIRS.get(method)
+        cfg.kernel = KERNEL_RKMK
     if (pair is None or (<RigidBody>model).n_bodies is not None
             or not thin_call(t_span, y0, rtol, atol, 7, &c, &run)
             or not _engine_params(<RigidBody>model, &p)):
@@ -631,7 +648,7 @@ cdef void _attach_engine(Stepper* sp, RunCfg* cfg, str method, RigidParams* para
     with `tangent` (Plan.tangent, an (N, m, 6, 6) float64 array) the engine that carries the
     y0 sensitivity in the same pass."""
     cdef double[:, :, :, ::1] tv
-    cfg.pair = ENGINE_PAIRS[method]
+    cfg.pair = ENGINE_PAIRS[method] if method in ENGINE_PAIRS else ENGINE_GROUP_PAIRS[method]
     cfg.params = params
     sp.body = _engine_body
     if tangent is not None:
@@ -741,6 +758,9 @@ def run_plan(plan):
         (<Engine>engine).attach(&sp, _deriv_rkmk)
         sp.accept = _accept_rkmk
         sp.max_angle = rkmk_max_step_angle()
+        specialise = (_USE_ENGINE and control is not None and plan.steps is None
+                      and not plan.h_next and events is None and method in ENGINE_GROUP_PAIRS
+                      and k == 7)
     adaptive = control is not None
     cdef BodyCtx* ctx = <BodyCtx*>malloc(nmod * sizeof(BodyCtx))
     cdef RigidParams* params = NULL

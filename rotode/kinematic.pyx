@@ -24,7 +24,7 @@ import numpy as np
 
 from rotode import _lanes
 from rotode import methods as _methods
-from rotode._codegen import pair_ids as _pair_ids
+from rotode._codegen import pair_ids as _pair_ids, group_pair_ids as _group_pair_ids
 from rotode._runplan import Plan, RunOutput
 from rotode._driver import Engine, algebra_atol, outcome, per_body_counts
 from rotode.omega import AngularVelocity as _PyAngularVelocity
@@ -48,6 +48,7 @@ if sizeof(KinWork) > WORK_DOUBLES * sizeof(double):
 from rotode.omega cimport AngularVelocity, Samples, Sinusoid
 from rotode.omega cimport Constant as ConstantRate
 from rotode._engine cimport (BlockRun, EngineRun, KinParams, kin_erk_body, kin_eval,
+                             kin_rkmk_body,
                              OMEGA_CONSTANT, OMEGA_SINUSOID)
 from rotode._lanes cimport (kin_block, lanes_width, LANES_RK3, LANES_RK4, ISA_SCALAR, ISA_SSE2,
                             ISA_AVX2, ISA_AVX512)
@@ -497,9 +498,15 @@ cdef int _magnus_first(const void* cfg, Py_ssize_t i, double t0, const double* z
 cdef int _engine_body(const void* cfg, Py_ssize_t i, EngineRun* run) noexcept nogil:
     """Body i's whole run by the specialised engine (rotode/_engine.hpp, _models.hpp): the
     pair on q' = f(t, q) with the tableau and w(t) known at compile time.  Every stored row
-    evaluates w once more (its body rate), as `_store` does."""
+    evaluates w once more (its body rate), as `_store` does.  rkmk: the pair on the rotation
+    vector v of each step (`kin_rkmk_body`)."""
     cdef const KinCfg* g = <const KinCfg*>cfg
-    cdef int st = kin_erk_body(g.pair, &g.params[0 if g.params_shared else i], run)
+    cdef const KinParams* p = &g.params[0 if g.params_shared else i]
+    cdef int st
+    if g.kernel == KERNEL_RKMK:
+        st = kin_rkmk_body(g.pair, p, g.resume, run)
+    else:
+        st = kin_erk_body(g.pair, p, run)
     g.nfev[i] = run.nfev + run.stores
     g.nrate[i] = 0
     g.nsub[i] = 0
@@ -592,6 +599,9 @@ def _as_rows(x, name, n, shared=False):
 
 #: Registry name -> PairId of the pairs the specialised engine runs (rotode/_tableaux.hpp).
 ENGINE_PAIRS = _pair_ids()
+#: The same for the Lie-group methods it runs (a pair on the rotation vector of each step,
+#: rotode/_models.hpp `kin_rkmk_body`): their name -> the PairId of their pair.
+ENGINE_GROUP_PAIRS = _group_pair_ids()
 #: False: every run takes the driver's loop (tests compare the two).
 _USE_ENGINE = True
 #: rotode._lanes' instruction sets -> their codes in rotode/_lanes.hpp (ISA_*).
@@ -647,8 +657,9 @@ def run_single(model, t_span, y0, method, rtol, atol, frame):
     """The common kinematic call of `rotode.integrate` in a few microseconds, or None.
 
     One body, ``y0`` a float64 array of shape (4,), a `rotode.omega.Constant` or `Sinusoid`
-    source, ``frame`` None, "body" or "world", a pair the engine runs, ``t_span`` a pair of
-    Python numbers, ``rtol``/``atol`` None or Python floats: as `rotode.dynamic.run_single`
+    source, ``frame`` None, "body" or "world", a pair the engine runs (`ENGINE_PAIRS`, or an
+    rkmk method of `ENGINE_GROUP_PAIRS`), ``t_span`` a pair of Python numbers,
+    ``rtol``/``atol`` None or Python floats: as `rotode.dynamic.run_single`
     (anything else, refused input and failed runs give None, and `integrate`'s general path).
     Returns ``(t, y (2, 4), w (2, 3), stats)``.
     """
@@ -662,6 +673,11 @@ def run_single(model, t_span, y0, method, rtol, atol, frame):
             and _USE_ENGINE and (frame is None or frame == "body" or frame == "world")):
         return None
     pair = ENGINE_PAIRS.get(method)
+    g.kernel = KERNEL_ERK
+    g.resume = False
+    if pair is None:
+        pair = ENGINE_GROUP_PAIRS.get(method)
+        g.kernel = KERNEL_RKMK
     w[0] = w[1] = w[2] = 0.0
     if (pair is None or not thin_call(t_span, y0, rtol, atol, 4, &c, &run)
             or not _kin_params(model, w, FRAME_WORLD if frame == "world" else 0, 0.0, &p)):
@@ -943,9 +959,10 @@ def run_plan(plan):
     cdef KinParams* params = NULL
     lanes_used = np.ones(N, dtype=np.intc)
     isa = None
-    specialise = (g.kernel == KERNEL_ERK and _USE_ENGINE and control is not None
-                  and plan.steps is None and not plan.h_next and events is None
-                  and method in ENGINE_PAIRS)
+    specialise = (_USE_ENGINE and control is not None and plan.steps is None
+                  and not plan.h_next and events is None
+                  and ((g.kernel == KERNEL_ERK and method in ENGINE_PAIRS)
+                       or (g.kernel == KERNEL_RKMK and method in ENGINE_GROUP_PAIRS)))
     # rk3/rk4 on a fixed grid with w(t) compiled: the lane kernels
     lanes = ((g.kernel == KERNEL_RK3 or g.kernel == KERNEL_RK4) and control is None
              and not g.local and g.rate_mode == RATE_ZERO and not g.jumps)
@@ -953,7 +970,8 @@ def run_plan(plan):
         if N > 0 and (specialise or lanes):
             _compiled_params(&g, src, wconst, &params)
         if params != NULL and specialise:
-            g.pair = ENGINE_PAIRS[method]
+            g.pair = (ENGINE_PAIRS[method] if g.kernel == KERNEL_ERK
+                      else ENGINE_GROUP_PAIRS[method])
             sp.body = _engine_body
         elif params != NULL and lanes:
             isa = _attach_lanes(&sp, &g, lanes_used)

@@ -18,71 +18,13 @@
 # S3 = (1 - S1)/x, where the cancellation in a - sin a costs less than one ulp.
 # Star cimport: Cython only sees the non-member dual operators (double + dual, ...) this way.
 from rotode.dual cimport *
+# so3_coefficients (S1, S2, S3), so3_dexp_inv_coefficient (C) and so3_dexp_inv_apply (T(v)^-1 w)
+# live in rotode/_rodrigues.hpp, one C++ source for these kernels and the specialised engine's
+# Lie-group models (rotode/_rkmk.hpp); cimported here so that `from rotode.so3 cimport` finds them.
 from rotode._rodrigues cimport (
-    taylor_sinc, taylor_s2, taylor_s3, so3_exp_coefficients, rodrigues_double_angle, axis_matrix)
+    so3_exp_coefficients, axis_matrix, so3_coefficients, so3_dexp_inv_coefficient,
+    so3_dexp_inv_apply)
 from rotode.quaternion cimport quat_from_matrix, atan_ratio
-
-
-cdef inline void so3_coefficients(real x, real* s1, real* s2, real* s3) noexcept nogil:
-    """S1(a), S2(a), S3(a) shared by R(v) and T(v), from x = a^2 (OUT: s1, s2, s3)."""
-    cdef real t, P, Q, A, B, D
-    if x <= 1.0:
-        s1[0] = taylor_sinc(x)
-        s2[0] = taylor_s2(x)
-        s3[0] = taylor_s3(x)
-    elif x <= 4.0:
-        # R(v) = R(v/2)^2 and T(v) = (1 + R(v/2)) T(v/2)/2 with A = S1(a/2)/2,
-        # B = S2(a/2)/4, D = S3(a/2)/4 (and S2(a/2)/2 = 2B):
-        #   S1 = 2A (1 - B x),  S2 = 2B + A^2 - B^2 x,  S3 = D + A B + B/2 - B D x/2
-        t = 0.25 * x
-        P = taylor_sinc(t)
-        Q = taylor_s2(t)
-        rodrigues_double_angle(x, P, Q, s1, s2)
-        A = 0.5 * P
-        B = 0.25 * Q
-        D = 0.25 * taylor_s3(t)
-        s3[0] = D + A * B + 0.5 * B - 0.5 * B * D * x
-    else:
-        # same S1, S2 as so3_exp (bit for bit); S3 = (1 - S1)/x loses under one ulp for a > 2
-        so3_exp_coefficients(x, s1, s2)
-        s3[0] = (1.0 - s1[0]) / x
-    return
-
-
-cdef inline real so3_dexp_inv_coefficient(real x) noexcept nogil:
-    """C(a) = (1 - (a/2) cot(a/2))/a^2 of T(v)^-1 from x = a^2 (a < 2 pi).
-
-    For x <= 6.25 the series C = sum_{n>=1} |B_2n| x^(n-1)/(2n)! (Bernoulli numbers; all terms
-    positive, so Horner has no cancellation) is used through n = 22 (truncation < 1e-19
-    relative); above, the closed form, whose cancellation is below one ulp there.
-    """
-    cdef real h, c
-    if x <= 6.25:
-        c = 1.5174548844682903e-35
-        c = 5.990671762482134e-34 + x * c
-        c = 2.36502241570063e-32 + x * c
-        c = 9.336734257095045e-31 + x * c
-        c = 3.6859949406653103e-29 + x * c
-        c = 1.455172475614865e-27 + x * c
-        c = 5.744790668872202e-26 + x * c
-        c = 2.267952452337683e-24 + x * c
-        c = 8.953517427037546e-23 + x * c
-        c = 3.534707039629467e-21 + x * c
-        c = 1.3954464685812522e-19 + x * c
-        c = 5.5090028283602295e-18 + x * c
-        c = 2.174868698558062e-16 + x * c
-        c = 8.586062056277845e-15 + x * c
-        c = 3.3896802963225827e-13 + x * c
-        c = 1.3382536530684679e-11 + x * c
-        c = 5.284190138687493e-10 + x * c
-        c = 2.08767569878681e-08 + x * c
-        c = 8.267195767195768e-07 + x * c
-        c = 3.306878306878307e-05 + x * c
-        c = 0.001388888888888889 + x * c
-        c = 0.08333333333333333 + x * c
-        return c
-    h = 0.5 * real_sqrt(x)
-    return (1.0 - h * real_cos(h) / real_sin(h)) / x
 
 
 # ---- matrices ---------------------------------------------------------------------------
@@ -141,18 +83,6 @@ cdef inline void so3_dexp_inv(const real* v, real* Ti) noexcept nogil:
     cdef real c = so3_dexp_inv_coefficient(x)
     cdef real minus_half = -0.5
     axis_matrix(v, 1.0 - c * x, minus_half, c, Ti)
-
-
-cdef inline void so3_dexp_inv_apply(const real* v, const real* w, real* out) noexcept nogil:
-    """T(v)^-1 w = w - v x w / 2 + C v x (v x w) without forming the matrix (OUT: out[3])."""
-    cdef real x = v[0] * v[0] + v[1] * v[1] + v[2] * v[2]
-    cdef real c = so3_dexp_inv_coefficient(x)
-    cdef real c0 = v[1] * w[2] - v[2] * w[1]
-    cdef real c1 = v[2] * w[0] - v[0] * w[2]
-    cdef real c2 = v[0] * w[1] - v[1] * w[0]
-    out[0] = w[0] - 0.5 * c0 + c * (v[1] * c2 - v[2] * c1)
-    out[1] = w[1] - 0.5 * c1 + c * (v[2] * c0 - v[0] * c2)
-    out[2] = w[2] - 0.5 * c2 + c * (v[0] * c1 - v[1] * c0)
 
 
 cdef inline void so3_log(const real* R, real* v) noexcept nogil:
