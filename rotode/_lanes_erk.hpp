@@ -47,6 +47,22 @@ ROTODE_INLINE void error_scale(const V& atol, const V& y, const V& ynew, const V
     }
 }
 
+// a lane mask of V (bool for V = double, else an integer vector: -1 in a lane that is set)
+template <class V>
+using Mask = decltype(std::declval<V>() == std::declval<V>());
+
+template <class V>
+ROTODE_INLINE void set_mask(Mask<V>& m, int l, bool x) {
+    if constexpr (width<V> == 1) m = x;
+    else m[l] = x ? -1 : 0;
+}
+
+template <class V>
+ROTODE_INLINE bool mask_at(const Mask<V>& m, int l) {
+    if constexpr (width<V> == 1) return m;
+    else return m[l] != 0;
+}
+
 // engine::wsum on lane vectors: the same products, added in the same order
 template <class W, class V, int N, int... J>
 ROTODE_INLINE V wsum_v(const V (*K)[N], int k, std::integer_sequence<int, J...>) {
@@ -287,8 +303,7 @@ ROTODE_INLINE void error_norms(const LaneState<V, P>& s, const LaneBody* lb, dou
     V n5, n3;
     models::splat(n5, 0.0);
     models::splat(n3, 0.0);
-    bool zero_scale[L];
-    for (int l = 0; l < L; ++l) zero_scale[l] = false;
+    Mask<V> zero_scale = n5 != n5;                   // (no lane set)
     for (int k = 0; k < N; ++k) {
         V scale;
         error_scale(s.atol[k], s.z[k], s.znew[k], s.rtol, scale);
@@ -298,12 +313,12 @@ ROTODE_INLINE void error_norms(const LaneState<V, P>& s, const LaneBody* lb, dou
             const V e3 = wsum_v<engine::RowE3<P>>(s.K, k, all) / scale;
             n3 = n3 + e3 * e3;
         }
-        for (int l = 0; l < L; ++l) zero_scale[l] = zero_scale[l] || get(scale, l) == 0.0;
+        zero_scale = zero_scale | (scale == 0.0);
     }
     for (int l = 0; l < L; ++l) {
         if (lb[l].r == nullptr) continue;
         const double h = lb[l].h;
-        if (zero_scale[l]) {        // erk_body's own function on the lane's values
+        if (mask_at<V>(zero_scale, l)) {        // erk_body's own function on the lane's values
             double K[P::s + 1][N], y[N], ynew[N];
             for (int j = 0; j <= P::s; ++j) lane_of(s.K[j], N, l, K[j]);
             lane_of(s.z, N, l, y);
@@ -336,27 +351,30 @@ inline bool wants_dense(const LaneBody& b) {
     return false;
 }
 
-// Lane l's accepted step: the rows it holds, then the step taken (erk_body's lines after its
-// trial loop); false: its body ended.
+// Lane l's accepted step (`finite`: its new state is finite): the rows it holds, then the step
+// taken (erk_body's lines after its trial loop; the caller moves the lane's state and FSAL
+// stage); false: its body ended.
 template <class P, class Model, class V>
-inline bool after_step(const Model& one, int l, LaneBody& b, LaneState<V, P>& s) {
+inline bool after_step(const Model& one, int l, bool finite, LaneBody& b,
+                       const LaneState<V, P>& s) {
     constexpr int N = 7;
     constexpr std::integral_constant<int, N> NN{};
     constexpr std::integral_constant<int, 3> THREE{};
     EngineRun& r = *b.r;
-    double znew[N], z[N], zd[N], F[7 * N];
-    lane_of(s.znew, N, l, znew);
-    if (!engine::finite(znew, NN)) {
+    double znew[N] = {}, z[N] = {}, zd[N], F[7 * N];
+    if (!finite) {
         end_body<N>(b, ENGINE_NONFINITE);
         return false;
     }
+    const bool due = b.slot < r.m && b.direction * (r.t[r.save[b.slot]] - b.t_new) <= 0.0;
+    if (due) lane_of(s.znew, N, l, znew);
     if (b.prepare) {
         b.nfev += P::s_dense - P::s - 1;
         lane_of(s.z, N, l, z);
         lane_of(s.F, 7 * N, l, F);
     }
     b.t0_requested = false;
-    while (b.slot < r.m && b.direction * (r.t[r.save[b.slot]] - b.t_new) <= 0.0) {
+    while (due && b.slot < r.m && b.direction * (r.t[r.save[b.slot]] - b.t_new) <= 0.0) {
         const double tt = r.t[r.save[b.slot]];
         double* yrow = r.yo + b.slot * N;
         double* wrow = r.wo + b.slot * 3;
@@ -372,10 +390,6 @@ inline bool after_step(const Model& one, int l, LaneBody& b, LaneState<V, P>& s)
             return false;
         }
         ++b.slot;
-    }
-    for (int c = 0; c < N; ++c) {
-        set(s.z[c], l, znew[c]);
-        set(s.K[0][c], l, get(s.K[P::s][c], l));
     }
     b.t = b.t_new;
     ++b.accepted;
@@ -396,6 +410,9 @@ ROTODE_INLINE void erk_lanes(const RigidParams* p, bool shared, EngineRun* runs,
     LaneState<V, P> s;
     LaneBody lb[L];
     double err[L];
+    V zero;
+    models::splat(zero, 0.0);
+    const Mask<V> none = zero != zero;          // no lane set
     bool stop = false;
     std::ptrdiff_t next = 0;
     f.gather(p, true, 1);                       // every lane valid before any body is in it
@@ -439,17 +456,25 @@ ROTODE_INLINE void erk_lanes(const RigidParams* p, bool shared, EngineRun* runs,
         f.rhs(0, s.znew, s.K[P::s]);            // FSAL: the next step's K[0]
         error_norms<P>(s, lb, err);
         bool dense = false;
-        bool accepted[L];
+        Mask<V> accepted = none;
+        Mask<V> finite = s.znew[0] - s.znew[0] == 0.0;
+        for (int c = 1; c < N; ++c) finite = finite & (s.znew[c] - s.znew[c] == 0.0);
         for (int l = 0; l < L; ++l) {
-            accepted[l] = lb[l].r != nullptr && decide<P>(lb[l], err[l]);
-            if (accepted[l]) {
+            const bool ok = lb[l].r != nullptr && decide<P>(lb[l], err[l]);
+            set_mask<V>(accepted, l, ok);
+            if (ok) {
                 lb[l].prepare = wants_dense(lb[l]);
                 dense = dense || lb[l].prepare;
             }
         }
         if (dense) dense_prepare_v<P>(f, s.h, s.z, s.znew, s.K, s.F);
-        for (int l = 0; l < L; ++l)
-            if (accepted[l]) after_step<P>(Model{p[0]}, l, lb[l], s);   // (store: a copy)
+        for (int l = 0; l < L; ++l)        // (store: a copy, the parameters unused)
+            if (mask_at<V>(accepted, l))
+                after_step<P>(Model{p[0]}, l, mask_at<V>(finite, l), lb[l], s);
+        for (int c = 0; c < N; ++c) {      // the accepted lanes' step taken (a lane whose body
+            s.z[c] = accepted ? s.znew[c] : s.z[c];         // ended takes its next one's)
+            s.K[0][c] = accepted ? s.K[P::s][c] : s.K[0][c];
+        }
     }
 }
 

@@ -204,7 +204,7 @@ def test_adaptive_every_body_is_its_single_run(isa, method, workers):
 @pytest.mark.parametrize("method", PAIRS)
 def test_adaptive_widths_agree_with_one_body_at_a_time(isa, method):
     """Every width gives the bits of "off" (the specialised engine's run of one body at a time),
-    the rows of its steps' dense output (no t_eval), with a body whose state overflows, one that
+    the rows at t0 and tf (no t_eval), with a body whose state overflows, one that
     runs out of steps and one whose step becomes too small: their status, NaN rows, where they
     stopped and their counters too."""
     y0 = _states(N, seed=8)
