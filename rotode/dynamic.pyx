@@ -15,7 +15,8 @@ most 3 stages), Runge-Kutta 3 and 4, Adams-Bashforth 3 and Runge-Kutta-Nystrom, 
 (on the state and on the rotation group) to the driver.  rk3, rk4 and ab3 on bodies whose torque
 is compiled run in the lane kernels instead: blocks of bodies in SIMD lanes, each body with its
 single run's bits (rotode/_lanes.hpp, ``rotode._lanes``; docs/architecture.md "The lane
-kernels").
+kernels"); so do the specialised engine's error-controlled pairs, each lane adaptive on its own
+and refilled from a queue of bodies (rotode/_lanes_erk.hpp, "The adaptive lanes").
 
 Options (``options`` dict of `run`)
 -----------------------------------
@@ -796,8 +797,10 @@ def run_plan(plan):
         stats["nfev_force"] = largest(nfevf)
     if code == KERNEL_RKN4:
         stats["qdot"] = qdot
-    if isa is not None:
+    if isa is not None and not adaptive:
         stats["simd"] = isa if N and lanes_used.max() > 1 else "scalar"
+    elif isa is not None and N and lanes_used.max() > 1:     # (the adaptive lanes ran)
+        stats["simd"] = isa
     return RunOutput(y_out, w_out, stats, rec.events, rec.steps, rec.h_next)
 
 

@@ -194,8 +194,8 @@ def test_adaptive_every_body_is_its_single_run(isa, method, workers):
             kw = dict(method=method, rtol=1e-8, atol=1e-10, t_eval=rows)
             batch = rotode.integrate(model, span, y0, workers=workers, **kw)
             width = _lanes.width(isa)
-            want = isa if width > 1 and _lanes_run(model) else "scalar"
-            assert batch.success and batch.stats["simd"] == want, name
+            want = isa if width > 1 and _lanes_run(model) else None
+            assert batch.success and batch.stats.get("simd") == want, name
             for i in (0, 1, 2, 5, 8, 16, N - 2, N - 1):
                 _same_run(batch, i, rotode.integrate(_body(model, i), span, y0[i], **kw))
 
