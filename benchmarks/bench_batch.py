@@ -3,6 +3,7 @@
 Run from the clone's root after building rotode (``python setup.py build_ext --inplace``):
 
     python benchmarks/bench_batch.py [--quick] [--bodies N] [--steps S] [--kinematics]
+                                     [--adaptive]
 
 The tops: ``rotode.RigidBody([1, 1, 0.5], torque=rotode.torque.Gravity(1, 9.81, [0, 0, 0.1]))``,
 upright, spinning at w = (0.1, 0, 20) (the first rate dispersed a little from body to body),
@@ -24,6 +25,13 @@ Then the kinematics rows: rk4 on N orientations under ``rotode.omega.Sinusoid([1
 [0, 0.4, 1.1])`` (one shared source: a sine per component and node) and under constant per-body
 rates (an (N, 3) array), ``integrate(model, (0, 1), Q0 (N, 4), method="rk4", dt=1e-3,
 save_every=1000)``, "off" (the driver's step, rotode/kinematic.pxd) against each set, one thread.
+
+``--adaptive``: the error-controlled rows only (issue 31's adaptive lanes, rotode/_lanes_erk.hpp):
+dop853 with rtol 1e-9, atol 1e-11 on N Lagrange tops with dispersed initial rates (w = (0.1 +
+0.5 u1, 0.5 u2, 20 (1 + 0.5 u3)), u uniform in [-1, 1], seeded), over (0, 1), the rows at t0 and
+tf only (``t_eval=[0, 1]``), one thread, "off" (the specialised engine's run of one body at a
+time, as before the lanes) against each set; ns per body-step = seconds / (the bodies' accepted
+steps summed, the same on every set).
 
 How it measures: one process, every tool in turn, A B C ... A B C ..., the minimum over the
 turns of each (`bench_engine.measure`: each turn is one run here, a run lasting 0.1-40 s);
@@ -128,18 +136,70 @@ def kinematics(n, steps, turns):
             print(f"{name:34s} {sec / (n * steps) * 1e9:12.2f} {off / sec:15.1f}")
 
 
+def dispersed_tops(n, seed=0):
+    """The adaptive rows' model and initial rows (N, 7): upright tops whose rates are dispersed
+    (each body its own step sizes)."""
+    top, y0 = tops(n)
+    u = np.random.default_rng(seed).uniform(-1.0, 1.0, size=(n, 3))
+    y0[:, 4] = 0.1 + 0.5 * u[:, 0]
+    y0[:, 5] = 0.5 * u[:, 1]
+    y0[:, 6] = 20.0 * (1.0 + 0.5 * u[:, 2])
+    return top, y0
+
+
+def adaptive_run(top, y0, isa, rtol=1e-9):
+    """A Run of rotode's dop853 (rtol, atol = rtol / 100) on `isa`, rows at t0 and tf only."""
+
+    def call():
+        before = _lanes.use(isa)
+        try:
+            return rotode.integrate(top, (0.0, 1.0), y0, method="dop853", rtol=rtol,
+                                    atol=rtol / 100, t_eval=[0.0, 1.0])
+        finally:
+            _lanes.use(before)
+
+    return Run(call, call)
+
+
+def adaptive(n, turns):
+    """Print the adaptive rows: ns per body-step of "off" and each set (dop853, rtol 1e-9)."""
+    top, y0 = dispersed_tops(n)
+    ref = adaptive_run(top, y0, "off").call()
+    steps = int(ref.stats["per_body"]["n_steps"].sum())
+    print(f"dop853, rtol 1e-9, atol 1e-11, {n} Lagrange tops with dispersed rates over (0, 1): "
+          f"{steps} accepted steps ({steps / n:.1f} per body, "
+          f"{ref.stats['per_body']['n_rejected'].sum()} rejected)")
+    same = True
+    for isa in _lanes.available()[1:]:
+        got = adaptive_run(top, y0, isa).call()
+        same = same and np.array_equal(got.y, ref.y) and np.array_equal(
+            got.stats["per_body"]["nfev_pair"], ref.stats["per_body"]["nfev_pair"])
+    print(f"every set's rows and counters == off's, bit for bit: {same}")
+    seconds = measure({f"dop853, rotode {isa}": adaptive_run(top, y0, isa)
+                       for isa in _lanes.available()}, turns)
+    off = seconds["dop853, rotode off"]
+    print(f"{'':34s} {'ns/body-step':>12s} {'total s':>8s} {'speed-up vs off':>15s}")
+    for name, sec in seconds.items():
+        print(f"{name:34s} {sec / steps * 1e9:12.2f} {sec:8.3f} {off / sec:15.1f}")
+    return same
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10^4 bodies, 2 turns")
     parser.add_argument("--bodies", type=int, default=None)
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--kinematics", action="store_true", help="the kinematics rows only")
+    parser.add_argument("--adaptive", action="store_true",
+                        help="the error-controlled rows only (dop853 in lanes)")
     args = parser.parse_args(argv)
     n = args.bodies or (10_000 if args.quick else 100_000)
     turns = 2 if args.quick else 3
     if args.kinematics:
         kinematics(n, args.steps, turns)
         return 0
+    if args.adaptive:
+        return 0 if adaptive(n, turns) else 1
     top, y0 = tops(n)
     loop = build.batch_loop(verbose=True)
     best = _lanes.available()[-1]

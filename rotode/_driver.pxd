@@ -113,6 +113,10 @@ ctypedef int (*body_fn)(const void* cfg, Py_ssize_t i, EngineRun* run) noexcept 
 # rotode/_lanes.hpp), instead of the driver's loop over each; the grid, the block's rows and
 # counters and the polling are filled in by the driver (IN/OUT: run)
 ctypedef void (*block_fn)(const void* cfg, Py_ssize_t i, BlockRun* run) noexcept nogil
+# the error-controlled runs of the nb bodies from body i on, as `body_fn` runs each, in SIMD
+# lanes (the adaptive lane kernels, rotode/_lanes_erk.hpp); runs[j] is body i + j's (IN/OUT)
+ctypedef void (*bodies_fn)(const void* cfg, Py_ssize_t i, EngineRun* runs,
+                           Py_ssize_t nb) noexcept nogil
 # after the last step (status: the body's status); counters, final states (may be NULL)
 ctypedef void (*end_fn)(const void* cfg, Py_ssize_t i, int status, const double* z,
                         void* work) noexcept nogil
@@ -170,6 +174,9 @@ cdef struct Stepper:
     # only where the block gives each body its own run's bits): the driver's loop is then not used
     block_fn block
     int lanes
+    # NULL, or `body` for queues of bodies in SIMD lanes (`lanes` of them at a time; a runner
+    # sets it only where each body gets its `body` run's bits): used where `body` would be
+    bodies_fn bodies
 
 
 cdef inline Py_ssize_t stops_before(const double* stops, Py_ssize_t n, double t,
@@ -273,6 +280,7 @@ cdef inline Stepper make_stepper(const void* cfg, begin_fn begin, advance_fn adv
     s.body = NULL
     s.block = NULL
     s.lanes = 1
+    s.bodies = NULL
     return s
 
 

@@ -288,6 +288,63 @@ cdef void _body_engine(BodyRun* b) noexcept nogil:
     b.counts[2] = run.nfev
 
 
+cdef void _engine_run(const Run* r, Py_ssize_t i, Ticker* tk, EngineRun* run) noexcept nogil:
+    """Body i's EngineRun: the driver's grid, control and polling, its rows (OUT: run)."""
+    cdef const Grid* g = &r.g
+    cdef const Control* C = r.s.control
+    run.t = g.t
+    run.n = g.n
+    run.save = g.save
+    run.m = g.m
+    run.y0 = r.y0 + i * r.s.k0
+    run.yo = r.yo + i * (g.m * r.s.k) if g.m else NULL
+    run.wo = r.wo + i * (g.m * 3) if g.m else NULL
+    run.rtol = C.rtol
+    run.atol = C.atol
+    run.first_step = C.first_step
+    run.max_step = C.max_step
+    run.max_steps = C.max_steps
+    run.t_eval = C.t_eval
+    run.countdown = &tk.clk.countdown
+    run.tick = _engine_tick
+    run.tick_ctx = <void*>tk
+    run.accepted = run.rejected = run.nfev = run.stores = 0
+    run.t_end = g.t[0]
+    run.status = STATUS_INTERRUPTED
+
+
+cdef void _queue(const Run* r, Py_ssize_t i0, Py_ssize_t nb, Clock* clk,
+                 bint poller) noexcept nogil:
+    """Bodies i0 .. i0 + nb - 1 (nb <= QUEUE_BODIES) of r by the stepper's `bodies` (the
+    adaptive lanes), with `_body_engine`'s grid, control, polling and status contract (OUT:
+    their rows, status, failed, fail_t, counts)."""
+    cdef EngineRun runs[QUEUE_BODIES]
+    cdef Ticker tk
+    cdef Py_ssize_t i, j, c
+    cdef const Stepper* s = r.s
+    tk.clk = clk
+    tk.p = r.poll
+    tk.poller = poller
+    for j in range(nb):
+        _engine_run(r, i0 + j, &tk, &runs[j])
+    if rotode_load_flag(&r.poll.stop):
+        for j in range(nb):
+            for c in range(r.g.m * s.k):
+                runs[j].yo[c] = NAN
+            for c in range(r.g.m * 3):
+                runs[j].wo[c] = NAN
+    else:
+        s.bodies(s.cfg, i0, runs, nb)
+    for j in range(nb):
+        i = i0 + j
+        r.status[i] = runs[j].status
+        r.failed[i] = runs[j].accepted if runs[j].status != STATUS_OK else -1
+        r.fail_t[i] = runs[j].t_end
+        r.counts[3 * i] = runs[j].accepted
+        r.counts[3 * i + 1] = runs[j].rejected
+        r.counts[3 * i + 2] = runs[j].nfev
+
+
 cdef void _block(const Run* r, Py_ssize_t i0, Py_ssize_t nb, Clock* clk,
                  bint poller) noexcept nogil:
     """Bodies i0 .. i0 + nb - 1 of r by the stepper's `block` (a lane kernel), with the

@@ -277,6 +277,9 @@ cdef int _run_bodies(const Run* r, Py_ssize_t nbodies, int workers) except -1:
         clocks[tid].last_check = clocks[tid].last_clock
     if r.s.block != NULL and not r.adaptive and r.s.lanes >= 1:
         _run_blocks(r, nbodies, nthreads, clocks)
+    elif (r.s.bodies != NULL and r.adaptive and r.s.body != NULL and r.trace == NULL
+          and r.h_next == NULL and r.s.events == NULL):
+        _run_queues(r, nbodies, nthreads, clocks)
     elif nthreads == 1 or nbodies < 2:
         with nogil:
             for i in range(nbodies):
@@ -293,6 +296,9 @@ cdef int _run_bodies(const Run* r, Py_ssize_t nbodies, int workers) except -1:
 # ~2 ms of work, so the schedule's cost is negligible and the chunks are many
 cdef enum:
     BLOCK_CHUNK = 16
+    # the bodies of a queue of the adaptive lanes (`_run_queues`): 8 queues of 8 lanes' worth,
+    # the slow bodies of a queue overlapping the others' in the refilled lanes
+    QUEUE_BODIES = 64
 
 
 cdef void _run_blocks(const Run* r, Py_ssize_t nbodies, int nthreads,
@@ -313,6 +319,25 @@ cdef void _run_blocks(const Run* r, Py_ssize_t nbodies, int nthreads,
                          chunksize=BLOCK_CHUNK):
             tid = threadid()
             _block(r, ib * L, min(L, nbodies - ib * L), &clocks[tid], tid == 0)
+
+
+cdef void _run_queues(const Run* r, Py_ssize_t nbodies, int nthreads,
+                      Clock* clocks) noexcept:
+    """The bodies of r in queues of up to QUEUE_BODIES (the stepper's `bodies`: error-controlled
+    runs in SIMD lanes, a lane refilled from its queue when its body ends), on the calling
+    thread or over nthreads threads (dynamic schedule, one queue at a time)."""
+    cdef Py_ssize_t nq = (nbodies + QUEUE_BODIES - 1) // QUEUE_BODIES, iq
+    cdef int tid
+    if nthreads == 1 or nq < 2:
+        with nogil:
+            for iq in range(nq):
+                _queue(r, iq * QUEUE_BODIES, min(<Py_ssize_t>QUEUE_BODIES,
+                                                 nbodies - iq * QUEUE_BODIES), &clocks[0], True)
+    else:
+        for iq in prange(nq, nogil=True, num_threads=nthreads, schedule="dynamic"):
+            tid = threadid()
+            _queue(r, iq * QUEUE_BODIES, min(<Py_ssize_t>QUEUE_BODIES,
+                                             nbodies - iq * QUEUE_BODIES), &clocks[tid], tid == 0)
 
 
 cdef object _copy_out(const double* p, Py_ssize_t rows, Py_ssize_t cols):

@@ -15,7 +15,8 @@ most 3 stages), Runge-Kutta 3 and 4, Adams-Bashforth 3 and Runge-Kutta-Nystrom, 
 (on the state and on the rotation group) to the driver.  rk3, rk4 and ab3 on bodies whose torque
 is compiled run in the lane kernels instead: blocks of bodies in SIMD lanes, each body with its
 single run's bits (rotode/_lanes.hpp, ``rotode._lanes``; docs/architecture.md "The lane
-kernels").
+kernels"); so do the specialised engine's error-controlled pairs, each lane adaptive on its own
+and refilled from a queue of bodies (rotode/_lanes_erk.hpp, "The adaptive lanes").
 
 Options (``options`` dict of `run`)
 -----------------------------------
@@ -76,6 +77,7 @@ from rotode._engine cimport (BlockRun, EngineRun, RigidParams, rigid_erk_body, r
                              TORQUE_NONE, TORQUE_GRAVITY, TORQUE_GRAVITY_AXIS, TORQUE_BODY,
                              TORQUE_WORLD)
 from rotode._tangent_engine cimport tangent_body
+from rotode._lanes_erk cimport rigid_erk_lanes
 from rotode._lanes cimport (rigid_block, lanes_width, LANES_RK3, LANES_RK4, LANES_AB3,
                             ISA_SCALAR, ISA_SSE2, ISA_AVX2, ISA_AVX512)
 from rotode._codegen import pair_ids as _pair_ids, group_pair_ids as _group_pair_ids
@@ -430,6 +432,19 @@ cdef void _lane_block(const void* c, Py_ssize_t i, BlockRun* run) noexcept nogil
         cfg.lanes_used[i + j] = lanes
 
 
+cdef void _erk_lanes(const void* c, Py_ssize_t i, EngineRun* runs, Py_ssize_t nb) noexcept nogil:
+    """Bodies i .. i + nb - 1 by the adaptive lane kernel (rotode/_lanes_erk.hpp): the pair on
+    [q, w] with the torque known at compile time, one body per SIMD lane, each lane refilled
+    from the queue when its body ends; each body as `_engine_body` runs it, bit for bit."""
+    cdef const RunCfg* cfg = <const RunCfg*>c
+    cdef int lanes = rigid_erk_lanes(cfg.isa, cfg.pair, &cfg.params[0 if cfg.shared else i],
+                                     cfg.shared, runs, nb)
+    cdef Py_ssize_t j
+    for j in range(nb):
+        cfg.nfev[i + j] = runs[j].nfev
+        cfg.lanes_used[i + j] = lanes
+
+
 cdef int _tangent_body(const void* c, Py_ssize_t i, EngineRun* run) noexcept nogil:
     """Body i's whole run by the specialised engine with its y0 sensitivity in the same pass
     (rotode/_tangent.hpp: the state as dual numbers, the steps the plain run's, bit for bit)
@@ -777,6 +792,8 @@ def run_plan(plan):
             raise ValueError("Plan.tangent needs a run that `tangent_ready` accepts")
         if params != NULL and specialise:
             _attach_engine(&sp, &cfg, method, params, plan.tangent)
+            if plan.tangent is None:
+                isa = _attach_erk_lanes(&sp, &cfg, lanes_used)
         elif params != NULL and lanes:
             isa = _attach_lanes(&sp, &cfg, params, lanes_used)
         fctx = _force_contexts(n_fctx, o.fsrc, o.forces, o.masses)
@@ -800,8 +817,10 @@ def run_plan(plan):
         stats["nfev_force"] = largest(nfevf)
     if code == KERNEL_RKN4:
         stats["qdot"] = qdot
-    if isa is not None:
+    if isa is not None and not adaptive:
         stats["simd"] = isa if N and lanes_used.max() > 1 else "scalar"
+    elif isa is not None and N and lanes_used.max() > 1:     # (the adaptive lanes ran: AVX2's)
+        stats["simd"] = "avx2"
     return RunOutput(y_out, w_out, stats, rec.events, rec.steps, rec.h_next)
 
 
@@ -837,6 +856,22 @@ cdef object _attach_lanes(Stepper* sp, RunCfg* cfg, RigidParams* params, object 
     cfg.params = params
     cfg.lanes_used = &lv[0] if lv.shape[0] else NULL
     sp.block = _lane_block
+    sp.lanes = lanes_width(cfg.isa)
+    return name
+
+
+cdef object _attach_erk_lanes(Stepper* sp, RunCfg* cfg, object lanes_used):
+    """Run the specialised engine's bodies in the adaptive lane kernels (rotode/_lanes_erk.hpp)
+    on the instruction set of `rotode._lanes.get()` (OUT: sp, cfg; lanes_used, per body,
+    written by the run); returns that set's name, or None for "off" (the engine's run of one
+    body at a time, `Stepper.body`, as before the lanes; "scalar" runs that too, by queues)."""
+    cdef int[::1] lv = lanes_used
+    name = _lanes.get()
+    if name == "off":
+        return None
+    cfg.isa = _LANE_ISAS[name]
+    cfg.lanes_used = &lv[0] if lv.shape[0] else NULL
+    sp.bodies = _erk_lanes
     sp.lanes = lanes_width(cfg.isa)
     return name
 

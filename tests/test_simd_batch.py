@@ -1,6 +1,7 @@
 """The lane kernels (rotode/_lanes.hpp, rotode._lanes): rk3, rk4 and ab3 batches of rigid bodies
-stepped in SIMD lanes give every body its single run's bits, on every instruction set this CPU
-runs, with any number of threads; the forced set is the one that ran."""
+stepped in SIMD lanes, and the error-controlled pairs in the adaptive lanes
+(rotode/_lanes_erk.hpp), give every body its single run's bits, on every instruction set this
+CPU runs, with any number of threads; the forced set is the one that ran."""
 import os
 import subprocess
 import sys
@@ -153,6 +154,82 @@ def test_ab3_agrees_with_the_drivers_step(isa):
             assert got[2]["status"] == ref[2]["status"] and got[2]["nfev"] == ref[2]["nfev"]
             # (the steps a message names depend on the thread's timed polling chunks)
             assert ("body 9, step" in got[2]["message"]) == (states is bad), name
+
+
+PAIRS = ["dop853", "dopri5", "bs3"]
+
+
+def _lanes_run(model):
+    """Whether a batch of `model` runs in the adaptive lanes (no norm gain)."""
+    return model.norm_gain == 0.0 if np.ndim(model.norm_gain) == 0 else False
+
+
+def _counts(out, i):
+    """A body's counters: the batch's per-body ones, a single run's own."""
+    keys = ("n_steps", "n_rejected", "nfev_pair", "nfev")
+    if "per_body" in out.stats:
+        return [int(out.stats["per_body"][key][i]) for key in keys]
+    return [int(out.stats[key]) for key in keys]
+
+
+def _same_run(batch, i, one):
+    assert np.array_equal(batch.t, one.t)
+    assert np.array_equal(batch.y[i], one.y, equal_nan=True)
+    assert np.array_equal(batch.w[i], one.w, equal_nan=True)
+    assert _counts(batch, i) == _counts(one, 0)
+
+
+@pytest.mark.parametrize("isa", ISAS, indirect=True)
+@pytest.mark.parametrize("method", PAIRS)
+@pytest.mark.parametrize("workers", [1, 2])
+def test_adaptive_every_body_is_its_single_run(isa, method, workers):
+    """The pairs in lanes, each lane its own steps (dispersed rates: the lanes accept, reject
+    and end at different times, refilled from the queue): every body's rows at t_eval, counters
+    and status are its single run's, on a forward and a backward span."""
+    y0 = _states(N, seed=7)
+    y0[:, 4:] *= np.linspace(0.3, 2.0, N)[:, None]
+    t_eval = np.linspace(0.0, 0.6, 13)
+    for name, model in _models(N).items():
+        for span, rows in (((0.0, 0.6), t_eval), ((0.6, 0.0), t_eval[::-1])):
+            kw = dict(method=method, rtol=1e-8, atol=1e-10, t_eval=rows)
+            batch = rotode.integrate(model, span, y0, workers=workers, **kw)
+            width = _lanes.width(isa)
+            want = isa if width > 1 and _lanes_run(model) else None
+            assert batch.success and batch.stats.get("simd") == want, name
+            for i in (0, 1, 2, 5, 8, 16, N - 2, N - 1):
+                _same_run(batch, i, rotode.integrate(_body(model, i), span, y0[i], **kw))
+
+
+@pytest.mark.parametrize("isa", ISAS, indirect=True)
+@pytest.mark.parametrize("method", PAIRS)
+def test_adaptive_widths_agree_with_one_body_at_a_time(isa, method):
+    """Every width gives the bits of "off" (the specialised engine's run of one body at a time),
+    the rows at t0 and tf (no t_eval), with a body whose state overflows, one that
+    runs out of steps and one whose step becomes too small: their status, NaN rows, where they
+    stopped and their counters too."""
+    y0 = _states(N, seed=8)
+    y0[:, 4:] *= np.linspace(0.3, 2.0, N)[:, None]
+    bad = y0.copy()
+    bad[6, 4:] = 1e154                    # overflows: nonfinite or step too small
+    bad[11, 4:] *= 40.0                   # many steps: max_steps
+    args = (0.0, 0.4)
+    for name, model in _models(N).items():
+        for states, kw in ((y0, {"first_step": 1e-3}), (bad, {"max_steps": 60})):
+            run = dict(method=method, rtol=1e-7, atol=1e-9, **kw)
+            got = rotode.integrate(model, args, states, **run)
+            _lanes.use("off")
+            try:
+                ref = rotode.integrate(model, args, states, **run)
+            finally:
+                _lanes.use(isa)
+            assert "simd" not in ref.stats and got.stats["status"] == ref.stats["status"], name
+            assert got.stats["message"] == ref.stats["message"], name
+            assert np.array_equal(got.t, ref.t) and np.array_equal(got.y, ref.y, equal_nan=True)
+            assert np.array_equal(got.w, ref.w, equal_nan=True), name
+            for key in ref.stats["per_body"]:
+                assert np.array_equal(got.stats["per_body"][key], ref.stats["per_body"][key])
+            if states is bad:
+                assert not got.success and np.isnan(got.y[6, -1]).all(), name
 
 
 def test_choices():

@@ -53,6 +53,40 @@ class BatchTops:
         _rk4(self.top, self.y0)
 
 
+def _dispersed_tops():
+    top, y0 = _tops()
+    u = np.random.default_rng(0).uniform(-1.0, 1.0, size=(N, 3))
+    y0[:, 4] = 0.1 + 0.5 * u[:, 0]
+    y0[:, 5] = 0.5 * u[:, 1]
+    y0[:, 6] = 20.0 * (1.0 + 0.5 * u[:, 2])
+    return top, y0
+
+
+class BatchAdaptiveTops:
+    """dop853 (rtol 1e-9, atol 1e-11) on 10^5 tops with dispersed rates over (0, 1), one thread,
+    the rows at t0 and tf, on each instruction set this CPU runs ("off": the specialised
+    engine's run of one body at a time; the others: the adaptive lanes, rotode/_lanes_erk.hpp)."""
+
+    params = [list(_lanes.ISAS)]
+    param_names = ["simd"]
+    timeout = 600
+    number = 1
+    repeat = 2
+
+    def setup(self, simd):
+        if simd not in _lanes.available():
+            raise NotImplementedError(f"this CPU does not run {simd}")
+        self.top, self.y0 = _dispersed_tops()
+        self.before = _lanes.use(simd)
+
+    def teardown(self, simd):
+        _lanes.use(self.before)
+
+    def time_dop853(self, simd):
+        rotode.integrate(self.top, (0.0, 1.0), self.y0, method="dop853", rtol=1e-9, atol=1e-11,
+                         t_eval=[0.0, 1.0])
+
+
 class BatchAgainstLoop:
     """rotode's rk4 time (its best instruction set) over the hand-written AVX2 loop's, and
     workers=1 over workers=2.  Skipped where the loop cannot be built."""
