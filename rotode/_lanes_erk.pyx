@@ -2,9 +2,9 @@
 
 rotode/_lanes_erk.hpp instantiates the adaptive lane kernel (`lanes_erk`: an embedded pair on 4
 bodies at a time in AVX2 lanes, each lane with its own step size, decision and counters,
-refilled from the queue when its body ends) for every pair, torque kind and inertia shape.  This module
-holds those instantiations alone, so that a build compiles them on one core while the other
-modules compile on the others; `rotode.dynamic` runs them through `rigid_erk_lanes`
+refilled from the queue when its body ends) for every pair, torque kind and inertia shape.
+This module holds those instantiations alone, so that a build compiles them on one core while
+the other modules compile on the others; `rotode.dynamic` runs them through `rigid_erk_lanes`
 (rotode/_lanes_erk.pxd).  Nothing here is called from Python.
 """
 from rotode._engine cimport EngineRun, RigidParams

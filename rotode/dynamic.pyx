@@ -792,7 +792,7 @@ def run_plan(plan):
             raise ValueError("Plan.tangent needs a run that `tangent_ready` accepts")
         if params != NULL and specialise:
             _attach_engine(&sp, &cfg, method, params, plan.tangent)
-            if plan.tangent is None:
+            if plan.tangent is None and method in ENGINE_PAIRS:    # (pairs on the state only)
                 isa = _attach_erk_lanes(&sp, &cfg, lanes_used)
         elif params != NULL and lanes:
             isa = _attach_lanes(&sp, &cfg, params, lanes_used)

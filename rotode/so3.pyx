@@ -468,7 +468,8 @@ def exp_and_dexp(v):
     cdef double[:, ::1] Rv = R.reshape(-1, 9)
     cdef double[:, ::1] Tv = T.reshape(-1, 9)
     cdef Py_ssize_t i, n = vin.shape[0]
-    for i in prange(n, nogil=True, schedule="dynamic", chunksize=1024, use_threads_if=use_threads(n)):
+    for i in prange(n, nogil=True, schedule="dynamic", chunksize=1024,
+                    use_threads_if=use_threads(n)):
         so3_exp_and_dexp(&vin[i, 0], &Rv[i, 0], &Tv[i, 0])
     return R, T
 
