@@ -10,9 +10,12 @@ body-step is one attempted step of one body (accepted or rejected). The minimum 
 fixed-step rk3/rk4/ab3 on the batches whose model the lanes compile; "-": the one-body loop).
 
     python benchmarks/bench_scaling.py [--bodies 10000] [--repeat 3] [--markdown]
+    python benchmarks/bench_scaling.py --lanes-vs-off [--bodies 20000]
 
 With ``--markdown`` it also prints the table of docs/scaling.md and the cost of 10^8 bodies on
-100 nodes x 32 cores at the measured rates (a paper estimate: compute time only).
+100 nodes x 32 cores at the measured rates (a paper estimate: compute time only).  With
+``--lanes-vs-off``: dop853 at rtol 1e-9 on the tops over 1 s and 10 s, the adaptive lanes
+against one body at a time (``off``), the instruction sets alternated in one process.
 """
 import argparse
 import time
@@ -55,12 +58,37 @@ def one(kind, name, n, repeat, rng):
     return best, work, res.stats.get("simd", "-")
 
 
+def lanes_vs_off(n, repeat):
+    """ns per body-step of dop853 batches, `off` against the lane sets, alternated."""
+    from rotode import _lanes
+    model, y0 = states("rigid body", n, np.random.default_rng(0))
+    for T in (1.0, 10.0):
+        best = {}
+        for _ in range(repeat):
+            for isa in ("off",) + tuple(a for a in ("avx2", "avx512") if a in _lanes.available()):
+                _lanes.use(isa)
+                t0 = time.perf_counter()
+                res = rotode.integrate(model, (0, T), y0, method="dop853", rtol=1e-9,
+                                       atol=1e-11, t_eval=[T], workers=1)
+                best[isa] = min(best.get(isa, np.inf), time.perf_counter() - t0)
+        _lanes.use("off" if "avx2" not in best else "avx2")
+        pb = res.stats["per_body"]
+        work = pb["n_steps"].sum() + pb["n_rejected"].sum()
+        rates = ", ".join(f"{k} {v / work * 1e9:.1f} ns" for k, v in best.items())
+        lanes = min(v for k, v in best.items() if k != "off")
+        print(f"T = {T:g}: {work / n:.1f} steps per body; per body-step {rates}; "
+              f"off / lanes = {best['off'] / lanes:.2f}x")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bodies", type=int, default=10000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--lanes-vs-off", action="store_true")
     args = ap.parse_args()
+    if args.lanes_vs_off:
+        return lanes_vs_off(args.bodies, args.repeat)
     rng = np.random.default_rng(0)
     rows = []
     for kind in ("rigid body", "kinematics"):
