@@ -11,6 +11,7 @@ failures, continued runs (``resume``) and the thin call path.
 """
 import numpy as np
 import pytest
+from test_engine import check_batch_equals_single_runs
 
 import rotode
 from rotode import _codegen, dynamic, kinematic
@@ -106,16 +107,7 @@ def test_the_step_angle_cap_and_a_fast_spin(method):
 
 @pytest.mark.parametrize("method", GROUP)
 def test_rigid_batches_threads_and_failures(method):
-    body = rotode.RigidBody(FULL_I, torque=TORQUES["gravity"])
-    rng = np.random.default_rng(1)
-    y0 = np.hstack([rng.normal(size=(5, 4)), rng.normal(size=(5, 3))])
-    batch = [rotode.integrate(body, (0, 4), y0, method=method, rtol=1e-9, atol=1e-11,
-                              t_eval=[1.0, 2.5, 4.0], workers=w) for w in (1, 2)]
-    np.testing.assert_array_equal(batch[0].y, batch[1].y)
-    for i in range(5):
-        one = rotode.integrate(body, (0, 4), y0[i], method=method, rtol=1e-9, atol=1e-11,
-                               t_eval=[1.0, 2.5, 4.0])
-        assert np.array_equal(batch[0].y[i], one.y)
+    body, y0 = check_batch_equals_single_runs(method, 1)
     _same(*_both(dynamic, lambda: rotode.integrate(body, (0, 4), y0, method=method,
                                                    rtol=1e-9, atol=1e-11)))
     for kw in ({"max_steps": 3}, {"rtol": 1e-12, "atol": 1e-300, "max_steps": 5}):
