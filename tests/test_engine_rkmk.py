@@ -11,6 +11,7 @@ failures, continued runs (``resume``) and the thin call path.
 """
 import numpy as np
 import pytest
+import test_engine
 from test_engine import check_batch_equals_single_runs
 
 import rotode
@@ -50,16 +51,7 @@ def _both(module, call, *args, **kw):
 
 
 def _same(a, b):
-    sa, sb = dict(a.stats), dict(b.stats)
-    pa, pb = sa.pop("per_body", {}), sb.pop("per_body", {})
-    assert sa == sb
-    assert pa.keys() == pb.keys()
-    for key in pa:
-        np.testing.assert_array_equal(pa[key], pb[key])
-    np.testing.assert_array_equal(a.t, b.t)
-    np.testing.assert_array_equal(a.y, b.y)
-    np.testing.assert_array_equal(a.w, b.w)
-    assert (a.status, a.message) == (b.status, b.message)
+    test_engine._same(a, b, ignore=())      # (every stats key compared)
 
 
 def test_each_group_method_runs_the_pair_of_its_tableau():
