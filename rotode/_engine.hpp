@@ -168,9 +168,11 @@ struct HasMaxAngle<M, std::void_t<decltype(std::declval<const M&>().max_angle())
 
 // sum_j W(j) K[j][k] over the compile-time stage indices J... with a nonzero weight, in order
 // (0.0 when every weight is zero)
-template <class W, int N, int... J>
-ROTODE_INLINE double wsum(const double (*K)[N], int k, std::integer_sequence<int, J...>) {
-    double acc = 0.0;
+// V: double, or a lane vector of doubles (rotode/_lanes_erk.hpp), each lane adding the same
+// products in the same order
+template <class W, class V, int N, int... J>
+ROTODE_INLINE V wsum(const V (*K)[N], int k, std::integer_sequence<int, J...>) {
+    V acc{};                                       // (+0.0 in every lane)
     bool first = true;
     ((W::at(J) != 0.0
           ? (first ? (void)(acc = W::at(J) * K[J][k], first = false)

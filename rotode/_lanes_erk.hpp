@@ -63,25 +63,11 @@ ROTODE_INLINE bool mask_at(const Mask<V>& m, int l) {
     else return m[l] != 0;
 }
 
-// engine::wsum on lane vectors: the same products, added in the same order
-template <class W, class V, int N, int... J>
-ROTODE_INLINE V wsum_v(const V (*K)[N], int k, std::integer_sequence<int, J...>) {
-    V acc;
-    models::splat(acc, 0.0);
-    bool first = true;
-    ((W::at(J) != 0.0
-          ? (first ? (void)(acc = W::at(J) * K[J][k], first = false)
-                   : (void)(acc = acc + W::at(J) * K[J][k]))
-          : (void)0),
-     ...);
-    return acc;
-}
-
 // stage R's argument ys = y + h sum_{j<R} a_Rj K_j (h: one per lane)
 template <class P, class V, int N, int R>
 ROTODE_INLINE void stage_state_v(const V (*K)[N], const V& h, const V* y, V* ys) {
     for (int k = 0; k < N; ++k)
-        ys[k] = y[k] + h * wsum_v<engine::RowA<P, R>>(K, k, std::make_integer_sequence<int, R>{});
+        ys[k] = y[k] + h * engine::wsum<engine::RowA<P, R>>(K, k, std::make_integer_sequence<int, R>{});
 }
 
 // the stages J... (arguments, then f), in order
@@ -107,9 +93,9 @@ ROTODE_INLINE void dense_rows_v(const V (*K)[N], const V& h, V* F,
     constexpr int first = P::kind == 0 ? 0 : 3;
     for (int k = 0; k < N; ++k) {
         if constexpr (P::kind == 0)
-            ((F[(first + R) * N + k] = h * wsum_v<engine::RowP<P, R>>(K, k, cols)), ...);
+            ((F[(first + R) * N + k] = h * engine::wsum<engine::RowP<P, R>>(K, k, cols)), ...);
         else
-            ((F[(first + R) * N + k] = h * wsum_v<engine::RowD<P, R>>(K, k, cols)), ...);
+            ((F[(first + R) * N + k] = h * engine::wsum<engine::RowD<P, R>>(K, k, cols)), ...);
     }
 }
 
@@ -307,10 +293,10 @@ ROTODE_INLINE void error_norms(const LaneState<V, P>& s, const LaneBody* lb, dou
     for (int k = 0; k < N; ++k) {
         V scale;
         error_scale(s.atol[k], s.z[k], s.znew[k], s.rtol, scale);
-        const V e5 = wsum_v<engine::RowE<P>>(s.K, k, all) / scale;
+        const V e5 = engine::wsum<engine::RowE<P>>(s.K, k, all) / scale;
         n5 = n5 + e5 * e5;
         if constexpr (P::kind == 1) {
-            const V e3 = wsum_v<engine::RowE3<P>>(s.K, k, all) / scale;
+            const V e3 = engine::wsum<engine::RowE3<P>>(s.K, k, all) / scale;
             n3 = n3 + e3 * e3;
         }
         zero_scale = zero_scale | (scale == 0.0);
@@ -451,7 +437,7 @@ ROTODE_INLINE void erk_lanes(const RigidParams* p, bool shared, EngineRun* runs,
         if (live == 0) break;
         stages_v<P>(f, s.h, s.z, s.K, offset_seq<1>(std::make_integer_sequence<int, P::s - 1>{}));
         for (int k = 0; k < N; ++k)
-            s.znew[k] = s.z[k] + s.h * wsum_v<engine::RowB<P>>(
+            s.znew[k] = s.z[k] + s.h * engine::wsum<engine::RowB<P>>(
                                         s.K, k, std::make_integer_sequence<int, P::s>{});
         f.rhs(0, s.znew, s.K[P::s]);            // FSAL: the next step's K[0]
         error_norms<P>(s, lb, err);
