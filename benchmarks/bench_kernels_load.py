@@ -6,7 +6,9 @@ chunks as threads come free, so a busy core costs its share, not half the run).
 
 For each kernel: the minimum over `--rounds` alternated rounds (rotode, SciPy) of the call's
 wall time, first with nothing else running in this script, then with a busy-loop process
-started beside it (one core of the two busy). Prints ms and the speed-up over SciPy.
+started beside it (one core of the two busy). Prints ms and the speed-up over SciPy; the `out=`
+rows write into a preallocated array (SciPy has no such form: its column is the allocating
+call), and the last row is the cost of a fresh n x 3 x 3 output alone (page faults).
 """
 import argparse
 import subprocess
@@ -27,15 +29,24 @@ def cases(n, rng):
     q /= np.linalg.norm(q, axis=1)[:, None]
     R = Rotation.from_rotvec(v).as_matrix()
     rp, rq = Rotation.from_quat(p, scalar_first=True), Rotation.from_quat(q, scalar_first=True)
-    out = np.empty((n, 3, 3))
+    out9, out4, out3 = np.empty((n, 3, 3)), np.empty((n, 4)), np.empty((n, 3))
     return [
         ("so3.exp(v)", lambda: so3.exp(v), lambda: Rotation.from_rotvec(v).as_matrix()),
-        ("so3.exp(v, out=R)", lambda: so3.exp(v, out=out),
+        ("so3.exp(v, out=R)", lambda: so3.exp(v, out=out9),
          lambda: Rotation.from_rotvec(v).as_matrix()),
         ("so3.log(R)", lambda: so3.log(R), lambda: Rotation.from_matrix(R).as_rotvec()),
+        ("so3.log(R, out=v)", lambda: so3.log(R, out=out3),
+         lambda: Rotation.from_matrix(R).as_rotvec()),
         ("quaternion.multiply", lambda: quaternion.multiply(p, q), lambda: rp * rq),
+        ("multiply(out=)", lambda: quaternion.multiply(p, q, out=out4), lambda: rp * rq),
         ("quaternion.rotate", lambda: quaternion.rotate(p, v), lambda: rp.apply(v)),
+        ("rotate(out=)", lambda: quaternion.rotate(p, v, out=out3), lambda: rp.apply(v)),
         ("quaternion.to_matrix", lambda: quaternion.to_matrix(p), lambda: rp.as_matrix()),
+        ("to_matrix(out=)", lambda: quaternion.to_matrix(p, out=out9), lambda: rp.as_matrix()),
+        # what the fresh output array costs: NumPy allocating and first touching n x 9 doubles
+        # (its page faults), which every allocating call above (SciPy's too) pays
+        ("np.empty((n,3,3)) touched", lambda: np.empty((n, 3, 3)).fill(0.0),
+         lambda: np.empty((n, 3, 3)).fill(0.0)),
     ]
 
 
@@ -62,7 +73,7 @@ def main():
             print(f"-- {label}")
             for name, ours, scipy in table:
                 a, b = measure((ours, scipy), args.rounds)
-                print(f"{name:22s} {a * 1e3:8.1f} ms   SciPy {b * 1e3:8.1f} ms   {b / a:6.1f}x",
+                print(f"{name:26s} {a * 1e3:8.1f} ms   SciPy {b * 1e3:8.1f} ms   {b / a:6.1f}x",
                       flush=True)
         finally:
             if proc is not None:

@@ -47,6 +47,7 @@ __all__ = [
     "Control",
     "as_control",
     "check_out_overlap",
+    "output_array",
     "as_bool_option",
     "as_int_option",
 ]
@@ -187,6 +188,17 @@ def as_control(rtol, atol, first_step, max_step, max_steps, n, length, t_eval=Fa
     else:
         cap = min(int(max_steps), 2 ** 62)      # more is no limit at all
     return Control(rtol, a, first, top, cap, bool(t_eval))
+
+
+def output_array(out, shape):
+    """A new float64 array of ``shape`` when ``out`` is None; else ``out`` itself, which must be
+    a writeable C-contiguous float64 ndarray of exactly that shape (ValueError naming `out`)."""
+    if out is None:
+        return np.empty(shape)
+    if not isinstance(out, np.ndarray) or out.dtype != np.float64 or out.shape != shape \
+            or not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError(f"`out` must be a writeable C-contiguous float64 array of shape {shape}")
+    return out
 
 
 def check_out_overlap(out, inputs, names, same_ok=()):

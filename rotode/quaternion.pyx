@@ -22,10 +22,14 @@ from scipy.spatial.transform import Rotation
 
 from rotode._lazy import is_dask, map_blocks
 from rotode._validation import (as_bool, as_float_array, as_quaternions, batch_of,
-                                as_rotation_matrices, last_dim, project_rotations)
+                                as_rotation_matrices, check_out_overlap, last_dim, output_array,
+                                project_rotations, rotation_quaternions)
 from rotode._loops cimport (apply_unary, apply_binary, jacobian_unary, new_single,
-                            read_single, read_single_quaternion, single_data)
+                            read_single, read_single_quaternion, single_data, use_threads)
+from rotode._rows cimport (quat_mul_rows, quat_rotate_rows, quat_to_matrix_rows, rows_isa,
+                           rows_set_simd)
 from rotode.dual cimport dual
+from cython.parallel cimport prange
 
 __all__ = ["multiply", "conjugate", "inverse", "rotate", "to_matrix", "from_matrix", "exp",
            "log", "exp_approx", "to_scipy", "from_scipy", "to_matrix_jacobian", "norm",
@@ -33,6 +37,11 @@ __all__ = ["multiply", "conjugate", "inverse", "rotate", "to_matrix", "from_matr
 
 
 cdef object _ndarray = np.ndarray
+# rows per parallel work item of the batch loops of rotode/_rows.hpp (as so3.exp's)
+cdef Py_ssize_t ROWS_CHUNK = 1024
+# the kernels of the batch loops (`_run_rows`)
+cdef enum RowsKernel:
+    MULTIPLY, ROTATE, TO_MATRIX
 
 
 cdef bint _lazy(object x):
@@ -46,6 +55,63 @@ def _quaternions(q, name):
     return as_quaternions(q, name)
 
 
+cdef bint _run_rows(RowsKernel kernel, const double* a, const double* b, double* out,
+                    Py_ssize_t n, Py_ssize_t ka, Py_ssize_t kb, Py_ssize_t kout) noexcept nogil:
+    """One of the batch loops of rotode/_rows.hpp over ``n`` rows (rows of ``ka``, ``kb`` and
+    ``kout`` doubles; ``b`` unused by TO_MATRIX) in chunks of ROWS_CHUNK rows, in parallel for
+    large batches (OUT: out).  False if some input is not finite or (ROTATE, TO_MATRIX) some
+    quaternion is zero."""
+    cdef Py_ssize_t c, start, m, chunks = (n + ROWS_CHUNK - 1) // ROWS_CHUNK, bad = 0
+    for c in prange(chunks, schedule="dynamic", use_threads_if=use_threads(n)):
+        start = c * ROWS_CHUNK
+        m = min(ROWS_CHUNK, n - start)
+        if kernel == MULTIPLY:
+            if not quat_mul_rows(a + ka * start, b + kb * start, out + kout * start, m):
+                bad += 1
+        elif kernel == ROTATE:
+            if not quat_rotate_rows(a + ka * start, b + kb * start, out + kout * start, m):
+                bad += 1
+        elif not quat_to_matrix_rows(a + ka * start, out + kout * start, m):
+            bad += 1
+    return bad == 0
+
+
+def _rows(x, batch, k, n):
+    """The (n, k) C-contiguous rows of the C-contiguous ``x`` broadcast to ``batch + (k,)``."""
+    if x.shape != batch + (k,):
+        x = np.ascontiguousarray(np.broadcast_to(x, batch + (k,)))
+    return x.reshape(n, k)
+
+
+cdef tuple _apply_rows(RowsKernel kernel, object a, Py_ssize_t ka, object b, Py_ssize_t kb,
+                       tuple trailing, object out, tuple names):
+    """The batch loop ``kernel`` (a RowsKernel) on ``a`` (..., ka) and ``b`` (..., kb; None for
+    TO_MATRIX), broadcast, into ``out`` (None: a new array) of shape batch + ``trailing``, and
+    whether every input was valid (`_run_rows`)."""
+    batch = batch_of(a, 1) if b is None else np.broadcast_shapes(batch_of(a, 1), batch_of(b, 1))
+    out = output_array(out, batch + trailing)
+    check_out_overlap(out, [a] if b is None else [a, b], names)
+    cdef Py_ssize_t n = int(np.prod(batch)), kout = int(np.prod(trailing))
+    if n == 0:
+        return out, True
+    cdef const double[:, ::1] av = _rows(a, batch, ka, n)
+    cdef const double[:, ::1] bv = av if b is None else _rows(b, batch, kb, n)
+    cdef double[:, ::1] ov = out.reshape(n, kout)
+    cdef bint ok
+    with nogil:
+        ok = _run_rows(kernel, &av[0, 0], &bv[0, 0], &ov[0, 0], n, ka, kb, kout)
+    return out, ok
+
+
+def _rows_isa(level=None):
+    """The instruction set of the batch loops of multiply, rotate and to_matrix ("avx512",
+    "avx2" or "portable"); for tests.  ``level`` caps it: 0 portable, 1 AVX2, 2 (default) the
+    best the CPU has."""
+    if level is not None:
+        rows_set_simd(int(level))
+    return rows_isa().decode()
+
+
 def _broadcast_error(name_a, a, name_b, b):
     try:
         np.broadcast_shapes(batch_of(a, 1), batch_of(b, 1))
@@ -54,24 +120,27 @@ def _broadcast_error(name_a, a, name_b, b):
                          f"{batch_of(b, 1)} do not broadcast") from None
 
 
-def multiply(p, q):
+def multiply(p, q, out=None):
     """Hamilton product ``p * q``.
 
     Parameters
     ----------
     p, q : array_like, shape (..., 4)
         Quaternions ``[w, x, y, z]`` (any length); batch dimensions broadcast.
+    out : ndarray, shape (..., 4), optional
+        C-contiguous float64 array to write into (no allocation); returned.  It may not overlap
+        ``p`` or ``q`` (ValueError).  Default: a new array.
 
     Returns
     -------
     ndarray, shape (..., 4)
-        ``p q``; a single product of two (4,) inputs has shape (4,).
+        ``p q``; a single product of two (4,) inputs has shape (4,) (``out`` when given).
 
     Raises
     ------
     ValueError
         If an input does not end in 4 components, is not finite, or the batch shapes do not
-        broadcast.
+        broadcast; if ``out`` has the wrong shape or layout or overlaps an input.
 
     See Also
     --------
@@ -80,7 +149,9 @@ def multiply(p, q):
     Notes
     -----
     ``(a, u)(b, v) = (ab - u.v, a v + b u + u x v)``.  The rotation of a product is the product
-    of the rotations: ``R(p q) = R(p) R(q)``.
+    of the rotations: ``R(p q) = R(p) R(q)``.  The batch loop is vectorised (AVX2 or AVX-512
+    where the CPU has them, chosen at run time); every row gets the bits of the scalar kernel
+    ``quat_mul`` that Cython code can ``cimport``.
 
     Examples
     --------
@@ -91,16 +162,22 @@ def multiply(p, q):
     """
     cdef double a[4]
     cdef double b[4]
-    if read_single(p, 1, 4, a) and read_single(q, 1, 4, b):  # one rotation: no batch set-up
+    if out is None and read_single(p, 1, 4, a) and read_single(q, 1, 4, b):  # no batch set-up
         out = new_single(1, 4)
         quat_mul[double](a, b, single_data(out))
         return out
     if _lazy(p) or _lazy(q):
-        return map_blocks(multiply, "(4),(4)->(4)", (p, q))
-    p = as_float_array(p, "p", (4,))
-    q = as_float_array(q, "q", (4,))
+        return map_blocks(multiply, "(4),(4)->(4)", (p, q), {"out": out})
+    # non-finite components are found by the loop itself, in the same pass
+    p = as_float_array(p, "p", (4,), finite=False)
+    q = as_float_array(q, "q", (4,), finite=False)
     _broadcast_error("p", p, "q", q)
-    return apply_binary(quat_mul[double], p, 4, q, 4, (4,))
+    out, ok = _apply_rows(MULTIPLY, p, 4, q, 4, (4,), out, ("p", "q"))
+    if not ok:
+        as_float_array(p, "p", (4,))
+        as_float_array(q, "q", (4,))    # (one of them raises)
+        raise ValueError("`p` and `q` must contain only finite values")
+    return out
 
 
 def conjugate(q):
@@ -254,7 +331,7 @@ def inverse(q):
     return apply_unary(quat_inv[double], q, 1, (4,))
 
 
-def rotate(q, v):
+def rotate(q, v, out=None):
     """Rotate vectors by the rotation of ``q``: ``R(q) v``.
 
     Parameters
@@ -265,20 +342,31 @@ def rotate(q, v):
     v : array_like, shape (..., 3)
         Vectors (body coordinates for an orientation ``q``); batch dimensions broadcast with
         those of ``q``.
+    out : ndarray, shape (..., 3), optional
+        C-contiguous float64 array to write into (no allocation); returned.  It may not overlap
+        ``q`` or ``v`` (ValueError).  Default: a new array.
 
     Returns
     -------
     ndarray, shape (..., 3)
-        ``q v conj(q) / |q|^2`` (world coordinates).
+        ``q v conj(q) / |q|^2`` (world coordinates; ``out`` when given).
 
     Raises
     ------
     ValueError
-        For a zero quaternion, non-finite input or batch shapes that do not broadcast.
+        For a zero quaternion, non-finite input or batch shapes that do not broadcast; if
+        ``out`` has the wrong shape or layout or overlaps an input (its contents are then
+        unspecified if the error is about ``q``).
 
     See Also
     --------
     to_matrix, multiply
+
+    Notes
+    -----
+    The batch loop is vectorised (AVX2 or AVX-512 where the CPU has them, chosen at run time)
+    and checks the quaternions in the same pass; every row gets the bits of the scalar kernel
+    ``quat_rotate`` that Cython code can ``cimport``.
 
     References
     ----------
@@ -295,35 +383,45 @@ def rotate(q, v):
     """
     cdef double a[4]
     cdef double b[3]
-    if read_single_quaternion(q, a) and read_single(v, 1, 3, b):
+    if out is None and read_single_quaternion(q, a) and read_single(v, 1, 3, b):
         out = new_single(1, 3)
         quat_rotate[double](a, b, single_data(out))
         return out
     if _lazy(q) or _lazy(v):
-        return map_blocks(rotate, "(4),(3)->(3)", (q, v))
-    q = _quaternions(q, "q")
-    v = as_float_array(v, "v", (3,))
+        return map_blocks(rotate, "(4),(3)->(3)", (q, v), {"out": out})
+    # zero quaternions and non-finite input are found by the loop itself, in the same pass
+    q = as_float_array(rotation_quaternions(q), "q", (4,), finite=False)
+    v = as_float_array(v, "v", (3,), finite=False)
     _broadcast_error("q", q, "v", v)
-    return apply_binary(quat_rotate[double], q, 4, v, 3, (3,))
+    out, ok = _apply_rows(ROTATE, q, 4, v, 3, (3,), out, ("q", "v"))
+    if not ok:
+        as_quaternions(q, "q")
+        as_float_array(v, "v", (3,))    # (one of them raises)
+        raise ValueError("`q` must hold nonzero quaternions and `v` finite values")
+    return out
 
 
-def to_matrix(q):
+def to_matrix(q, out=None):
     """Rotation matrices of nonzero quaternions.
 
     Parameters
     ----------
     q : array_like, shape (..., 4)
         Nonzero quaternions (any length).
+    out : ndarray, shape (..., 3, 3), optional
+        C-contiguous float64 array to write into (no allocation); returned.  It may not overlap
+        ``q`` (ValueError).  Default: a new array.
 
     Returns
     -------
     ndarray, shape (..., 3, 3)
-        ``R(q)``, which maps body to world coordinates.
+        ``R(q)``, which maps body to world coordinates (``out`` when given).
 
     Raises
     ------
     ValueError
-        For a zero quaternion or non-finite input.
+        For a zero quaternion or non-finite input; if ``out`` has the wrong shape or layout or
+        overlaps ``q`` (its contents are then unspecified if the error is about ``q``).
 
     See Also
     --------
@@ -332,7 +430,10 @@ def to_matrix(q):
     Notes
     -----
     ``R(q) = 1 + s (w [u]x + [u]x^2)`` with ``s = 2/|q|^2``, which equals the matrix of
-    ``q/|q|`` for any nonzero ``q`` (Rucker 2018 eq. 13).
+    ``q/|q|`` for any nonzero ``q`` (Rucker 2018 eq. 13).  The batch loop is vectorised (AVX2 or
+    AVX-512 where the CPU has them, chosen at run time) and checks the quaternions in the same
+    pass; every row gets the bits of the scalar kernel ``quat_to_matrix`` that Cython code can
+    ``cimport``.
 
     References
     ----------
@@ -348,14 +449,18 @@ def to_matrix(q):
            [ 0.,  0.,  1.]])
     """
     cdef double a[4]
-    if read_single_quaternion(q, a):
+    if out is None and read_single_quaternion(q, a):
         out = new_single(2, 3)
         quat_to_matrix[double](a, single_data(out))
         return out
     if _lazy(q):
-        return map_blocks(to_matrix, "(4)->(3,3)", (q,))
-    q = _quaternions(q, "q")
-    return apply_unary(quat_to_matrix[double], q, 1, (3, 3))
+        return map_blocks(to_matrix, "(4)->(3,3)", (q,), {"out": out})
+    q = as_float_array(rotation_quaternions(q), "q", (4,), finite=False)
+    out, ok = _apply_rows(TO_MATRIX, q, 4, None, 0, (3, 3), out, ("q",))
+    if not ok:
+        as_quaternions(q, "q")          # raises
+        raise ValueError("`q` must hold nonzero quaternions with a finite norm")
+    return out
 
 
 def from_matrix(R, project=False):

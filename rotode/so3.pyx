@@ -20,13 +20,14 @@ import numpy as np
 
 from rotode._lazy import is_dask, map_blocks
 from rotode._validation import (as_bool, as_float_array, batch_of, as_rotation_matrices,
-                                check_out_overlap, project_rotations)
+                                check_out_overlap, output_array, project_rotations)
 from rotode._loops import all_abs_below
 from rotode._loops cimport (apply_unary, jacobian_unary, new_single, read_single, single_data,
                             unary_dual_kernel, use_threads)
 from libc.math cimport fabs
 from rotode.dual cimport dual
 from rotode._rodrigues cimport so3_exp_rows, so3_exp_rows_isa, so3_exp_rows_set_simd
+from rotode._rows cimport so3_log_rows
 from cython.parallel cimport prange
 
 
@@ -59,15 +60,6 @@ cdef object _jacobian(unary_dual_kernel f, object v, tuple out_trailing):
     with nogil:
         jacobian_unary(f, vin, valv, jacv)
     return val, jac
-
-
-def _output(out, shape):
-    if out is None:
-        return np.empty(shape)
-    if not isinstance(out, np.ndarray) or out.dtype != np.float64 or out.shape != shape \
-            or not out.flags.c_contiguous or not out.flags.writeable:
-        raise ValueError(f"`out` must be a writeable C-contiguous float64 array of shape {shape}")
-    return out
 
 
 def _vectors(v, name="v", rotation=True):
@@ -234,7 +226,7 @@ def exp(v, out=None):
     # finiteness is checked by the kernel itself, in the same pass (one read of v, not two)
     v = as_float_array(v, "v", (3,), finite=False)
     cdef const double[:, ::1] vin = v.reshape(-1, 3)
-    out = _output(out, batch_of(v, 1) + (3, 3))
+    out = output_array(out, batch_of(v, 1) + (3, 3))
     check_out_overlap(out, [v], ("v",))     # (the rows of R would overwrite v unread)
     cdef double[:, ::1] R = out.reshape(-1, 9)
     cdef Py_ssize_t n = vin.shape[0]
@@ -261,7 +253,7 @@ def _exp_rows_isa(allow_simd=None):
     return so3_exp_rows_isa().decode()
 
 
-def log(R, project=False):
+def log(R, project=False, out=None):
     """Rotation vectors (``|v| <= pi``) of rotation matrices.
 
     Parameters
@@ -271,17 +263,23 @@ def log(R, project=False):
     project : bool, optional
         First replace each matrix by the nearest rotation, as `rotode.quaternion.from_matrix`
         does (default False: a matrix that is not a rotation is an error).
+    out : ndarray, shape (..., 3), optional
+        C-contiguous float64 array to write into (no allocation); returned.  It may not overlap
+        ``R`` (ValueError).  Its contents are unspecified if a ValueError is raised for ``R``.
+        Default: a new array.
 
     Returns
     -------
     ndarray, shape (..., 3)
-        ``v`` with ``exp(v) = R`` and ``|v| <= pi`` (at a half turn, one of the two vectors).
+        ``v`` with ``exp(v) = R`` and ``|v| <= pi`` (at a half turn, one of the two vectors;
+        ``out`` when given).
 
     Raises
     ------
     ValueError
         If a matrix is not orthonormal with determinant +1 to 1e-6 (``project=False``), or is
-        too far from a rotation to project.
+        too far from a rotation to project; if ``out`` has the wrong shape or layout or
+        overlaps ``R``.
 
     See Also
     --------
@@ -290,7 +288,11 @@ def log(R, project=False):
     Notes
     -----
     Through Shepperd's quaternion ``(w, u)``, ``w >= 0``: ``v = 2 atan2(|u|, w) u/|u|``, accurate
-    near the identity and near a half turn.
+    near the identity and near a half turn.  The batch loop is vectorised (AVX2 or AVX-512
+    where the CPU has them, chosen at run time; `rotode.quaternion` shares the choice), with
+    the library's ``atan2`` per row, and checks that each matrix is a rotation
+    (``|R^T R - 1| <= 1e-6`` entrywise, ``det R > 0``) in the same pass; every row gets the bits
+    of the scalar kernel ``so3_log`` that Cython code can ``cimport``.
 
     References
     ----------
@@ -305,16 +307,47 @@ def log(R, project=False):
     """
     cdef double m[9]
     if _lazy(R):
-        return map_blocks(log, "(3,3)->(3)", (R,), {"project": project})
-    if as_bool(project, "project"):
-        R = project_rotations(R, "R")
-        return apply_unary(so3_log[double], R, 2, (3,))
-    if read_single(R, 2, 3, m) and _clearly_rotation(m):
+        return map_blocks(log, "(3,3)->(3)", (R,), {"project": project, "out": out})
+    cdef bint projected = as_bool(project, "project")
+    if projected:
+        R = np.ascontiguousarray(project_rotations(R, "R"))
+    elif out is None and read_single(R, 2, 3, m) and _clearly_rotation(m):
         out = new_single(1, 3)
         so3_log[double](m, single_data(out))
         return out
-    R = as_rotation_matrices(R, "R")
-    return apply_unary(so3_log[double], R, 2, (3,))
+    else:   # the rotation check runs in the loop (NumPy's checks of R cost 0.5 us per matrix)
+        R = as_float_array(R, "R", (3, 3), finite=False)
+    out = output_array(out, batch_of(R, 2) + (3,))
+    check_out_overlap(out, [R], ("R",))
+    cdef const double[:, ::1] Rin = R.reshape(-1, 9)
+    cdef double[:, ::1] vout = out.reshape(-1, 3)
+    cdef bint ok
+    with nogil:
+        ok = _log_rows(Rin, vout, not projected)
+    if not ok:
+        as_rotation_matrices(R, "R")    # raises: non-finite, or the worst error and determinant
+    return out
+
+
+def _log_scalar(R):
+    """so3.log of float64 (..., 3, 3) matrices by the scalar kernel ``so3_log`` row by row (no
+    check); the reference of the vectorised loop, for tests."""
+    return apply_unary(so3_log[double], np.ascontiguousarray(R, dtype=np.float64), 2, (3,))
+
+
+cdef bint _log_rows(const double[:, ::1] R, double[:, ::1] v, bint check) noexcept nogil:
+    """v[i] = so3_log(R[i]) for every row (so3_log_rows: vectorised, AVX2 or AVX-512 where the
+    CPU has them; the same bits), in chunks of EXP_CHUNK rows, in parallel for large batches
+    (OUT: v).  With ``check``, False if some matrix is not within 1e-6 of orthonormal with
+    det > 0 (the test of `rotode._validation.check_rotation_matrices`, whose NumPy temporaries,
+    einsum and det cost more than the logarithm itself)."""
+    cdef Py_ssize_t c, start, n = R.shape[0], bad = 0
+    cdef Py_ssize_t chunks = (n + EXP_CHUNK - 1) // EXP_CHUNK
+    for c in prange(chunks, schedule="dynamic", use_threads_if=use_threads(n)):
+        start = c * EXP_CHUNK
+        if not so3_log_rows(&R[start, 0], &v[start, 0], min(EXP_CHUNK, n - start), check):
+            bad += 1
+    return bad == 0
 
 
 cdef bint _clearly_rotation(const double* R) noexcept:

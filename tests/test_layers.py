@@ -24,7 +24,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "rotode"
 LAYERS = [
     ("kernels", {
         # nogil cores (.pxd, cimported by downstream Cython) and their Python wrappers
-        "dual", "_rodrigues", "_loops", "quaternion", "so3", "equations", "erk", "rkmk",
+        "dual", "_rodrigues", "_rows", "_loops", "quaternion", "so3", "equations", "erk", "rkmk",
         # what the wrappers use: input checks, and mapping a kernel over dask blocks
         "_validation", "_lazy",
         # a user's compiled function as a C address (rotode.ODE, rotode.torque.Compiled)
