@@ -21,6 +21,12 @@
 #include <cfloat>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define ROTODE_ROWS_STREAM 1
+#endif
 
 #if defined(__GNUC__)
 #define ROTODE_ROWS_INLINE inline __attribute__((always_inline))
@@ -72,6 +78,33 @@ ROTODE_ROWS_INLINE void rows_store(const double (*__restrict X)[ROWS_BLOCK], std
     for (std::ptrdiff_t j = 0; j < m; ++j) {
         for (int k = 0; k < K; ++k) x[K * j + k] = X[k][j];
     }
+}
+
+// rows_store, written past the caches (non-temporal stores, no read of the destination's lines
+// before they are written) when x is 16-byte aligned: for outputs larger than the caches, whose
+// bandwidth the reads for ownership would otherwise take a third of.  The caller ends the loop
+// with rows_stream_fence.
+template <int K>
+ROTODE_ROWS_INLINE void rows_store_stream(const double (*__restrict X)[ROWS_BLOCK],
+                                          std::ptrdiff_t m, double* __restrict x) {
+#ifdef ROTODE_ROWS_STREAM
+    if ((reinterpret_cast<std::uintptr_t>(x) & 15) == 0) {
+        alignas(16) double T[K * ROWS_BLOCK];
+        rows_store<K>(X, m, T);
+        std::ptrdiff_t len = K * m, i = 0;
+        for (; i + 1 < len; i += 2) _mm_stream_pd(x + i, _mm_load_pd(T + i));
+        if (i < len) x[i] = T[i];
+        return;
+    }
+#endif
+    rows_store<K>(X, m, x);
+}
+
+// orders the non-temporal stores before what follows (other threads' reads of the output)
+ROTODE_ROWS_INLINE void rows_stream_fence() {
+#ifdef ROTODE_ROWS_STREAM
+    _mm_sfence();
+#endif
 }
 
 // out[i] = p[i] q[i] (Hamilton product; rows of 4); false if some component is not finite
@@ -127,8 +160,10 @@ ROTODE_ROWS_INLINE bool quat_rotate_rows_body(const double* q, const double* v, 
     return ok != 0;
 }
 
-// R[i] = R(q[i]) (rows of 4 and 9, row-major); false if some |q[i]|^2 is not usable
-ROTODE_ROWS_INLINE bool quat_to_matrix_rows_body(const double* q, double* R, std::ptrdiff_t n) {
+// R[i] = R(q[i]) (rows of 4 and 9, row-major); false if some |q[i]|^2 is not usable.  With
+// `stream`, R is written by non-temporal stores (rows_store_stream).
+ROTODE_ROWS_INLINE bool quat_to_matrix_rows_body(const double* q, double* R, std::ptrdiff_t n,
+                                                 int stream) {
     double a[4][ROWS_BLOCK], M[9][ROWS_BLOCK];
     int ok = 1;
     for (std::ptrdiff_t start = 0; start < n; start += ROWS_BLOCK) {
@@ -154,8 +189,13 @@ ROTODE_ROWS_INLINE bool quat_to_matrix_rows_body(const double* q, double* R, std
             M[7][j] = yz + wx;
             M[8][j] = 1.0 - (xx + yy);
         }
-        rows_store<9>(M, m, R + 9 * start);
+        if (stream) {
+            rows_store_stream<9>(M, m, R + 9 * start);
+        } else {
+            rows_store<9>(M, m, R + 9 * start);
+        }
     }
+    if (stream) rows_stream_fence();
     return ok != 0;
 }
 
@@ -328,8 +368,8 @@ ROTODE_ROWS_CLONES(bool, quat_mul_rows,
 ROTODE_ROWS_CLONES(bool, quat_rotate_rows,
                    (const double* q, const double* v, double* out, std::ptrdiff_t n),
                    (q, v, out, n))
-ROTODE_ROWS_CLONES(bool, quat_to_matrix_rows, (const double* q, double* R, std::ptrdiff_t n),
-                   (q, R, n))
+ROTODE_ROWS_CLONES(bool, quat_to_matrix_rows,
+                   (const double* q, double* R, std::ptrdiff_t n, int stream), (q, R, n, stream))
 ROTODE_ROWS_CLONES(bool, so3_log_rows, (const double* R, double* v, std::ptrdiff_t n, int check),
                    (R, v, n, check))
 
@@ -346,8 +386,8 @@ inline bool quat_rotate_rows(const double* q, const double* v, double* out, std:
 }
 
 // R(q[i]) for n rows (q: n x 4, R: n x 9); false as for quat_rotate_rows
-inline bool quat_to_matrix_rows(const double* q, double* R, std::ptrdiff_t n) {
-    ROTODE_ROWS_DISPATCH(quat_to_matrix_rows, q, R, n)
+inline bool quat_to_matrix_rows(const double* q, double* R, std::ptrdiff_t n, int stream) {
+    ROTODE_ROWS_DISPATCH(quat_to_matrix_rows, q, R, n, stream)
 }
 
 // log R[i] for n rows (R: n x 9, v: n x 3); with `check`, false if some R[i] is not within

@@ -6,7 +6,7 @@
 cdef extern from "_rows.hpp" namespace "rotode" nogil:
     bint quat_mul_rows(const double* p, const double* q, double* out, Py_ssize_t n)
     bint quat_rotate_rows(const double* q, const double* v, double* out, Py_ssize_t n)
-    bint quat_to_matrix_rows(const double* q, double* R, Py_ssize_t n)
+    bint quat_to_matrix_rows(const double* q, double* R, Py_ssize_t n, int stream)
     bint so3_log_rows(const double* R, double* v, Py_ssize_t n, int check)
     const char* rows_isa()
     void rows_set_simd(int level)

@@ -37,8 +37,20 @@ __all__ = ["multiply", "conjugate", "inverse", "rotate", "to_matrix", "from_matr
 
 
 cdef object _ndarray = np.ndarray
-# rows per parallel work item of the batch loops of rotode/_rows.hpp (as so3.exp's)
+# rows per work item of the batch loops of rotode/_rows.hpp (as so3.exp's)
 cdef Py_ssize_t ROWS_CHUNK = 1024
+# Whether those loops run on the team of threads for large batches (`_rows_threads`; default
+# off): they move 56-104 bytes per row at a few ns of arithmetic, so one vectorised thread is
+# near the memory's speed; on 2 cores a second thread was slower, by up to 2x when other
+# processes held the cores (benchmarks/bench_kernels_load.py, issue 31).  The exception is a
+# fresh output of more than 8 doubles a row (to_matrix without out=): the page faults of its
+# first touch are kernel work that two threads split, and they dominate the call.
+cdef bint ROWS_THREADS = False
+cdef Py_ssize_t ROWS_FRESH_THREADED = 9
+# An output of at least this many doubles (16 MiB, beyond the caches) is written by
+# non-temporal stores (to_matrix: its 72 bytes a row are most of the memory traffic, and a
+# normal store first reads each line it writes).
+cdef Py_ssize_t ROWS_STREAM_DOUBLES = 1 << 21
 # the kernels of the batch loops (`_run_rows`)
 cdef enum RowsKernel:
     MULTIPLY, ROTATE, TO_MATRIX
@@ -56,13 +68,16 @@ def _quaternions(q, name):
 
 
 cdef bint _run_rows(RowsKernel kernel, const double* a, const double* b, double* out,
-                    Py_ssize_t n, Py_ssize_t ka, Py_ssize_t kb, Py_ssize_t kout) noexcept nogil:
+                    Py_ssize_t n, Py_ssize_t ka, Py_ssize_t kb, Py_ssize_t kout,
+                    bint threads) noexcept nogil:
     """One of the batch loops of rotode/_rows.hpp over ``n`` rows (rows of ``ka``, ``kb`` and
     ``kout`` doubles; ``b`` unused by TO_MATRIX) in chunks of ROWS_CHUNK rows, in parallel for
-    large batches (OUT: out).  False if some input is not finite or (ROTATE, TO_MATRIX) some
-    quaternion is zero."""
+    large batches if ``threads``; TO_MATRIX writes an output of ROWS_STREAM_DOUBLES or more
+    past the caches (OUT: out).  False if some input is not finite or (ROTATE,
+    TO_MATRIX) some quaternion is zero."""
     cdef Py_ssize_t c, start, m, chunks = (n + ROWS_CHUNK - 1) // ROWS_CHUNK, bad = 0
-    for c in prange(chunks, schedule="dynamic", use_threads_if=use_threads(n)):
+    cdef int stream = n * kout >= ROWS_STREAM_DOUBLES
+    for c in prange(chunks, schedule="dynamic", use_threads_if=threads and use_threads(n)):
         start = c * ROWS_CHUNK
         m = min(ROWS_CHUNK, n - start)
         if kernel == MULTIPLY:
@@ -71,7 +86,7 @@ cdef bint _run_rows(RowsKernel kernel, const double* a, const double* b, double*
         elif kernel == ROTATE:
             if not quat_rotate_rows(a + ka * start, b + kb * start, out + kout * start, m):
                 bad += 1
-        elif not quat_to_matrix_rows(a + ka * start, out + kout * start, m):
+        elif not quat_to_matrix_rows(a + ka * start, out + kout * start, m, stream):
             bad += 1
     return bad == 0
 
@@ -89,6 +104,7 @@ cdef tuple _apply_rows(RowsKernel kernel, object a, Py_ssize_t ka, object b, Py_
     TO_MATRIX), broadcast, into ``out`` (None: a new array) of shape batch + ``trailing``, and
     whether every input was valid (`_run_rows`)."""
     batch = batch_of(a, 1) if b is None else np.broadcast_shapes(batch_of(a, 1), batch_of(b, 1))
+    cdef bint fresh = out is None
     out = output_array(out, batch + trailing)
     check_out_overlap(out, [a] if b is None else [a, b], names)
     cdef Py_ssize_t n = int(np.prod(batch)), kout = int(np.prod(trailing))
@@ -97,16 +113,26 @@ cdef tuple _apply_rows(RowsKernel kernel, object a, Py_ssize_t ka, object b, Py_
     cdef const double[:, ::1] av = _rows(a, batch, ka, n)
     cdef const double[:, ::1] bv = av if b is None else _rows(b, batch, kb, n)
     cdef double[:, ::1] ov = out.reshape(n, kout)
-    cdef bint ok
+    cdef bint ok, threads = ROWS_THREADS or (fresh and kout >= ROWS_FRESH_THREADED)
     with nogil:
-        ok = _run_rows(kernel, &av[0, 0], &bv[0, 0], &ov[0, 0], n, ka, kb, kout)
+        ok = _run_rows(kernel, &av[0, 0], &bv[0, 0], &ov[0, 0], n, ka, kb, kout, threads)
     return out, ok
 
 
+def _rows_threads(on=None):
+    """Whether the batch loops of multiply, rotate and to_matrix always run on OpenMP threads
+    for large batches (default False: only to_matrix into a new array; see ROWS_THREADS); ``on``
+    sets it.  For tests and benchmarks."""
+    global ROWS_THREADS
+    if on is not None:
+        ROWS_THREADS = bool(on)
+    return ROWS_THREADS
+
+
 def _rows_isa(level=None):
-    """The instruction set of the batch loops of multiply, rotate and to_matrix ("avx512",
-    "avx2" or "portable"); for tests.  ``level`` caps it: 0 portable, 1 AVX2, 2 (default) the
-    best the CPU has."""
+    """The instruction set of the batch loops of multiply, rotate, to_matrix and so3.log
+    ("avx512", "avx2" or "portable"); for tests.  ``level`` caps it: 0 portable, 1 AVX2, 2
+    (default) the best the CPU has."""
     if level is not None:
         rows_set_simd(int(level))
     return rows_isa().decode()

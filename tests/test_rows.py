@@ -118,8 +118,17 @@ def test_partial_blocks_and_chunks(isa, rng, n):
     np.testing.assert_array_equal(so3.log(R), so3._log_scalar(R))
 
 
-def test_threaded_batches(isa, rng):
+@pytest.mark.parametrize("threads", [False, True])
+def test_threaded_batches(isa, rng, threads):
     q, v, R = _quaternions(rng, 500), _vectors(rng, 500), _matrices(rng, 500)
+    before = quaternion._rows_threads(threads)
+    try:
+        _check_tiled(q, v, R)
+    finally:
+        quaternion._rows_threads(before)
+
+
+def _check_tiled(q, v, R):
     reps = 41                                               # > 16384 rows: the threaded path
     np.testing.assert_array_equal(quaternion.rotate(np.tile(q, (reps, 1)), np.tile(v, (reps, 1))),
                                   np.tile(_rowwise(quaternion.rotate, q, v), (reps, 1)))
@@ -130,6 +139,21 @@ def test_threaded_batches(isa, rng):
                                           (reps, 1)))
     np.testing.assert_array_equal(so3.log(np.tile(R, (reps, 1, 1))),
                                   np.tile(so3._log_scalar(R), (reps, 1)))
+
+
+def test_to_matrix_past_the_caches(isa, rng):
+    # an output of 2**21 doubles or more is written by non-temporal stores (rotode/_rows.hpp
+    # rows_store_stream), into a new array and into out= (aligned or not: the unaligned one
+    # takes the plain stores)
+    q = _quaternions(rng, 500)
+    expected = np.tile(_rowwise(quaternion.to_matrix, q), (480, 1, 1))     # 240000 rows
+    big = np.tile(q, (480, 1))
+    np.testing.assert_array_equal(quaternion.to_matrix(big), expected)
+    buf = np.empty(expected.size + 1)
+    for offset in (0, 1):
+        out = buf[offset:offset + expected.size].reshape(expected.shape)
+        assert quaternion.to_matrix(big, out=out) is out
+        np.testing.assert_array_equal(out, expected)
 
 
 def test_broadcasting_and_non_contiguous_input(isa, rng):
