@@ -336,12 +336,16 @@ def test_10_every_out_parameter_checks_overlap():
                 if callable(getattr(m, name))
                 and "out" in inspect.signature(getattr(m, name)).parameters]
     assert ("rotode.so3", "exp") in with_out
-    assert all(mod in ("rotode.so3", "rotode.steps") for mod, _ in with_out), with_out
+    assert all(mod in ("rotode.so3", "rotode.quaternion", "rotode.steps")
+               for mod, _ in with_out), with_out
     q = np.tile([1.0, 0, 0, 0], (4, 1))
     buf = np.zeros(4 * 4 + 3)
     w = buf[4:7]
     with pytest.raises(ValueError, match="`out` overlaps `w`"):
         steps.lie_euler(q, w, 0.1, out=buf[:16].reshape(4, 4))
+    # the batch loops of rotode/_rows.hpp (tests/test_rows.py checks each of them)
+    with pytest.raises(ValueError, match="`out` overlaps `v`"):
+        quaternion.rotate(q, buf[4:16].reshape(4, 3), out=buf[:12].reshape(4, 3))
     assert callable(_validation.check_out_overlap)
 
 
