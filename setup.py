@@ -13,6 +13,7 @@ differs from the one recorded in ``build/rotode-build-config.json`` by the last 
 """
 import json
 import os
+import re
 from glob import glob
 
 import Cython
@@ -49,14 +50,33 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 STAMP = os.path.join("build", "rotode-build-config.json")
 CONFIG = {"debug": DEBUG, "directives": DIRECTIVES, "compile_args": COMPILE_ARGS,
           "cython": Cython.__version__, "numpy": numpy.__version__}
-HEADERS = sorted(glob(os.path.join("rotode", "*.hpp")))
+
+
+def _headers(sources):
+    """The C++ headers of rotode that ``sources`` (.pyx/.pxd/.pxi files) reach: those named by
+    a ``cdef extern from`` and, transitively, those they ``#include``."""
+    todo = []
+    for path in sources:
+        with open(path) as f:
+            todo += re.findall(r'cdef\s+extern\s+from\s+"([\w.]+\.hpp)"', f.read())
+    seen = set()
+    while todo:
+        header = os.path.join("rotode", todo.pop())
+        if header in seen or not os.path.exists(header):
+            continue
+        seen.add(header)
+        with open(header) as f:
+            todo += re.findall(r'#include\s+"([\w.]+\.hpp)"', f.read())
+    return sorted(seen)
 
 
 def _own_dependencies(tree, pyx):
-    """rotode's own files that ``pyx`` depends on (Cython's headers left out)."""
+    """rotode's own files that ``pyx`` depends on (Cython's headers left out): its .pyx, .pxd
+    and .pxi files and the headers they reach (`_headers`)."""
     own = os.path.join(HERE, "rotode")
-    return [d for d in tree.all_dependencies(pyx)
-            if os.path.abspath(d).startswith(own + os.sep)] + HEADERS
+    files = [d for d in tree.all_dependencies(pyx)
+             if os.path.abspath(d).startswith(own + os.sep)]
+    return files + _headers(files)
 
 
 def _needs_cython(tree, pyx):
@@ -88,8 +108,8 @@ class BuildExt(build_ext):
             cythonize(stale, compiler_directives=DIRECTIVES, force=True,
                       nthreads=os.cpu_count() or 1)
         for ext in self.extensions:
+            ext.depends = _own_dependencies(tree, ext.sources[0])
             ext.sources = [ext.sources[0][:-4] + ".cpp"]
-            ext.depends = HEADERS
         super().run()
         os.makedirs(os.path.dirname(STAMP), exist_ok=True)
         with open(STAMP, "w") as f:

@@ -19,8 +19,8 @@ for pyx in compiled:
     assert Path(module.__file__).parent == root, module.__file__
     # (steps: Python-level functions; _tangent: the sensitivity replay, nothing to cimport)
     assert (root / f"{pyx}.pxd").is_file() or pyx in ("steps", "_tangent"), pyx
-for header in ["_dual.hpp", "_rodrigues.hpp", "_rows.hpp", "dual.pxd", "_rodrigues.pxd", "_rows.pxd",
-               "py.typed"]:
+for header in ["_dual.hpp", "_rodrigues.hpp", "_rows.hpp", "dual.pxd", "_rodrigues.pxd",
+               "_rows.pxd", "py.typed"]:
     assert (root / header).is_file(), header
 assert list(root.glob("*.pyi")), "no .pyi stubs installed"
 

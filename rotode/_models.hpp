@@ -49,20 +49,22 @@ struct RigidParams {
 
 namespace models {
 
-// x in every lane of V (V = double: x itself; a GCC vector type of rotode/_lanes.hpp: x
-// broadcast, the operators of such types acting lane by lane) (OUT: v)
+// x in every lane of V (V = double: x itself; a class such as rotode/_dual.hpp's dual: V(x);
+// a GCC vector type of rotode/_lanes.hpp: x broadcast, the operators of such types acting lane
+// by lane) (OUT: v)
 template <class V>
 ROTODE_INLINE void splat(V& v, double x) {
-    if constexpr (std::is_same_v<V, double>) {
-        v = x;
+    if constexpr (std::is_same_v<V, double> || std::is_class_v<V>) {
+        v = V(x);
     } else {
         for (int i = 0; i < int(sizeof(V) / sizeof(double)); ++i) v[i] = x;
     }
 }
 
-// out = M x, row-major 3x3; Diag: M diagonal, the zero products left out
-template <bool Diag, class V>
-ROTODE_INLINE void mat3_vec(const V* M, const V* x, V* out) {
+// out = M x, row-major 3x3; Diag: M diagonal, the zero products left out.  M's entries are V
+// or constants (double) of a V state.
+template <bool Diag, class U, class V>
+ROTODE_INLINE void mat3_vec(const U* M, const V* x, V* out) {
     if constexpr (Diag) {
         out[0] = M[0] * x[0];
         out[1] = M[4] * x[1];
@@ -74,9 +76,10 @@ ROTODE_INLINE void mat3_vec(const V* M, const V* x, V* out) {
     }
 }
 
-// R(q)^T v for any nonzero q: quat_rotate(conj(q), v) of rotode/quaternion.pxd
-template <class V>
-ROTODE_INLINE void world_to_body(const V* q, const V* v, V* out) {
+// R(q)^T v for any nonzero q: quat_rotate(conj(q), v) of rotode/quaternion.pxd (v: V, or a
+// constant of a V state)
+template <class V, class U>
+ROTODE_INLINE void world_to_body(const V* q, const U* v, V* out) {
     const V q0 = q[0], q1 = -q[1], q2 = -q[2], q3 = -q[3];
     const V s = 2.0 / (q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3);
     const V c0 = q2 * v[2] - q3 * v[1];
@@ -90,8 +93,9 @@ ROTODE_INLINE void world_to_body(const V* q, const V* v, V* out) {
 }  // namespace models
 
 // The torque of kind T on a body of parameters p (a RigidParams, or rotode/_lanes.hpp's
-// RigidLanes: one body per lane) at orientation q (OUT: tau[3]).  V is double or a lane vector;
-// every lane does the operations of the double instance, in the same order.
+// RigidLanes: one body per lane) at orientation q (OUT: tau[3]).  V is double, a lane vector or
+// a dual number (rotode/_tangent.hpp); every lane, and a dual's value, does the operations of
+// the double instance, in the same order.
 template <int T, class P, class V>
 ROTODE_INLINE void rigid_torque(const P& p, const V* q, V* tau) {
     using models::splat;
@@ -100,7 +104,9 @@ ROTODE_INLINE void rigid_torque(const P& p, const V* q, V* tau) {
         splat(tau[1], 0.0);
         splat(tau[2], 0.0);
     } else if constexpr (T == TORQUE_GRAVITY) {
-        V down[3], d[3];
+        typedef std::remove_cv_t<decltype(p.mg)> S;        // the parameters' type
+        S down[3];
+        V d[3];
         splat(down[0], 0.0);
         splat(down[1], 0.0);
         down[2] = -p.mg;
@@ -111,7 +117,7 @@ ROTODE_INLINE void rigid_torque(const P& p, const V* q, V* tau) {
     } else if constexpr (T == TORQUE_GRAVITY_AXIS) {
         // d = R(q)^T (0, 0, -m g) without its z component (world_to_body with v0 = v1 = 0)
         const V q0 = q[0], q1 = -q[1], q2 = -q[2], q3 = -q[3];
-        const V v2 = -p.mg;
+        const std::remove_cv_t<decltype(p.mg)> v2 = -p.mg;
         const V s = 2.0 / (q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3);
         const V c0 = q2 * v2, c1 = -(q1 * v2);
         const V d0 = s * (q0 * c0 - q3 * c1), d1 = s * (q0 * c1 + q3 * c0);

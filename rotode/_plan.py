@@ -44,6 +44,15 @@ def thin_run(model, t_span, y0, method, rtol, atol, frame, options):
             if not options else None)
 
 
+def thin_sensitivity(model, t_span, y0, method, rtol, atol, frame, options):
+    """`thin_run` of a call with ``sensitivity=["y0"]``: a rigid body's pair on the state in
+    the engine pass that carries the 6x6 y0 sensitivity (`dynamic.run_single`'s `tangent`):
+    ``(t, y, w, stats, S)``, S (2, 6, 6), or None for anything else."""
+    if frame is not None or options:
+        return None
+    return dynamic.run_single(model, t_span, y0, method, rtol, atol, tangent=True)
+
+
 def runner_for(method, kind):
     """The compiled runner module that steps registry `method` for a model `kind`
     (`rotode.methods.Kernel.runner`)."""

@@ -13,10 +13,11 @@
 // sensitivities do not enter the error norm.  A rejected trial step costs its dual stages too
 // (few at the tolerances where sensitivities are asked for).
 //
-// The dual rigid body `DualRigidModel<T, Diag, Gain>` is RigidBodyModel of rotode/_models.hpp
-// written on `dual` with the same products in the same order (its value part is that model's
-// f, bit for bit): kept here, beside the double model, so that the engine's double path stays
-// untouched; a value-type template of the model would make it one source.
+// The rigid body on duals is `rigid_rhs<T, Diag, Gain>` of rotode/_models.hpp with V = dual
+// (one source with the double model: its value part is that model's f, bit for bit), its torque
+// kind, inertia shape and gain chosen at run time (`DualRigid`), and the loop is compiled once
+// per pair and instruction set (`ROTODE_TANGENT_ENTRY`): the dual arithmetic is 8-wide vector
+// code (rotode/_dual.hpp), one AVX-512 register per dual on the machines that have it.
 #pragma once
 
 #include <cmath>
@@ -25,6 +26,7 @@
 
 #include "_dual.hpp"
 #include "_engine.hpp"
+#include "_lanes.hpp"
 #include "_models.hpp"
 
 namespace rotode {
@@ -165,132 +167,213 @@ inline void nan_rows(double* sens, std::ptrdiff_t from, std::ptrdiff_t to) {
 
 }  // namespace tangent
 
-// RigidBodyModel<T, Diag, Gain>::operator() of rotode/_models.hpp on duals (the same products
-// in the same order: its value part is that f's bits).
-template <int T, bool Diag, bool Gain>
-struct DualRigidModel {
+// The rigid body's f on duals, the torque kind, inertia shape and norm gain of p chosen at run
+// time: `rigid_rhs` of rotode/_models.hpp on duals, each combination's (its value part is the
+// double model's f, bit for bit) (OUT: dy[7]).
+ROTODE_INLINE void rigid_rhs_dual(const RigidParams& p, const dual* y, dual* dy) {
+    const bool diag = rigid_diagonal(&p), gain = p.gain != 0.0;
+#define ROTODE_DUAL_RHS(T)                                                                 \
+    if (diag) {                                                                            \
+        if (gain) rigid_rhs<T, true, true>(p, y, dy);                                      \
+        else rigid_rhs<T, true, false>(p, y, dy);                                          \
+    } else {                                                                               \
+        if (gain) rigid_rhs<T, false, true>(p, y, dy);                                     \
+        else rigid_rhs<T, false, false>(p, y, dy);                                         \
+    }                                                                                      \
+    return;
+    switch (p.torque) {
+        case TORQUE_NONE: ROTODE_DUAL_RHS(TORQUE_NONE)
+        case TORQUE_GRAVITY: ROTODE_DUAL_RHS(TORQUE_GRAVITY)
+        case TORQUE_GRAVITY_AXIS: ROTODE_DUAL_RHS(TORQUE_GRAVITY_AXIS)
+        case TORQUE_BODY: ROTODE_DUAL_RHS(TORQUE_BODY)
+        default: ROTODE_DUAL_RHS(TORQUE_WORLD)
+    }
+#undef ROTODE_DUAL_RHS
+}
+
+// The rows of a rigid body's tangent loop on the state [q, w] (RigidBodyModel's rows: they do
+// not depend on the torque, inertia shape or gain) and its seeds (`tangent::seed_rigid`).
+struct RigidRows {
+    static constexpr int n = 7;
     RigidParams p;
 
-    template <bool D>
-    static ROTODE_INLINE void mat3_vec(const double* M, const dual* x, dual* out) {
-        if constexpr (D) {
-            out[0] = M[0] * x[0];
-            out[1] = M[4] * x[1];
-            out[2] = M[8] * x[2];
-        } else {
-            out[0] = M[0] * x[0] + M[1] * x[1] + M[2] * x[2];
-            out[1] = M[3] * x[0] + M[4] * x[1] + M[5] * x[2];
-            out[2] = M[6] * x[0] + M[7] * x[1] + M[8] * x[2];
-        }
+    inline void seed(const double* y0, dual* z) const { tangent::seed_rigid(y0, z); }
+    inline void first_row(double t, const double* y0, const dual* z, double* y, double* w,
+                          double* sens) const {
+        double zv[7];
+        for (int i = 0; i < 7; ++i) zv[i] = z[i].v;
+        RigidBodyModel<TORQUE_NONE, true, false>{p}.first_row(t, y0, zv, y, w);
+        tangent::store_rigid(z, sens);
     }
-
-    // models::world_to_body on a dual q and a constant v
-    static ROTODE_INLINE void world_to_body(const dual* q, const double* v, dual* out) {
-        const dual q0 = q[0], q1 = -q[1], q2 = -q[2], q3 = -q[3];
-        const dual s = 2.0 / (q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3);
-        const dual c0 = q2 * v[2] - q3 * v[1];
-        const dual c1 = q3 * v[0] - q1 * v[2];
-        const dual c2 = q1 * v[1] - q2 * v[0];
-        out[0] = v[0] + s * (q0 * c0 + q2 * c2 - q3 * c1);
-        out[1] = v[1] + s * (q0 * c1 + q3 * c0 - q1 * c2);
-        out[2] = v[2] + s * (q0 * c2 + q1 * c1 - q2 * c0);
+    inline void store(double t, const dual* z, double* y, double* w, double* sens) const {
+        double zv[7];
+        for (int i = 0; i < 7; ++i) zv[i] = z[i].v;
+        RigidBodyModel<TORQUE_NONE, true, false>{p}.store(t, zv, y, w);
+        tangent::store_rigid(z, sens);
     }
+    ROTODE_INLINE void accept(dual*, dual*) const {}
+    ROTODE_INLINE const double* ref() const { return nullptr; }
+    ROTODE_INLINE double max_angle() const { return 0.0; }
+};
 
-    ROTODE_INLINE void torque(const dual* q, dual* tau) const {
-        if constexpr (T == TORQUE_NONE) {
-            tau[0] = 0.0;
-            tau[1] = 0.0;
-            tau[2] = 0.0;
-        } else if constexpr (T == TORQUE_GRAVITY) {
-            const double down[3] = {0.0, 0.0, -p.mg};
-            dual d[3];
-            world_to_body(q, down, d);
-            tau[0] = p.com[1] * d[2] - p.com[2] * d[1];
-            tau[1] = p.com[2] * d[0] - p.com[0] * d[2];
-            tau[2] = p.com[0] * d[1] - p.com[1] * d[0];
-        } else if constexpr (T == TORQUE_GRAVITY_AXIS) {
-            const dual q0 = q[0], q1 = -q[1], q2 = -q[2], q3 = -q[3];
-            const double v2 = -p.mg;
-            const dual s = 2.0 / (q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3);
-            const dual c0 = q2 * v2, c1 = -(q1 * v2);
-            const dual d0 = s * (q0 * c0 - q3 * c1), d1 = s * (q0 * c1 + q3 * c0);
-            tau[0] = -(p.com[2] * d1);
-            tau[1] = p.com[2] * d0;
-            tau[2] = 0.0;
-        } else if constexpr (T == TORQUE_BODY) {
-            tau[0] = p.tau[0];
-            tau[1] = p.tau[1];
-            tau[2] = p.tau[2];
-        } else {
-            world_to_body(q, p.tau, tau);
-        }
-    }
+// A rigid body on duals for the tangent loop, f(t, y, dy) by the function `rhs` (one compiled
+// per instruction set, below).
+struct DualRigid : RigidRows {
+    void (*rhs)(const RigidParams&, const dual*, dual*);
 
+    ROTODE_INLINE void operator()(double, const dual* y, dual* dy) const { rhs(p, y, dy); }
+};
+
+// The same with the torque kind and inertia shape known at compile time (no gain): f inlined
+// into every stage, the stage values kept in registers across it.
+template <int T, bool Diag>
+struct DualRigidFixed : RigidRows {
     ROTODE_INLINE void operator()(double, const dual* y, dual* dy) const {
-        const dual* w = y + 4;
-        dual tau[3];
-        torque(y, tau);
-        dual dq[4];
-        dq[0] = -y[1] * w[0] - y[2] * w[1] - y[3] * w[2];
-        dq[1] = y[0] * w[0] + y[2] * w[2] - y[3] * w[1];
-        dq[2] = y[0] * w[1] - y[1] * w[2] + y[3] * w[0];
-        dq[3] = y[0] * w[2] + y[1] * w[1] - y[2] * w[0];
-        if constexpr (Gain) {
-            const dual c =
-                p.gain * (1.0 - (y[0] * y[0] + y[1] * y[1] + y[2] * y[2] + y[3] * y[3]));
-            for (int i = 0; i < 4; ++i) dy[i] = 0.5 * dq[i] + c * y[i];
-        } else {
-            for (int i = 0; i < 4; ++i) dy[i] = 0.5 * dq[i];
-        }
-        if (p.gyroscopic) {
-            dual Iw[3], r[3];
-            mat3_vec<Diag>(p.I, w, Iw);
-            r[0] = tau[0] - (w[1] * Iw[2] - w[2] * Iw[1]);
-            r[1] = tau[1] - (w[2] * Iw[0] - w[0] * Iw[2]);
-            r[2] = tau[2] - (w[0] * Iw[1] - w[1] * Iw[0]);
-            mat3_vec<Diag>(p.Iinv, r, dy + 4);
-        } else {
-            mat3_vec<Diag>(p.Iinv, tau, dy + 4);
-        }
+        rigid_rhs<T, Diag, false>(p, y, dy);
     }
 };
 
-// One body of an error-controlled run of the pair P on the rigid body (f its double model, g
-// the same on duals), with its 6x6 y0 sensitivity at every saved slot (OUT: sens[m * 36],
-// row-major (slot, component, direction), NaN where the run did not reach; the rest as
-// `erk_body`, whose loop this is, step for step).
-template <class P, class M, class G>
-ROTODE_INLINE int erk_tangent_body(const M& model, const G& dmodel, EngineRun* run, double* sens) {
+// Euler's equations on duals at the orientation q for the torque kind and inertia shape of p,
+// chosen at run time (rigid_torque, rigid_euler of rotode/_models.hpp) (OUT: dw[3])
+ROTODE_INLINE void rigid_euler_dual(const RigidParams& p, const dual* q, const dual* w,
+                                    dual* dw) {
+    dual tau[3];
+    switch (p.torque) {
+        case TORQUE_NONE: rigid_torque<TORQUE_NONE>(p, q, tau); break;
+        case TORQUE_GRAVITY: rigid_torque<TORQUE_GRAVITY>(p, q, tau); break;
+        case TORQUE_GRAVITY_AXIS: rigid_torque<TORQUE_GRAVITY_AXIS>(p, q, tau); break;
+        case TORQUE_BODY: rigid_torque<TORQUE_BODY>(p, q, tau); break;
+        default: rigid_torque<TORQUE_WORLD>(p, q, tau);
+    }
+    if (rigid_diagonal(&p)) rigid_euler<true>(p, w, tau, dw);
+    else rigid_euler<false>(p, w, tau, dw);
+}
+
+// RigidRkmkModel of rotode/_models.hpp on duals (Runge-Kutta-Munthe-Kaas: the state [v, w], v
+// the rotation vector of the step from the base qb), Euler's equations by the function `euler`
+// (`rigid_euler_dual`, one per instruction set): the same operations in the same order (its
+// value parts are that model's bits).  The base qb is dual too, and carries the tangent of the
+// orientation from step to step.  Seeds: v's (the right perturbation q0 exp(dtheta/2) is
+// qb exp(v/2) at v = dtheta, to first order) and w's; qb's are zero.
+struct DualRkmkRigid {
+    static constexpr int n = 6;
+    RigidParams p;
+    bool resume;
+    void (*euler)(const RigidParams&, const dual*, const dual*, dual*);
+    mutable dual qb[4];
+
+    ROTODE_INLINE void operator()(double, const dual* z, dual* dz) const {
+        dual q[4];
+        quat_times_exp(qb, z, 1.0, q);
+        rkmk_rate(z, z + 3, RKMK_FRAME_BODY, dz);
+        euler(p, q, z + 3, dz + 3);
+    }
+    inline void seed(const double* y0, dual* z) const {
+        for (int i = 0; i < 4; ++i) qb[i] = dual(y0[i]);
+        rkmk_base(qb, resume);
+        for (int i = 0; i < 6; ++i) z[i] = dual(i < 3 ? 0.0 : y0[1 + i]);
+        for (int j = 0; j < 6; ++j) z[j].d[j] = 1.0;
+    }
+    // the state [q, w] of z on duals (OUT: x[7])
+    ROTODE_INLINE void state(const dual* z, dual* x) const {
+        quat_times_exp(qb, z, 1.0, x);
+        for (int i = 0; i < 3; ++i) x[4 + i] = z[3 + i];
+    }
+    inline void first_row(double t, const double* y0, const dual* z, double* y, double* w,
+                          double* sens) const {
+        dual x[7];
+        state(z, x);
+        for (int i = 0; i < 7; ++i) y[i] = y0[i];       // y0 itself, as RigidRkmkModel's
+        for (int i = 0; i < 3; ++i) w[i] = y0[4 + i];
+        tangent::store_rigid(x, sens);
+        (void)t;
+    }
+    inline void store(double, const dual* z, double* y, double* w, double* sens) const {
+        dual x[7];
+        state(z, x);
+        for (int i = 0; i < 7; ++i) y[i] = x[i].v;
+        for (int i = 0; i < 3; ++i) w[i] = x[4 + i].v;
+        tangent::store_rigid(x, sens);
+    }
+    inline void accept(dual* z, dual* K0) const {
+        dual q[4];
+        quat_times_exp(qb, z, 1.0, q);
+        rkmk_retract(q);
+        for (int i = 0; i < 4; ++i) qb[i] = q[i];
+        for (int i = 0; i < 3; ++i) {
+            z[i] = 0.0;
+            K0[i] = z[3 + i];
+        }
+    }
+    ROTODE_INLINE const double* ref() const { return RKMK_REF; }
+    ROTODE_INLINE double max_angle() const { return rkmk_max_step_angle(); }
+};
+
+// The double model of a model on duals G (its f on the value parts; G's value parts are the
+// double model's bits), for the loop's `initial_step` (erk_body's model interface).
+template <class G>
+struct ValuesOf {
+    static constexpr int n = G::n;
+    static constexpr int k = 7;
+    const G* g;
+
+    inline void operator()(double t, const double* y, double* dy) const {
+        dual z[n], dz[n];
+        for (int i = 0; i < n; ++i) z[i] = dual(y[i]);
+        (*g)(t, z, dz);
+        for (int i = 0; i < n; ++i) dy[i] = dz[i].v;
+    }
+    inline const double* ref() const { return g->ref(); }
+};
+
+// One body of an error-controlled run of the pair P on a model on duals G, with its 6x6 y0
+// sensitivity at every saved slot (OUT: sens[m * 36], row-major (slot, component, direction),
+// NaN where the run did not reach; the rest as `erk_body`, whose loop this is, step for step).
+// G provides (rigid bodies: `RigidRows` below and its derived models)
+//   static constexpr int n;                          the state's size (<= 7)
+//   void operator()(double t, const dual* z, dual* dz) const;       f on duals
+//   void seed(const double* y0, dual* z) const;      the seeded state (a Lie-group model also
+//                                                     sets its base: a `mutable` member)
+//   void first_row(double t, const double* y0, const dual* z, double* y, double* w,
+//                  double* sens) const;              the row at t0 and its tangent
+//   void store(double t, const dual* z, double* y, double* w, double* sens) const;
+//   void accept(dual* z, dual* K0) const;            after each accepted step (erk_body's)
+//   const double* ref() const;                       reference magnitudes, or nullptr
+//   double max_angle() const;                        a Lie-group step's largest rotation, or 0
+//                                                     (none)
+template <class P, class G>
+ROTODE_INLINE int erk_tangent_body(const G& model, EngineRun* run, double* sens) {
     using namespace engine;
-    constexpr int C = 7;
+    constexpr int C = G::n;
     constexpr int S = P::s_dense;
     EngineRun& r = *run;
-    const M f = model;
-    const G g = dmodel;
+    const G g = model;
     double atol[C];
     for (int k = 0; k < C; ++k) atol[k] = r.atol[k];
     const double rtol = r.rtol, max_step = r.max_step;
     dual z[C], znew[C], zd[C];
     dual K[S][C];
     dual F[7 * C];
-    double Kv[P::s + 1][C], zv[C], znewv[C], yd[C];
+    double Kv[P::s + 1][C], zv[C], znewv[C];
     double t = r.t[0];
     const double tf = r.t[r.n];
     const double direction = tf > t ? 1.0 : -1.0;
     constexpr double exponent = -1.0 / (P::error_order + 1);
     constexpr std::integral_constant<int, 3> THREE{};
+    constexpr std::integral_constant<int, 7> SEVEN{};
     constexpr std::integral_constant<int, C> NC{};
+    const double* ref = g.ref();
+    const double max_angle = g.max_angle();
     std::ptrdiff_t slot = 0;
     long long accepted = 0, rejected = 0, nfev = 0;
     int st = ENGINE_OK;
     bool t0_requested = r.t_eval && r.m > 0 && r.save[0] == 0;
     double h_abs = 0.0;
-    tangent::seed_rigid(r.y0, z);
+    g.seed(r.y0, z);
     for (int k = 0; k < C; ++k) zv[k] = z[k].v;
     if (r.m > 0 && r.save[0] == 0) {
-        f.first_row(t, r.y0, zv, r.yo, r.wo);
-        tangent::store_rigid(z, sens);
-        if (!finite(r.yo, NC) || !finite(r.wo, THREE)) st = ENGINE_NONFINITE;
+        g.first_row(t, r.y0, z, r.yo, r.wo, sens);
+        if (!finite(r.yo, SEVEN) || !finite(r.wo, THREE)) st = ENGINE_NONFINITE;
         else slot = 1;
     }
     if (st == ENGINE_OK) {
@@ -301,7 +384,8 @@ ROTODE_INLINE int erk_tangent_body(const M& model, const G& dmodel, EngineRun* r
             h_abs = r.first_step;
         } else {
             nfev += 1;
-            st = initial_step<P>(f, t, zv, Kv[0], direction, std::fabs(tf - t), r, &h_abs);
+            st = initial_step<P>(ValuesOf<G>{&g}, t, zv, Kv[0], direction,
+                                 std::fabs(tf - t), r, &h_abs);
         }
     }
     while (st == ENGINE_OK && direction * (tf - t) > 0.0) {
@@ -336,11 +420,23 @@ ROTODE_INLINE int erk_tangent_body(const M& model, const G& dmodel, EngineRun* r
             for (int j = 1; j <= P::s; ++j)
                 for (int k = 0; k < C; ++k) Kv[j][k] = K[j][k].v;
             for (int k = 0; k < C; ++k) znewv[k] = znew[k].v;
-            const double err = error_norm<P>(Kv, NC, zv, znewv, h, rtol, atol);
+            const double err = error_norm<P>(Kv, NC, zv, znewv, h, rtol, atol, ref);
+            double angle = 0.0;
+            if (max_angle > 0.0) {                      // erk_body's `max_angle` (Lie group)
+                angle = std::sqrt(znewv[0] * znewv[0] + znewv[1] * znewv[1]
+                                  + znewv[2] * znewv[2]);
+                if (angle > max_angle) {
+                    h_abs = h_abs * std::fmax(MIN_FACTOR, SAFETY * max_angle / angle);
+                    retried = true;
+                    ++rejected;
+                    continue;
+                }
+            }
             if (err < 1.0) {
                 double factor = err == 0.0
                     ? MAX_FACTOR : std::fmin(MAX_FACTOR, SAFETY * std::pow(err, exponent));
                 if (retried) factor = std::fmin(1.0, factor);
+                if (max_angle > 0.0 && angle * factor > max_angle) factor = max_angle / angle;
                 h_abs = h_abs * factor;
                 break;
             }
@@ -363,7 +459,7 @@ ROTODE_INLINE int erk_tangent_body(const M& model, const G& dmodel, EngineRun* r
         t0_requested = false;
         while (slot < r.m && direction * (r.t[r.save[slot]] - t_new) <= 0.0) {
             const double tt = r.t[r.save[slot]];
-            double* yrow = r.yo + slot * C;
+            double* yrow = r.yo + slot * 7;
             double* wrow = r.wo + slot * 3;
             const dual* zs = znew;
             if (tt != t_new) {
@@ -375,10 +471,8 @@ ROTODE_INLINE int erk_tangent_body(const M& model, const G& dmodel, EngineRun* r
                 tangent::dense_eval<P, C>((tt - t) / h, z, F, zd);
                 zs = zd;
             }
-            for (int k = 0; k < C; ++k) yd[k] = zs[k].v;
-            f.store(tt, yd, yrow, wrow);
-            tangent::store_rigid(zs, sens + slot * 36);
-            if (!finite(yrow, NC) || !finite(wrow, THREE)) {
+            g.store(tt, zs, yrow, wrow, sens + slot * 36);
+            if (!finite(yrow, SEVEN) || !finite(wrow, THREE)) {
                 st = ENGINE_NONFINITE;
                 break;
             }
@@ -387,15 +481,18 @@ ROTODE_INLINE int erk_tangent_body(const M& model, const G& dmodel, EngineRun* r
         if (st != ENGINE_OK) break;
         for (int k = 0; k < C; ++k) {
             z[k] = znew[k];
-            zv[k] = znewv[k];
             K[0][k] = K[P::s][k];
-            Kv[0][k] = Kv[P::s][k];
+        }
+        g.accept(z, K[0]);
+        for (int k = 0; k < C; ++k) {
+            zv[k] = z[k].v;
+            Kv[0][k] = K[0][k].v;
         }
         t = t_new;
         ++accepted;
     }
     for (std::ptrdiff_t s = slot; s < r.m; ++s) {
-        for (int k = 0; k < C; ++k) r.yo[s * C + k] = NAN;
+        for (int k = 0; k < 7; ++k) r.yo[s * 7 + k] = NAN;
         for (int k = 0; k < 3; ++k) r.wo[s * 3 + k] = NAN;
     }
     tangent::nan_rows(sens, slot, r.m);
@@ -408,39 +505,98 @@ ROTODE_INLINE int erk_tangent_body(const M& model, const G& dmodel, EngineRun* r
     return st;
 }
 
-// The loop is compiled once per (pair, torque kind, inertia shape), for the baseline
-// instruction set, without the norm gain (`tangent_ready` in rotode/dynamic.pyx sends a body
-// with a gain to the replay of rotode/_tangent.pyx): these dual-number loops are the largest
-// object code of rotode, and each instantiation costs build time (rotode/_tangent_engine.pyx
-// compiles them apart).  An AVX2 clone measured about 1.4x faster per step (the dual parts'
-// seven lanes vectorise) at twice the build time.
+// The loop is compiled per pair and instruction set with the rigid body's f on duals chosen at
+// run time (`rigid_rhs_dual`, `rigid_euler_dual`: one per instruction set, called through a
+// pointer; their variants inlined into every stage of every pair would multiply the object
+// code); and, on AVX-512, the pairs on the state also per torque kind and inertia shape with f
+// inlined (`DualRigidFixed`: ~1.4x faster per step than the call, whose arguments go through
+// memory; bodies without a norm gain).  The wider sets run the dual arithmetic in fewer, wider
+// instructions; the results are the same bits on every set and either way (the same
+// operations in every lane).
+#define ROTODE_TANGENT_ENTRY(name, attrs)                                                      \
+    attrs __attribute__((noinline)) static void name##_rhs(const RigidParams& p,              \
+                                                           const dual* y, dual* dy) {          \
+        rigid_rhs_dual(p, y, dy);                                                              \
+    }                                                                                          \
+    attrs __attribute__((noinline)) static void name##_euler(                                  \
+            const RigidParams& p, const dual* q, const dual* w, dual* dw) {                   \
+        rigid_euler_dual(p, q, w, dw);                                                         \
+    }                                                                                          \
+    template <class P>                                                                         \
+    attrs __attribute__((noinline)) int name(const RigidParams* p, EngineRun* run,            \
+                                             double* sens) {                                   \
+        return erk_tangent_body<P>(DualRigid{{*p}, &name##_rhs}, run, sens);                   \
+    }                                                                                          \
+    template <class P>                                                                         \
+    attrs __attribute__((noinline)) int name##_rkmk(const RigidParams* p, bool resume,        \
+                                                    EngineRun* run, double* sens) {            \
+        return erk_tangent_body<P>(DualRkmkRigid{*p, resume, &name##_euler, {}}, run, sens);   \
+    }
+
+ROTODE_TANGENT_ENTRY(tangent_baseline, )
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ROTODE_TANGENT_X86 1
+ROTODE_TANGENT_ENTRY(tangent_avx2, __attribute__((target("avx2"))))
+ROTODE_TANGENT_ENTRY(tangent_avx512, __attribute__((target("avx512f"))))
+
 template <class P, int T, bool Diag>
-inline int rigid_tangent_t(const RigidParams* p, EngineRun* run, double* sens) {
-    return erk_tangent_body<P>(RigidBodyModel<T, Diag, false>{*p},
-                               DualRigidModel<T, Diag, false>{*p}, run, sens);
+__attribute__((target("avx512f"), noinline)) int tangent_avx512_fixed(
+        const RigidParams* p, EngineRun* run, double* sens) {
+    return erk_tangent_body<P>(DualRigidFixed<T, Diag>{{*p}}, run, sens);
 }
 
 template <class P, bool Diag>
-inline int rigid_tangent_torque(const RigidParams* p, EngineRun* run, double* sens) {
+inline int tangent_avx512_torque(const RigidParams* p, EngineRun* run, double* sens) {
     switch (p->torque) {
-        case TORQUE_NONE: return rigid_tangent_t<P, TORQUE_NONE, Diag>(p, run, sens);
-        case TORQUE_GRAVITY: return rigid_tangent_t<P, TORQUE_GRAVITY, Diag>(p, run, sens);
+        case TORQUE_NONE: return tangent_avx512_fixed<P, TORQUE_NONE, Diag>(p, run, sens);
+        case TORQUE_GRAVITY: return tangent_avx512_fixed<P, TORQUE_GRAVITY, Diag>(p, run, sens);
         case TORQUE_GRAVITY_AXIS:
-            return rigid_tangent_t<P, TORQUE_GRAVITY_AXIS, Diag>(p, run, sens);
-        case TORQUE_BODY: return rigid_tangent_t<P, TORQUE_BODY, Diag>(p, run, sens);
-        default: return rigid_tangent_t<P, TORQUE_WORLD, Diag>(p, run, sens);
+            return tangent_avx512_fixed<P, TORQUE_GRAVITY_AXIS, Diag>(p, run, sens);
+        case TORQUE_BODY: return tangent_avx512_fixed<P, TORQUE_BODY, Diag>(p, run, sens);
+        default: return tangent_avx512_fixed<P, TORQUE_WORLD, Diag>(p, run, sens);
     }
 }
 
-// One body of an error-controlled rigid-body run with the pair `pair` (a PairId) and its 6x6
-// y0 sensitivity at the saved slots (OUT: sens[m * 36]); -1 for an unknown pair.  The body's
-// norm gain must be 0.
-inline int rigid_tangent_body(int pair, const RigidParams* p, EngineRun* run, double* sens) {
+template <class P>
+inline int tangent_x86(int isa, const RigidParams* p, EngineRun* run, double* sens) {
+    if (isa == ISA_AVX512 && p->gain == 0.0)
+        return rigid_diagonal(p) ? tangent_avx512_torque<P, true>(p, run, sens)
+                                 : tangent_avx512_torque<P, false>(p, run, sens);
+    if (isa == ISA_AVX512) return tangent_avx512<P>(p, run, sens);
+    if (isa == ISA_AVX2) return tangent_avx2<P>(p, run, sens);
+    return tangent_baseline<P>(p, run, sens);
+}
+
+template <class P>
+inline int tangent_x86_rkmk(int isa, const RigidParams* p, bool resume, EngineRun* run,
+                            double* sens) {
+    if (isa == ISA_AVX512) return tangent_avx512_rkmk<P>(p, resume, run, sens);
+    if (isa == ISA_AVX2) return tangent_avx2_rkmk<P>(p, resume, run, sens);
+    return tangent_baseline_rkmk<P>(p, resume, run, sens);
+}
+#endif
+#undef ROTODE_TANGENT_ENTRY
+
+// One body of an error-controlled rigid-body run with the pair `pair` (a PairId) on the state
+// [q, w] (rkmk false), or of the Runge-Kutta-Munthe-Kaas method on that pair (rkmk true;
+// resume: y0 is the row stored at the end of an accepted step of an earlier call), and its 6x6
+// y0 sensitivity at the saved slots (OUT: sens[m * 36]), on the instruction set `isa` (a
+// LaneIsa of rotode/_lanes.hpp that the CPU runs: ISA_AVX2, ISA_AVX512, or the baseline for
+// the others); -1 for an unknown pair.
+inline int rigid_tangent_body(int isa, int pair, bool rkmk, bool resume, const RigidParams* p,
+                              EngineRun* run, double* sens) {
     switch (pair) {
-#define ROTODE_TANGENT_CASE(id, P)                                              \
-        case id:                                                                 \
-            return rigid_diagonal(p) ? rigid_tangent_torque<P, true>(p, run, sens) \
-                                     : rigid_tangent_torque<P, false>(p, run, sens);
+#if ROTODE_TANGENT_X86
+#define ROTODE_TANGENT_CASE(id, P)                                               \
+        case id:                                                                  \
+            return rkmk ? tangent_x86_rkmk<P>(isa, p, resume, run, sens)         \
+                        : tangent_x86<P>(isa, p, run, sens);
+#else
+#define ROTODE_TANGENT_CASE(id, P)                                               \
+        case id:                                                                  \
+            return rkmk ? tangent_baseline_rkmk<P>(p, resume, run, sens)         \
+                        : tangent_baseline<P>(p, run, sens);
+#endif
         ROTODE_PAIRS(ROTODE_TANGENT_CASE)
 #undef ROTODE_TANGENT_CASE
         default: return -1;

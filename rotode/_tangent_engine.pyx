@@ -1,9 +1,10 @@
 """The y0 sensitivity in the specialised engine's own pass, compiled apart.
 
 rotode/_tangent.hpp instantiates the engine's error-controlled run of a rigid body on dual
-numbers for every pair, torque kind and inertia shape: the largest block of object code in
-rotode.  This module holds those instantiations alone, so that
-a build compiles them on one core while the other modules compile on the others;
+numbers for every pair, on the state and on the group (Runge-Kutta-Munthe-Kaas), and every
+instruction set (baseline, AVX2, AVX-512): a large block of object code.  This module holds
+those instantiations alone, so that a build compiles them on one core while the other modules
+compile on the others;
 `rotode.dynamic` runs them through `tangent_body` (rotode/_tangent_engine.pxd).  Nothing here
 is called from Python.
 """
@@ -13,9 +14,10 @@ __all__ = []
 
 
 cdef extern from "_tangent.hpp" namespace "rotode" nogil:
-    int rigid_tangent_body(int pair, const RigidParams* p, EngineRun* run, double* sens)
+    int rigid_tangent_body(int isa, int pair, bint rkmk, bint resume, const RigidParams* p,
+                           EngineRun* run, double* sens)
 
 
-cdef int tangent_body(int pair, const RigidParams* p, EngineRun* run,
-                      double* sens) noexcept nogil:
-    return rigid_tangent_body(pair, p, run, sens)
+cdef int tangent_body(int isa, int pair, bint rkmk, bint resume, const RigidParams* p,
+                      EngineRun* run, double* sens) noexcept nogil:
+    return rigid_tangent_body(isa, pair, rkmk, resume, p, run, sens)

@@ -450,7 +450,8 @@ cdef int _tangent_body(const void* c, Py_ssize_t i, EngineRun* run) noexcept nog
     (rotode/_tangent.hpp: the state as dual numbers, the steps the plain run's, bit for bit)
     (OUT: cfg.tangent[i])."""
     cdef const RunCfg* cfg = <const RunCfg*>c
-    cdef int st = tangent_body(cfg.pair, &cfg.params[0 if cfg.shared else i], run,
+    cdef int st = tangent_body(cfg.isa, cfg.pair, cfg.kernel == KERNEL_RKMK, cfg.resume,
+                               &cfg.params[0 if cfg.shared else i], run,
                                cfg.tangent + i * run.m * 36)
     cfg.nfev[i] = run.nfev
     return st
@@ -562,7 +563,7 @@ def _engine_eval(RigidBody model, double t, y):
     return out
 
 
-def run_single(model, t_span, y0, method, rtol, atol):
+def run_single(model, t_span, y0, method, rtol, atol, tangent=False):
     """The common call of `rotode.integrate` in a few microseconds, or None.
 
     One body, ``y0`` a float64 array of shape (7,), a `RigidBody` whose torque the specialised
@@ -574,13 +575,15 @@ def run_single(model, t_span, y0, method, rtol, atol):
     Anything else, any input those checks would refuse, and a run that fails return None:
     `integrate` then takes its general path, which gives the same result or raises its error
     (so the messages live in one place).  Returns ``(t, y (2, 7), w (2, 3), stats)`` of the
-    rows at t0 and tf.
+    rows at t0 and tf; with `tangent` (``sensitivity=["y0"]``), ``(t, y, w, stats, S)``,
+    S (2, 6, 6) the y0 sensitivity of the rows (`_tangent_body`).
     """
     cdef RigidParams p
     cdef RunCfg cfg
     cdef EngineRun run
     cdef ThinCall c
     cdef long nfev = 0
+    cdef double[:, :, ::1] sv
     if type(model) is not RigidBody or type(method) is not str or not _USE_ENGINE:
         return None
     pair = ENGINE_PAIRS.get(method)
@@ -597,13 +600,19 @@ def run_single(model, t_span, y0, method, rtol, atol):
     cfg.params = &p
     cfg.shared = True
     cfg.nfev = &nfev
-    rows = thin_rows(_engine_body, &cfg, 7, &c, &run)
+    sens = None
+    if tangent:
+        sens = np.empty((2, 6, 6))
+        sv = sens
+        cfg.tangent = &sv[0, 0, 0]
+        cfg.isa = _LANE_ISAS.get(_lanes.get(), ISA_SCALAR)
+    rows = thin_rows(_tangent_body if tangent else _engine_body, &cfg, 7, &c, &run)
     if rows is None:
         return None
     stats = {"n_steps": run.accepted, "n_main_steps": run.accepted, "nfev": run.nfev,
              "status": 0, "message": "success", "n_rejected": run.rejected,
              "nfev_pair": run.nfev}
-    return rows + (stats,)
+    return rows + (stats, sens) if tangent else rows + (stats,)
 
 
 def _taking(option):
@@ -661,7 +670,8 @@ cdef void _attach_engine(Stepper* sp, RunCfg* cfg, str method, RigidParams* para
                          object tangent) except *:
     """The specialised engine as `sp.body` on the bodies' compiled `params` (OUT: sp, cfg);
     with `tangent` (Plan.tangent, an (N, m, 6, 6) float64 array) the engine that carries the
-    y0 sensitivity in the same pass."""
+    y0 sensitivity in the same pass, its dual arithmetic on the instruction set of
+    `rotode._lanes.get()` (the same bits on every set)."""
     cdef double[:, :, :, ::1] tv
     cfg.pair = ENGINE_PAIRS[method] if method in ENGINE_PAIRS else ENGINE_GROUP_PAIRS[method]
     cfg.params = params
@@ -669,14 +679,15 @@ cdef void _attach_engine(Stepper* sp, RunCfg* cfg, str method, RigidParams* para
     if tangent is not None:
         tv = tangent
         cfg.tangent = &tv[0, 0, 0, 0] if tv.shape[0] * tv.shape[1] else NULL
+        cfg.isa = _LANE_ISAS.get(_lanes.get(), ISA_SCALAR)
         sp.body = _tangent_body
 
 
 def tangent_ready(plan):
     """Whether `run_plan` carries the 6x6 y0 sensitivity of `plan` in its own pass
-    (`Plan.tangent`): an error-controlled run of a pair the specialised engine runs, on bodies
-    whose torque it compiles and without a norm gain, without events, step records or step
-    proposals, the state [q, w] (no options).
+    (`Plan.tangent`): an error-controlled run of a pair the specialised engine runs (on the
+    state, or rkmk on the group), on bodies whose torque it compiles, without events, step
+    records or step proposals, the state [q, w] (no options).
 
     Parameters
     ----------
@@ -689,12 +700,12 @@ def tangent_ready(plan):
     """
     cdef RigidParams p
     if not (_USE_ENGINE and plan.control is not None and plan.steps is None
-            and not plan.h_next and plan.events is None and plan.method in ENGINE_PAIRS
+            and not plan.h_next and plan.events is None
+            and (plan.method in ENGINE_PAIRS or plan.method in ENGINE_GROUP_PAIRS)
             and not plan.options and np.shape(plan.y0)[1] == 7):
         return False
     models = rigid_body_list(plan.model, np.shape(plan.y0)[0])
-    # (a norm gain: rotode/_tangent.hpp is compiled without it; the replay differentiates it)
-    return all([_engine_params(mdl, &p) and p.gain == 0.0 for mdl in models])
+    return all([_engine_params(mdl, &p) for mdl in models])
 
 
 def run_plan(plan):

@@ -22,6 +22,7 @@ from rotode._plan import (
     ode_views,
     runner_for,
     thin_run,
+    thin_sensitivity,
 )
 from rotode._plan import classify as _classify
 from rotode._plan import event_request as _event_request
@@ -395,13 +396,20 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     """
     if (dt is None and t_eval is None and first_step is None and max_step is None
             and max_steps is None and save_every is None and events is None
-            and max_events is None and workers == 1 and sensitivity is None):
+            and max_events is None and workers == 1):
         # the common call, one body under error control, straight into the specialised engine
         # (`_plan.thin_run`: None for anything else, which the path below takes)
-        fast = thin_run(model, t_span, y0, method, rtol, atol, frame, options)
-        if fast is not None:
-            res = IntegrationResult(*fast, method)
-            return ode_views(res, model) if type(model) is ODE else res
+        if sensitivity is None:
+            fast = thin_run(model, t_span, y0, method, rtol, atol, frame, options)
+            if fast is not None:
+                res = IntegrationResult(*fast, method)
+                return ode_views(res, model) if type(model) is ODE else res
+        elif type(sensitivity) in (list, tuple) and list(sensitivity) == ["y0"]:
+            fast = thin_sensitivity(model, t_span, y0, method, rtol, atol, frame, options)
+            if fast is not None:
+                res = IntegrationResult(*fast[:4], method)
+                res.sensitivity = {"y0": fast[4]}
+                return res
     check_compiled_equations(model)      # (before dask: a chunk rebuilds the base class)
     y0_rotation = isinstance(y0, Rotation)
     y0 = rotation_quaternions(y0)        # (a Rotation: its scalar-first quaternions)

@@ -322,10 +322,11 @@ def test_dask_input_is_refused():
                          method="rk4", dt=0.1, sensitivity=["y0"])
 
 
-@pytest.mark.parametrize("method", ["bs3", "dopri5", "dop853"])
+@pytest.mark.parametrize("method", ["bs3", "dopri5", "dop853", "rkmk3", "rkmk5", "rkmk8"])
 def test_one_pass_primal_is_the_plain_run_bit_for_bit(method):
     # the engine carries the tangent in the run's own pass (rotode/_tangent.hpp): the same
     # steps and rows as the plain run, and the tangent of the dual-number replay of its steps
+    # (rotode/_tangent.pyx, an independent implementation of the same discrete map)
     y0, tout = np.r_[Q0, W0], [0.0, 0.37, 1.1, 2.0]
     kw = dict(method=method, rtol=1e-9, atol=1e-11, t_eval=tout)
     plan = rotode._runplan.Plan(method, TOP, y0[None], *rotode._plan.output_grid((0, 2.0), tout,
