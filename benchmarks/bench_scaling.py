@@ -14,8 +14,8 @@ fixed-step rk3/rk4/ab3 on the batches whose model the lanes compile; "-": the on
 
 With ``--markdown`` it also prints the table of docs/scaling.md and the cost of 10^8 bodies on
 100 nodes x 32 cores at the measured rates (a paper estimate: compute time only).  With
-``--lanes-vs-off``: dop853 at rtol 1e-9 on the tops over 1 s and 10 s, the adaptive lanes
-against one body at a time (``off``), the instruction sets alternated in one process.
+``--lanes-vs-off``: dop853 and rkmk8 at rtol 1e-9 on the tops over 1 s and 10 s, the adaptive
+lanes against one body at a time (``off``), the instruction sets alternated in one process.
 """
 import argparse
 import time
@@ -59,25 +59,32 @@ def one(kind, name, n, repeat, rng):
 
 
 def lanes_vs_off(n, repeat):
-    """ns per body-step of dop853 batches, `off` against the lane sets, alternated."""
+    """ns per body-step of dop853 and rkmk8 batches, `off` against the lane sets, alternated."""
     from rotode import _lanes
     model, y0 = states("rigid body", n, np.random.default_rng(0))
-    for T in (1.0, 10.0):
-        best = {}
-        for _ in range(repeat):
-            for isa in ("off",) + tuple(a for a in ("avx2", "avx512") if a in _lanes.available()):
-                _lanes.use(isa)
-                t0 = time.perf_counter()
-                res = rotode.integrate(model, (0, T), y0, method="dop853", rtol=1e-9,
-                                       atol=1e-11, t_eval=[T], workers=1)
-                best[isa] = min(best.get(isa, np.inf), time.perf_counter() - t0)
-        _lanes.use("off" if "avx2" not in best else "avx2")
-        pb = res.stats["per_body"]
-        work = pb["n_steps"].sum() + pb["n_rejected"].sum()
-        rates = ", ".join(f"{k} {v / work * 1e9:.1f} ns" for k, v in best.items())
-        lanes = min(v for k, v in best.items() if k != "off")
-        print(f"T = {T:g}: {work / n:.1f} steps per body; per body-step {rates}; "
-              f"off / lanes = {best['off'] / lanes:.2f}x")
+    for name in ("dop853", "rkmk8"):
+        for T in (1.0, 10.0):
+            lanes_vs_off_one(_lanes, name, model, y0, T, repeat)
+
+
+def lanes_vs_off_one(_lanes, name, model, y0, T, repeat):
+    """One line of `lanes_vs_off`: method `name` over (0, T)."""
+    n = len(y0)
+    best = {}
+    for _ in range(repeat):
+        for isa in ("off",) + tuple(a for a in ("avx2", "avx512") if a in _lanes.available()):
+            _lanes.use(isa)
+            t0 = time.perf_counter()
+            res = rotode.integrate(model, (0, T), y0, method=name, rtol=1e-9,
+                                   atol=1e-11, t_eval=[T], workers=1)
+            best[isa] = min(best.get(isa, np.inf), time.perf_counter() - t0)
+    _lanes.use("off" if "avx2" not in best else "avx2")
+    pb = res.stats["per_body"]
+    work = pb["n_steps"].sum() + pb["n_rejected"].sum()
+    rates = ", ".join(f"{k} {v / work * 1e9:.1f} ns" for k, v in best.items())
+    lanes = min(v for k, v in best.items() if k != "off")
+    print(f"{name}, T = {T:g}: {work / n:.1f} steps per body; per body-step {rates}; "
+          f"off / lanes = {best['off'] / lanes:.2f}x")
 
 
 def main():

@@ -1,27 +1,36 @@
 // The adaptive lane kernels: the error-controlled pairs (dop853, dopri5, bs3) on queues of rigid
-// bodies, one body per SIMD lane, each lane with its own t, h, accepted or rejected trial step,
-// counters and status (docs/architecture.md, "The lane kernels").
+// bodies, on the state [q, w] or as the Runge-Kutta-Munthe-Kaas methods rkmk8, rkmk5, rkmk3 (the
+// pair on [v, w] of each step, q = qb exp(v/2)), one body per SIMD lane, each lane with its own
+// t, h, accepted or rejected trial step, counters and status (docs/architecture.md, "The
+// adaptive lanes").
 //
 // `erk_lanes<P, L, T, Diag>` does for up to L bodies at a time what `erk_body<P>` of
 // rotode/_engine.hpp does for one (its control flow replicated lane by lane, in the same order),
 // and when a lane's body ends (at its t_end, or failing) the lane takes the queue's next body, so
 // that a slow body does not hold the others.  What runs in lane vectors: the stage sums, the
 // model's f (`rigid_rhs` of rotode/_models.hpp, the same template the single body's
-// `RigidBodyModel` calls with double), the error estimate's terms (the scale, the weighted sums,
-// their squares' sums) and the dense output's coefficients.  What runs lane by lane, with the
-// scalar functions `erk_body` calls: a body's start (its first row, f(t0), `initial_step`), the
-// norm's last sqrt and ratio, the controller's pow and clamps, the decision, the rows (the
-// interpolant of `dense_eval` on the lane's coefficients).  With -ffp-contract=off every lane
-// does erk_body's operations on its body in erk_body's order: each body's rows, t, status and
-// counters are its single run's bits, whatever the width and the queue.
+// `RigidBodyModel` calls with double; for rkmk `RkmkLanes::rhs`, the operations of
+// `RigidRkmkModel`), the error estimate's terms (the scale, with rkmk's reference magnitudes, the
+// weighted sums, their squares' sums), the dense output's coefficients and rkmk's re-anchoring
+// after an accepted step (qb <- qb exp(v/2) retracted).  What runs lane by lane, with the scalar
+// functions `erk_body` and its model call: a body's start (its first row, f(t0),
+// `initial_step`), the norm's last sqrt and ratio, rkmk's step angle's sqrt and its cap, the
+// controller's pow and clamps, the decision, the rows (the interpolant of `dense_eval` on the
+// lane's coefficients, rkmk's q = qb exp(v/2) of each row), and rkmk's sin and cos beyond the
+// polynomial ranges of exp(v/2) and dexp^-1, in the lanes that reach them.  With
+// -ffp-contract=off every lane does erk_body's operations on its body in erk_body's order: each
+// body's rows, t, status and counters are its single run's bits, whatever the width and the
+// queue.
 //
 // Formulas: Hairer, Norsett & Wanner, "Solving Ordinary Differential Equations I" (2nd ed.,
 // 1993), sec. II.4 (error norm, initial step, the controller), II.5 (DOPRI5 and its dense
-// output), II.10 (DOP853, its 8(5,3) estimate and its extra-stage interpolant).
+// output), II.10 (DOP853, its 8(5,3) estimate and its extra-stage interpolant); Munthe-Kaas,
+// "High order Runge-Kutta methods on manifolds", Appl. Numer. Math. 29 (1999) 115-127 (RKMK).
 #pragma once
 
 #include <cmath>
 #include <cstddef>
+#include <type_traits>
 #include <utility>
 
 #include "_lanes.hpp"
@@ -34,16 +43,26 @@
 namespace rotode {
 namespace lanes {
 
-// the error's scale atol + max(|y|, |ynew|) rtol, lane by lane with std::fabs's and std::fmax's
-// bits (the sign bit cleared; a NaN operand of the max gives the other) (OUT: out)
-template <class V>
-ROTODE_INLINE void error_scale(const V& atol, const V& y, const V& ynew, const V& rtol, V& out) {
+// the error's scale atol + max(|y|, |ynew|) rtol, or with a reference magnitude (Ref: a model's
+// `ref()`, engine::tol_scale) atol + max(|y|, |ynew|, ref) rtol, lane by lane with std::fabs's
+// and std::fmax's bits (the sign bit cleared; a NaN operand of the max gives the other; ref is
+// not NaN) (OUT: out)
+template <bool Ref, class V>
+ROTODE_INLINE void error_scale(const V& atol, const V& y, const V& ynew, const V& rtol,
+                               double ref, V& out) {
     if constexpr (width<V> == 1) {
-        out = atol + std::fmax(std::fabs(y), std::fabs(ynew)) * rtol;
+        const double m = std::fmax(std::fabs(y), std::fabs(ynew));
+        out = atol + (Ref ? std::fmax(m, ref) : m) * rtol;
     } else {
         typedef long long VI __attribute__((vector_size(sizeof(V))));
         const V a = (V)((VI)y & 0x7fffffffffffffffLL), b = (V)((VI)ynew & 0x7fffffffffffffffLL);
-        out = atol + (((a > b) | (b != b)) ? a : b) * rtol;
+        V m = ((a > b) | (b != b)) ? a : b;
+        if constexpr (Ref) {
+            V r;
+            models::splat(r, ref);
+            m = (m > r) ? m : r;                    // (m NaN: ref, as std::fmax)
+        }
+        out = atol + m * rtol;
     }
 }
 
@@ -117,6 +136,162 @@ ROTODE_INLINE void dense_prepare_v(const M& f, const V& h, const V* y, const V* 
     }
 }
 
+// ---- Runge-Kutta-Munthe-Kaas in lanes -----------------------------------------------------
+//
+// Munthe-Kaas, "High order Runge-Kutta methods on manifolds", Appl. Numer. Math. 29 (1999)
+// 115-127: a step from the base qb integrates the algebra equation v' = T(-v)^-1 w of
+// q = qb exp(v/2), v(t_n) = 0, with the pair as a vector ODE, and re-anchors after each accepted
+// step (rotode/_rkmk.hpp; `RigidRkmkModel` of rotode/_models.hpp, whose operations these are, in
+// its order).  In vectors: every product and sum, and the polynomial ranges (the Taylor
+// polynomials of exp(v/2) for |v/2|^2 <= 1, the series of dexp^-1's coefficient for |v|^2 <=
+// 6.25); lane by lane, only in a lane that reaches them, the ranges beyond (std::sqrt, std::cos,
+// std::sin, the functions the scalar model calls): each lane the scalar model's bits.
+
+// e = exp(w/2) in every lane: rotode/_rkmk.hpp `quat_exp_half` with c = 1 (OUT: e[4])
+template <class V>
+ROTODE_INLINE void exp_half_v(const V* w, V* e) {
+    constexpr double c = 1.0;
+    V x[3];
+    x[0] = 0.5 * c * w[0];
+    x[1] = 0.5 * c * w[1];
+    x[2] = 0.5 * c * w[2];
+    const V x2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
+    V co = taylor_cos(x2), s = taylor_sinc(x2);
+    const Mask<V> small = x2 <= 1.0;              // (a NaN lane: not small, as the scalar test)
+    for (int l = 0; l < width<V>; ++l) {
+        if (mask_at<V>(small, l)) continue;
+        const double a = std::sqrt(get(x2, l));
+        set(co, l, std::cos(a));
+        set(s, l, std::sin(a) / a);
+    }
+    e[0] = co;
+    e[1] = s * x[0];
+    e[2] = s * x[1];
+    e[3] = s * x[2];
+}
+
+// the Hamilton product p q in every lane: rotode/_rkmk.hpp `rkmk_quat_mul`, its operations
+// always inlined here (the header's template, `inline` only, was compiled out of line, without
+// AVX) (OUT: out[4]; may not alias p or q)
+template <class V>
+ROTODE_INLINE void quat_mul_v(const V* p, const V* q, V* out) {
+    out[0] = p[0] * q[0] - p[1] * q[1] - p[2] * q[2] - p[3] * q[3];
+    out[1] = p[0] * q[1] + p[1] * q[0] + p[2] * q[3] - p[3] * q[2];
+    out[2] = p[0] * q[2] - p[1] * q[3] + p[2] * q[0] + p[3] * q[1];
+    out[3] = p[0] * q[3] + p[1] * q[2] - p[2] * q[1] + p[3] * q[0];
+}
+
+// out = q exp(w/2) in every lane: rotode/_rkmk.hpp `quat_times_exp` with c = 1 (OUT: out[4])
+template <class V>
+ROTODE_INLINE void times_exp_v(const V* q, const V* w, V* out) {
+    V e[4];
+    exp_half_v(w, e);
+    quat_mul_v(q, e, out);
+}
+
+// C(x) = (1 - (a/2) cot(a/2))/a^2, x = a^2, in every lane: rotode/_rodrigues.hpp
+// `so3_dexp_inv_coefficient`, its series (the same coefficients, the same Horner steps) for
+// x <= 6.25, its closed form lane by lane above
+template <class V>
+ROTODE_INLINE V dexp_inv_coefficient_v(const V& x) {
+    static constexpr double series[22] = {
+        1.5174548844682903e-35, 5.990671762482134e-34, 2.36502241570063e-32,
+        9.336734257095045e-31, 3.6859949406653103e-29, 1.455172475614865e-27,
+        5.744790668872202e-26, 2.267952452337683e-24, 8.953517427037546e-23,
+        3.534707039629467e-21, 1.3954464685812522e-19, 5.5090028283602295e-18,
+        2.174868698558062e-16, 8.586062056277845e-15, 3.3896802963225827e-13,
+        1.3382536530684679e-11, 5.284190138687493e-10, 2.08767569878681e-08,
+        8.267195767195768e-07, 3.306878306878307e-05, 0.001388888888888889, 0.08333333333333333};
+    V c;
+    models::splat(c, series[0]);
+    for (int i = 1; i < 22; ++i) c = series[i] + x * c;
+    const Mask<V> small = x <= 6.25;
+    for (int l = 0; l < width<V>; ++l) {
+        if (mask_at<V>(small, l)) continue;
+        const double xl = get(x, l), h = 0.5 * std::sqrt(xl);
+        set(c, l, (1.0 - h * std::cos(h) / std::sin(h)) / xl);
+    }
+    return c;
+}
+
+// v' = T(-v)^-1 w in every lane: rotode/_rkmk.hpp `rkmk_rate` (body frame), i.e.
+// `so3_dexp_inv_apply` at -v (OUT: dv[3]; may not alias v or w)
+template <class V>
+ROTODE_INLINE void rkmk_rate_v(const V* v, const V* w, V* out) {
+    const V m[3] = {-v[0], -v[1], -v[2]};
+    const V x = m[0] * m[0] + m[1] * m[1] + m[2] * m[2];
+    const V c = dexp_inv_coefficient_v(x);
+    const V c0 = m[1] * w[2] - m[2] * w[1];
+    const V c1 = m[2] * w[0] - m[0] * w[2];
+    const V c2 = m[0] * w[1] - m[1] * w[0];
+    out[0] = w[0] - 0.5 * c0 + c * (m[1] * c2 - m[2] * c1);
+    out[1] = w[1] - 0.5 * c1 + c * (m[2] * c0 - m[0] * c2);
+    out[2] = w[2] - 0.5 * c2 + c * (m[0] * c1 - m[1] * c0);
+}
+
+// The lane models of `erk_lanes`: f in lanes (`rhs`), the scalar model `One` of a body's start
+// and rows (`scalar`, `at`: lane l's), and after an accepted step (`accept`) what erk_body does
+// with One's hooks (`accept`, `ref`, `max_angle`: rotode/_engine.hpp).
+
+// The pair on the state [q, w] (RigidBodyModel): no hook.
+template <int T, bool Diag, class V>
+struct StateLanes : RigidLaneModel<T, Diag, false, V> {
+    typedef RigidBodyModel<T, Diag, false> One;
+    static constexpr int N = 7;
+    static constexpr bool lie = false;          // no ref, no max_angle
+    static One scalar(const RigidParams& q, bool) { return One{q}; }
+    ROTODE_INLINE void started(int, const One&) {}
+    ROTODE_INLINE One at(int, const RigidParams& q) const { return One{q}; }
+    ROTODE_INLINE void accept(const Mask<V>&, V*, V*) {}
+};
+
+// The pair on [v, w] of each step (RigidRkmkModel): one base qb per lane, the error scale's
+// reference magnitudes RKMK_REF, the largest angle of a step `rkmk_max_step_angle`.
+template <int T, bool Diag, class V>
+struct RkmkLanes {
+    typedef RigidRkmkModel<T, Diag> One;
+    static constexpr int N = 6;
+    static constexpr bool lie = true;
+    RigidLanes<V> p;
+    V qb[4];
+    ROTODE_INLINE void gather(const RigidParams* ps, bool shared, std::ptrdiff_t nb) {
+        gather_params(ps, shared, nb, &p);
+        for (int i = 0; i < 4; ++i) models::splat(qb[i], i == 0 ? 1.0 : 0.0);
+    }
+    // One's operator(): v' = T(-v)^-1 w, w' from Euler's equations at q = qb exp(v/2)
+    ROTODE_INLINE void rhs(int, const V* z, V* dz) const {
+        V q[4], tau[3];
+        if constexpr (T != TORQUE_NONE) times_exp_v(qb, z, q);   // (no torque: q unused)
+        rkmk_rate_v(z, z + 3, dz);
+        rigid_torque<T>(p, q, tau);
+        rigid_euler<Diag>(p, z + 3, tau, dz + 3);
+    }
+    static One scalar(const RigidParams& q, bool resume) { return One{q, resume, {}}; }
+    // lane l's base from the scalar model that began its body
+    ROTODE_INLINE void started(int l, const One& one) {
+        for (int i = 0; i < 4; ++i) set(qb[i], l, one.qb[i]);
+    }
+    // the scalar model of lane l's step (its base), for its rows
+    ROTODE_INLINE One at(int l, const RigidParams& q) const {
+        One m{q, false, {}};
+        for (int i = 0; i < 4; ++i) m.qb[i] = get(qb[i], l);
+        return m;
+    }
+    // One's accept in the lanes of `acc`: qb <- qb exp(v/2) retracted, v <- 0, the FSAL
+    // stage's v' <- w (IN/OUT: z, K0)
+    ROTODE_INLINE void accept(const Mask<V>& acc, V* z, V* K0) {
+        V q[4], zero;
+        models::splat(zero, 0.0);
+        times_exp_v(qb, z, q);
+        rkmk_retract(q);
+        for (int i = 0; i < 4; ++i) qb[i] = acc ? q[i] : qb[i];
+        for (int i = 0; i < 3; ++i) {
+            z[i] = acc ? zero : z[i];
+            K0[i] = acc ? z[3 + i] : K0[i];
+        }
+    }
+};
+
 // One lane's body: its run and erk_body's loop variables.
 struct LaneBody {
     EngineRun* r;            // NULL: the lane is idle
@@ -126,11 +301,10 @@ struct LaneBody {
     bool retried, t0_requested, fresh, prepare;
 };
 
-// The lanes' vectors: the state, the trial state, the stages, the interpolant, the error
-// control's tolerances, the trial step sizes.
-template <class V, class P>
+// The lanes' vectors: the state (N values), the trial state, the stages, the interpolant, the
+// error control's tolerances, the trial step sizes.
+template <class V, class P, int N>
 struct LaneState {
-    static constexpr int N = 7;
     V z[N], znew[N];
     V K[P::s_dense][N];
     V F[7 * N];
@@ -178,11 +352,12 @@ inline void end_body(LaneBody& b, int st) {
 }
 
 // The start of a body's run in lane l (erk_body's lines before its loop, on the scalar model
-// `one`); false: it ended there (its status written, the lane idle).
-template <class P, class Model, class V>
-inline bool start_body(const Model& one, EngineRun* run, int l, LaneBody& b,
-                       LaneState<V, P>& s) {
-    constexpr int N = 7;
+// `one`, then its state and base in the lanes of f); false: it ended there (its status
+// written, the lane idle).
+template <class P, class LM, class V, int N>
+inline bool start_body(LM& f, const typename LM::One& one, EngineRun* run, int l, LaneBody& b,
+                       LaneState<V, P, N>& s) {
+    constexpr int KW = LM::One::k;
     EngineRun& r = *run;
     double z[N], K0[N];
     b = LaneBody{run, r.t[0], r.t[r.n], 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, 0, 0, 0,
@@ -212,9 +387,10 @@ inline bool start_body(const Model& one, EngineRun* run, int l, LaneBody& b,
         }
     }
     if (st != ENGINE_OK) {
-        end_body<N>(b, st);
+        end_body<KW>(b, st);
         return false;
     }
+    f.started(l, one);
     for (int c = 0; c < N; ++c) {
         set(s.z[c], l, z[c]);
         set(s.K[0][c], l, K0[c]);
@@ -260,17 +436,27 @@ inline bool before_trial(LaneBody& b, bool* stop) {
     return true;
 }
 
-// erk_body's decision on lane l's trial of error `err`: the next h; false: rejected
-template <class P>
-inline bool decide(LaneBody& b, double err) {
+// erk_body's decision on lane l's trial of error `err` (Lie: its model's `max_angle()`, the
+// trial's rotation `angle` rejected above it and the next step's growth capped by it, as the
+// driver's `Stepper.max_angle`): the next h; false: rejected
+template <class P, bool Lie>
+inline bool decide(LaneBody& b, double err, double angle) {
     constexpr double exponent = -1.0 / (P::error_order + 1);
     using engine::MAX_FACTOR;
     using engine::MIN_FACTOR;
     using engine::SAFETY;
+    const double max_angle = rkmk_max_step_angle();
+    if (Lie && angle > max_angle) {                 // too far for the step's coordinates
+        b.h_abs = b.h_abs * std::fmax(MIN_FACTOR, SAFETY * max_angle / angle);
+        b.retried = true;
+        ++b.rejected;
+        return false;
+    }
     if (err < 1.0) {
         double factor = err == 0.0
             ? MAX_FACTOR : std::fmin(MAX_FACTOR, SAFETY * std::pow(err, exponent));
         if (b.retried) factor = std::fmin(1.0, factor);
+        if (Lie && angle * factor > max_angle) factor = max_angle / angle;
         b.h_abs = b.h_abs * factor;
         return true;
     }
@@ -280,11 +466,13 @@ inline bool decide(LaneBody& b, double err) {
     return false;
 }
 
-// The error norms of every lane's trial (engine::error_norm's terms in vectors, its last
-// operations and a component of zero scale lane by lane) (OUT: err[L])
-template <class P, class V>
-ROTODE_INLINE void error_norms(const LaneState<V, P>& s, const LaneBody* lb, double* err) {
-    constexpr int N = 7, L = width<V>;
+// The error norms of every lane's trial (engine::error_norm's terms in vectors, with the
+// reference magnitudes `ref` (N values) or none; its last operations and a component of zero
+// scale lane by lane) (OUT: err[L])
+template <class P, bool Ref, class V, int N>
+ROTODE_INLINE void error_norms(const LaneState<V, P, N>& s, const double* ref,
+                               const LaneBody* lb, double* err) {
+    constexpr int L = width<V>;
     constexpr auto all = std::make_integer_sequence<int, P::s + 1>{};
     V n5, n3;
     models::splat(n5, 0.0);
@@ -292,7 +480,7 @@ ROTODE_INLINE void error_norms(const LaneState<V, P>& s, const LaneBody* lb, dou
     Mask<V> zero_scale = n5 != n5;                   // (no lane set)
     for (int k = 0; k < N; ++k) {
         V scale;
-        error_scale(s.atol[k], s.z[k], s.znew[k], s.rtol, scale);
+        error_scale<Ref>(s.atol[k], s.z[k], s.znew[k], s.rtol, Ref ? ref[k] : 0.0, scale);
         const V e5 = engine::wsum<engine::RowE<P>>(s.K, k, all) / scale;
         n5 = n5 + e5 * e5;
         if constexpr (P::kind == 1) {
@@ -312,7 +500,7 @@ ROTODE_INLINE void error_norms(const LaneState<V, P>& s, const LaneBody* lb, dou
             double atol[N];
             lane_of(s.atol, N, l, atol);
             err[l] = engine::error_norm<P>(K, std::integral_constant<int, N>{}, y, ynew, h,
-                                           get(s.rtol, l), atol);
+                                           get(s.rtol, l), atol, Ref ? ref : nullptr);
             continue;
         }
         const double a = get(n5, l), c = get(n3, l);
@@ -340,16 +528,17 @@ inline bool wants_dense(const LaneBody& b) {
 // Lane l's accepted step (`finite`: its new state is finite): the rows it holds, then the step
 // taken (erk_body's lines after its trial loop; the caller moves the lane's state and FSAL
 // stage); false: its body ended.
-template <class P, class Model, class V>
+template <class P, class Model, class V, int N>
 inline bool after_step(const Model& one, int l, bool finite, LaneBody& b,
-                       const LaneState<V, P>& s) {
-    constexpr int N = 7;
+                       const LaneState<V, P, N>& s) {
+    constexpr int KW = Model::k;
     constexpr std::integral_constant<int, N> NN{};
+    constexpr std::integral_constant<int, KW> KK{};
     constexpr std::integral_constant<int, 3> THREE{};
     EngineRun& r = *b.r;
     double znew[N] = {}, z[N] = {}, zd[N], F[7 * N];
     if (!finite) {
-        end_body<N>(b, ENGINE_NONFINITE);
+        end_body<KW>(b, ENGINE_NONFINITE);
         return false;
     }
     const bool due = b.slot < r.m && b.direction * (r.t[r.save[b.slot]] - b.t_new) <= 0.0;
@@ -362,7 +551,7 @@ inline bool after_step(const Model& one, int l, bool finite, LaneBody& b,
     b.t0_requested = false;
     while (due && b.slot < r.m && b.direction * (r.t[r.save[b.slot]] - b.t_new) <= 0.0) {
         const double tt = r.t[r.save[b.slot]];
-        double* yrow = r.yo + b.slot * N;
+        double* yrow = r.yo + b.slot * KW;
         double* wrow = r.wo + b.slot * 3;
         ++b.stores;
         if (tt == b.t_new) {
@@ -371,8 +560,8 @@ inline bool after_step(const Model& one, int l, bool finite, LaneBody& b,
             engine::dense_eval<P>((tt - b.t) / b.h, z, F, zd, NN);
             one.store(tt, zd, yrow, wrow);
         }
-        if (!engine::finite(yrow, NN) || !engine::finite(wrow, THREE)) {
-            end_body<N>(b, ENGINE_NONFINITE);
+        if (!engine::finite(yrow, KK) || !engine::finite(wrow, THREE)) {
+            end_body<KW>(b, ENGINE_NONFINITE);
             return false;
         }
         ++b.slot;
@@ -383,19 +572,32 @@ inline bool after_step(const Model& one, int l, bool finite, LaneBody& b,
     return true;
 }
 
+// the rotation of every lane's trial, |znew[0:3]| (erk_body's `angle` of a model with
+// `max_angle()`: the sum in vectors, its correctly rounded std::sqrt lane by lane); 0 without
+// (OUT: angle[L])
+template <bool Lie, class V>
+ROTODE_INLINE void trial_angles(const V* znew, double* angle) {
+    V x;
+    models::splat(x, 0.0);
+    if constexpr (Lie) x = znew[0] * znew[0] + znew[1] * znew[1] + znew[2] * znew[2];
+    for (int l = 0; l < width<V>; ++l) angle[l] = Lie ? std::sqrt(get(x, l)) : 0.0;
+}
+
 // The run of the queue of nb bodies runs[0 .. nb - 1] (parameters p[j], or p[0] for all when
 // `shared`: one class, no norm gain) by the pair P, L at a time: erk_body's run of each body,
-// a lane taking the queue's next body when its own ends.
-template <class P, int L, int T, bool Diag>
-ROTODE_INLINE void erk_lanes(const RigidParams* p, bool shared, EngineRun* runs,
+// a lane taking the queue's next body when its own ends.  Rkmk: the pair on [v, w] of each step
+// (`RkmkLanes`, erk_body's run of RigidRkmkModel; resume: its y0 an earlier call's row), else on
+// the state [q, w] (`StateLanes`, of RigidBodyModel).
+template <class P, int L, int T, bool Diag, bool Rkmk>
+ROTODE_INLINE void erk_lanes(const RigidParams* p, bool shared, bool resume, EngineRun* runs,
                              std::ptrdiff_t nb) {
     using V = Lanes<L>;
-    typedef RigidBodyModel<T, Diag, false> Model;
-    constexpr int N = 7;
-    RigidLaneModel<T, Diag, false, V> f;
-    LaneState<V, P> s;
+    typedef std::conditional_t<Rkmk, RkmkLanes<T, Diag, V>, StateLanes<T, Diag, V>> LM;
+    constexpr int N = LM::N, KW = LM::One::k;
+    LM f;
+    LaneState<V, P, N> s;
     LaneBody lb[L];
-    double err[L];
+    double err[L], angle[L];
     V zero;
     models::splat(zero, 0.0);
     const Mask<V> none = zero != zero;          // no lane set
@@ -416,10 +618,11 @@ ROTODE_INLINE void erk_lanes(const RigidParams* p, bool shared, EngineRun* runs,
             if (stop) {
                 lb[l] = LaneBody{run, run->t[0], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, 0, 0, 0,
                                  false, false, true, false};
-                end_body<N>(lb[l], ENGINE_INTERRUPTED);
+                end_body<KW>(lb[l], ENGINE_INTERRUPTED);
                 continue;
             }
-            if (start_body<P>(Model{q}, run, l, lb[l], s)) set_params(f.p, l, q);
+            if (start_body<P>(f, LM::scalar(q, resume), run, l, lb[l], s))
+                set_params(f.p, l, q);
         }
     };
     for (;;) {
@@ -427,7 +630,7 @@ ROTODE_INLINE void erk_lanes(const RigidParams* p, bool shared, EngineRun* runs,
         for (int l = 0; l < L; ++l) {
             for (;;) {
                 fill(l);
-                if (lb[l].r == nullptr || before_trial<N>(lb[l], &stop)) break;
+                if (lb[l].r == nullptr || before_trial<KW>(lb[l], &stop)) break;
             }
             if (lb[l].r == nullptr) continue;
             ++live;
@@ -440,13 +643,14 @@ ROTODE_INLINE void erk_lanes(const RigidParams* p, bool shared, EngineRun* runs,
             s.znew[k] = s.z[k] + s.h * engine::wsum<engine::RowB<P>>(
                                         s.K, k, std::make_integer_sequence<int, P::s>{});
         f.rhs(0, s.znew, s.K[P::s]);            // FSAL: the next step's K[0]
-        error_norms<P>(s, lb, err);
+        error_norms<P, LM::lie>(s, RKMK_REF, lb, err);
+        trial_angles<LM::lie>(s.znew, angle);
         bool dense = false;
         Mask<V> accepted = none;
         Mask<V> finite = s.znew[0] - s.znew[0] == 0.0;
         for (int c = 1; c < N; ++c) finite = finite & (s.znew[c] - s.znew[c] == 0.0);
         for (int l = 0; l < L; ++l) {
-            const bool ok = lb[l].r != nullptr && decide<P>(lb[l], err[l]);
+            const bool ok = lb[l].r != nullptr && decide<P, LM::lie>(lb[l], err[l], angle[l]);
             set_mask<V>(accepted, l, ok);
             if (ok) {
                 lb[l].prepare = wants_dense(lb[l]);
@@ -456,20 +660,22 @@ ROTODE_INLINE void erk_lanes(const RigidParams* p, bool shared, EngineRun* runs,
         if (dense) dense_prepare_v<P>(f, s.h, s.z, s.znew, s.K, s.F);
         for (int l = 0; l < L; ++l)        // (store: a copy, the parameters unused)
             if (mask_at<V>(accepted, l))
-                after_step<P>(Model{p[0]}, l, mask_at<V>(finite, l), lb[l], s);
+                after_step<P>(f.at(l, p[0]), l, mask_at<V>(finite, l), lb[l], s);
         for (int c = 0; c < N; ++c) {      // the accepted lanes' step taken (a lane whose body
             s.z[c] = accepted ? s.znew[c] : s.z[c];         // ended takes its next one's)
             s.K[0][c] = accepted ? s.K[P::s][c] : s.K[0][c];
         }
+        f.accept(accepted, s.z, s.K[0]);   // (erk_body's model accept)
     }
 }
 
 // One function per instruction set and instantiation of `erk_lanes`, compiled for that target.
 #define ROTODE_ERK_LANE_ENTRY(name, attrs, L)                                                \
-    template <class P, int T, bool Diag>                                                     \
+    template <class P, int T, bool Diag, bool Rkmk>                                          \
     attrs __attribute__((noinline)) void name(const RigidParams* p, bool shared,             \
-                                              EngineRun* runs, std::ptrdiff_t nb) {          \
-        erk_lanes<P, L, T, Diag>(p, shared, runs, nb);                                       \
+                                              bool resume, EngineRun* runs,                  \
+                                              std::ptrdiff_t nb) {                           \
+        erk_lanes<P, L, T, Diag, Rkmk>(p, shared, resume, runs, nb);                         \
     }
 
 // Only the AVX2 instance (4 lanes) is compiled, and it also serves AVX-512 machines: measured
@@ -490,65 +696,80 @@ inline int erk_lanes_width(int isa) {
     return 1;
 }
 
-template <class P, int T, bool Diag>
-inline void erk_isa(int isa, const RigidParams* p, bool shared, EngineRun* runs,
-                    std::ptrdiff_t nb) {
+// A queue's bodies and parameters (`erk_lanes`'s arguments).
+struct LaneQueue {
+    const RigidParams* p;
+    bool shared, resume;
+    EngineRun* runs;
+    std::ptrdiff_t nb;
+};
+
+template <class P, int T, bool Diag, bool Rkmk>
+inline void erk_isa(int isa, const LaneQueue& q) {
 #ifdef ROTODE_LANES_X86
-    erk_avx2<P, T, Diag>(p, shared, runs, nb);
+    erk_avx2<P, T, Diag, Rkmk>(q.p, q.shared, q.resume, q.runs, q.nb);
 #endif
-    (void)isa, (void)p, (void)shared, (void)runs, (void)nb;
+    (void)isa, (void)q;
 }
 
-template <class P, bool Diag>
-inline void erk_torque(int isa, int torque, const RigidParams* p, bool shared, EngineRun* runs,
-                       std::ptrdiff_t nb) {
+template <class P, bool Diag, bool Rkmk>
+inline void erk_torque(int isa, int torque, const LaneQueue& q) {
     switch (torque) {
-        case TORQUE_NONE: return erk_isa<P, TORQUE_NONE, Diag>(isa, p, shared, runs, nb);
-        case TORQUE_GRAVITY: return erk_isa<P, TORQUE_GRAVITY, Diag>(isa, p, shared, runs, nb);
-        case TORQUE_GRAVITY_AXIS:
-            return erk_isa<P, TORQUE_GRAVITY_AXIS, Diag>(isa, p, shared, runs, nb);
-        case TORQUE_BODY: return erk_isa<P, TORQUE_BODY, Diag>(isa, p, shared, runs, nb);
-        default: return erk_isa<P, TORQUE_WORLD, Diag>(isa, p, shared, runs, nb);
+        case TORQUE_NONE: return erk_isa<P, TORQUE_NONE, Diag, Rkmk>(isa, q);
+        case TORQUE_GRAVITY: return erk_isa<P, TORQUE_GRAVITY, Diag, Rkmk>(isa, q);
+        case TORQUE_GRAVITY_AXIS: return erk_isa<P, TORQUE_GRAVITY_AXIS, Diag, Rkmk>(isa, q);
+        case TORQUE_BODY: return erk_isa<P, TORQUE_BODY, Diag, Rkmk>(isa, q);
+        default: return erk_isa<P, TORQUE_WORLD, Diag, Rkmk>(isa, q);
     }
 }
 
 template <class P>
-inline void erk_class(int isa, const RigidClass& c, const RigidParams* p, bool shared,
-                      EngineRun* runs, std::ptrdiff_t nb) {
-    if (c.diag) erk_torque<P, true>(isa, c.torque, p, shared, runs, nb);
-    else erk_torque<P, false>(isa, c.torque, p, shared, runs, nb);
+inline void erk_class(int isa, const RigidClass& c, bool rkmk, const LaneQueue& q) {
+    if (rkmk) {
+        if (c.diag) erk_torque<P, true, true>(isa, c.torque, q);
+        else erk_torque<P, false, true>(isa, c.torque, q);
+    } else {
+        if (c.diag) erk_torque<P, true, false>(isa, c.torque, q);
+        else erk_torque<P, false, false>(isa, c.torque, q);
+    }
 }
 
 }  // namespace lanes
 
 // Whether the adaptive lane kernels run the pair `pair` (a PairId): every pair of the registry's
-// specialised engine (rotode/_tableaux.hpp).
+// specialised engine (rotode/_tableaux.hpp), on the state or (rkmk) on [v, w] of each step.
 inline bool lanes_erk_pair(int pair) { return pair >= 0 && pair < PAIR_COUNT; }
 
 // The error-controlled runs of the queue of nb bodies runs[0 .. nb - 1] (parameters p[0 .. nb -
-// 1], or p[0] for every body when `shared`) with the pair `pair`, on the instruction set `isa`
-// (which the caller checked with `lanes_supported`).  Bodies of one class without a norm gain,
-// with a pair the lanes run and more than half the lanes' worth of them, run in the 4 lanes of
-// the AVX2 kernel where `isa` is AVX2 or AVX-512 (`lanes::erk_lanes`, `erk_lanes_width`); any
-// other queue runs body by body by `rigid_erk_body` (the same bits).  Returns the lanes the
-// queue ran in (1: one body at a time).
-inline int lanes_erk(int isa, int pair, const RigidParams* p, bool shared, EngineRun* runs,
-                     std::ptrdiff_t nb) {
+// 1], or p[0] for every body when `shared`) with the pair `pair`, on the state or, with `rkmk`,
+// as the Runge-Kutta-Munthe-Kaas method of that pair (resume: as `rigid_rkmk_body`), on the
+// instruction set `isa` (which the caller checked with `lanes_supported`).  Bodies of one class
+// without a norm gain, with a pair the lanes run and more than half the lanes' worth of them,
+// run in the 4 lanes of the AVX2 kernel where `isa` is AVX2 or AVX-512 (`lanes::erk_lanes`,
+// `erk_lanes_width`); any other queue runs body by body by `rigid_erk_body` or
+// `rigid_rkmk_body` (the same bits).  Returns the lanes the queue ran in (1: one body at a
+// time).
+inline int lanes_erk(int isa, int pair, bool rkmk, bool resume, const RigidParams* p,
+                     bool shared, EngineRun* runs, std::ptrdiff_t nb) {
     using namespace lanes;
     const RigidClass c = lane_class(p);
     bool same = !c.gain;
     for (std::ptrdiff_t l = 1; l < nb && !shared; ++l) same = same && lane_class(p + l) == c;
     const int L = erk_lanes_width(isa);
     if (same && L > 1 && 2 * nb > L && lanes_erk_pair(pair)) {
+        const LaneQueue q{p, shared, resume, runs, nb};
         switch (pair) {
 #define ROTODE_ERK_LANE_CASE(id, P) \
-            case id: erk_class<P>(isa, c, p, shared, runs, nb); break;
+            case id: erk_class<P>(isa, c, rkmk, q); break;
             ROTODE_PAIRS(ROTODE_ERK_LANE_CASE)
 #undef ROTODE_ERK_LANE_CASE
         }
         return L;
     }
-    for (std::ptrdiff_t l = 0; l < nb; ++l) rigid_erk_body(pair, p + (shared ? 0 : l), runs + l);
+    for (std::ptrdiff_t l = 0; l < nb; ++l) {
+        if (rkmk) rigid_rkmk_body(pair, p + (shared ? 0 : l), resume, runs + l);
+        else rigid_erk_body(pair, p + (shared ? 0 : l), runs + l);
+    }
     return 1;
 }
 

@@ -8,7 +8,8 @@ from rotode._engine cimport EngineRun, RigidParams
 
 # The runs of the queue runs[0 .. nb - 1] (parameters p[0 .. nb - 1], or p[0] for every body
 # when shared) with the pair `pair` (a PairId) on the instruction set isa (supported by the
-# CPU), as `rigid_erk_body` runs each (OUT: each run's rows and counters); returns the lanes the
-# queue ran in (1: body by body, the same bits).
-cdef int rigid_erk_lanes(int isa, int pair, const RigidParams* p, bint shared, EngineRun* runs,
-                         Py_ssize_t nb) noexcept nogil
+# CPU), as `rigid_erk_body` runs each, or with rkmk as `rigid_rkmk_body(pair, p, resume, run)`
+# (OUT: each run's rows and counters); returns the lanes the queue ran in (1: body by body,
+# the same bits).
+cdef int rigid_erk_lanes(int isa, int pair, bint rkmk, bint resume, const RigidParams* p,
+                         bint shared, EngineRun* runs, Py_ssize_t nb) noexcept nogil

@@ -2,7 +2,8 @@
 
 rotode/_lanes_erk.hpp instantiates the adaptive lane kernel (`lanes_erk`: an embedded pair on 4
 bodies at a time in AVX2 lanes, each lane with its own step size, decision and counters,
-refilled from the queue when its body ends) for every pair, torque kind and inertia shape.
+refilled from the queue when its body ends) for every pair, on the state and as the
+Runge-Kutta-Munthe-Kaas method of the pair (rkmk3/5/8), torque kind and inertia shape.
 This module holds those instantiations alone, so that a build compiles them on one core while
 the other modules compile on the others; `rotode.dynamic` runs them through `rigid_erk_lanes`
 (rotode/_lanes_erk.pxd).  Nothing here is called from Python.
@@ -13,10 +14,10 @@ __all__ = []
 
 
 cdef extern from "_lanes_erk.hpp" namespace "rotode" nogil:
-    int lanes_erk(int isa, int pair, const RigidParams* p, bint shared, EngineRun* runs,
-                  Py_ssize_t nb)
+    int lanes_erk(int isa, int pair, bint rkmk, bint resume, const RigidParams* p, bint shared,
+                  EngineRun* runs, Py_ssize_t nb)
 
 
-cdef int rigid_erk_lanes(int isa, int pair, const RigidParams* p, bint shared, EngineRun* runs,
-                         Py_ssize_t nb) noexcept nogil:
-    return lanes_erk(isa, pair, p, shared, runs, nb)
+cdef int rigid_erk_lanes(int isa, int pair, bint rkmk, bint resume, const RigidParams* p,
+                         bint shared, EngineRun* runs, Py_ssize_t nb) noexcept nogil:
+    return lanes_erk(isa, pair, rkmk, resume, p, shared, runs, nb)

@@ -15,8 +15,9 @@ most 3 stages), Runge-Kutta 3 and 4, Adams-Bashforth 3 and Runge-Kutta-Nystrom, 
 (on the state and on the rotation group) to the driver.  rk3, rk4 and ab3 on bodies whose torque
 is compiled run in the lane kernels instead: blocks of bodies in SIMD lanes, each body with its
 single run's bits (rotode/_lanes.hpp, ``rotode._lanes``; docs/architecture.md "The lane
-kernels"); so do the specialised engine's error-controlled pairs, each lane adaptive on its own
-and refilled from a queue of bodies (rotode/_lanes_erk.hpp, "The adaptive lanes").
+kernels"); so do the specialised engine's error-controlled pairs, on the state and as rkmk3/5/8
+on the rotation group, each lane adaptive on its own and refilled from a queue of bodies
+(rotode/_lanes_erk.hpp, "The adaptive lanes").
 
 Options (``options`` dict of `run`)
 -----------------------------------
@@ -434,11 +435,12 @@ cdef void _lane_block(const void* c, Py_ssize_t i, BlockRun* run) noexcept nogil
 
 cdef void _erk_lanes(const void* c, Py_ssize_t i, EngineRun* runs, Py_ssize_t nb) noexcept nogil:
     """Bodies i .. i + nb - 1 by the adaptive lane kernel (rotode/_lanes_erk.hpp): the pair on
-    [q, w] with the torque known at compile time, one body per SIMD lane, each lane refilled
-    from the queue when its body ends; each body as `_engine_body` runs it, bit for bit."""
+    [q, w], or (rkmk) on [v, w] of each step, with the torque known at compile time, one body
+    per SIMD lane, each lane refilled from the queue when its body ends; each body as
+    `_engine_body` runs it, bit for bit."""
     cdef const RunCfg* cfg = <const RunCfg*>c
-    cdef int lanes = rigid_erk_lanes(cfg.isa, cfg.pair, &cfg.params[0 if cfg.shared else i],
-                                     cfg.shared, runs, nb)
+    cdef int lanes = rigid_erk_lanes(cfg.isa, cfg.pair, cfg.kernel == KERNEL_RKMK, cfg.resume,
+                                     &cfg.params[0 if cfg.shared else i], cfg.shared, runs, nb)
     cdef Py_ssize_t j
     for j in range(nb):
         cfg.nfev[i + j] = runs[j].nfev
@@ -803,7 +805,7 @@ def run_plan(plan):
             raise ValueError("Plan.tangent needs a run that `tangent_ready` accepts")
         if params != NULL and specialise:
             _attach_engine(&sp, &cfg, method, params, plan.tangent)
-            if plan.tangent is None and method in ENGINE_PAIRS:    # (pairs on the state only)
+            if plan.tangent is None:
                 isa = _attach_erk_lanes(&sp, &cfg, lanes_used)
         elif params != NULL and lanes:
             isa = _attach_lanes(&sp, &cfg, params, lanes_used)

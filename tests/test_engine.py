@@ -46,7 +46,7 @@ def _both(model, t_span, y0, **kw):
 def _same(a, b, ignore=("simd",)):
     """a and b the same run to the bit: rows, times, status, stats and per-body counters
     (the stats keys `ignore` aside: by default the adaptive lanes' set, the same bits;
-    tests/test_engine_rkmk.py shares it with ``ignore=()``)."""
+    tests/test_engine_rkmk.py shares it)."""
     sa, sb = dict(a.stats), dict(b.stats)
     pa, pb = sa.pop("per_body", {}), sb.pop("per_body", {})
     for key in ignore:

@@ -1,7 +1,8 @@
 """The lane kernels (rotode/_lanes.hpp, rotode._lanes): rk3, rk4 and ab3 batches of rigid bodies
 stepped in SIMD lanes, and the error-controlled pairs in the adaptive lanes
-(rotode/_lanes_erk.hpp), give every body its single run's bits, on every instruction set this
-CPU runs, with any number of threads; the forced set is the one that ran."""
+(rotode/_lanes_erk.hpp), on the state and as Runge-Kutta-Munthe-Kaas methods (rkmk3/5/8), give
+every body its single run's bits, on every instruction set this CPU runs, with any number of
+threads; the forced set is the one that ran."""
 import os
 import subprocess
 import sys
@@ -12,6 +13,8 @@ import pytest
 
 import rotode
 from rotode import _lanes, dynamic
+from rotode._runplan import Plan
+from rotode._validation import as_control
 
 ROOT = Path(__file__).resolve().parents[1]
 N = 37                                    # not a multiple of any width (2, 4, 8)
@@ -156,7 +159,7 @@ def test_ab3_agrees_with_the_drivers_step(isa):
             assert ("body 9, step" in got[2]["message"]) == (states is bad), name
 
 
-PAIRS = ["dop853", "dopri5", "bs3"]
+PAIRS = ["dop853", "dopri5", "bs3", "rkmk8", "rkmk5", "rkmk3"]   # (rkmk: the pairs on [v, w])
 
 
 def _lanes_run(model):
@@ -271,3 +274,68 @@ def test_environment_variable(value, expected):
         assert got == _lanes.available()[-1] and "ROTODE_SIMD='neon'" in done.stderr
     else:
         assert got == expected and not done.stderr
+
+
+def _off(isa, call, *args, **kw):
+    """call(*args, **kw) with the lanes off (each body by the specialised engine alone), then
+    `isa` again."""
+    _lanes.use("off")
+    try:
+        return call(*args, **kw)
+    finally:
+        _lanes.use(isa)
+
+
+def _same_batch(got, ref):
+    assert got.stats["status"] == ref.stats["status"] and "simd" not in ref.stats
+    assert np.array_equal(got.t, ref.t) and np.array_equal(got.y, ref.y, equal_nan=True)
+    assert np.array_equal(got.w, ref.w, equal_nan=True)
+    for key in ref.stats["per_body"]:
+        assert np.array_equal(got.stats["per_body"][key], ref.stats["per_body"][key]), key
+
+
+@pytest.mark.parametrize("isa", ISAS, indirect=True)
+@pytest.mark.parametrize("method", ["rkmk8", "rkmk5", "rkmk3"])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_rkmk_lanes_take_the_large_steps_of_one_body(isa, method, workers):
+    """Fast spins at loose tolerances: steps that rotate by more than 2 rad (exp(v/2) beyond its
+    Taylor range and dexp^-1's coefficient beyond its series, which the lanes take lane by lane
+    with the scalar sine and cosine), trials beyond the largest step angle (rejected, the next
+    step capped), the lanes' bases re-anchored at different steps: the bits of one body at a
+    time, rows from the interpolant included."""
+    y0 = _states(N, seed=9)
+    y0[:, 4:] *= np.linspace(0.5, 3.0, N)[:, None]
+    t_eval = np.linspace(0.0, 2.0, 9)
+    for name in ("free", "top", "gravity", "world torque"):
+        model = _models(N)[name]
+        for rtol in (1e-2, 1e-5):
+            kw = dict(method=method, rtol=rtol, atol=1e-6, t_eval=t_eval, workers=workers)
+            got = rotode.integrate(model, (0.0, 2.0), y0, **kw)
+            ref = _off(isa, rotode.integrate, model, (0.0, 2.0), y0, **kw)
+            assert got.success and got.stats.get("simd") == (
+                "avx2" if isa in ("avx2", "avx512") else None), name
+            _same_batch(got, ref)
+            if rtol == 1e-2:
+                assert ref.stats["per_body"]["n_rejected"].sum() > 0
+
+
+@pytest.mark.parametrize("isa", ISAS, indirect=True)
+@pytest.mark.parametrize("method", ["rkmk8", "rkmk3"])
+@pytest.mark.parametrize("resume", [False, True])
+def test_rkmk_lanes_continue_a_run(isa, method, resume):
+    """A continued rkmk run (`Plan.resume`: each body's base its row retracted) in lanes gives
+    one body at a time's bits."""
+    model = _models(N)["gravity"]
+    y0 = _states(N, seed=10)
+    y0[:, 0] *= 1.0 + 1e-15
+    t = np.array([0.0, 0.5, 1.0])
+    save = np.array([0, 1, 2])
+    control = as_control(1e-8, 1e-10, None, None, None, 7, 1.0)
+    plan = Plan(method, model, y0, t, save, control=control, resume=resume)
+    got = dynamic.run_plan(plan)
+    ref = _off(isa, dynamic.run_plan, plan)
+    assert np.array_equal(got.y, ref.y) and np.array_equal(got.w, ref.w)
+    assert got.stats["status"] == ref.stats["status"] == 0
+    assert got.stats.get("simd") == ("avx2" if isa in ("avx2", "avx512") else None)
+    for key in ref.stats["per_body"]:
+        assert np.array_equal(got.stats["per_body"][key], ref.stats["per_body"][key]), key
