@@ -397,19 +397,9 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     if (dt is None and t_eval is None and first_step is None and max_step is None
             and max_steps is None and save_every is None and events is None
             and max_events is None and workers == 1):
-        # the common call, one body under error control, straight into the specialised engine
-        # (`_plan.thin_run`: None for anything else, which the path below takes)
-        if sensitivity is None:
-            fast = thin_run(model, t_span, y0, method, rtol, atol, frame, options)
-            if fast is not None:
-                res = IntegrationResult(*fast, method)
-                return ode_views(res, model) if type(model) is ODE else res
-        elif type(sensitivity) in (list, tuple) and list(sensitivity) == ["y0"]:
-            fast = thin_sensitivity(model, t_span, y0, method, rtol, atol, frame, options)
-            if fast is not None:
-                res = IntegrationResult(*fast[:4], method)
-                res.sensitivity = {"y0": fast[4]}
-                return res
+        res = _thin(model, t_span, y0, method, rtol, atol, frame, options, sensitivity)
+        if res is not None:
+            return res
     check_compiled_equations(model)      # (before dask: a chunk rebuilds the base class)
     y0_rotation = isinstance(y0, Rotation)
     y0 = rotation_quaternions(y0)        # (a Rotation: its scalar-first quaternions)
@@ -517,6 +507,24 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
                             y_final, w_final)
     res.sensitivity = sens
     return ode_views(res, runner_model) if kind == "ode" else res
+
+
+def _thin(model, t_span, y0, method, rtol, atol, frame, options, sensitivity):
+    """`integrate`'s common call, one body under error control, straight into the specialised
+    engine (`_plan.thin_run`; with ``sensitivity=["y0"]``, `_plan.thin_sensitivity`): its
+    result, or None for anything else (the general path runs it)."""
+    if sensitivity is None:
+        fast = thin_run(model, t_span, y0, method, rtol, atol, frame, options)
+        if fast is not None:
+            res = IntegrationResult(*fast, method)
+            return ode_views(res, model) if type(model) is ODE else res
+    elif type(sensitivity) in (list, tuple) and list(sensitivity) == ["y0"]:
+        fast = thin_sensitivity(model, t_span, y0, method, rtol, atol, frame, options)
+        if fast is not None:
+            res = IntegrationResult(*fast[:4], method)
+            res.sensitivity = {"y0": fast[4]}
+            return res
+    return None
 
 
 def _check_steps(name, spec, kind, dt, given):
