@@ -199,7 +199,8 @@ def prepare(plan, runner, kind, names):
 
 def _replay(run, names):
     """(N, m, 6, n_p) of the parameters `names` by the dual-number replay of each body's steps
-    (rotode/_tangent.pyx), the columns in the order of `names`."""
+    (rotode/_tangent.pyx), or for a fixed grid the runner's compiled passes where it has them
+    (rotode/dynamic.pyx `fixed_tangent`), the columns in the order of `names`."""
     plan = run.plan
     N = plan.y0.shape[0]
     bodies = rigid_body_list(plan.model, N)          # (one shared body, or one per row)
@@ -210,10 +211,15 @@ def _replay(run, names):
     out = np.empty((N, tout.shape[0], 6, len(cols)))
     for i in range(N):
         body = bodies[i if len(bodies) == N else 0]
-        ts = t if plan.control is None else _step_times(run, i, body)
-        out[i] = _tangent.rigid_body(plan.method, body, plan.y0[i], ts, tout, cols,
-                                     normalize=bool(plan.options.get("normalize", False)),
-                                     full=full)
+        normalize = bool(plan.options.get("normalize", False))
+        got = None
+        if plan.control is None and hasattr(run.runner, "fixed_tangent"):
+            got = run.runner.fixed_tangent(plan.method, body, plan.y0[i], t, plan.save, cols,
+                                           normalize, full, out=out[i])
+        if got is None:
+            ts = t if plan.control is None else _step_times(run, i, body)
+            out[i] = _tangent.rigid_body(plan.method, body, plan.y0[i], ts, tout, cols,
+                                         normalize=normalize, full=full)
     return out, full
 
 

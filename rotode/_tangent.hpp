@@ -144,20 +144,22 @@ ROTODE_INLINE void seed_rigid(const double* y0, dual* z) {
 }
 
 // The tangent coordinates of a rigid body's dual state: dtheta = 2 vec(q^-1 dq) (q of any
-// nonzero length: q^-1 = conj(q) / |q|^2), dw (OUT: out[6 * 6], row-major (component, direction))
-ROTODE_INLINE void store_rigid(const dual* z, double* out) {
+// nonzero length: q^-1 = conj(q) / |q|^2), dw, of its first nc directions (OUT: out[6 * ld],
+// row-major (component, direction), ld >= nc values per component)
+ROTODE_INLINE void store_rigid(const dual* z, double* out, int nc = TANGENT_DIRS,
+                               int ld = TANGENT_DIRS) {
     const double q0 = z[0].v, q1 = -z[1].v, q2 = -z[2].v, q3 = -z[3].v;
     const double n2 = q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3;
-    for (int j = 0; j < TANGENT_DIRS; ++j) {
+    for (int j = 0; j < nc; ++j) {
         const double a0 = z[0].d[j], a1 = z[1].d[j], a2 = z[2].d[j], a3 = z[3].d[j];
         // vec(conj(q) dq)
         const double u1 = q0 * a1 + q1 * a0 + q2 * a3 - q3 * a2;
         const double u2 = q0 * a2 - q1 * a3 + q2 * a0 + q3 * a1;
         const double u3 = q0 * a3 + q1 * a2 - q2 * a1 + q3 * a0;
-        out[0 * TANGENT_DIRS + j] = 2.0 * u1 / n2;
-        out[1 * TANGENT_DIRS + j] = 2.0 * u2 / n2;
-        out[2 * TANGENT_DIRS + j] = 2.0 * u3 / n2;
-        for (int k = 0; k < 3; ++k) out[(3 + k) * TANGENT_DIRS + j] = z[4 + k].d[j];
+        out[0 * ld + j] = 2.0 * u1 / n2;
+        out[1 * ld + j] = 2.0 * u2 / n2;
+        out[2 * ld + j] = 2.0 * u3 / n2;
+        for (int k = 0; k < 3; ++k) out[(3 + k) * ld + j] = z[4 + k].d[j];
     }
 }
 

@@ -15,3 +15,26 @@ from rotode._engine cimport EngineRun, RigidParams
 # each); -1 when the pair is unknown.
 cdef int tangent_body(int isa, int pair, bint rkmk, bint resume, const RigidParams* p,
                       EngineRun* run, double* sens) noexcept nogil
+
+
+cdef extern from "_tangent_fixed.hpp" namespace "rotode" nogil:
+    # one pass's directions: the d parts seeded into y0 [q, w] and the body's parameters
+    cdef struct TangentSeeds:
+        int ncols
+        int ld
+        int torque
+        int diag
+        double y0[7][7]
+        double I[9][7]
+        double Iinv[9][7]
+        double mg[7]
+        double com[3][7]
+        double tau[3][7]
+
+
+# One pass of a rigid body's fixed-grid run with `kernel` (LANES_RK3/RK4/AB3 of
+# rotode/_lanes.hpp) on run.t[0..n] from run.y0, the parameters p with the directions of s: the
+# tangent coordinates at the slots run.save (OUT: sens[m * 6 * s.ld], (slot, component,
+# direction), the first s.ncols directions); ENGINE_OK or ENGINE_INTERRUPTED (polled by run.tick).
+cdef int fixed_tangent_pass(int isa, int kernel, const RigidParams* p, const TangentSeeds* s,
+                            bint normalize, EngineRun* run, double* sens) noexcept nogil

@@ -5,7 +5,9 @@ numbers for every pair, on the state and on the group (Runge-Kutta-Munthe-Kaas),
 instruction set (baseline, AVX2, AVX-512): a large block of object code.  This module holds
 those instantiations alone, so that a build compiles them on one core while the other modules
 compile on the others;
-`rotode.dynamic` runs them through `tangent_body` (rotode/_tangent_engine.pxd).  Nothing here
+`rotode.dynamic` runs them through `tangent_body` (rotode/_tangent_engine.pxd).  The same for
+the passes of a fixed-grid run (rk3, rk4, ab3) with directions of the initial state, the inertia
+or a compiled torque's parameters (rotode/_tangent_fixed.hpp, `fixed_tangent_pass`).  Nothing here
 is called from Python.
 """
 from rotode._engine cimport EngineRun, RigidParams
@@ -18,6 +20,16 @@ cdef extern from "_tangent.hpp" namespace "rotode" nogil:
                            EngineRun* run, double* sens)
 
 
+cdef extern from "_tangent_fixed.hpp" namespace "rotode" nogil:
+    int rigid_fixed_tangent(int isa, int kernel, const RigidParams* p, const TangentSeeds* s,
+                            bint normalize, EngineRun* run, double* sens)
+
+
 cdef int tangent_body(int isa, int pair, bint rkmk, bint resume, const RigidParams* p,
                       EngineRun* run, double* sens) noexcept nogil:
     return rigid_tangent_body(isa, pair, rkmk, resume, p, run, sens)
+
+
+cdef int fixed_tangent_pass(int isa, int kernel, const RigidParams* p, const TangentSeeds* s,
+                            bint normalize, EngineRun* run, double* sens) noexcept nogil:
+    return rigid_fixed_tangent(isa, kernel, p, s, normalize, run, sens)

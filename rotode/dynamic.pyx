@@ -53,6 +53,7 @@ import numpy as np
 
 from rotode import methods as _methods
 from rotode import _lanes
+from rotode import _tangent
 from rotode._driver import Engine, algebra_atol, outcome, per_body_counts
 from rotode._loops import TINY_NORM2, first_small_norm, largest
 from rotode._validation import (as_bool_option, as_callable_vector, as_choice,
@@ -63,8 +64,9 @@ from rotode.rhs import rigid_body_list
 from cpython.ref cimport PyObject
 from libc.math cimport sqrt, NAN
 from libc.stdlib cimport malloc, free
+from libc.string cimport memset
 from rotode.erk cimport ERK_MAX_STAGES, ERK_MAX_POWERS
-from rotode._driver cimport (Engine, Stepper, ThinCall, advance_steps, drive,
+from rotode._driver cimport (Engine, Stepper, ThinCall, advance_steps, drive, engine_single,
                              thin_call, thin_rows, make_stepper, STATUS_OK, WORK_DOUBLES,
                              KERNEL_LIE_EULER, KERNEL_CG, KERNEL_RK3, KERNEL_RK4, KERNEL_AB3,
                              KERNEL_RKN4, KERNEL_ERK, KERNEL_RKMK)
@@ -74,10 +76,10 @@ from rotode.equations cimport FRAME_BODY
 from rotode.rhs cimport RigidBody
 from rotode.torque cimport Constant, Gravity
 from rotode._engine cimport (BlockRun, EngineRun, RigidParams, rigid_erk_body, rigid_eval,
-                             rigid_rkmk_body,
+                             rigid_rkmk_body, ENGINE_OK,
                              TORQUE_NONE, TORQUE_GRAVITY, TORQUE_GRAVITY_AXIS, TORQUE_BODY,
                              TORQUE_WORLD)
-from rotode._tangent_engine cimport tangent_body
+from rotode._tangent_engine cimport tangent_body, fixed_tangent_pass, TangentSeeds
 from rotode._lanes_erk cimport rigid_erk_lanes
 from rotode._lanes cimport (rigid_block, lanes_width, LANES_RK3, LANES_RK4, LANES_AB3,
                             ISA_SCALAR, ISA_SSE2, ISA_AVX2, ISA_AVX512)
@@ -620,6 +622,150 @@ def run_single(model, t_span, y0, method, rtol, atol, tangent=False):
 def _taking(option):
     """The names of the methods that take `option` (the registry's), quoted, for a message."""
     return " and ".join(map(repr, _methods.taking(option, "rigid body")))
+
+
+#: The fixed-step kernels whose sensitivity passes are compiled (rotode/_tangent_fixed.hpp).
+_FIXED_TANGENT = {"rk3": LANES_RK3, "rk4": LANES_RK4, "ab3": LANES_AB3}
+
+
+cdef struct FixedPass:
+    int isa
+    int kernel
+    bint normalize
+    const RigidParams* p
+    const TangentSeeds* s
+    double* sens
+
+
+cdef int _fixed_pass_body(const void* c, Py_ssize_t i, EngineRun* run) noexcept nogil:
+    """One sensitivity pass of a fixed-grid run (`fixed_tangent`) (OUT: its sens)."""
+    cdef const FixedPass* f = <const FixedPass*>c
+    return fixed_tangent_pass(f.isa, f.kernel, f.p, f.s, f.normalize, run, f.sens)
+
+
+cdef void _fixed_seeds(RigidBody body, const RigidParams* p, const double* y0, list cols,
+                       int c0, int c1, bint full, TangentSeeds* s) except *:
+    """The directions of columns c0..c1-1 of `cols` as seeds (rotode/_tangent.pyx `_seed`'s and
+    `_seed_tensor`'s directions, and the torque parameters' of `_unit_torques`) (OUT: s)."""
+    cdef int c, d, j, k
+    cdef double dq[4]
+    memset(s, 0, sizeof(TangentSeeds))
+    s.ncols = c1 - c0
+    s.torque = p.torque
+    s.diag = not full
+    for k in range(9):
+        if k % 4 and (p.I[k] != 0.0 or p.Iinv[k] != 0.0):
+            s.diag = False
+    Iinv = np.asarray(<double[:9]>body._Iinv).reshape(3, 3)
+    for c in range(c0, c1):
+        kind, j = cols[c]
+        d = c - c0
+        if kind == "y0" and j >= 3:
+            s.y0[1 + j][d] = 1.0
+        elif kind == "y0":          # dq = q0 (0, e_j / 2)
+            dq[0] = -0.5 * y0[1 + j]
+            dq[1 + j] = 0.5 * y0[0]
+            dq[1 + (j + 1) % 3] = 0.5 * y0[1 + (j + 2) % 3]
+            dq[1 + (j + 2) % 3] = -0.5 * y0[1 + (j + 1) % 3]
+            for k in range(4):
+                s.y0[k][d] = dq[k]
+        elif kind == "inertia" and full:
+            a, b = _tangent.TENSOR[j]
+            E = np.zeros((3, 3))
+            E[a, b] = E[b, a] = 1.0
+            dinv = -(Iinv @ E @ Iinv)
+            for k in range(9):
+                s.I[k][d] = E.flat[k]
+                s.Iinv[k][d] = dinv.flat[k]
+        elif kind == "inertia":
+            s.I[4 * j][d] = 1.0
+            s.Iinv[4 * j][d] = -(p.Iinv[4 * j] * p.Iinv[4 * j])
+        elif kind == "torque":
+            s.tau[j][d] = 1.0
+        elif kind == "mass":
+            s.mg[d] = body.torque.g
+        elif kind == "g":
+            s.mg[d] = body.torque.mass
+        else:                       # "com" (the general gravity torque: x and y move too)
+            s.com[j][d] = 1.0
+            s.torque = TORQUE_GRAVITY
+
+
+def fixed_tangent(method, RigidBody body, y0, t, save, list cols, bint normalize=False,
+                  bint full=False, out=None):
+    """The derivative of one body's fixed-grid run by compiled dual-number passes, or None.
+
+    rotode/_tangent.pyx `rigid_body`'s result (its directions, passes and tangent
+    coordinates), from the steps of the run itself on duals (rotode/_tangent_fixed.hpp) for a
+    method whose rigid-body kernel is rk3, rk4 or ab3 and a body whose torque the specialised
+    engine compiles; None for anything else (the caller replays).
+
+    Parameters
+    ----------
+    method : str
+        A registry method.
+    body : rotode.RigidBody
+        One body (no per-body parameters).
+    y0 : ndarray, shape (7,)
+        Its initial state [q, w_body].
+    t : ndarray, shape (n + 1,)
+        The grid.
+    save : ndarray of int, shape (m,)
+        The output slots: indices into `t`.
+    cols : list of (str, int)
+        The directions, as `rotode._tangent.rigid_body` takes them.
+    normalize : bool, optional
+        The run normalises q after each step.
+    full : bool, optional
+        The ``inertia`` directions are the six tensor components.
+    out : ndarray, shape (m, 6, len(cols)), optional
+        Where to write the result (C-contiguous float64).
+
+    Returns
+    -------
+    ndarray, shape (m, 6, len(cols)), or None
+        `out` when given.
+    """
+    cdef RigidParams p
+    cdef TangentSeeds s
+    cdef EngineRun run
+    cdef FixedPass fp
+    cdef double[:, :, ::1] ov
+    cdef int c0 = 0, c1, ncols = len(cols), st
+    kernel = _FIXED_TANGENT.get(_methods.get(method, "rigid body").kernel("rigid body"))
+    if (kernel is None or not _USE_ENGINE or body.n_bodies is not None
+            or not _engine_params(body, &p)):
+        return None
+    cdef const double[::1] tv = np.ascontiguousarray(t, dtype=np.float64)
+    cdef const Py_ssize_t[::1] sv = np.ascontiguousarray(save, dtype=np.intp)
+    cdef const double[::1] yv = np.ascontiguousarray(y0, dtype=np.float64)
+    if out is None:
+        out = np.empty((sv.shape[0], 6, ncols))
+    ov = out
+    if sv.shape[0] == 0 or ncols == 0:
+        return out
+    run.t = &tv[0]
+    run.n = tv.shape[0] - 1
+    run.save = &sv[0]
+    run.m = sv.shape[0]
+    run.y0 = &yv[0]
+    fp.isa = _LANE_ISAS.get(_lanes.get(), ISA_SCALAR)
+    fp.kernel = kernel
+    fp.normalize = normalize
+    fp.p = &p
+    fp.s = &s
+    while c0 < ncols:       # passes as `rigid_body`'s: <= DUAL_N directions of one parameter
+        c1 = c0 + 1
+        while c1 < ncols and c1 - c0 < _tangent.DIRECTIONS and cols[c1][0] == cols[c0][0]:
+            c1 += 1
+        _fixed_seeds(body, &p, &yv[0], cols, c0, c1, full, &s)
+        s.ld = ncols
+        fp.sens = &ov[0, 0, c0]
+        st = engine_single(_fixed_pass_body, &fp, &run)
+        if st != ENGINE_OK:
+            body.raise_status(st)
+        c0 = c1
+    return out
 
 
 def run(method, model, y0, t, save, options=None, workers=1):

@@ -1,0 +1,252 @@
+// The derivative of a rigid body's fixed-grid run (issue 30, docs/sensitivity.md): the steps of
+// rk3, rk4 or ab3 on the grid t[0..n] taken again with the state and the body's parameters as
+// dual numbers (rotode/_dual.hpp), whose d parts carry up to ROTODE_DUAL_N directions: of the
+// initial state (tangent coordinates), of the inertia (principal moments or tensor components)
+// or of a compiled torque's parameters (Constant's torque, Gravity's mass, g and centre of
+// mass).  Forward mode through the discrete map (internal differentiation: Bock 1981; Hairer,
+// Norsett & Wanner I, 2nd ed., sec. II.6), compiled instead of rotode/_tangent.pyx's replay,
+// whose passes and results it reproduces to round-off (tests/test_sensitivity_fixed.py).
+//
+// One source with the runs themselves: the steps are rotode/_lanes.hpp's `rk3_lanes`,
+// `rk4_lanes` and `ab3_lanes` and the equations `rigid_rhs` of rotode/_models.hpp, each a
+// template over the value type, here instantiated on duals whose parameters are duals too
+// (`DualRigidParams`): the value part of every dual operation is the double operation, so the
+// value parts are the plain run's bits (the L = 1 lane instance: the single body's path).
+//
+// The loop is compiled per kernel and instruction set with f through a pointer (one per set:
+// the torque kind, inertia shape and gain chosen at run time) and, on AVX-512, per torque kind
+// and inertia shape with f inlined (bodies without a norm gain), as rotode/_tangent.hpp's
+// error-controlled loop is; the results are the same bits on every set.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+
+#include "_dual.hpp"
+#include "_engine.hpp"
+#include "_lanes.hpp"
+#include "_models.hpp"
+#include "_tangent.hpp"
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"      // vectors passed only to always-inline functions
+#endif
+
+namespace rotode {
+
+// One pass's directions: the d parts seeded into the initial state [q, w] and the parameters
+// (rotode/dynamic.pyx `_fixed_seeds` fills them; zero where a direction does not act).
+struct TangentSeeds {
+    int ncols;                          // directions in this pass (<= ROTODE_DUAL_N)
+    int ld;                             // values per component of a slot's output (>= ncols)
+    int torque;                         // the torque kind the pass evaluates (a TorqueKind)
+    int diag;                           // I and I^-1 diagonal in value and in every direction
+    double y0[7][ROTODE_DUAL_N];
+    double I[9][ROTODE_DUAL_N];
+    double Iinv[9][ROTODE_DUAL_N];
+    double mg[ROTODE_DUAL_N];
+    double com[3][ROTODE_DUAL_N];
+    double tau[3][ROTODE_DUAL_N];
+};
+
+// RigidParams on duals: the body's parameters with a pass's directions in their d parts.
+struct DualRigidParams {
+    dual I[9], Iinv[9];
+    double gain;
+    int gyroscopic;
+    int torque;
+    bool diag;                          // I and I^-1 diagonal (TangentSeeds::diag)
+    dual mg;
+    dual com[3], tau[3];
+};
+
+namespace tangent {
+
+ROTODE_INLINE dual seeded(double v, const double* d) {
+    dual x(v);
+    for (int j = 0; j < ROTODE_DUAL_N; ++j) x.d[j] = d[j];
+    return x;
+}
+
+inline DualRigidParams seed_params(const RigidParams& p, const TangentSeeds& s) {
+    DualRigidParams q;
+    for (int i = 0; i < 9; ++i) {
+        q.I[i] = seeded(p.I[i], s.I[i]);
+        q.Iinv[i] = seeded(p.Iinv[i], s.Iinv[i]);
+    }
+    q.gain = p.gain;
+    q.gyroscopic = p.gyroscopic;
+    q.torque = s.torque;
+    q.diag = s.diag != 0;
+    q.mg = seeded(p.mg, s.mg);
+    for (int i = 0; i < 3; ++i) {
+        q.com[i] = seeded(p.com[i], s.com[i]);
+        q.tau[i] = seeded(p.tau[i], s.tau[i]);
+    }
+    return q;
+}
+
+// q <- q / |q| on duals: rotode/_lanes.hpp `normalize_lanes`' operations (the same value bits)
+ROTODE_INLINE void normalize_dual(dual* z) {
+    const dual n2 = z[0] * z[0] + z[1] * z[1] + z[2] * z[2] + z[3] * z[3];
+    const dual s = 1.0 / sqrt(n2);
+    for (int i = 0; i < 4; ++i) z[i] = z[i] * s;
+}
+
+// The rigid body on dual parameters as a lane model of rotode/_lanes.hpp (autonomous: the
+// node is not read), f by the function `f`.
+struct FixedRigid {
+    static constexpr int n = 7;
+    DualRigidParams p;
+    void (*f)(const DualRigidParams&, const dual*, dual*);
+    ROTODE_INLINE void rhs(int, const dual* y, dual* dy) const { f(p, y, dy); }
+};
+
+// The same with the torque kind and inertia shape known at compile time (no gain).
+template <int T, bool Diag>
+struct FixedRigidInline {
+    static constexpr int n = 7;
+    DualRigidParams p;
+    ROTODE_INLINE void rhs(int, const dual* y, dual* dy) const {
+        rigid_rhs<T, Diag, false>(p, y, dy);
+    }
+};
+
+// The pass: the grid's steps from the seeded y0, the tangent coordinates of the state at the
+// saved slots (OUT: sens[slot * 6 * ld + component * ld + direction], direction < ncols; NaN
+// after an interruption, which returns ENGINE_INTERRUPTED).  K: a LaneKernel.
+template <int K, class M>
+ROTODE_INLINE int fixed_pass(const M& f, const TangentSeeds& s, bool normalize, EngineRun* run,
+                             double* sens) {
+    EngineRun& r = *run;
+    const int nc = s.ncols, ld = s.ld;
+    dual z[7], zn[7];
+    lanes::Ab3History<dual, 7> ab3;
+    for (int k = 0; k < 7; ++k) z[k] = seeded(r.y0[k], s.y0[k]);
+    std::ptrdiff_t slot = 0;
+    int st = ENGINE_OK;
+    if (r.m > 0 && r.save[0] == 0) store_rigid(z, sens + 6 * ld * slot++, nc, ld);
+    for (std::ptrdiff_t j = 0; j < r.n && slot < r.m; ++j) {
+        if (--*r.countdown <= 0 && r.tick(r.tick_ctx)) {
+            st = ENGINE_INTERRUPTED;
+            break;
+        }
+        const double h = r.t[j + 1] - r.t[j];
+        if constexpr (K == LANES_RK4) lanes::rk4_lanes(f, h, z, zn);
+        else if constexpr (K == LANES_AB3) lanes::ab3_lanes(f, h, ab3, z, zn);
+        else lanes::rk3_lanes(f, h, z, zn);
+        for (int k = 0; k < 7; ++k) z[k] = zn[k];
+        if (normalize) normalize_dual(z);
+        if (r.save[slot] == j + 1) store_rigid(z, sens + 6 * ld * slot++, nc, ld);
+    }
+    for (; slot < r.m; ++slot)
+        for (int c = 0; c < 6; ++c)
+            for (int j = 0; j < nc; ++j) sens[(slot * 6 + c) * ld + j] = NAN;
+    r.status = st;
+    return st;
+}
+
+// f on dual parameters, the torque kind, inertia shape and gain of p chosen at run time
+ROTODE_INLINE void rigid_rhs_dual_params(const DualRigidParams& p, const dual* y, dual* dy) {
+    const bool gain = p.gain != 0.0;
+#define ROTODE_FIXED_RHS(T)                                                                \
+    if (p.diag) {                                                                          \
+        if (gain) rigid_rhs<T, true, true>(p, y, dy);                                      \
+        else rigid_rhs<T, true, false>(p, y, dy);                                          \
+    } else {                                                                               \
+        if (gain) rigid_rhs<T, false, true>(p, y, dy);                                     \
+        else rigid_rhs<T, false, false>(p, y, dy);                                         \
+    }                                                                                      \
+    return;
+    switch (p.torque) {
+        case TORQUE_NONE: ROTODE_FIXED_RHS(TORQUE_NONE)
+        case TORQUE_GRAVITY: ROTODE_FIXED_RHS(TORQUE_GRAVITY)
+        case TORQUE_GRAVITY_AXIS: ROTODE_FIXED_RHS(TORQUE_GRAVITY_AXIS)
+        case TORQUE_BODY: ROTODE_FIXED_RHS(TORQUE_BODY)
+        default: ROTODE_FIXED_RHS(TORQUE_WORLD)
+    }
+#undef ROTODE_FIXED_RHS
+}
+
+}  // namespace tangent
+
+// The pass compiled per instruction set (`attrs`), every kernel, f through a pointer.
+#define ROTODE_FIXED_ENTRY(name, attrs)                                                       \
+    attrs __attribute__((noinline)) static void name##_rhs(const DualRigidParams& p,         \
+                                                           const dual* y, dual* dy) {         \
+        tangent::rigid_rhs_dual_params(p, y, dy);                                             \
+    }                                                                                         \
+    template <int K>                                                                          \
+    attrs __attribute__((noinline)) int name(const DualRigidParams* p, const TangentSeeds* s, \
+                                             bool normalize, EngineRun* run, double* sens) {  \
+        return tangent::fixed_pass<K>(tangent::FixedRigid{*p, &name##_rhs}, *s, normalize,  \
+                                      run, sens);                                             \
+    }
+
+ROTODE_FIXED_ENTRY(fixed_baseline, )
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ROTODE_FIXED_X86 1
+ROTODE_FIXED_ENTRY(fixed_avx2, __attribute__((target("avx2"))))
+ROTODE_FIXED_ENTRY(fixed_avx512, __attribute__((target("avx512f"))))
+
+template <int K, int T, bool Diag>
+__attribute__((target("avx512f"), noinline)) int fixed_avx512_inline(
+        const DualRigidParams* p, const TangentSeeds* s, bool normalize, EngineRun* run,
+        double* sens) {
+    return tangent::fixed_pass<K>(tangent::FixedRigidInline<T, Diag>{*p}, *s, normalize, run,
+                                  sens);
+}
+
+template <int K, bool Diag>
+inline int fixed_avx512_torque(const DualRigidParams* p, const TangentSeeds* s, bool normalize,
+                               EngineRun* run, double* sens) {
+    switch (p->torque) {
+        case TORQUE_NONE:
+            return fixed_avx512_inline<K, TORQUE_NONE, Diag>(p, s, normalize, run, sens);
+        case TORQUE_GRAVITY:
+            return fixed_avx512_inline<K, TORQUE_GRAVITY, Diag>(p, s, normalize, run, sens);
+        case TORQUE_GRAVITY_AXIS:
+            return fixed_avx512_inline<K, TORQUE_GRAVITY_AXIS, Diag>(p, s, normalize, run,
+                                                                    sens);
+        case TORQUE_BODY:
+            return fixed_avx512_inline<K, TORQUE_BODY, Diag>(p, s, normalize, run, sens);
+        default: return fixed_avx512_inline<K, TORQUE_WORLD, Diag>(p, s, normalize, run, sens);
+    }
+}
+#endif
+#undef ROTODE_FIXED_ENTRY
+
+template <int K>
+inline int fixed_isa(int isa, const DualRigidParams* p, const TangentSeeds* s, bool normalize,
+                     EngineRun* run, double* sens) {
+#if ROTODE_FIXED_X86
+    if (isa == ISA_AVX512 && p->gain == 0.0)
+        return p->diag ? fixed_avx512_torque<K, true>(p, s, normalize, run, sens)
+                       : fixed_avx512_torque<K, false>(p, s, normalize, run, sens);
+    if (isa == ISA_AVX512) return fixed_avx512<K>(p, s, normalize, run, sens);
+    if (isa == ISA_AVX2) return fixed_avx2<K>(p, s, normalize, run, sens);
+#endif
+    (void)isa;
+    return fixed_baseline<K>(p, s, normalize, run, sens);
+}
+
+// One pass of a rigid body's fixed-grid run with `kernel` (LANES_RK3, LANES_RK4 or LANES_AB3)
+// on the grid run->t[0..n] from run->y0, the body's parameters p with the directions of `s`:
+// the tangent coordinates at the slots run->save[0..m-1] (OUT: sens[m * 6 * s->ld], (slot,
+// component, direction), the first s->ncols directions of each), the dual arithmetic on the instruction set `isa` (a LaneIsa the CPU
+// runs; the same bits on each).  Polls run->tick every *run->countdown steps; returns
+// ENGINE_OK, or ENGINE_INTERRUPTED (the rest NaN).
+inline int rigid_fixed_tangent(int isa, int kernel, const RigidParams* p, const TangentSeeds* s,
+                               bool normalize, EngineRun* run, double* sens) {
+    const DualRigidParams q = tangent::seed_params(*p, *s);
+    if (kernel == LANES_RK4) return fixed_isa<LANES_RK4>(isa, &q, s, normalize, run, sens);
+    if (kernel == LANES_AB3) return fixed_isa<LANES_AB3>(isa, &q, s, normalize, run, sens);
+    return fixed_isa<LANES_RK3>(isa, &q, s, normalize, run, sens);
+}
+
+}  // namespace rotode
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
