@@ -11,7 +11,8 @@
 # Runge-Kutta-Munthe-Kaas (TAB_RKMK; Munthe-Kaas, BIT 38, 1998) steps [v, w] from the dual q_n
 # (q = q_n exp(v/2), v' = T(-v)^-1 w), re-anchored and retracted after each step as
 # rotode/dynamic.pyx does.  Adams-Bashforth 3 (TAB_AB3) carries its history of f on duals
-# with the run's weights and Kutta start.  The implicit rules of rotode/implicit.pyx
+# with the run's weights and Kutta start; rkn4 (`_rkn_sweep`) its state [q, q'].  The
+# implicit rules of rotode/implicit.pyx
 # (TAB_IMPLICIT, `_implicit_sweep`) take each sub-step's converged root from the run and its
 # derivative by the implicit function theorem on the root's equation.  The y0 sensitivity
 # of an error-controlled pair on the state whose torque the specialised engine compiles is
@@ -31,7 +32,8 @@ from rotode._rodrigues cimport so3_exp_coefficients
 from rotode.so3 cimport so3_dexp_inv_apply, so3_dexp, so3_exp
 from rotode.omega cimport AngularVelocity, SOURCE_UNAVAILABLE
 from rotode.equations cimport FRAME_BODY, euler_rhs, mat3_vec, quaternion_kinematics_rhs
-from rotode.quaternion cimport quat_conj, quat_exp_pure, quat_mul, quat_norm2, quat_to_matrix
+from rotode.quaternion cimport (quat_conj, quat_exp_pure, quat_mul, quat_mul_vec, quat_norm2,
+                                quat_to_matrix)
 from rotode.rhs cimport RigidBody
 from rotode.torque cimport Torque
 from rotode.implicit cimport (ImplicitOptions, ImplicitBody, implicit_residual_jacobian,
@@ -56,6 +58,7 @@ cdef enum:
     TAB_RKMK = 3             # a tableau on [v, w] from q_n (Runge-Kutta-Munthe-Kaas)
     TAB_AB3 = 4              # variable-step Adams-Bashforth 3, Kutta's rk3 start
     TAB_IMPLICIT = 5         # the implicit rules of rotode/implicit.pyx (`_implicit_sweep`)
+    TAB_RKN4 = 6             # Runge-Kutta-Nystrom on [q, q'] (`_rkn_sweep`)
     KIN_CG = 0               # kinematics: a product of exp(h b_s w(t0 + c_s h)) (lie_euler, cg*)
     KIN_EXP2 = 1             # kinematics: exp(h w(t0) + h^2/2 w'(t0))
     MAX_RATE_COLS = 9        # rate-parameter directions of one kinematics pass
@@ -64,7 +67,8 @@ cdef enum:
 
 #: The rigid-body kernels of the registry this module differentiates -> its code for them.
 KERNELS = {"rk3": TAB_RK, "rk4": TAB_RK, "erk": TAB_RK, "lie_euler": TAB_LIE_EULER,
-           "cg": TAB_CG, "rkmk": TAB_RKMK, "ab3": TAB_AB3, "implicit": TAB_IMPLICIT}
+           "cg": TAB_CG, "rkmk": TAB_RKMK, "ab3": TAB_AB3, "implicit": TAB_IMPLICIT,
+           "rkn4": TAB_RKN4}
 #: Directions one pass carries (the d parts of a dual number).
 DIRECTIONS = DUAL_N
 #: The kinematics kernels whose rate parameters `kinematics_rates` differentiates -> its code.
@@ -721,6 +725,8 @@ def rigid_body(method, RigidBody body, y0, ts, tout, cols, normalize=False, full
         if setup is not None:
             _imp_fill(&P, body, &p, setup)
             st = _implicit_sweep(body, &p, &P, tsv, tov, z, c1 - c0, part)
+        elif T.kernel == TAB_RKN4:
+            st = _rkn_sweep(body, &p, normalize, tsv, tov, z, c1 - c0, part)
         else:
             st = _sweep(&T, body, &p, tsv, tov, z, c1 - c0, part)
         if st == -98:
@@ -1147,6 +1153,129 @@ cdef void _imp_fill(Imp* P, RigidBody body, const Body* p, tuple setup) except *
         P.A[k].v = body._Iinv[k]
     P.kicks = body.torque is not None
     P.wdep = P.kicks and body.torque._uses_w()
+
+
+# ---- Runge-Kutta-Nystrom on the second-order quaternion equation (rkn4) --------------------
+# The run (rotode/dynamic.pyx, rotode/dynamic.pxd `rkn4_step`; Mandre 2008 sec. 6) steps
+# z = [q, p = q'] (8) by a Nystrom method on q'' = p conj(q) p + 1/2 q (0, w'), w = 2 vec(conj(q)
+# p), w' = I^-1 (tau - w x I w); its rows are [q, 2 vec(conj(q) p) / |q|^2].  The same stages
+# on duals (w' by `_f_state`: the dual moments, the torque's dual and its parameters'
+# directions), normalize and its rate kept (q' = 1/2 q w) as the run does.
+
+cdef enum:
+    NR = 8                   # the rkn4 state [q, q']
+
+
+cdef int _rkn_g(RigidBody body, const Body* p, double t, const dual* z,
+                dual* g) except? -99:
+    """q'' at z = [q, q'] on duals (rotode/dynamic.pxd `second_order_eval`, rotode/equations.pxd
+    `quaternion_second_order_rhs`) (OUT: g[4])."""
+    cdef dual y[NZ]
+    cdef dual dy[NZ]
+    cdef dual qc[4]
+    cdef dual u[4]
+    cdef dual t2[4]
+    cdef dual t1[4]
+    cdef int k, st
+    quat_conj(z, qc)
+    quat_mul(qc, &z[4], u)                     # conj(q) p
+    for k in range(4):
+        y[k] = z[k]
+    for k in range(3):
+        y[4 + k] = 2.0 * u[1 + k]
+    st = _f_state(body, p, t, y, dy)
+    if st != 0:
+        return st
+    quat_mul(&z[4], u, t2)                     # p conj(q) p
+    quat_mul_vec(z, &dy[4], t1)                # q (0, w')
+    for k in range(4):
+        g[k] = t2[k] + 0.5 * t1[k]
+    return 0
+
+
+cdef int _rkn_step(RigidBody body, const Body* p, double t, double h, dual* z) except? -99:
+    """One step of Mandre 2008 sec. 6 RKN4 on duals, the stages of rotode/dynamic.pxd
+    `rkn4_step` (IN/OUT: z[8])."""
+    cdef dual k[4][4]
+    cdef dual zs[NR]
+    cdef double cq, cp, tc
+    cdef int s, i, st
+    for s in range(4):
+        cq = 0.0 if s == 0 else (h if s == 3 else 0.5 * h)
+        tc = cq
+        for i in range(4):
+            zs[i] = z[i] + cq * z[4 + i]
+            zs[4 + i] = z[4 + i]
+        if s > 0:
+            cp = 0.5 * cq * cq
+            for i in range(4):
+                zs[i] = zs[i] + cp * k[0 if s < 3 else 2][i]
+                zs[4 + i] = zs[4 + i] + cq * k[s - 1][i]
+        st = _rkn_g(body, p, t + tc, zs, k[s])
+        if st != 0:
+            return st
+    for i in range(4):
+        zs[i] = z[i] + h * z[4 + i] + h * h * (k[0][i] + k[1][i] + k[2][i]) / 6.0
+        zs[4 + i] = z[4 + i] + h * (k[0][i] + 2.0 * (k[1][i] + k[2][i]) + k[3][i]) / 6.0
+    for i in range(NR):
+        z[i] = zs[i]
+    return 0
+
+
+cdef void _rkn_row(const dual* z, dual* y) noexcept:
+    """The row [q, w = 2 vec(conj(q) q') / |q|^2] (rotode/dynamic.pyx `_get_qw`) (OUT: y[7])."""
+    cdef dual qc[4]
+    cdef dual u[4]
+    cdef dual s = 2.0 / quat_norm2(z)
+    cdef int k
+    quat_conj(z, qc)
+    quat_mul(qc, &z[4], u)
+    for k in range(4):
+        y[k] = z[k]
+    for k in range(3):
+        y[4 + k] = s * u[1 + k]
+
+
+cdef void _rkn_set_w(dual* z, const dual* w) noexcept:
+    """q' = 1/2 q (0, w) (rotode/dynamic.pyx `_set_w`) (IN/OUT: z[8])."""
+    cdef int k
+    quat_mul_vec(z, w, &z[4])
+    for k in range(4):
+        z[4 + k] = 0.5 * z[4 + k]
+
+
+cdef int _rkn_sweep(RigidBody body, const Body* p, bint normalize, const double[::1] ts,
+                    const double[::1] tout, dual* y, int ncols,
+                    double[:, :, ::1] out) except? -99:
+    """The rkn4 steps ts[i] -> ts[i + 1] from the row y = [q, w] (q' = 1/2 q w), storing the
+    tangent at every time of tout (grid times) (OUT: out)."""
+    cdef dual z[NR]
+    cdef dual r[NZ]
+    cdef Py_ssize_t n = ts.shape[0] - 1, m = tout.shape[0], i, slot = 0
+    cdef double d = 1.0 if n == 0 or ts[n] >= ts[0] else -1.0
+    cdef int k, st
+    for k in range(4):
+        z[k] = y[k]
+    _rkn_set_w(z, &y[4])
+    _rkn_row(z, r)
+    while slot < m and tout[slot] == ts[0]:
+        _store(r, ncols, &out[slot, 0, 0])
+        slot += 1
+    for i in range(n):
+        if slot < m and d * (tout[slot] - ts[i + 1]) < 0.0:
+            return -98                  # an output inside a step: not a grid time
+        st = _rkn_step(body, p, ts[i], ts[i + 1] - ts[i], z)
+        if st != 0:
+            return st
+        _rkn_row(z, r)
+        if normalize:
+            _normalize(z)
+            _rkn_set_w(z, &r[4])
+            _rkn_row(z, r)
+        while slot < m and d * (tout[slot] - ts[i + 1]) <= 0.0:
+            _store(r, ncols, &out[slot, 0, 0])
+            slot += 1
+    return 0
 
 
 # ---- kinematics: the parameters of the rate ---------------------------------------------

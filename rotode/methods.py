@@ -213,8 +213,8 @@ def _kernels():
     # q, docs/sensitivity.md), the rate's parameters through the products of exponentials of
     # rotode/_tangent.pyx `kinematics_rates`; the rigid-body kernels rotode/_tangent.pyx (and,
     # for the pairs on the state under error control, rotode/_tangent.hpp) steps on duals (ab3
-    # with its history of f; the implicit rules by the implicit function theorem; not rkn4,
-    # whose state is [q, q'])
+    # with its history of f; rkn4 on [q, q']; the implicit rules by the implicit function
+    # theorem)
     kin = {"runner": "kinematic", "model": "kinematics", "sensitivity": True}
     rates = dict(kin, parameters=("omega", "bias", "scale", "amplitude", "rate", "phase"))
     rb = {"runner": "dynamic", "model": "rigid body"}
@@ -241,7 +241,7 @@ def _kernels():
         Kernel("rk4", group=False, options=("normalize",) + _TORQUE, **rbs),
         Kernel("ab3", group=False, options=("normalize",) + _TORQUE, **rbs),
         Kernel("rkn4", group=False,
-               options=("normalize",) + _TORQUE + ("force", "mass", "qdot0"), **rb),
+               options=("normalize",) + _TORQUE + ("force", "mass", "qdot0"), **rbs),
         Kernel("erk", group=False, limits=pair, pair=True, **rbs),
         Kernel("rkmk", group=True, limits=pair, pair=True, **rbs),
         # a user's equations (rotode.ODE): the generic methods, which need nothing but f and

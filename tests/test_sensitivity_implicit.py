@@ -1,10 +1,10 @@
-"""Sensitivities of ab3 and the implicit rules (issue 30): the derivative of the computed
-solution, steps held fixed.
+"""Sensitivities of ab3, rkn4 and the implicit rules of a rigid body (issue 30): the
+derivative of the computed solution, steps held fixed.
 
 References independent of rotode/_tangent.pyx: central differences of fixed-step runs (every
-output row, a non-uniform grid for ab3's variable-step weights, sub-stepped implicit steps,
-the implicit options), the closed form of a spin about a principal axis (the midpoint rule
-steps it exactly: v = h w), the symmetry of an axisymmetric top about its axis and the
+output row, a non-uniform grid for ab3's variable-step weights, rkn4 on [q, q'], sub-stepped
+implicit steps, the implicit options), the closed form of a spin about a principal axis (the
+midpoint rule steps it exactly: v = h w), the symmetry of an axisymmetric top about its axis and the
 conservation of |L_b| by the torque-free implicit steps (both exact for the discrete map).
 """
 import numpy as np
@@ -134,7 +134,7 @@ def test_implicit_solver_tolerance_bounds_the_agreement():
 
 
 @pytest.mark.parametrize("method, dt", [("implicit_midpoint", 0.5), ("trapezoid", 0.5),
-                                        ("ab3", 0.1)])
+                                        ("ab3", 0.1), ("rkn4", 0.1)])
 def test_backward_in_time(method, dt):
     """A run from t = 1.5 back to 0 (negative steps and sub-steps), every row to 1e-7."""
     y0 = np.r_[Q0, W0]
@@ -146,3 +146,45 @@ def test_backward_in_time(method, dt):
                          sensitivity=["y0"]).sensitivity["y0"]
     want = _fd_rows(run, y0)
     np.testing.assert_allclose(S, want, rtol=0, atol=1e-7 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("normalize", [False, True])
+@pytest.mark.parametrize("param", ["y0", "inertia", "com"])
+def test_rkn4_every_row(normalize, param):
+    """rkn4 steps [q, q'] (its rows [q, 2 vec(conj(q) q') / |q|^2]); every row against central
+    differences of fixed-step runs to 1e-7, with and without ``normalize`` (q' = 1/2 q w kept)."""
+    y0 = np.r_[Q0, W0]
+    kw = dict(method="rkn4", dt=0.05, normalize=normalize)
+    com = np.array([0.02, -0.01, 0.3])
+
+    def run(y=y0, moments=INERTIA, c=com):
+        body = rotode.RigidBody(moments, torque=rotode.torque.Gravity(1.0, 9.81, c))
+        return rotode.integrate(body, (0, 1.5), y, **kw).y
+
+    S = rotode.integrate(TOP, (0, 1.5), y0, sensitivity=[param], **kw).sensitivity[param]
+    if param == "y0":
+        want = _fd_rows(run, y0)
+    else:
+        ref, eps, cols = run(), 1e-6, []
+        for j in range(3):
+            e = np.eye(3)[j] * eps
+            if param == "inertia":
+                plus, minus = run(moments=INERTIA + e), run(moments=INERTIA - e)
+            else:
+                plus, minus = run(c=com + e), run(c=com - e)
+            cols.append([(_tangent(p, r) - _tangent(m, r)) / (2 * eps)
+                         for p, m, r in zip(plus, minus, ref, strict=True)])
+        want = np.transpose(np.array(cols), (1, 2, 0))
+    np.testing.assert_allclose(S, want, rtol=0, atol=1e-7 * np.abs(want).max())
+
+
+def test_a_method_without_it_names_itself():
+    """A user's equations stepped by ab3 are not differentiated: ValueError naming the method
+    and those that are."""
+    def f(t, y):
+        return np.zeros(2)
+
+    with pytest.raises(ValueError, match="method 'ab3' does not support the sensitivity to "
+                                         "'y0' for ode; the methods that do are"):
+        rotode.integrate(rotode.ODE(f, n=2), (0, 1), [1.0, 2.0], method="ab3", dt=0.1,
+                         sensitivity=["y0"])
