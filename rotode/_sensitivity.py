@@ -45,6 +45,10 @@ PARAMETERS = {"kinematics": {"y0": 3, "omega": 3, "bias": 3, "scale": 3, "amplit
               "rigid body": {"y0": 6, "inertia": 3, "torque": 3, "mass": 1, "g": 1, "com": 3}}
 
 
+#: The options of an implicit rule a differentiated run takes (not ``L0``: a continued run).
+IMPLICIT_OPTIONS = ("solver", "tol", "bound", "max_iter", "max_substeps", "substep_angle")
+
+
 def _valid(kind, model):
     """The parameters a model of `kind` has (a kinematics rate: its source's; a rigid body:
     its torque's, when every body's torque is of one built-in kind; an ODE: its params)."""
@@ -98,7 +102,10 @@ def check_request(sensitivity, kind, name, options, events, model=None):
             ok = tuple(m for m in methods.names(kind) if methods.get(m).sensitivity(kind, p))
             raise ValueError(f"method {name!r} does not support the sensitivity to {p!r} for "
                              f"{kind}; the methods that do are {ok}")
-    extra = sorted(k for k in options if k not in ("frame", "norm_gain", "normalize"))
+    allowed = ("frame", "norm_gain", "normalize")
+    if kind == "rigid body" and methods.get(name).runner(kind) == "implicit":
+        allowed += IMPLICIT_OPTIONS          # the run's sub-steps and roots, replayed as they are
+    extra = sorted(k for k in options if k not in allowed)
     if extra:
         raise ValueError(f"`sensitivity` does not differentiate the option(s) {extra}")
     return tuple(names)
@@ -219,7 +226,8 @@ def _replay(run, names):
         if got is None:
             ts = t if plan.control is None else _step_times(run, i, body)
             out[i] = _tangent.rigid_body(plan.method, body, plan.y0[i], ts, tout, cols,
-                                         normalize=normalize, full=full)
+                                         normalize=normalize, full=full,
+                                         options=plan.options)
     return out, full
 
 

@@ -14,7 +14,7 @@ DIRECTIONS: int
 
 def rigid_body(method: str, body: RigidBody, y0: ArrayLike, ts: ArrayLike, tout: ArrayLike,
                cols: Sequence[tuple[str, int]], normalize: Any = ...,
-               full: Any = ...) -> NDArray[np.float64]: ...
+               full: Any = ..., options: Any = ...) -> NDArray[np.float64]: ...
 
 RATE_KERNELS: dict[str, int]
 TORQUE_PARAMETERS: dict[type, tuple[str, ...]]

@@ -10,9 +10,14 @@
 # coordinates: dtheta = 2 vec(q^-1 dq) (the right perturbation q exp(dtheta/2), body frame).
 # Runge-Kutta-Munthe-Kaas (TAB_RKMK; Munthe-Kaas, BIT 38, 1998) steps [v, w] from the dual q_n
 # (q = q_n exp(v/2), v' = T(-v)^-1 w), re-anchored and retracted after each step as
-# rotode/dynamic.pyx does.  The y0 sensitivity of an error-controlled pair on the state whose
-# torque the specialised engine compiles is carried by the run itself instead
-# (rotode/_tangent.hpp); this replay serves every other supported run.
+# rotode/dynamic.pyx does.  Adams-Bashforth 3 (TAB_AB3) carries its history of f on duals
+# with the run's weights and Kutta start; rkn4 (`_rkn_sweep`) its state [q, q'].  The
+# implicit rules of rotode/implicit.pyx
+# (TAB_IMPLICIT, `_implicit_sweep`) take each sub-step's converged root from the run and its
+# derivative by the implicit function theorem on the root's equation.  The y0 sensitivity
+# of an error-controlled pair on the state whose torque the specialised engine compiles is
+# carried by the run itself instead (rotode/_tangent.hpp); this replay serves every other
+# supported run.
 #
 # Layers (docs/architecture.md): a runner; the stepping loops hold the GIL (the torque's dual
 # evaluation is a method of the body); the facade (rotode/_sensitivity.py) loops over bodies.
@@ -26,10 +31,17 @@ from rotode.dual cimport *
 from rotode._rodrigues cimport so3_exp_coefficients
 from rotode.so3 cimport so3_dexp_inv_apply, so3_dexp, so3_exp
 from rotode.omega cimport AngularVelocity, SOURCE_UNAVAILABLE
-from rotode.equations cimport FRAME_BODY, euler_rhs, quaternion_kinematics_rhs
-from rotode.quaternion cimport quat_conj, quat_exp_pure, quat_mul, quat_norm2, quat_to_matrix
+from rotode.equations cimport FRAME_BODY, euler_rhs, mat3_vec, quaternion_kinematics_rhs
+from rotode.quaternion cimport (quat_conj, quat_exp_pure, quat_mul, quat_mul_vec, quat_norm2,
+                                quat_to_matrix)
 from rotode.rhs cimport RigidBody
 from rotode.torque cimport Torque
+from rotode.implicit cimport (ImplicitOptions, ImplicitBody, implicit_residual_jacobian,
+                              implicit_solve, imp_mat_t_vec, imp_solve3, kantorovich_max_step,
+                              rotation_max_step, IMP_OK, IMP_NONFINITE, IMP_TOO_MANY_SUBSTEPS,
+                              IMP_MIDPOINT, IMP_TRAPEZOID, IMP_OBJECT_TRAPEZOID, SOLVER_NEWTON,
+                              SOLVER_FIXED_POINT, BOUND_INERTIA)
+from libc.math cimport sqrt, fabs, copysign
 from rotode import torque as _torque
 
 __all__ = ["rigid_body", "kinematics_rates", "KERNELS", "RATE_KERNELS", "TORQUE_PARAMETERS",
@@ -44,6 +56,9 @@ cdef enum:
     TAB_LIE_EULER = 1        # q1 = q0 exp(h w0/2), w1 = w0 + h w'
     TAB_CG = 2               # Crouch-Grossman on SU(2) x R^3 (rotode/dynamic.pxd `cg_step`)
     TAB_RKMK = 3             # a tableau on [v, w] from q_n (Runge-Kutta-Munthe-Kaas)
+    TAB_AB3 = 4              # variable-step Adams-Bashforth 3, Kutta's rk3 start
+    TAB_IMPLICIT = 5         # the implicit rules of rotode/implicit.pyx (`_implicit_sweep`)
+    TAB_RKN4 = 6             # Runge-Kutta-Nystrom on [q, q'] (`_rkn_sweep`)
     KIN_CG = 0               # kinematics: a product of exp(h b_s w(t0 + c_s h)) (lie_euler, cg*)
     KIN_EXP2 = 1             # kinematics: exp(h w(t0) + h^2/2 w'(t0))
     MAX_RATE_COLS = 9        # rate-parameter directions of one kinematics pass
@@ -52,7 +67,8 @@ cdef enum:
 
 #: The rigid-body kernels of the registry this module differentiates -> its code for them.
 KERNELS = {"rk3": TAB_RK, "rk4": TAB_RK, "erk": TAB_RK, "lie_euler": TAB_LIE_EULER,
-           "cg": TAB_CG, "rkmk": TAB_RKMK}
+           "cg": TAB_CG, "rkmk": TAB_RKMK, "ab3": TAB_AB3, "implicit": TAB_IMPLICIT,
+           "rkn4": TAB_RKN4}
 #: Directions one pass carries (the d parts of a dual number).
 DIRECTIONS = DUAL_N
 #: The kinematics kernels whose rate parameters `kinematics_rates` differentiates -> its code.
@@ -108,6 +124,8 @@ cdef void _fill_tab(Tab* T, spec, bint normalize) except *:
     T.s = 1
     T.s_dense = 0
     T.npow = 0
+    if T.kernel == TAB_AB3:
+        spec = _methods.get("rk3")              # its first two steps: Kutta's rk3
     if spec.tableau is None:
         return
     a, b, c = spec.tableau.doubles
@@ -441,10 +459,60 @@ cdef void _normalize(dual* z) noexcept:
         z[k] = z[k] * s
 
 
-cdef int _step(const Tab* T, RigidBody body, const Body* p, double t, double h, double t_end,
-               dual* z, dual (*K)[NZ], dual* znew) except? -99:
+cdef struct Ab3:
+    # the history of a variable-step Adams-Bashforth 3 run (rotode/dynamic.pyx `_step`): the
+    # last three f on duals (f[nab % 3] the newest), the two previous step sizes, steps taken
+    dual f[3][NZ]
+    double hh[2]
+    long nab
+
+
+cdef int _ab3_step(const Tab* T, RigidBody body, const Body* p, Ab3* H, double t, double h,
+                   double t_end, const dual* z, dual (*K)[NZ], dual* znew) except? -99:
+    """One step of variable-step Adams-Bashforth 3 on duals, the operations of the run
+    (rotode/dynamic.pyx `_step`, rotode/_lanes.hpp `ab3_lanes`): f_n = f(t, z) joins the
+    history; the first two steps are Kutta's rk3 (T holds its tableau), then
+    y1 = y0 + beta0 f_n + beta1 f_(n-1) + beta2 f_(n-2) with the weights of the grid's step
+    sizes (rotode/dynamic.pxd `ab3_weights`; Hairer, Norsett & Wanner I, 2nd ed., sec. III.5,
+    the variable-step Adams methods) (IN/OUT: H; OUT: K, znew)."""
+    cdef int slot = H.nab % 3, j, k
+    cdef int s1 = (H.nab + 2) % 3, s2 = (H.nab + 1) % 3
+    cdef double a = H.hh[0], bb = H.hh[0] + H.hh[1], b0, b1, b2
+    cdef double i3 = h * h * h / 3.0, i2 = 0.5 * h * h
+    cdef dual acc
+    cdef int st = _f(body, p, t, z, H.f[slot])
+    if st != 0:
+        return st
+    if H.nab < 2:
+        for k in range(NZ):
+            K[0][k] = H.f[slot][k]
+        st = _rk_stages(T, body, p, t, h, t_end, z, K, 1, T.s)
+        if st != 0:
+            return st
+        for k in range(NZ):
+            acc = dual(0.0)
+            for j in range(T.s):
+                acc = acc + T.b[j] * K[j][k]
+            znew[k] = z[k] + h * acc
+    else:
+        b0 = (i3 + (a + bb) * i2 + a * bb * h) / (a * bb)
+        b1 = -(i3 + bb * i2) / (a * (bb - a))
+        b2 = (i3 + a * i2) / (bb * (bb - a))
+        for k in range(NZ):
+            znew[k] = z[k] + (b0 * H.f[slot][k] + b1 * H.f[s1][k] + b2 * H.f[s2][k])
+    H.hh[1] = H.hh[0]
+    H.hh[0] = h
+    H.nab += 1
+    return 0
+
+
+cdef int _step(const Tab* T, RigidBody body, const Body* p, Ab3* H, double t, double h,
+               double t_end, dual* z, dual (*K)[NZ], dual* znew) except? -99:
+    """One step of the kernel of T from z (IN/OUT: H, the ab3 history; OUT: K, znew)."""
     if T.kernel == TAB_RK or T.kernel == TAB_RKMK:
         return _rk_step(T, body, p, t, h, t_end, z, K, znew)
+    if T.kernel == TAB_AB3:
+        return _ab3_step(T, body, p, H, t, h, t_end, z, K, znew)
     return _cg_step(T, body, p, t, h, z, znew)
 
 
@@ -497,6 +565,10 @@ cdef int _sweep(const Tab* T, RigidBody body, Body* p, const double[::1] ts,
     cdef double t, tn, h, d = 1.0 if n == 0 or ts[n] >= ts[0] else -1.0
     cdef int st
     cdef bint prepared
+    cdef Ab3 H
+    H.nab = 0
+    H.hh[0] = 0.0
+    H.hh[1] = 0.0
     while slot < m and tout[slot] == ts[0]:
         _store(z, ncols, &out[slot, 0, 0])
         slot += 1
@@ -505,7 +577,7 @@ cdef int _sweep(const Tab* T, RigidBody body, Body* p, const double[::1] ts,
         tn = ts[i + 1]
         h = tn - t
         _anchor(p, z, i == 0, x)
-        st = _step(T, body, p, t, h, tn, x, K, xnew)
+        st = _step(T, body, p, &H, t, h, tn, x, K, xnew)
         if st != 0:
             return st
         prepared = False
@@ -582,7 +654,8 @@ cdef void _seed_tensor(RigidBody body, list cols, int c0, int c1, Body* p) excep
             p.Jinv[k].d[c - c0] = dinv.flat[k]
 
 
-def rigid_body(method, RigidBody body, y0, ts, tout, cols, normalize=False, full=False):
+def rigid_body(method, RigidBody body, y0, ts, tout, cols, normalize=False, full=False,
+               options=None):
     """The derivative of one body's computed solution with the steps `ts` held fixed.
 
     Parameters
@@ -607,6 +680,10 @@ def rigid_body(method, RigidBody body, y0, ts, tout, cols, normalize=False, full
     full : bool, optional
         The ``inertia`` directions are the six components of the tensor (default False: the
         principal moments of a diagonal inertia).
+    options : dict, optional
+        The run's method options (an implicit rule's ``solver``, ``tol``, ``bound``,
+        ``max_iter``, ``max_substeps``, ``substep_angle``: its sub-steps and roots are
+        the run's; default None).
 
     Returns
     -------
@@ -615,12 +692,14 @@ def rigid_body(method, RigidBody body, y0, ts, tout, cols, normalize=False, full
     """
     cdef Tab T
     cdef Body p
+    cdef Imp P
     cdef dual z[NZ]
     cdef const double[::1] y0v = np.ascontiguousarray(y0, dtype=float)
     cdef const double[::1] tsv = np.ascontiguousarray(ts, dtype=float)
     cdef const double[::1] tov = np.ascontiguousarray(tout, dtype=float)
     cdef int c0 = 0, c1, ncols = len(cols), k, st
     _fill_tab(&T, _methods.get(method, "rigid body"), normalize)
+    setup = _implicit_setup(method, body, options) if T.kernel == TAB_IMPLICIT else None
     out = np.empty((tov.shape[0], NT, ncols))
     while c0 < ncols:
         # one pass: at most DUAL_N directions of one parameter (a parameter's columns do not
@@ -643,7 +722,13 @@ def rigid_body(method, RigidBody body, y0, ts, tout, cols, normalize=False, full
         for k in range(3):
             p.I[k] = dual(body._I[4 * k])
         _seed(&y0v[0], cols, c0, c1, z, &p)
-        st = _sweep(&T, body, &p, tsv, tov, z, c1 - c0, part)
+        if setup is not None:
+            _imp_fill(&P, body, &p, setup)
+            st = _implicit_sweep(body, &p, &P, tsv, tov, z, c1 - c0, part)
+        elif T.kernel == TAB_RKN4:
+            st = _rkn_sweep(body, &p, normalize, tsv, tov, z, c1 - c0, part)
+        else:
+            st = _sweep(&T, body, &p, tsv, tov, z, c1 - c0, part)
         if st == -98:
             raise ValueError("an output time inside a fixed step")
         if st != 0:
@@ -651,6 +736,546 @@ def rigid_body(method, RigidBody body, y0, ts, tout, cols, normalize=False, full
         out[:, :, c0:c1] = part
         c0 = c1
     return out
+
+
+# ---- the implicit rules: the implicit function theorem on each step's Newton system --------
+# A step of rotode/implicit.pyx is Strang's splitting, half a kick L_b += h/2 tau, the free
+# implicit step in sub-steps, half a kick (Mizerski 2020 secs. 7-10; docs/implicit-midpoint.md
+# secs. 5-6).  A sub-step s solves F(v; l, A) = 0 for the rotation vector v (l = s L_b,
+# A = I^-1; midpoint F = v - A R(-v/2) l), then q <- q exp(v/2) / |.|, L_b <- R(-v) L_b.  The
+# run's converged v is taken as it is (the run's own Newton iteration, on the values); its
+# derivative is that of the root, dv = -F_v^-1 (F_l dl + F_A dA) (the implicit function
+# theorem; Hairer, Norsett & Wanner I, 2nd ed., sec. II.6 on the internal differentiation of
+# implicit methods), F_v the analytic Jacobian of rotode/implicit.pxd
+# `implicit_residual_jacobian` and F_l dl + F_A dA the d parts of F on duals at v held.  The
+# sub-step sizes are the run's: its bounds (the Kantorovich step, doc eq. (15), or the rotation
+# step, doc eq. (16)) as functions of L_b on duals, the last what remains of h.  Every value
+# part is reset to the run's own double operations, so the sub-steps and roots are the run's.
+
+
+cdef struct Imp:
+    ImplicitOptions o
+    ImplicitBody b           # the run's doubles
+    dual I[9]                # I and A = I^-1 on duals (the inertia directions)
+    dual A[9]
+    dual lam                 # lambda_min(I), d lam = e^T dI e (e its eigenvector)
+    bint kicks               # a torque: Strang splitting
+    bint wdep                # the torque depends on w: the explicit midpoint kick
+
+
+cdef void _set_v(dual* z, const double* v, int n) noexcept:
+    """The value parts of z[:n] <- v (IN/OUT: z)."""
+    cdef int k
+    for k in range(n):
+        z[k].v = v[k]
+
+
+cdef void _dmat_vec(const dual* M, const dual* x, dual* out) noexcept:
+    """out = M x, M row-major 3x3 of duals (OUT: out[3])."""
+    cdef int k
+    for k in range(3):
+        out[k] = M[3 * k] * x[0] + M[3 * k + 1] * x[1] + M[3 * k + 2] * x[2]
+
+
+cdef void _rmat_vec(const double* R, bint transpose, const dual* x, dual* out) noexcept:
+    """out = R x (or R^T x), R row-major 3x3 of doubles (OUT: out[3])."""
+    cdef int k
+    for k in range(3):
+        if transpose:
+            out[k] = R[k] * x[0] + R[3 + k] * x[1] + R[6 + k] * x[2]
+        else:
+            out[k] = R[3 * k] * x[0] + R[3 * k + 1] * x[1] + R[3 * k + 2] * x[2]
+
+
+cdef dual _imp_bound(const Imp* P, const dual* L, bint rotation) noexcept:
+    """A sub-step bound at L_b on duals: rotode/implicit.pxd `rotation_max_step` (rotation)
+    or `kantorovich_max_step` (Mizerski 2020 sec. 10; docs/implicit-midpoint.md eqs. (15),
+    (16))."""
+    cdef dual a[3]
+    cdef dual nL, na, x, h
+    cdef double c = 0.375 if P.o.method == IMP_MIDPOINT else (
+        0.75 if P.o.method == IMP_OBJECT_TRAPEZOID else 2.5)
+    cdef double d = 1.0 if P.o.method == IMP_TRAPEZOID else 0.5
+    _dmat_vec(P.A, L, a)
+    nL = real_sqrt(L[0] * L[0] + L[1] * L[1] + L[2] * L[2])
+    na = real_sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
+    if rotation:
+        return P.o.substep_angle / real_sqrt(na * nL / P.lam)
+    if P.o.bound == BOUND_INERTIA and P.o.method != IMP_TRAPEZOID:
+        x = L[0] * a[0] + L[1] * a[1] + L[2] * a[2]          # l.A l
+        h = c * nL / (P.lam * real_sqrt(P.lam)) * real_sqrt(x)
+        return real_sqrt(0.5 / h)
+    x = nL / P.lam
+    return 0.7071067811865476 / (real_sqrt(c * x * na) + d * x * 0.7071067811865476)
+
+
+cdef void _imp_residual(const Imp* P, const dual* l, const double* v, dual* F) noexcept:
+    """F(v; l, A) of the rule with v held (doc eqs. (4), (6), (7); rotode/implicit.pxd
+    `implicit_residual`): its d parts are F_l dl + F_A dA (OUT: F[3])."""
+    cdef double u[3]
+    cdef double R[9]
+    cdef dual m[3]
+    cdef dual g[3]
+    cdef dual a[3]
+    cdef int k
+    if P.o.method == IMP_MIDPOINT:
+        for k in range(3):
+            u[k] = -0.5 * v[k]
+        so3_exp(u, R)
+        _rmat_vec(R, False, l, m)              # R(-v/2) l
+        _dmat_vec(P.A, m, g)
+        for k in range(3):
+            F[k] = v[k] - g[k]
+        return
+    so3_exp(v, R)
+    _rmat_vec(R, True, l, m)                   # R(-v) l
+    _dmat_vec(P.A, m, g)
+    if P.o.method == IMP_TRAPEZOID:
+        _rmat_vec(R, False, g, a)              # R(v) A R(-v) l
+        for k in range(3):
+            g[k] = a[k]
+    _dmat_vec(P.A, l, a)
+    for k in range(3):
+        F[k] = v[k] - 0.5 * a[k] - 0.5 * g[k]
+
+
+cdef int _imp_root(const Imp* P, const dual* l, const double* v, int ncols,
+                   dual* vd) noexcept:
+    """The root v of the run with its derivative by the implicit function theorem,
+    dv = -F_v^-1 (F_l dl + F_A dA), F_v analytic (rotode/implicit.pxd
+    `implicit_residual_jacobian`, doc eqs. (5), (8), (9)); -5 for a singular F_v
+    (OUT: vd[3])."""
+    cdef double lv[3]
+    cdef double F[3]
+    cdef double J[9]
+    cdef double b[3]
+    cdef double x[3]
+    cdef dual Fd[3]
+    cdef int c, k
+    for k in range(3):
+        lv[k] = l[k].v
+    implicit_residual_jacobian(P.o.method, P.b.Iinv, lv, v, F, J)
+    _imp_residual(P, l, v, Fd)
+    for k in range(3):
+        vd[k] = dual(v[k])
+    for c in range(ncols):
+        for k in range(3):
+            b[k] = Fd[k].d[c]
+        if imp_solve3(J, b, x) != 0:
+            return IMP_NONFINITE
+        for k in range(3):
+            vd[k].d[c] = -x[k]
+    return IMP_OK
+
+
+cdef void _imp_advance(const double* v, const dual* vd, dual* q, dual* L) noexcept:
+    """q <- q exp(v/2) / |.|, L_b <- R(-v) L_b on duals, the value parts the run's own
+    operations (rotode/implicit.pxd `implicit_free_step`) (IN/OUT: q[4], L[3])."""
+    cdef double half[3]
+    cdef double e[4]
+    cdef double qv[4]
+    cdef double qn[4]
+    cdef double R[9]
+    cdef double Lv[3]
+    cdef double Ln[3]
+    cdef double nrm
+    cdef dual hd[3]
+    cdef dual ed[4]
+    cdef dual qd[4]
+    cdef dual Rd[9]
+    cdef dual s
+    cdef int k
+    for k in range(4):
+        qv[k] = q[k].v
+    for k in range(3):
+        Lv[k] = L[k].v
+        half[k] = 0.5 * v[k]
+        hd[k] = 0.5 * vd[k]
+    quat_exp_pure(half, e)
+    quat_mul(qv, e, qn)
+    nrm = 1.0 / sqrt(qn[0] * qn[0] + qn[1] * qn[1] + qn[2] * qn[2] + qn[3] * qn[3])
+    for k in range(4):
+        qn[k] = qn[k] * nrm
+    so3_exp(v, R)
+    imp_mat_t_vec(R, Lv, Ln)
+    quat_exp_pure(hd, ed)
+    quat_mul(q, ed, qd)
+    s = 1.0 / real_sqrt(quat_norm2(qd))
+    for k in range(4):
+        q[k] = qd[k] * s
+    so3_exp(vd, Rd)
+    _dmat_t_vec(Rd, L, hd)
+    for k in range(3):
+        L[k] = hd[k]
+    _set_v(q, qn, 4)
+    _set_v(L, Ln, 3)
+
+
+cdef void _dmat_t_vec(const dual* M, const dual* x, dual* out) noexcept:
+    """out = M^T x, M row-major 3x3 of duals (OUT: out[3]; may not alias x)."""
+    cdef int k
+    for k in range(3):
+        out[k] = M[k] * x[0] + M[3 + k] * x[1] + M[6 + k] * x[2]
+
+
+cdef int _imp_free(const Imp* P, int ncols, double h, dual* q, dual* L) noexcept:
+    """The free step of h in the run's sub-steps (rotode/implicit.pxd `implicit_free_step`,
+    its decisions on the values), each sub-step and root on duals (IN/OUT: q[4], L[3]); the
+    run's status."""
+    cdef double Lv[3]
+    cdef double l[3]
+    cdef double v[3]
+    cdef double remaining = h, s, smax, lim, res = 0.0
+    cdef dual rem = dual(h)
+    cdef dual sd
+    cdef dual ld[3]
+    cdef dual vd[3]
+    cdef int it = 0, status, k
+    cdef long n = 0
+    cdef bint beyond, rotation
+    while remaining != 0.0:
+        for k in range(3):
+            Lv[k] = L[k].v
+        smax = kantorovich_max_step(P.o.method, P.o.bound, &P.b, Lv)
+        if not smax > 0.0:
+            return IMP_NONFINITE
+        lim = smax
+        rotation = False
+        if P.o.solver == SOLVER_NEWTON and P.o.substep_angle > 0.0:
+            s = rotation_max_step(&P.b, Lv, P.o.substep_angle)
+            if s > lim:
+                lim = s
+                rotation = True
+        n += 1
+        if n > P.o.max_substeps:
+            return IMP_TOO_MANY_SUBSTEPS
+        while True:
+            s = remaining if fabs(remaining) <= lim else copysign(lim, remaining)
+            beyond = fabs(s) > smax
+            for k in range(3):
+                l[k] = s * Lv[k]
+            status = implicit_solve(&P.o, &P.b, l, v, &it, &res, beyond, NULL)
+            if status == IMP_OK or not beyond:
+                break
+            lim = smax
+            rotation = False
+        if status != IMP_OK:
+            return status
+        if s == remaining:
+            sd = rem                          # the last sub-step: what remains of h
+        else:
+            sd = _imp_bound(P, L, rotation)
+            if s < 0.0:
+                sd = -1.0 * sd
+        sd.v = s
+        remaining = 0.0 if s == remaining else remaining - s
+        rem = rem - sd
+        rem.v = remaining
+        for k in range(3):
+            ld[k] = sd * L[k]
+        status = _imp_root(P, ld, v, ncols, vd)
+        if status != IMP_OK:
+            return status
+        _imp_advance(v, vd, q, L)
+    return IMP_OK
+
+
+cdef int _imp_torque(RigidBody body, const Body* p, double t, const dual* y,
+                     dual* tau) except? -99:
+    """tau(t, q, w) on duals with the torque parameters' directions (OUT: tau[3])."""
+    cdef int st = body.torque_dual(t, y, &y[4], tau)
+    if st == 0 and p.ntq:
+        st = _torque_directions(p, t, y, tau)
+    return st
+
+
+cdef int _imp_kick(RigidBody body, const Body* p, const Imp* P, double t, double h, dual* q,
+                   dual* L) except? -99:
+    """L_b <- L_b + h tau (rotode/implicit.pyx `_kick`: tau at w = A L_b, or the explicit
+    midpoint rule for a torque that depends on w) on duals, the value parts the run's
+    (IN/OUT: L[3])."""
+    cdef double qv[4]
+    cdef double wv[3]
+    cdef double tv[3]
+    cdef double Lv[3]
+    cdef dual y[NZ]
+    cdef dual tau[3]
+    cdef dual Lm[3]
+    cdef int k, st
+    cdef Torque tq = <Torque>body.torque
+    for k in range(4):
+        qv[k] = q[k].v
+        y[k] = q[k]
+    for k in range(3):
+        Lv[k] = L[k].v
+    mat3_vec(P.b.Iinv, Lv, wv)
+    st = tq.evaluate(t, qv, wv, tv)
+    if st != 0:
+        return st
+    _dmat_vec(P.A, L, &y[4])
+    st = _imp_torque(body, p, t, y, tau)
+    if st != 0:
+        return st
+    if P.wdep:
+        for k in range(3):
+            Lm[k] = L[k] + 0.5 * h * tau[k]
+            wv[k] = Lv[k] + 0.5 * h * tv[k]
+        mat3_vec(P.b.Iinv, wv, tv)             # (wv: the half-kicked L, tv: its w)
+        for k in range(3):
+            wv[k] = tv[k]
+        st = tq.evaluate(t, qv, wv, tv)
+        if st != 0:
+            return st
+        _dmat_vec(P.A, Lm, &y[4])
+        st = _imp_torque(body, p, t, y, tau)
+        if st != 0:
+            return st
+    for k in range(3):
+        L[k] = L[k] + h * tau[k]
+        L[k].v = Lv[k] + h * tv[k]
+    return 0
+
+
+cdef void _imp_row(const Imp* P, const dual* q, const dual* L, dual* z) noexcept:
+    """The row [q, A L_b] of the run (rotode/implicit.pyx `_store`) (OUT: z[7])."""
+    cdef double Lv[3]
+    cdef double w[3]
+    cdef int k
+    for k in range(4):
+        z[k] = q[k]
+    for k in range(3):
+        Lv[k] = L[k].v
+    _dmat_vec(P.A, L, &z[4])
+    mat3_vec(P.b.Iinv, Lv, w)
+    _set_v(&z[4], w, 3)
+
+
+cdef int _implicit_sweep(RigidBody body, const Body* p, const Imp* P, const double[::1] ts,
+                         const double[::1] tout, dual* z, int ncols,
+                         double[:, :, ::1] out) except? -99:
+    """The steps ts[i] -> ts[i + 1] of an implicit rule from the row z (rotode/implicit.pyx
+    `_begin`: q / |q|, L_b = I w0), storing the tangent at every time of tout (grid times)
+    (OUT: out; rows NaN from a failing step on, as the run's)."""
+    cdef dual q[4]
+    cdef dual L[3]
+    cdef dual s
+    cdef double qv[4]
+    cdef double Lv[3]
+    cdef double w0[3]
+    cdef double sv = 1.0 / sqrt(z[0].v * z[0].v + z[1].v * z[1].v + z[2].v * z[2].v
+                                + z[3].v * z[3].v)
+    cdef Py_ssize_t n = ts.shape[0] - 1, m = tout.shape[0], i, slot = 0
+    cdef double t, tn, h, d = 1.0 if n == 0 or ts[n] >= ts[0] else -1.0
+    cdef int k, st = 0
+    s = 1.0 / real_sqrt(quat_norm2(z))
+    for k in range(4):
+        qv[k] = z[k].v * sv
+        q[k] = z[k] * s
+    for k in range(3):
+        w0[k] = z[4 + k].v
+    _set_v(q, qv, 4)
+    _dmat_vec(P.I, &z[4], L)
+    mat3_vec(P.b.I, w0, Lv)
+    _set_v(L, Lv, 3)
+    _imp_row(P, q, L, z)
+    while slot < m and tout[slot] == ts[0]:
+        _store(z, ncols, &out[slot, 0, 0])
+        slot += 1
+    for i in range(n):
+        t = ts[i]
+        tn = ts[i + 1]
+        h = tn - t
+        if slot < m and d * (tout[slot] - tn) < 0.0:
+            return -98                  # an output inside a step: not a grid time
+        if P.kicks:
+            st = _imp_kick(body, p, P, t, 0.5 * h, q, L)
+        if st == 0:
+            st = _imp_free(P, ncols, h, q, L)
+        if st == 0 and P.kicks:
+            st = _imp_kick(body, p, P, tn, 0.5 * h, q, L)
+        if st != 0:
+            np.asarray(out)[slot:] = np.nan     # the run's rows are NaN from here on
+            return 0
+        _imp_row(P, q, L, z)
+        while slot < m and d * (tout[slot] - tn) <= 0.0:
+            _store(z, ncols, &out[slot, 0, 0])
+            slot += 1
+    return 0
+
+
+def _implicit_setup(method, RigidBody body, options):
+    """(the run's options as rotode/implicit.pyx `run_plan` reads them, lambda_min(I), its
+    eigenvector) of an implicit rule."""
+    from rotode import implicit as _implicit
+    spec = _methods.get(method, "rigid body")
+    options = dict(options or {})
+    options.pop("normalize", None)
+    solver, tol, max_iter, max_substeps, bound, angle = _implicit._options(options)
+    angle = spec.defaults["substep_angle"] if angle is None else angle
+    _, vecs = np.linalg.eigh(np.asarray(body.inertia, dtype=float))
+    lam = float(np.linalg.eigvalsh(np.asarray(body.inertia))[0])
+    return ((_implicit.VARIANTS[spec.variant], solver == "newton", tol, max_iter, max_substeps,
+             bound, angle), lam, vecs[:, 0])
+
+
+cdef void _imp_fill(Imp* P, RigidBody body, const Body* p, tuple setup) except *:
+    """The Imp of one pass: the run's options and body, I, A and lambda_min on duals (the
+    pass's inertia directions, if any)."""
+    cdef int k, a, b
+    cdef double e[3]
+    opts, lam, vec = setup
+    for k in range(3):
+        e[k] = vec[k]
+    P.o.method, newton, P.o.tol, P.o.max_iter, P.o.max_substeps, P.o.bound, angle = opts
+    P.o.solver = SOLVER_NEWTON if newton else SOLVER_FIXED_POINT
+    P.o.substep_angle = angle
+    for k in range(9):
+        P.b.I[k] = body._I[k]
+        P.b.Iinv[k] = body._Iinv[k]
+        P.I[k] = dual(body._I[k])
+        P.A[k] = dual(body._Iinv[k])
+    P.b.lam = lam
+    if p.full:
+        for k in range(9):
+            P.I[k] = p.J[k]
+            P.A[k] = p.Jinv[k]
+    elif p.principal:
+        for k in range(3):
+            P.I[4 * k] = p.I[k]
+            P.A[4 * k] = 1.0 / p.I[k]
+    P.lam = dual(0.0)
+    for a in range(3):
+        for b in range(3):
+            P.lam = P.lam + (e[a] * e[b]) * P.I[3 * a + b]
+    P.lam.v = lam
+    for k in range(9):
+        P.I[k].v = body._I[k]
+        P.A[k].v = body._Iinv[k]
+    P.kicks = body.torque is not None
+    P.wdep = P.kicks and body.torque._uses_w()
+
+
+# ---- Runge-Kutta-Nystrom on the second-order quaternion equation (rkn4) --------------------
+# The run (rotode/dynamic.pyx, rotode/dynamic.pxd `rkn4_step`; Mandre 2008 sec. 6) steps
+# z = [q, p = q'] (8) by a Nystrom method on q'' = p conj(q) p + 1/2 q (0, w'), w = 2 vec(conj(q)
+# p), w' = I^-1 (tau - w x I w); its rows are [q, 2 vec(conj(q) p) / |q|^2].  The same stages
+# on duals (w' by `_f_state`: the dual moments, the torque's dual and its parameters'
+# directions), normalize and its rate kept (q' = 1/2 q w) as the run does.
+
+cdef enum:
+    NR = 8                   # the rkn4 state [q, q']
+
+
+cdef int _rkn_g(RigidBody body, const Body* p, double t, const dual* z,
+                dual* g) except? -99:
+    """q'' at z = [q, q'] on duals (rotode/dynamic.pxd `second_order_eval`, rotode/equations.pxd
+    `quaternion_second_order_rhs`) (OUT: g[4])."""
+    cdef dual y[NZ]
+    cdef dual dy[NZ]
+    cdef dual qc[4]
+    cdef dual u[4]
+    cdef dual t2[4]
+    cdef dual t1[4]
+    cdef int k, st
+    quat_conj(z, qc)
+    quat_mul(qc, &z[4], u)                     # conj(q) p
+    for k in range(4):
+        y[k] = z[k]
+    for k in range(3):
+        y[4 + k] = 2.0 * u[1 + k]
+    st = _f_state(body, p, t, y, dy)
+    if st != 0:
+        return st
+    quat_mul(&z[4], u, t2)                     # p conj(q) p
+    quat_mul_vec(z, &dy[4], t1)                # q (0, w')
+    for k in range(4):
+        g[k] = t2[k] + 0.5 * t1[k]
+    return 0
+
+
+cdef int _rkn_step(RigidBody body, const Body* p, double t, double h, dual* z) except? -99:
+    """One step of Mandre 2008 sec. 6 RKN4 on duals, the stages of rotode/dynamic.pxd
+    `rkn4_step` (IN/OUT: z[8])."""
+    cdef dual k[4][4]
+    cdef dual zs[NR]
+    cdef double cq, cp, tc
+    cdef int s, i, st
+    for s in range(4):
+        cq = 0.0 if s == 0 else (h if s == 3 else 0.5 * h)
+        tc = cq
+        for i in range(4):
+            zs[i] = z[i] + cq * z[4 + i]
+            zs[4 + i] = z[4 + i]
+        if s > 0:
+            cp = 0.5 * cq * cq
+            for i in range(4):
+                zs[i] = zs[i] + cp * k[0 if s < 3 else 2][i]
+                zs[4 + i] = zs[4 + i] + cq * k[s - 1][i]
+        st = _rkn_g(body, p, t + tc, zs, k[s])
+        if st != 0:
+            return st
+    for i in range(4):
+        zs[i] = z[i] + h * z[4 + i] + h * h * (k[0][i] + k[1][i] + k[2][i]) / 6.0
+        zs[4 + i] = z[4 + i] + h * (k[0][i] + 2.0 * (k[1][i] + k[2][i]) + k[3][i]) / 6.0
+    for i in range(NR):
+        z[i] = zs[i]
+    return 0
+
+
+cdef void _rkn_row(const dual* z, dual* y) noexcept:
+    """The row [q, w = 2 vec(conj(q) q') / |q|^2] (rotode/dynamic.pyx `_get_qw`) (OUT: y[7])."""
+    cdef dual qc[4]
+    cdef dual u[4]
+    cdef dual s = 2.0 / quat_norm2(z)
+    cdef int k
+    quat_conj(z, qc)
+    quat_mul(qc, &z[4], u)
+    for k in range(4):
+        y[k] = z[k]
+    for k in range(3):
+        y[4 + k] = s * u[1 + k]
+
+
+cdef void _rkn_set_w(dual* z, const dual* w) noexcept:
+    """q' = 1/2 q (0, w) (rotode/dynamic.pyx `_set_w`) (IN/OUT: z[8])."""
+    cdef int k
+    quat_mul_vec(z, w, &z[4])
+    for k in range(4):
+        z[4 + k] = 0.5 * z[4 + k]
+
+
+cdef int _rkn_sweep(RigidBody body, const Body* p, bint normalize, const double[::1] ts,
+                    const double[::1] tout, dual* y, int ncols,
+                    double[:, :, ::1] out) except? -99:
+    """The rkn4 steps ts[i] -> ts[i + 1] from the row y = [q, w] (q' = 1/2 q w), storing the
+    tangent at every time of tout (grid times) (OUT: out)."""
+    cdef dual z[NR]
+    cdef dual r[NZ]
+    cdef Py_ssize_t n = ts.shape[0] - 1, m = tout.shape[0], i, slot = 0
+    cdef double d = 1.0 if n == 0 or ts[n] >= ts[0] else -1.0
+    cdef int k, st
+    for k in range(4):
+        z[k] = y[k]
+    _rkn_set_w(z, &y[4])
+    _rkn_row(z, r)
+    while slot < m and tout[slot] == ts[0]:
+        _store(r, ncols, &out[slot, 0, 0])
+        slot += 1
+    for i in range(n):
+        if slot < m and d * (tout[slot] - ts[i + 1]) < 0.0:
+            return -98                  # an output inside a step: not a grid time
+        st = _rkn_step(body, p, ts[i], ts[i + 1] - ts[i], z)
+        if st != 0:
+            return st
+        _rkn_row(z, r)
+        if normalize:
+            _normalize(z)
+            _rkn_set_w(z, &r[4])
+            _rkn_row(z, r)
+        while slot < m and d * (tout[slot] - ts[i + 1]) <= 0.0:
+            _store(r, ncols, &out[slot, 0, 0])
+            slot += 1
+    return 0
 
 
 # ---- kinematics: the parameters of the rate ---------------------------------------------

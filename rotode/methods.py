@@ -212,7 +212,9 @@ def _kernels():
     # every kinematics kernel (a known rate: the step commutes with a rotation of
     # q, docs/sensitivity.md), the rate's parameters through the products of exponentials of
     # rotode/_tangent.pyx `kinematics_rates`; the rigid-body kernels rotode/_tangent.pyx (and,
-    # for the pairs on the state under error control, rotode/_tangent.hpp) steps on duals
+    # for the pairs on the state under error control, rotode/_tangent.hpp) steps on duals (ab3
+    # with its history of f; rkn4 on [q, q']; the implicit rules by the implicit function
+    # theorem)
     kin = {"runner": "kinematic", "model": "kinematics", "sensitivity": True}
     rates = dict(kin, parameters=("omega", "bias", "scale", "amplitude", "rate", "phase"))
     rb = {"runner": "dynamic", "model": "rigid body"}
@@ -237,9 +239,9 @@ def _kernels():
         Kernel("cg", group=True, options=_TORQUE, limits={"stages": 3}, **rbs),
         Kernel("rk3", group=False, options=("normalize",) + _TORQUE, **rbs),
         Kernel("rk4", group=False, options=("normalize",) + _TORQUE, **rbs),
-        Kernel("ab3", group=False, options=("normalize",) + _TORQUE, **rb),
+        Kernel("ab3", group=False, options=("normalize",) + _TORQUE, **rbs),
         Kernel("rkn4", group=False,
-               options=("normalize",) + _TORQUE + ("force", "mass", "qdot0"), **rb),
+               options=("normalize",) + _TORQUE + ("force", "mass", "qdot0"), **rbs),
         Kernel("erk", group=False, limits=pair, pair=True, **rbs),
         Kernel("rkmk", group=True, limits=pair, pair=True, **rbs),
         # a user's equations (rotode.ODE): the generic methods, which need nothing but f and
@@ -251,9 +253,12 @@ def _kernels():
         Kernel("ab3", group=False, options=("normalize",), **ode),
         Kernel("erk", group=False, options=("normalize",), limits=pair, pair=True, **odes),
         Kernel("rkmk", group=True, limits=pair, pair=True, **ode),
+        # the implicit rules: the implicit function theorem on each sub-step's root
+        # (rotode/_tangent.pyx `_implicit_sweep`)
         Kernel("implicit", runner="implicit", model="rigid body", group=True,
                options=("solver", "tol", "bound", "max_iter", "max_substeps", "substep_angle",
-                        "L0")),
+                        "L0"), sensitivity=True,
+               parameters=("inertia", "torque", "mass", "g", "com")),
     )
     return {(k.model, k.name): k for k in out}
 

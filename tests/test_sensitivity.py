@@ -296,12 +296,16 @@ def test_bad_input():
         rotode.integrate(TOP, (0, 1), y0, method="rk4", dt=0.1, sensitivity=["spin"])
     with pytest.raises(ValueError, match=r"parameter 'inertia' for kinematics.*\('y0',"):
         rotode.integrate(RATE, (0, 1), Q0, method="rk4", dt=0.1, sensitivity=["inertia"])
-    with pytest.raises(ValueError, match="method 'ab3' does not support the sensitivity to "
-                                         "'y0' for rigid body; the methods that do are "
-                                         ".*'rkmk8'"):
-        rotode.integrate(TOP, (0, 1), y0, method="ab3", dt=0.1, sensitivity=["y0"])
-    with pytest.raises(ValueError, match="'implicit_midpoint' does not support"):
-        rotode.integrate(TOP, (0, 1), y0, method="implicit_midpoint", dt=0.1,
+    with pytest.raises(ValueError, match="method 'rk4' does not support the sensitivity to "
+                                         "'amplitude' for kinematics; the methods that do are "
+                                         r"\('lie_euler', 'exp2', 'cg1'"):
+        rotode.integrate(RATE, (0, 1), Q0, method="rk4", dt=0.1, sensitivity=["amplitude"])
+    with pytest.raises(ValueError, match=r"does not differentiate the option\(s\) "
+                                         r"\['force', 'mass'\]"):
+        rotode.integrate(TOP, (0, 1), y0, method="rkn4", dt=0.1, force=[0, 0, 1.0], mass=2.0,
+                         sensitivity=["y0"])
+    with pytest.raises(ValueError, match=r"does not differentiate the option\(s\) \['L0'\]"):
+        rotode.integrate(TOP, (0, 1), y0, method="implicit_midpoint", dt=0.1, L0=[0, 0, 1.0],
                          sensitivity=["y0"])
     with pytest.raises(ValueError, match="does not differentiate the option"):
         rotode.integrate(TOP, (0, 1), y0, method="rk4", dt=0.1, torque_substeps=2,
