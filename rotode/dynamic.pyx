@@ -624,8 +624,9 @@ def _taking(option):
     return " and ".join(map(repr, _methods.taking(option, "rigid body")))
 
 
-#: The fixed-step kernels whose sensitivity passes are compiled (rotode/_tangent_fixed.hpp).
-_FIXED_TANGENT = {"rk3": LANES_RK3, "rk4": LANES_RK4, "ab3": LANES_AB3}
+#: The fixed-step kernels whose sensitivity passes are compiled (rotode/_tangent_fixed.hpp):
+#: their codes -> the lane kernels' (the steps the passes take on duals).
+_FIXED_TANGENT = {KERNEL_RK3: LANES_RK3, KERNEL_RK4: LANES_RK4, KERNEL_AB3: LANES_AB3}
 
 
 cdef struct FixedPass:
@@ -732,7 +733,8 @@ def fixed_tangent(method, RigidBody body, y0, t, save, list cols, bint normalize
     cdef FixedPass fp
     cdef double[:, :, ::1] ov
     cdef int c0 = 0, c1, ncols = len(cols), st
-    kernel = _FIXED_TANGENT.get(_methods.get(method, "rigid body").kernel("rigid body"))
+    code = KERNELS.get(_methods.get(method, "rigid body").kernel("rigid body"))
+    kernel = _FIXED_TANGENT.get(code)
     if (kernel is None or not _USE_ENGINE or body.n_bodies is not None
             or not _engine_params(body, &p)):
         return None
