@@ -169,11 +169,13 @@ inline void nan_rows(double* sens, std::ptrdiff_t from, std::ptrdiff_t to) {
 
 }  // namespace tangent
 
-// The rigid body's f on duals, the torque kind, inertia shape and norm gain of p chosen at run
-// time: `rigid_rhs` of rotode/_models.hpp on duals, each combination's (its value part is the
-// double model's f, bit for bit) (OUT: dy[7]).
-ROTODE_INLINE void rigid_rhs_dual(const RigidParams& p, const dual* y, dual* dy) {
-    const bool diag = rigid_diagonal(&p), gain = p.gain != 0.0;
+// The rigid body's f on duals, the torque kind, inertia shape (`diag`) and norm gain of p (a
+// RigidParams, or rotode/_tangent_fixed.hpp's parameters on duals) chosen at run time:
+// `rigid_rhs` of rotode/_models.hpp on duals, each combination's (its value part is the double
+// model's f, bit for bit) (OUT: dy[7]).
+template <class P>
+ROTODE_INLINE void rigid_rhs_any(const P& p, bool diag, const dual* y, dual* dy) {
+    const bool gain = p.gain != 0.0;
 #define ROTODE_DUAL_RHS(T)                                                                 \
     if (diag) {                                                                            \
         if (gain) rigid_rhs<T, true, true>(p, y, dy);                                      \
@@ -191,6 +193,10 @@ ROTODE_INLINE void rigid_rhs_dual(const RigidParams& p, const dual* y, dual* dy)
         default: ROTODE_DUAL_RHS(TORQUE_WORLD)
     }
 #undef ROTODE_DUAL_RHS
+}
+
+ROTODE_INLINE void rigid_rhs_dual(const RigidParams& p, const dual* y, dual* dy) {
+    rigid_rhs_any(p, rigid_diagonal(&p), y, dy);
 }
 
 // The rows of a rigid body's tangent loop on the state [q, w] (RigidBodyModel's rows: they do

@@ -147,35 +147,13 @@ ROTODE_INLINE int fixed_pass(const M& f, const TangentSeeds& s, bool normalize, 
     return st;
 }
 
-// f on dual parameters, the torque kind, inertia shape and gain of p chosen at run time
-ROTODE_INLINE void rigid_rhs_dual_params(const DualRigidParams& p, const dual* y, dual* dy) {
-    const bool gain = p.gain != 0.0;
-#define ROTODE_FIXED_RHS(T)                                                                \
-    if (p.diag) {                                                                          \
-        if (gain) rigid_rhs<T, true, true>(p, y, dy);                                      \
-        else rigid_rhs<T, true, false>(p, y, dy);                                          \
-    } else {                                                                               \
-        if (gain) rigid_rhs<T, false, true>(p, y, dy);                                     \
-        else rigid_rhs<T, false, false>(p, y, dy);                                         \
-    }                                                                                      \
-    return;
-    switch (p.torque) {
-        case TORQUE_NONE: ROTODE_FIXED_RHS(TORQUE_NONE)
-        case TORQUE_GRAVITY: ROTODE_FIXED_RHS(TORQUE_GRAVITY)
-        case TORQUE_GRAVITY_AXIS: ROTODE_FIXED_RHS(TORQUE_GRAVITY_AXIS)
-        case TORQUE_BODY: ROTODE_FIXED_RHS(TORQUE_BODY)
-        default: ROTODE_FIXED_RHS(TORQUE_WORLD)
-    }
-#undef ROTODE_FIXED_RHS
-}
-
 }  // namespace tangent
 
 // The pass compiled per instruction set (`attrs`), every kernel, f through a pointer.
 #define ROTODE_FIXED_ENTRY(name, attrs)                                                       \
     attrs __attribute__((noinline)) static void name##_rhs(const DualRigidParams& p,         \
                                                            const dual* y, dual* dy) {         \
-        tangent::rigid_rhs_dual_params(p, y, dy);                                             \
+        rigid_rhs_any(p, p.diag, y, dy);                                                      \
     }                                                                                         \
     template <int K>                                                                          \
     attrs __attribute__((noinline)) int name(const DualRigidParams* p, const TangentSeeds* s, \
