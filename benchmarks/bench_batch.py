@@ -3,7 +3,7 @@
 Run from the clone's root after building rotode (``python setup.py build_ext --inplace``):
 
     python benchmarks/bench_batch.py [--quick] [--bodies N] [--steps S] [--kinematics]
-                                     [--adaptive]
+                                     [--adaptive] [--group [METHOD ...]]
 
 The tops: ``rotode.RigidBody([1, 1, 0.5], torque=rotode.torque.Gravity(1, 9.81, [0, 0, 0.1]))``,
 upright, spinning at w = (0.1, 0, 20) (the first rate dispersed a little from body to body),
@@ -32,6 +32,12 @@ dop853 with rtol 1e-9, atol 1e-11 on N Lagrange tops with dispersed initial rate
 tf only (``t_eval=[0, 1]``), one thread, "off" (the specialised engine's run of one body at a
 time, as before the lanes) against each set; ns per body-step = seconds / (the bodies' accepted
 steps summed, the same on every set).
+
+``--group``: the Lie-group rows only (the rigid body's Lie-Euler and Crouch-Grossman kernels in
+lanes): each method given (default lie_euler and cg3) on the N Lagrange tops above, dt 1e-3,
+the rows at t0 and tf only, one thread, "off" (the driver's step, rotode/dynamic.pxd
+`lie_euler_step`/`cg_step`) against each set; every set's rows are checked against "off"'s, bit
+for bit.
 
 How it measures: one process, every tool in turn, A B C ... A B C ..., the minimum over the
 turns of each (`bench_engine.measure`: each turn is one run here, a run lasting 0.1-40 s);
@@ -74,14 +80,14 @@ def tops(n):
     return top, y0
 
 
-def rotode_run(top, y0, steps, isa, workers=1):
-    """A Run of rotode's rk4 on `isa` (a `rotode._lanes` choice)."""
+def rotode_run(top, y0, steps, isa, workers=1, method="rk4"):
+    """A Run of rotode's `method` (rk4) on `isa` (a `rotode._lanes` choice)."""
     span = (0.0, steps * DT)
 
     def call():
         before = _lanes.use(isa)
         try:
-            return rotode.integrate(top, span, y0, method="rk4", dt=DT, save_every=steps,
+            return rotode.integrate(top, span, y0, method=method, dt=DT, save_every=steps,
                                     workers=workers)
         finally:
             _lanes.use(before)
@@ -184,6 +190,28 @@ def adaptive(n, turns):
     return same
 
 
+def group(n, steps, turns, methods):
+    """Print the Lie-group rows: ns per body-step of "off" and each set, per method; returns
+    whether every set's rows are "off"'s, bit for bit."""
+    top, y0 = tops(n)
+    same = True
+    print(f"Lie-group methods, {n} Lagrange tops, {steps} steps of {DT} s")
+    print(f"{'':34s} {'ns/body-step':>12s} {'speed-up vs off':>15s}")
+    for method in methods:
+        ref = rotode_run(top, y0, steps, "off", method=method).call()
+        for isa in _lanes.available()[1:]:
+            got = rotode_run(top, y0, steps, isa, method=method).call()
+            same = same and np.array_equal(got.y, ref.y) and np.array_equal(got.w, ref.w)
+        seconds = measure({f"{method}, rotode {isa}": rotode_run(top, y0, steps, isa,
+                                                                 method=method)
+                           for isa in _lanes.available()}, turns)
+        off = seconds[f"{method}, rotode off"]
+        for name, sec in seconds.items():
+            print(f"{name:34s} {sec / (n * steps) * 1e9:12.2f} {off / sec:15.1f}")
+    print(f"every set's rows == off's, bit for bit: {same}")
+    return same
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10^4 bodies, 2 turns")
@@ -192,6 +220,8 @@ def main(argv=None):
     parser.add_argument("--kinematics", action="store_true", help="the kinematics rows only")
     parser.add_argument("--adaptive", action="store_true",
                         help="the error-controlled rows only (dop853 in lanes)")
+    parser.add_argument("--group", nargs="*", metavar="METHOD", default=None,
+                        help="the Lie-group rows only (default: lie_euler cg3)")
     args = parser.parse_args(argv)
     n = args.bodies or (10_000 if args.quick else 100_000)
     turns = 2 if args.quick else 3
@@ -200,6 +230,8 @@ def main(argv=None):
         return 0
     if args.adaptive:
         return 0 if adaptive(n, turns) else 1
+    if args.group is not None:
+        return 0 if group(n, args.steps, turns, args.group or ["lie_euler", "cg3"]) else 1
     top, y0 = tops(n)
     loop = build.batch_loop(verbose=True)
     best = _lanes.available()[-1]

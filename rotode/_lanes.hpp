@@ -1,5 +1,6 @@
 // The lane kernels: the fixed-step methods rk3 and rk4 on blocks of rigid bodies or of
-// quaternion kinematics, one body per SIMD lane (docs/architecture.md, "The lane kernels").
+// quaternion kinematics, and ab3, Lie-Euler and the Crouch-Grossman methods on blocks of rigid
+// bodies, one body per SIMD lane (docs/architecture.md, "The lane kernels").
 //
 // One source for every width.  A lane vector `Lanes<L>` is a GCC vector of L doubles (`double`
 // itself for L = 1): its + - * / act lane by lane, IEEE-exact in every lane, and a double mixed
@@ -11,8 +12,10 @@
 // results are the L = 1 instance's bits whatever the width.  The L = 1 instance is the single
 // body's path (rotode/dynamic.pyx and rotode/kinematic.pyx run every eligible rk3/rk4 body
 // through this file), so a batch equals its single runs bit for bit.  The only functions outside
-// + - * / are the square root of `normalize` (correctly rounded in scalar and vector code alike)
-// and the sine of `omega.Sinusoid` (libm's, called lane by lane), both taken lane by lane.
+// + - * / are the square root of `normalize` (correctly rounded in scalar and vector code alike),
+// the sine of `omega.Sinusoid` (libm's, called lane by lane) and, in the Lie-group steps, the
+// square root, cosine and sine of exp(h w / 2) beyond its Taylor range (libm's, lane by lane,
+// only in the lanes that reach it), all taken lane by lane.
 //
 // Widths by instruction set, chosen at run time (`lanes_supported`, `lanes_block`): "scalar"
 // (L = 1), "sse2" (the baseline build, L = 2), "avx2" (L = 4) and "avx512" (L = 8): one
@@ -23,12 +26,16 @@
 // Methods: Kutta's third-order method and the classical fourth-order Runge-Kutta method
 // (Hairer, Norsett & Wanner, "Solving Ordinary Differential Equations I", 2nd ed., 1993, sec.
 // II.1, Table 1.1 and eq. 1.8), with the operations of rotode/dynamic.pxd and
-// rotode/kinematic.pxd `rk3_step`/`rk4_step`.
+// rotode/kinematic.pxd `rk3_step`/`rk4_step`; the variable-step Adams-Bashforth 3 of
+// rotode/dynamic.pyx; the Crouch-Grossman methods of a run-time tableau (Crouch & Grossman 1993;
+// Owren & Marthinsen 1999), Lie-Euler among them (cg1's tableau), with the operations of
+// rotode/dynamic.pxd `cg_step`/`lie_euler_step`.
 #pragma once
 
 #include <cmath>
 #include <cstddef>
 #include <type_traits>
+#include <utility>
 
 #include "_engine.hpp"
 #include "_models.hpp"
@@ -42,8 +49,24 @@ namespace rotode {
 
 // the instruction sets, in the order of `rotode._lanes.ISAS` (after "off")
 enum LaneIsa { ISA_SCALAR = 0, ISA_SSE2 = 1, ISA_AVX2 = 2, ISA_AVX512 = 3, ISA_COUNT = 4 };
-// the fixed-step kernels of the lane blocks (LANES_AB3: rigid bodies only)
-enum LaneKernel { LANES_RK3 = 0, LANES_RK4 = 1, LANES_AB3 = 2 };
+// the fixed-step kernels of the lane blocks (LANES_AB3 and LANES_CG: rigid bodies only;
+// LANES_CG: the Crouch-Grossman methods of a `LaneTableau`, Lie-Euler that of cg1)
+enum LaneKernel { LANES_RK3 = 0, LANES_RK4 = 1, LANES_AB3 = 2, LANES_CG = 3 };
+
+// A Crouch-Grossman tableau of s <= 3 stages (rotode/dynamic.pxd CGTableau's a and b: a[i*3 + j]
+// strictly lower triangular; the nodes c are not needed, the compiled torques being autonomous)
+struct LaneTableau {
+    int s;
+    double a[9];
+    double b[3];
+};
+
+// A block run's choices: p[0] for every body (shared), q / |q| after every step (normalize),
+// the tableau of LANES_CG (else unused)
+struct LaneCall {
+    bool shared, normalize;
+    const LaneTableau* tab;
+};
 
 namespace lanes {
 
@@ -140,6 +163,12 @@ struct RigidLaneModel {
     ROTODE_INLINE void nodes(double, double) {}
     ROTODE_INLINE void advanced() {}
     ROTODE_INLINE void rhs(int, const V* y, V* dy) const { rigid_rhs<T, Diag, Gain>(p, y, dy); }
+    // w' = I^-1 (tau(q) - w x I w) (rotode/dynamic.pxd `body_accel`; the Lie-group kernels)
+    ROTODE_INLINE void accel(const V* q, const V* w, V* dw) const {
+        V tau[3];
+        rigid_torque<T>(p, q, tau);
+        rigid_euler<Diag>(p, w, tau, dw);
+    }
     ROTODE_INLINE void row(const V* z, V* w) const {
         for (int c = 0; c < 3; ++c) w[c] = z[4 + c];
     }
@@ -276,6 +305,101 @@ ROTODE_INLINE void normalize_lanes(V* z) {
     for (int i = 0; i < 4; ++i) z[i] = z[i] * s;
 }
 
+// a lane mask of V (bool for V = double, else an integer vector: -1 in a lane that is set)
+template <class V>
+using Mask = decltype(std::declval<V>() == std::declval<V>());
+
+template <class V>
+ROTODE_INLINE void set_mask(Mask<V>& m, int l, bool x) {
+    if constexpr (width<V> == 1) m = x;
+    else m[l] = x ? -1 : 0;
+}
+
+template <class V>
+ROTODE_INLINE bool mask_at(const Mask<V>& m, int l) {
+    if constexpr (width<V> == 1) return m;
+    else return m[l] != 0;
+}
+
+// e = exp(c w / 2) in every lane: rotode/_rkmk.hpp `quat_exp_half`'s operations, the Taylor
+// polynomials in vectors, and lane by lane, only in a lane beyond their range (|c w / 2|^2 > 1,
+// or NaN), the scalar function's std::sqrt, std::cos and std::sin (OUT: e[4])
+template <class V>
+ROTODE_INLINE void exp_half_v(const V* w, double c, V* e) {
+    V x[3];
+    x[0] = 0.5 * c * w[0];
+    x[1] = 0.5 * c * w[1];
+    x[2] = 0.5 * c * w[2];
+    const V x2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
+    V co = taylor_cos(x2), s = taylor_sinc(x2);
+    const Mask<V> small = x2 <= 1.0;              // (a NaN lane: not small, as the scalar test)
+    for (int l = 0; l < width<V>; ++l) {
+        if (mask_at<V>(small, l)) continue;
+        const double a = std::sqrt(get(x2, l));
+        set(co, l, std::cos(a));
+        set(s, l, std::sin(a) / a);
+    }
+    e[0] = co;
+    e[1] = s * x[0];
+    e[2] = s * x[1];
+    e[3] = s * x[2];
+}
+
+// the Hamilton product p q in every lane: rotode/_rkmk.hpp `rkmk_quat_mul`, its operations
+// always inlined here (the header's template, `inline` only, was compiled out of line, without
+// AVX) (OUT: out[4]; may not alias p or q)
+template <class V>
+ROTODE_INLINE void quat_mul_v(const V* p, const V* q, V* out) {
+    out[0] = p[0] * q[0] - p[1] * q[1] - p[2] * q[2] - p[3] * q[3];
+    out[1] = p[0] * q[1] + p[1] * q[0] + p[2] * q[3] - p[3] * q[2];
+    out[2] = p[0] * q[2] - p[1] * q[3] + p[2] * q[0] + p[3] * q[1];
+    out[3] = p[0] * q[3] + p[1] * q[2] - p[2] * q[1] + p[3] * q[0];
+}
+
+// out = q exp(c w / 2) in every lane: rotode/_rkmk.hpp `quat_times_exp` (OUT: out[4]; may not
+// alias q)
+template <class V>
+ROTODE_INLINE void times_exp_v(const V* q, const V* w, double c, V* out) {
+    V e[4];
+    exp_half_v(w, c, e);
+    quat_mul_v(q, e, out);
+}
+
+// A Crouch-Grossman step on SU(2) x R^3 from y = [q, w] (OUT: yout[7]): rotode/dynamic.pxd
+// `cg_step`'s operations in its order (Crouch & Grossman 1993; Owren & Marthinsen 1999),
+//   Q_i = q0 exp(h a_i1 W_1 / 2) ... exp(h a_i,i-1 W_i-1 / 2),  W_i = w0 + h sum_j a_ij K_j,
+//   K_i = w'(Q_i, W_i);  q1 = q0 exp(h b_1 W_1 / 2) ... exp(h b_s W_s / 2),
+//   w1 = w0 + h sum_i b_i K_i,
+// the factors of a zero coefficient skipped (the tableau's: the same in every lane).  Lie-Euler
+// (`lie_euler_step`) is the tableau of cg1 (a = 0, b = 1): q0 exp(h w0 / 2), w0 + h K_1 with
+// h * 1.0 = h, the same bits.
+template <class M, class V>
+ROTODE_INLINE void cg_lanes(const M& f, const LaneTableau& tab, double h, const V* y, V* yout) {
+    V Q[4], tmp[4], W[9], K[9];
+    for (int i = 0; i < tab.s; ++i) {
+        for (int k = 0; k < 4; ++k) Q[k] = y[k];
+        for (int k = 0; k < 3; ++k) W[3 * i + k] = y[4 + k];
+        for (int j = 0; j < i; ++j) {
+            const double coef = tab.a[3 * i + j];
+            if (coef == 0.0) continue;
+            times_exp_v(Q, &W[3 * j], h * coef, tmp);
+            for (int k = 0; k < 4; ++k) Q[k] = tmp[k];
+            for (int k = 0; k < 3; ++k) W[3 * i + k] = W[3 * i + k] + h * coef * K[3 * j + k];
+        }
+        f.accel(Q, &W[3 * i], &K[3 * i]);
+    }
+    for (int k = 0; k < 4; ++k) Q[k] = y[k];
+    for (int k = 0; k < 3; ++k) yout[4 + k] = y[4 + k];
+    for (int i = 0; i < tab.s; ++i) {
+        const double coef = tab.b[i];
+        if (coef == 0.0) continue;
+        times_exp_v(Q, &W[3 * i], h * coef, tmp);
+        for (int k = 0; k < 4; ++k) Q[k] = tmp[k];
+        for (int k = 0; k < 3; ++k) yout[4 + k] = yout[4 + k] + h * coef * K[3 * i + k];
+    }
+    for (int k = 0; k < 4; ++k) yout[k] = Q[k];
+}
+
 // rows k wide from `slot` on NaN
 template <int K>
 ROTODE_INLINE void nan_rows(const BlockRun* b, int l, std::ptrdiff_t slot) {
@@ -349,7 +473,7 @@ ROTODE_INLINE void start_lanes(BlockRun* b, V* z, bool* alive) {
 // non-finite check after each chunk, the rows at t[save], NaN from a failure on, the same status
 // codes and step indices; without `to_end` (the kinematic stepper), no step after the last row.
 template <int L, int K, class M>
-ROTODE_INLINE void block_run(M& f, bool normalize, bool to_end, BlockRun* b) {
+ROTODE_INLINE void block_run(M& f, const LaneCall& o, bool to_end, BlockRun* b) {
     using V = Lanes<L>;
     static_assert(M::n == M::k, "a lane model's row is its state");
     V z[M::n], zn[M::n];
@@ -372,9 +496,10 @@ ROTODE_INLINE void block_run(M& f, bool normalize, bool to_end, BlockRun* b) {
             f.nodes(t0, h);
             if constexpr (K == LANES_RK4) rk4_lanes(f, h, z, zn);
             else if constexpr (K == LANES_AB3) ab3_lanes(f, h, ab3, z, zn);
+            else if constexpr (K == LANES_CG) cg_lanes(f, *o.tab, h, z, zn);
             else rk3_lanes(f, h, z, zn);
             for (int c = 0; c < M::n; ++c) z[c] = zn[c];
-            if (normalize) normalize_lanes(z);
+            if (o.normalize) normalize_lanes(z);
             f.advanced();
         }
         *b->countdown -= int(jend - j);
@@ -408,8 +533,10 @@ struct RigidClass {
     }
 };
 
-inline RigidClass lane_class(const RigidParams* p) {
-    return {p->torque, rigid_diagonal(p), p->gain != 0.0, p->gyroscopic != 0};
+// (the Lie-group kernels do not read the norm gain: one class with and without it)
+inline RigidClass lane_class(const RigidParams* p, int kernel = LANES_RK3) {
+    return {p->torque, rigid_diagonal(p), p->gain != 0.0 && kernel != LANES_CG,
+            p->gyroscopic != 0};
 }
 
 // the class of a kinematic body: its rate kind, frame and gain
@@ -421,18 +548,17 @@ struct KinClass {
     }
 };
 
-inline KinClass lane_class(const KinParams* p) {
+inline KinClass lane_class(const KinParams* p, int) {
     return {p->omega, p->world != 0, p->gain != 0.0};
 }
 
 // The run of a block of bodies of one class in the lane model C::model<V> of L lanes: its
 // parameters gathered, then `block_run`.  C: a class tag (`RigidTag`, `KinTag`).
 template <int L, int K, class C>
-ROTODE_INLINE void block_class(const typename C::Params* p, bool shared, bool normalize,
-                               BlockRun* b) {
+ROTODE_INLINE void block_class(const typename C::Params* p, const LaneCall& o, BlockRun* b) {
     typename C::template model<Lanes<L>> f;
-    f.gather(p, shared, b->nb);
-    block_run<L, K>(f, normalize, C::to_end, b);
+    f.gather(p, o.shared, b->nb);
+    block_run<L, K>(f, o, C::to_end, b);
 }
 
 template <int T, bool Diag, bool Gain>
@@ -454,9 +580,9 @@ struct KinTag {
 // code that chooses it.
 #define ROTODE_LANE_ENTRY(name, attrs, L)                                                    \
     template <int K, class C>                                                                \
-    attrs __attribute__((noinline)) void name(const typename C::Params* p, bool shared,      \
-                                              bool normalize, BlockRun* b) {                 \
-        block_class<L, K, C>(p, shared, normalize, b);                                       \
+    attrs __attribute__((noinline)) void name(const typename C::Params* p, const LaneCall& o, \
+                                              BlockRun* b) {                                 \
+        block_class<L, K, C>(p, o, b);                                                       \
     }
 
 ROTODE_LANE_ENTRY(run_scalar, , 1)
@@ -470,78 +596,80 @@ ROTODE_LANE_ENTRY(run_avx512, __attribute__((target("avx512f"))), 8)
 
 // the run-time choices (instruction set, kernel, class) to one of those functions
 template <int K, class C>
-inline void block_isa(int isa, const typename C::Params* p, bool shared, bool normalize,
+inline void block_isa(int isa, const typename C::Params* p, const LaneCall& o,
                       BlockRun* b) {
     switch (isa) {
-        case ISA_SSE2: return run_sse2<K, C>(p, shared, normalize, b);
+        case ISA_SSE2: return run_sse2<K, C>(p, o, b);
 #ifdef ROTODE_LANES_X86
-        case ISA_AVX2: return run_avx2<K, C>(p, shared, normalize, b);
-        case ISA_AVX512: return run_avx512<K, C>(p, shared, normalize, b);
+        case ISA_AVX2: return run_avx2<K, C>(p, o, b);
+        case ISA_AVX512: return run_avx512<K, C>(p, o, b);
 #endif
-        default: return run_scalar<K, C>(p, shared, normalize, b);
+        default: return run_scalar<K, C>(p, o, b);
     }
 }
 
 template <int K, int T, bool Diag>
-inline void block_gain(int isa, const RigidClass& c, const RigidParams* p, bool shared,
-                       bool normalize, BlockRun* b) {
-    if (c.gain) block_isa<K, RigidTag<T, Diag, true>>(isa, p, shared, normalize, b);
-    else block_isa<K, RigidTag<T, Diag, false>>(isa, p, shared, normalize, b);
+inline void block_gain(int isa, const RigidClass& c, const RigidParams* p,
+                       const LaneCall& o, BlockRun* b) {
+    if constexpr (K == LANES_CG) block_isa<K, RigidTag<T, Diag, false>>(isa, p, o, b);
+    else if (c.gain) block_isa<K, RigidTag<T, Diag, true>>(isa, p, o, b);
+    else block_isa<K, RigidTag<T, Diag, false>>(isa, p, o, b);
 }
 
 template <int K, int T>
-inline void block_diag(int isa, const RigidClass& c, const RigidParams* p, bool shared,
-                       bool normalize, BlockRun* b) {
-    if (c.diag) block_gain<K, T, true>(isa, c, p, shared, normalize, b);
-    else block_gain<K, T, false>(isa, c, p, shared, normalize, b);
+inline void block_diag(int isa, const RigidClass& c, const RigidParams* p,
+                       const LaneCall& o, BlockRun* b) {
+    if (c.diag) block_gain<K, T, true>(isa, c, p, o, b);
+    else block_gain<K, T, false>(isa, c, p, o, b);
 }
 
 template <int K>
-inline void block_torque(int isa, const RigidClass& c, const RigidParams* p, bool shared,
-                         bool normalize, BlockRun* b) {
+inline void block_torque(int isa, const RigidClass& c, const RigidParams* p,
+                         const LaneCall& o, BlockRun* b) {
     switch (c.torque) {
-        case TORQUE_NONE: return block_diag<K, TORQUE_NONE>(isa, c, p, shared, normalize, b);
+        case TORQUE_NONE: return block_diag<K, TORQUE_NONE>(isa, c, p, o, b);
         case TORQUE_GRAVITY:
-            return block_diag<K, TORQUE_GRAVITY>(isa, c, p, shared, normalize, b);
+            return block_diag<K, TORQUE_GRAVITY>(isa, c, p, o, b);
         case TORQUE_GRAVITY_AXIS:
-            return block_diag<K, TORQUE_GRAVITY_AXIS>(isa, c, p, shared, normalize, b);
-        case TORQUE_BODY: return block_diag<K, TORQUE_BODY>(isa, c, p, shared, normalize, b);
-        default: return block_diag<K, TORQUE_WORLD>(isa, c, p, shared, normalize, b);
+            return block_diag<K, TORQUE_GRAVITY_AXIS>(isa, c, p, o, b);
+        case TORQUE_BODY: return block_diag<K, TORQUE_BODY>(isa, c, p, o, b);
+        default: return block_diag<K, TORQUE_WORLD>(isa, c, p, o, b);
     }
 }
 
 inline void block_any(int isa, int kernel, const RigidClass& c, const RigidParams* p,
-                      bool shared, bool normalize, BlockRun* b) {
-    if (kernel == LANES_RK4) block_torque<LANES_RK4>(isa, c, p, shared, normalize, b);
-    else if (kernel == LANES_AB3) block_torque<LANES_AB3>(isa, c, p, shared, normalize, b);
-    else block_torque<LANES_RK3>(isa, c, p, shared, normalize, b);
+                      const LaneCall& o, BlockRun* b) {
+    if (kernel == LANES_RK4) block_torque<LANES_RK4>(isa, c, p, o, b);
+    else if (kernel == LANES_AB3) block_torque<LANES_AB3>(isa, c, p, o, b);
+    else if (kernel == LANES_CG) block_torque<LANES_CG>(isa, c, p, o, b);
+    else block_torque<LANES_RK3>(isa, c, p, o, b);
 }
 
 template <int K, int W, bool World>
-inline void kin_gain(int isa, const KinClass& c, const KinParams* p, bool shared,
-                     bool normalize, BlockRun* b) {
-    if (c.gain) block_isa<K, KinTag<W, World, true>>(isa, p, shared, normalize, b);
-    else block_isa<K, KinTag<W, World, false>>(isa, p, shared, normalize, b);
+inline void kin_gain(int isa, const KinClass& c, const KinParams* p,
+                     const LaneCall& o, BlockRun* b) {
+    if (c.gain) block_isa<K, KinTag<W, World, true>>(isa, p, o, b);
+    else block_isa<K, KinTag<W, World, false>>(isa, p, o, b);
 }
 
 template <int K, int W>
-inline void kin_frame(int isa, const KinClass& c, const KinParams* p, bool shared,
-                      bool normalize, BlockRun* b) {
-    if (c.world) kin_gain<K, W, true>(isa, c, p, shared, normalize, b);
-    else kin_gain<K, W, false>(isa, c, p, shared, normalize, b);
+inline void kin_frame(int isa, const KinClass& c, const KinParams* p,
+                      const LaneCall& o, BlockRun* b) {
+    if (c.world) kin_gain<K, W, true>(isa, c, p, o, b);
+    else kin_gain<K, W, false>(isa, c, p, o, b);
 }
 
 template <int K>
-inline void kin_omega_kind(int isa, const KinClass& c, const KinParams* p, bool shared,
-                           bool normalize, BlockRun* b) {
-    if (c.omega == OMEGA_CONSTANT) kin_frame<K, OMEGA_CONSTANT>(isa, c, p, shared, normalize, b);
-    else kin_frame<K, OMEGA_SINUSOID>(isa, c, p, shared, normalize, b);
+inline void kin_omega_kind(int isa, const KinClass& c, const KinParams* p,
+                           const LaneCall& o, BlockRun* b) {
+    if (c.omega == OMEGA_CONSTANT) kin_frame<K, OMEGA_CONSTANT>(isa, c, p, o, b);
+    else kin_frame<K, OMEGA_SINUSOID>(isa, c, p, o, b);
 }
 
-inline void block_any(int isa, int kernel, const KinClass& c, const KinParams* p, bool shared,
-                      bool normalize, BlockRun* b) {
-    if (kernel == LANES_RK4) kin_omega_kind<LANES_RK4>(isa, c, p, shared, normalize, b);
-    else kin_omega_kind<LANES_RK3>(isa, c, p, shared, normalize, b);
+inline void block_any(int isa, int kernel, const KinClass& c, const KinParams* p,
+                      const LaneCall& o, BlockRun* b) {
+    if (kernel == LANES_RK4) kin_omega_kind<LANES_RK4>(isa, c, p, o, b);
+    else kin_omega_kind<LANES_RK3>(isa, c, p, o, b);
 }
 
 // the columns of a row of y0 and of the output of each model kind
@@ -569,21 +697,23 @@ inline int lanes_width(int isa) {
 }
 
 // The fixed-grid run of the block `b` (b->nb bodies, parameters p[0 .. nb - 1], or p[0] for
-// every body when `shared`: RigidParams or KinParams) with `kernel` (a LaneKernel), on the
-// instruction set `isa` (which the caller checked with `lanes_supported`).  A block whose bodies
+// every body when `shared`: RigidParams or KinParams) with `kernel` (a LaneKernel; LANES_CG with
+// the tableau `tab`, rigid bodies only), on the instruction set `isa` (which the caller checked
+// with `lanes_supported`), q / |q| after every step with `normalize`.  A block whose bodies
 // share one class and fill more than half of its lanes runs in the lanes of `isa`; any other
 // block runs each body on its own (the scalar instance: the same bits).  Returns the lanes the
 // block ran in (1: one body at a time).
 template <class P>
 inline int lanes_block(int isa, int kernel, const P* p, bool shared, bool normalize,
-                       BlockRun* b) {
+                       const LaneTableau* tab, BlockRun* b) {
     using namespace lanes;
-    const auto c = lane_class(p);
+    const auto c = lane_class(p, kernel);
     bool same = true;
-    for (std::ptrdiff_t l = 1; l < b->nb && !shared; ++l) same = same && lane_class(p + l) == c;
+    for (std::ptrdiff_t l = 1; l < b->nb && !shared; ++l)
+        same = same && lane_class(p + l, kernel) == c;
     const int L = lanes_width(isa), k = lane_cols(p);
     if (same && L > 1 && 2 * b->nb > L) {
-        block_any(isa, kernel, c, p, shared, normalize, b);
+        block_any(isa, kernel, c, p, LaneCall{shared, normalize, tab}, b);
         return L;
     }
     for (std::ptrdiff_t l = 0; l < b->nb; ++l) {
@@ -596,7 +726,8 @@ inline int lanes_block(int isa, int kernel, const P* p, bool shared, bool normal
         one.failed = b->failed + l;
         one.counts = b->counts + 3 * l;
         const P* pl = p + (shared ? 0 : l);
-        block_any(ISA_SCALAR, kernel, lane_class(pl), pl, true, normalize, &one);
+        const LaneCall o{true, normalize, tab};
+        block_any(ISA_SCALAR, kernel, lane_class(pl, kernel), pl, o, &one);
     }
     return 1;
 }

@@ -1,8 +1,8 @@
-# The lane kernels (rotode/_lanes.hpp): the fixed-step methods rk3, rk4 (and ab3 for rigid
-# bodies) on blocks of rigid bodies or of quaternion kinematics, one body per SIMD lane, on the
-# instruction set chosen at run time (rotode/_lanes.pyx, docs/architecture.md "The lane
-# kernels").  Their instantiations are compiled in this module
-# only; a runner calls `rigid_block` or `kin_block`.
+# The lane kernels (rotode/_lanes.hpp): the fixed-step methods rk3, rk4 (and ab3, Lie-Euler and
+# the Crouch-Grossman methods for rigid bodies) on blocks of rigid bodies or of quaternion
+# kinematics, one body per SIMD lane, on the instruction set chosen at run time
+# (rotode/_lanes.pyx, docs/architecture.md "The lane kernels").  Their instantiations are
+# compiled in this module only; a runner calls `rigid_block` or `kin_block`.
 from rotode._engine cimport BlockRun, KinParams, RigidParams
 
 cdef extern from "_lanes.hpp" namespace "rotode" nogil:
@@ -14,6 +14,13 @@ cdef extern from "_lanes.hpp" namespace "rotode" nogil:
         LANES_RK3
         LANES_RK4
         LANES_AB3
+        LANES_CG
+
+    # a Crouch-Grossman tableau of s <= 3 stages: a[i*3 + j] (strictly lower triangular), b
+    ctypedef struct LaneTableau:
+        int s
+        double a[9]
+        double b[3]
 
     # whether this CPU runs the instruction set (ISA_*); the bodies per block of one
     bint lanes_supported(int isa)
@@ -21,11 +28,12 @@ cdef extern from "_lanes.hpp" namespace "rotode" nogil:
 
 
 # The fixed-grid run of the block b of b.nb bodies (parameters p[0 .. nb - 1], or p[0] for every
-# body when shared) with kernel LANES_RK3, LANES_RK4 or LANES_AB3, q divided by |q| after every
-# step with normalize, on the instruction set isa (supported by the CPU) (OUT: b's rows and
-# counters); returns the lanes the block ran in (1: one body at a time, the same bits).
+# body when shared) with kernel LANES_RK3, LANES_RK4, LANES_AB3 or LANES_CG (the Crouch-Grossman
+# methods of the tableau tab, Lie-Euler that of cg1; tab unused by the others), q divided by |q|
+# after every step with normalize, on the instruction set isa (supported by the CPU) (OUT: b's
+# rows and counters); returns the lanes the block ran in (1: one body at a time, the same bits).
 cdef int rigid_block(int isa, int kernel, const RigidParams* p, bint shared, bint normalize,
-                     BlockRun* b) noexcept nogil
+                     const LaneTableau* tab, BlockRun* b) noexcept nogil
 
 
 # The same for quaternion kinematics under w(t) of KinParams (rotode/kinematic.pyx's rk3/rk4:

@@ -1,7 +1,8 @@
 """The instruction set of the lane kernels, chosen at run time.
 
-rotode's fixed-step rk3, rk4 and ab3 runs of `rotode.RigidBody` models whose torque is compiled
-(none, `rotode.torque.Gravity`, `rotode.torque.Constant`), and its rk3 and rk4 runs of
+rotode's fixed-step rk3, rk4, ab3, Lie-Euler and Crouch-Grossman (cg1, cg2, cg3, exp2) runs of
+`rotode.RigidBody` models whose torque is compiled (none, `rotode.torque.Gravity`,
+`rotode.torque.Constant`), and its rk3 and rk4 runs of
 `rotode.QuaternionKinematics` under constant rates (per body, or a `rotode.omega.Constant`) or a
 `rotode.omega.Sinusoid`, step blocks of bodies in the SIMD lanes of the CPU, one body per lane
 (rotode/_lanes.hpp): every lane does the operations of the one-body instance in the same order,
@@ -138,16 +139,16 @@ def use(name):
 
 cdef extern from "_lanes.hpp" namespace "rotode" nogil:
     int lanes_block(int isa, int kernel, const RigidParams* p, bint shared, bint normalize,
-                    BlockRun* b)
+                    const LaneTableau* tab, BlockRun* b)
     int lanes_block(int isa, int kernel, const KinParams* p, bint shared, bint normalize,
-                    BlockRun* b)
+                    const LaneTableau* tab, BlockRun* b)
 
 
 cdef int rigid_block(int isa, int kernel, const RigidParams* p, bint shared, bint normalize,
-                     BlockRun* b) noexcept nogil:
-    return lanes_block(isa, kernel, p, shared, normalize, b)
+                     const LaneTableau* tab, BlockRun* b) noexcept nogil:
+    return lanes_block(isa, kernel, p, shared, normalize, tab, b)
 
 
 cdef int kin_block(int isa, int kernel, const KinParams* p, bint shared, bint normalize,
                    BlockRun* b) noexcept nogil:
-    return lanes_block(isa, kernel, p, shared, normalize, b)
+    return lanes_block(isa, kernel, p, shared, normalize, NULL, b)

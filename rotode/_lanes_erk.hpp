@@ -66,22 +66,6 @@ ROTODE_INLINE void error_scale(const V& atol, const V& y, const V& ynew, const V
     }
 }
 
-// a lane mask of V (bool for V = double, else an integer vector: -1 in a lane that is set)
-template <class V>
-using Mask = decltype(std::declval<V>() == std::declval<V>());
-
-template <class V>
-ROTODE_INLINE void set_mask(Mask<V>& m, int l, bool x) {
-    if constexpr (width<V> == 1) m = x;
-    else m[l] = x ? -1 : 0;
-}
-
-template <class V>
-ROTODE_INLINE bool mask_at(const Mask<V>& m, int l) {
-    if constexpr (width<V> == 1) return m;
-    else return m[l] != 0;
-}
-
 // stage R's argument ys = y + h sum_{j<R} a_Rj K_j (h: one per lane)
 template <class P, class V, int N, int R>
 ROTODE_INLINE void stage_state_v(const V (*K)[N], const V& h, const V* y, V* ys) {
@@ -145,49 +129,8 @@ ROTODE_INLINE void dense_prepare_v(const M& f, const V& h, const V* y, const V* 
 // its order).  In vectors: every product and sum, and the polynomial ranges (the Taylor
 // polynomials of exp(v/2) for |v/2|^2 <= 1, the series of dexp^-1's coefficient for |v|^2 <=
 // 6.25); lane by lane, only in a lane that reaches them, the ranges beyond (std::sqrt, std::cos,
-// std::sin, the functions the scalar model calls): each lane the scalar model's bits.
-
-// e = exp(w/2) in every lane: rotode/_rkmk.hpp `quat_exp_half` with c = 1 (OUT: e[4])
-template <class V>
-ROTODE_INLINE void exp_half_v(const V* w, V* e) {
-    constexpr double c = 1.0;
-    V x[3];
-    x[0] = 0.5 * c * w[0];
-    x[1] = 0.5 * c * w[1];
-    x[2] = 0.5 * c * w[2];
-    const V x2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
-    V co = taylor_cos(x2), s = taylor_sinc(x2);
-    const Mask<V> small = x2 <= 1.0;              // (a NaN lane: not small, as the scalar test)
-    for (int l = 0; l < width<V>; ++l) {
-        if (mask_at<V>(small, l)) continue;
-        const double a = std::sqrt(get(x2, l));
-        set(co, l, std::cos(a));
-        set(s, l, std::sin(a) / a);
-    }
-    e[0] = co;
-    e[1] = s * x[0];
-    e[2] = s * x[1];
-    e[3] = s * x[2];
-}
-
-// the Hamilton product p q in every lane: rotode/_rkmk.hpp `rkmk_quat_mul`, its operations
-// always inlined here (the header's template, `inline` only, was compiled out of line, without
-// AVX) (OUT: out[4]; may not alias p or q)
-template <class V>
-ROTODE_INLINE void quat_mul_v(const V* p, const V* q, V* out) {
-    out[0] = p[0] * q[0] - p[1] * q[1] - p[2] * q[2] - p[3] * q[3];
-    out[1] = p[0] * q[1] + p[1] * q[0] + p[2] * q[3] - p[3] * q[2];
-    out[2] = p[0] * q[2] - p[1] * q[3] + p[2] * q[0] + p[3] * q[1];
-    out[3] = p[0] * q[3] + p[1] * q[2] - p[2] * q[1] + p[3] * q[0];
-}
-
-// out = q exp(w/2) in every lane: rotode/_rkmk.hpp `quat_times_exp` with c = 1 (OUT: out[4])
-template <class V>
-ROTODE_INLINE void times_exp_v(const V* q, const V* w, V* out) {
-    V e[4];
-    exp_half_v(w, e);
-    quat_mul_v(q, e, out);
-}
+// std::sin, the functions the scalar model calls): each lane the scalar model's bits.  (exp(v/2)
+// in lanes: `times_exp_v` of rotode/_lanes.hpp, which the Crouch-Grossman lanes share.)
 
 // C(x) = (1 - (a/2) cot(a/2))/a^2, x = a^2, in every lane: rotode/_rodrigues.hpp
 // `so3_dexp_inv_coefficient`, its series (the same coefficients, the same Horner steps) for
@@ -261,7 +204,7 @@ struct RkmkLanes {
     // One's operator(): v' = T(-v)^-1 w, w' from Euler's equations at q = qb exp(v/2)
     ROTODE_INLINE void rhs(int, const V* z, V* dz) const {
         V q[4], tau[3];
-        if constexpr (T != TORQUE_NONE) times_exp_v(qb, z, q);   // (no torque: q unused)
+        if constexpr (T != TORQUE_NONE) times_exp_v(qb, z, 1.0, q);   // (no torque: q unused)
         rkmk_rate_v(z, z + 3, dz);
         rigid_torque<T>(p, q, tau);
         rigid_euler<Diag>(p, z + 3, tau, dz + 3);
@@ -282,7 +225,7 @@ struct RkmkLanes {
     ROTODE_INLINE void accept(const Mask<V>& acc, V* z, V* K0) {
         V q[4], zero;
         models::splat(zero, 0.0);
-        times_exp_v(qb, z, q);
+        times_exp_v(qb, z, 1.0, q);
         rkmk_retract(q);
         for (int i = 0; i < 4; ++i) qb[i] = acc ? q[i] : qb[i];
         for (int i = 0; i < 3; ++i) {

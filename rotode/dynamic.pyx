@@ -12,12 +12,12 @@ code, the options it takes, whether it keeps |q| by construction) are the regist
 the one kernel enum (rotode/_driver.pxd): Lie-Euler, Crouch-Grossman (any explicit tableau of at
 most 3 stages), Runge-Kutta 3 and 4, Adams-Bashforth 3 and Runge-Kutta-Nystrom, as the
 `Stepper` that the one time-loop driver (rotode/_driver.pyx) runs, and hands the embedded pairs
-(on the state and on the rotation group) to the driver.  rk3, rk4 and ab3 on bodies whose torque
-is compiled run in the lane kernels instead: blocks of bodies in SIMD lanes, each body with its
-single run's bits (rotode/_lanes.hpp, ``rotode._lanes``; docs/architecture.md "The lane
-kernels"); so do the specialised engine's error-controlled pairs, on the state and as rkmk3/5/8
-on the rotation group, each lane adaptive on its own and refilled from a queue of bodies
-(rotode/_lanes_erk.hpp, "The adaptive lanes").
+(on the state and on the rotation group) to the driver.  rk3, rk4, ab3, Lie-Euler and
+Crouch-Grossman on bodies whose torque is compiled run in the lane kernels instead: blocks of
+bodies in SIMD lanes, each body with its single run's bits (rotode/_lanes.hpp,
+``rotode._lanes``; docs/architecture.md "The lane kernels"); so do the specialised engine's
+error-controlled pairs, on the state and as rkmk3/5/8 on the rotation group, each lane adaptive
+on its own and refilled from a queue of bodies (rotode/_lanes_erk.hpp, "The adaptive lanes").
 
 Options (``options`` dict of `run`)
 -----------------------------------
@@ -81,8 +81,8 @@ from rotode._engine cimport (BlockRun, EngineRun, RigidParams, rigid_erk_body, r
                              TORQUE_WORLD)
 from rotode._tangent_engine cimport tangent_body, fixed_tangent_pass, TangentSeeds
 from rotode._lanes_erk cimport rigid_erk_lanes
-from rotode._lanes cimport (rigid_block, lanes_width, LANES_RK3, LANES_RK4, LANES_AB3,
-                            ISA_SCALAR, ISA_SSE2, ISA_AVX2, ISA_AVX512)
+from rotode._lanes cimport (rigid_block, lanes_width, LANES_RK3, LANES_RK4, LANES_AB3, LANES_CG,
+                            LaneTableau, ISA_SCALAR, ISA_SSE2, ISA_AVX2, ISA_AVX512)
 from rotode._codegen import pair_ids as _pair_ids, group_pair_ids as _group_pair_ids
 from rotode._runplan import Plan, RunOutput
 
@@ -133,11 +133,12 @@ cdef struct RunCfg:
     const RigidParams* params   # one per body, or one shared (shared)
     double* tangent         # NULL, or (N, m, 6, 6) the y0 sensitivity (Plan.tangent) (OUT)
     long* nfev_force        # (N,) force evaluations (OUT)
-    # the lane kernels (rotode/_lanes.hpp): the instruction set (ISA_*), LANES_RK3/RK4/AB3,
-    # its stages (torque evaluations per step; ab3: after its two Kutta steps, 1), and per body
-    # the lanes its block ran in (OUT)
+    # the lane kernels (rotode/_lanes.hpp): the instruction set (ISA_*), LANES_RK3/RK4/AB3/CG
+    # (with LANES_CG its tableau: tab's, or cg1's for lie_euler), its stages (torque evaluations
+    # per step; ab3: after its two Kutta steps, 1), and per body the lanes its block ran in (OUT)
     int isa
     int lane_kernel
+    LaneTableau lane_tab
     int stages
     int* lanes_used
 
@@ -421,11 +422,12 @@ cdef int _engine_body(const void* c, Py_ssize_t i, EngineRun* run) noexcept nogi
 
 
 cdef void _lane_block(const void* c, Py_ssize_t i, BlockRun* run) noexcept nogil:
-    """Bodies i .. i + run.nb - 1 by the lane kernel (rotode/_lanes.hpp): rk3 or rk4 on
-    [q, w] with the torque known at compile time, one body per SIMD lane."""
+    """Bodies i .. i + run.nb - 1 by the lane kernel (rotode/_lanes.hpp): rk3, rk4, ab3 on
+    [q, w], or the Crouch-Grossman methods and Lie-Euler on SU(2) x R^3, with the torque known
+    at compile time, one body per SIMD lane."""
     cdef const RunCfg* cfg = <const RunCfg*>c
     cdef int lanes = rigid_block(cfg.isa, cfg.lane_kernel, &cfg.params[0 if cfg.shared else i],
-                                 cfg.shared, cfg.normalize, run)
+                                 cfg.shared, cfg.normalize, &cfg.lane_tab, run)
     cdef Py_ssize_t j, steps
     for j in range(run.nb):
         steps = run.counts[3 * j]                             # (counts[0]: the steps taken)
@@ -803,9 +805,10 @@ def run(method, model, y0, t, save, options=None, workers=1):
         (0 ok, 2 the state became non-finite: those states are NaN), ``message``, and for
         rkn4 ``qdot`` (N, 4), the final q' of each body (see the option ``qdot0``); with
         error control ``n_rejected`` and ``nfev_pair`` (right-hand-side evaluations of the
-        pair, counted as SciPy counts them); rk3, rk4 and ab3 with compiled torques (none,
-        `Gravity`, `Constant`) run in the lane kernels (rotode/_lanes.hpp) and report ``simd``, the
-        instruction set of ``rotode._lanes`` their blocks ran on ("scalar": body by body).
+        pair, counted as SciPy counts them); rk3, rk4, ab3 and the Lie-Euler and Crouch-Grossman
+        kernels with compiled torques (none, `Gravity`, `Constant`) run in the lane kernels
+        (rotode/_lanes.hpp) and report ``simd``, the instruction set of ``rotode._lanes`` their
+        blocks ran on ("scalar": body by body).
 
     Notes
     -----
@@ -945,7 +948,7 @@ def run_plan(plan):
     lanes_used = np.ones(N, dtype=np.intc)
     isa = None
     try:
-        lanes = (code == KERNEL_RK3 or code == KERNEL_RK4 or code == KERNEL_AB3) and (
+        lanes = code in (KERNEL_RK3, KERNEL_RK4, KERNEL_AB3, KERNEL_LIE_EULER, KERNEL_CG) and (
             not adaptive and k == 7 and not (o.hold or o.restore))
         if specialise or lanes:
             _compiled_params(models, &params)
@@ -1007,6 +1010,7 @@ cdef object _attach_lanes(Stepper* sp, RunCfg* cfg, RigidParams* params, object 
     set of `rotode._lanes.get()` (OUT: sp, cfg; lanes_used, per body, written by the run);
     returns that set's name, or None for "off" (the driver's step, body by body)."""
     cdef int[::1] lv = lanes_used
+    cdef int i_
     name = _lanes.get()
     if name == "off":
         return None
@@ -1014,6 +1018,15 @@ cdef object _attach_lanes(Stepper* sp, RunCfg* cfg, RigidParams* params, object 
     cfg.lane_kernel = (LANES_RK4 if cfg.kernel == KERNEL_RK4 else
                        LANES_AB3 if cfg.kernel == KERNEL_AB3 else LANES_RK3)
     cfg.stages = 4 if cfg.kernel == KERNEL_RK4 else 3
+    if cfg.kernel == KERNEL_LIE_EULER or cfg.kernel == KERNEL_CG:
+        # Lie-Euler: cg1's tableau (a = 0, b = 1: the same operations, h * 1.0 = h)
+        cfg.lane_kernel = LANES_CG
+        cfg.lane_tab.s = cfg.tab.s if cfg.kernel == KERNEL_CG else 1
+        for i_ in range(9):
+            cfg.lane_tab.a[i_] = cfg.tab.a[i_] if cfg.kernel == KERNEL_CG else 0.0
+        for i_ in range(3):
+            cfg.lane_tab.b[i_] = cfg.tab.b[i_] if cfg.kernel == KERNEL_CG else float(i_ == 0)
+        cfg.stages = cfg.lane_tab.s
     cfg.params = params
     cfg.lanes_used = &lv[0] if lv.shape[0] else NULL
     sp.block = _lane_block

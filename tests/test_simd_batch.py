@@ -339,3 +339,114 @@ def test_rkmk_lanes_continue_a_run(isa, method, resume):
     assert got.stats.get("simd") == ("avx2" if isa in ("avx2", "avx512") else None)
     for key in ref.stats["per_body"]:
         assert np.array_equal(got.stats["per_body"][key], ref.stats["per_body"][key]), key
+
+
+GROUP = ["lie_euler", "cg1", "cg2", "cg3"]     # (the rigid body's Lie-group kernels in lanes)
+
+
+@pytest.mark.parametrize("isa", ISAS, indirect=True)
+@pytest.mark.parametrize("method", GROUP)
+@pytest.mark.parametrize("workers", [1, 2])
+def test_group_every_body_is_its_single_run(isa, method, workers):
+    """Lie-Euler and the Crouch-Grossman methods in lanes (q0 exp(h W/2) ..., the exponential's
+    Taylor range in vectors, beyond it the scalar sine and cosine lane by lane): every body's
+    rows, rates and torque evaluations are its single run's, for every compiled torque kind,
+    diagonal and full inertia, with and without the norm gain (which these methods do not read:
+    one class)."""
+    y0 = _states(N, seed=11)
+    for name, model in _models(N).items():
+        batch = rotode.integrate(model, (0.0, 0.37), y0, method=method, dt=0.01, save_every=7,
+                                 workers=workers)
+        assert batch.success and batch.stats["simd"] == isa, name
+        for i in (0, 1, 2, 5, 8, 16, N - 2, N - 1):
+            one = rotode.integrate(_body(model, i), (0.0, 0.37), y0[i], method=method, dt=0.01,
+                                   save_every=7)
+            assert np.array_equal(batch.y[i], one.y), (name, i)
+            assert np.array_equal(batch.w[i], one.w), (name, i)
+            assert batch.stats["nfev"] == one.stats["nfev"]
+
+
+def _group_models(n):
+    """`_models` and a batch mixing bodies with and without the norm gain."""
+    models = _models(n)
+    models["some gains"] = [rotode.RigidBody(inertia, norm_gain=0.0 if i % 3 == 0 else 0.7)
+                            for i, inertia in enumerate(_inertia(n))]
+    return models
+
+
+@pytest.mark.parametrize("isa", ISAS, indirect=True)
+@pytest.mark.parametrize("method", GROUP)
+def test_group_widths_agree_with_the_drivers_step(isa, method):
+    """Every width gives the bits of the driver's one-body step (rotode/dynamic.pxd
+    `lie_euler_step`, `cg_step`): t_eval rows, a backward grid, steps long enough that
+    |h w / 2| > 1 in some lanes of a block and not in others, and a body whose state overflows
+    (it fails alone with the driver's status, NaN rows and counters)."""
+    y0 = _states(N, seed=12)
+    y0[:, 4:] *= np.linspace(0.2, 2.0, N)[:, None]
+    bad = y0.copy()
+    bad[9, 4:] = 1e160                    # (|h w / 2|^2 overflows too: no gyroscopic term)
+    t_eval = np.linspace(0.0, 0.5, 11)
+    grid = np.cumsum(np.r_[0.0, 0.004 + 0.01 * np.random.default_rng(13).random(60)])
+    save = np.array([0, 1, 2, 3, 17, 40, 60])
+    for name, model in _group_models(N).items():
+        calls = [(rotode.integrate, (model, (0.0, 0.5), y0),
+                  dict(method=method, dt=0.013, t_eval=t_eval)),
+                 (rotode.integrate, (model, (0.5, 0.0), y0), dict(method=method, dt=0.02)),
+                 (rotode.integrate, (model, (0.0, 1.2), y0), dict(method=method, dt=0.1)),
+                 (rotode.integrate, (model, (0.0, 0.5), bad),
+                  dict(method=method, dt=0.01, save_every=10))]
+        for call, args, kw in calls:
+            got = call(*args, **kw)
+            ref = _off(isa, call, *args, **kw)
+            assert got.stats["simd"] == isa and "simd" not in ref.stats, name
+            assert got.stats["status"] == ref.stats["status"], name
+            assert got.stats["nfev"] == ref.stats["nfev"], name
+            assert np.array_equal(got.t, ref.t), name
+            assert np.array_equal(got.y, ref.y, equal_nan=True), name
+            assert np.array_equal(got.w, ref.w, equal_nan=True), name
+            if args[2] is bad:          # (dt 0.1: some explicit steps of fast bodies diverge)
+                assert got.stats["status"] == 2 and "body 9" in got.stats["message"], name
+                assert np.isnan(got.y[9, -1]).all(), name
+                assert np.isfinite(np.delete(got.y, 9, axis=0)).all(), name
+        got = dynamic.run(method, model, bad, grid, save)
+        ref = _off(isa, dynamic.run, method, model, bad, grid, save)
+        assert got[2]["simd"] == isa and "simd" not in ref[2], name
+        assert np.array_equal(got[0], ref[0], equal_nan=True), name
+        assert np.array_equal(got[1], ref[1], equal_nan=True), name
+        assert got[2]["status"] == ref[2]["status"] and got[2]["nfev"] == ref[2]["nfev"]
+        for key in ref[2]["per_body"]:
+            assert np.array_equal(got[2]["per_body"][key], ref[2]["per_body"][key]), key
+
+
+@pytest.mark.parametrize("isa", ISAS, indirect=True)
+def test_group_small_batches_mixed_classes_and_the_drivers_options(isa):
+    """Batches too small to fill a block run body by body ("scalar"); bodies of different
+    torque kinds in one block run one at a time; a registered Crouch-Grossman tableau (exp2's)
+    runs in lanes too; `restore_momentum` and `torque_substeps` keep the driver's step (no
+    lanes), as a torque without a compiled model does."""
+    y0 = _states(N, seed=14)
+    model = _models(N)["gravity"]
+    for n in (1, 2, 3, 5):
+        few = [model[i] for i in range(n)]
+        out = rotode.integrate(few, (0.0, 0.2), y0[:n], method="cg3", dt=0.01)
+        ref = _off(isa, rotode.integrate, few, (0.0, 0.2), y0[:n], method="cg3", dt=0.01)
+        assert np.array_equal(out.y, ref.y) and np.array_equal(out.w, ref.w)
+        assert out.stats["simd"] in (isa, "scalar")
+        assert (out.stats["simd"] == isa) == (2 * n > _lanes.width(isa) > 1 or isa == "scalar")
+    mixed = [rotode.RigidBody([1.0, 1.2, 0.5]) if i % 3 else
+             rotode.RigidBody([1.0, 1.0, 0.5], torque=rotode.torque.Gravity(1.0, 9.81, [0, 0, 0.1]))
+             for i in range(N)]
+    out = rotode.integrate(mixed, (0.0, 0.2), y0, method="lie_euler", dt=0.01)
+    for i in (0, 1, 3, N - 1):
+        one = rotode.integrate(mixed[i], (0.0, 0.2), y0[i], method="lie_euler", dt=0.01)
+        assert np.array_equal(out.y[i], one.y)
+    out = rotode.integrate(model, (0.0, 0.3), y0, method="exp2", dt=0.01)
+    ref = _off(isa, rotode.integrate, model, (0.0, 0.3), y0, method="exp2", dt=0.01)
+    assert out.stats["simd"] == isa and np.array_equal(out.y, ref.y)
+    free = rotode.RigidBody([1.0, 2.0, 3.0])
+    for opts in ({"restore_momentum": True}, {"torque_substeps": 2}):
+        out = rotode.integrate(free, (0.0, 0.1), y0, method="cg2", dt=0.01, **opts)
+        assert out.success and "simd" not in out.stats
+    python = rotode.RigidBody([1.0, 2.0, 3.0], torque=lambda t, q, w: np.zeros(3))
+    out = rotode.integrate(python, (0, 0.1), _states(4), method="cg3", dt=0.05)
+    assert out.success and "simd" not in out.stats
