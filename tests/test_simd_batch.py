@@ -72,11 +72,9 @@ def _body(model, i):
     return model if model.n_bodies is None else model[i]
 
 
-@pytest.mark.parametrize("isa", ISAS, indirect=True)
-@pytest.mark.parametrize("method", ["rk4", "rk3", "ab3"])
-@pytest.mark.parametrize("workers", [1, 2])
-def test_every_body_is_its_single_run(isa, method, workers):
-    y0 = _states(N)
+def _batch_is_its_single_runs(isa, method, workers, y0):
+    """Every model of `_models`: the batch ran in lanes of `isa`, and bodies across its blocks
+    equal their single runs (rows, rates, torque evaluations) bit for bit."""
     for name, model in _models(N).items():
         batch = rotode.integrate(model, (0.0, 0.37), y0, method=method, dt=0.01, save_every=7,
                                  workers=workers)
@@ -87,6 +85,14 @@ def test_every_body_is_its_single_run(isa, method, workers):
             assert np.array_equal(batch.y[i], one.y), (name, i)
             assert np.array_equal(batch.w[i], one.w), (name, i)
             assert batch.stats["nfev"] == one.stats["nfev"]
+
+
+@pytest.mark.parametrize("isa", ISAS, indirect=True)
+@pytest.mark.parametrize("method", ["rk4", "rk3", "ab3"])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_every_body_is_its_single_run(isa, method, workers):
+    y0 = _states(N)
+    _batch_is_its_single_runs(isa, method, workers, y0)
 
 
 @pytest.mark.parametrize("isa", ISAS, indirect=True)
@@ -354,16 +360,7 @@ def test_group_every_body_is_its_single_run(isa, method, workers):
     diagonal and full inertia, with and without the norm gain (which these methods do not read:
     one class)."""
     y0 = _states(N, seed=11)
-    for name, model in _models(N).items():
-        batch = rotode.integrate(model, (0.0, 0.37), y0, method=method, dt=0.01, save_every=7,
-                                 workers=workers)
-        assert batch.success and batch.stats["simd"] == isa, name
-        for i in (0, 1, 2, 5, 8, 16, N - 2, N - 1):
-            one = rotode.integrate(_body(model, i), (0.0, 0.37), y0[i], method=method, dt=0.01,
-                                   save_every=7)
-            assert np.array_equal(batch.y[i], one.y), (name, i)
-            assert np.array_equal(batch.w[i], one.w), (name, i)
-            assert batch.stats["nfev"] == one.stats["nfev"]
+    _batch_is_its_single_runs(isa, method, workers, y0)
 
 
 def _group_models(n):
