@@ -32,10 +32,14 @@ def sizes(model, n):
 
 class _Method:
     """The tableau, dense output and normalisation of a registry method (its ``"ode"``
-    kernel: rk3, rk4, or a pair on the state)."""
+    kernel: rk3, rk4, a pair on the state, or the multistep ab3 with Kutta's rk3 tableau for
+    its first two steps)."""
 
     def __init__(self, name, normalize):
         spec = methods.get(name)
+        self.ab3 = spec.kernel("ode") == "ab3"
+        if self.ab3:
+            spec = methods.get("rk3")
         a, b, c = spec.tableau.doubles
         self.s = len(b)
         self.a = [list(row) for row in a]
@@ -178,6 +182,35 @@ def _dense(M, h, Z, Znew, K, x):
     return Z + acc
 
 
+def _ab3_weights(h, h1, h2):
+    """Variable-step Adams-Bashforth 3 weights (rotode/dynamic.pxd `ab3_weights`: the integrals
+    over [0, h] of the Lagrange basis on the nodes 0, -h1, -(h1 + h2); Hairer, Norsett and
+    Wanner I, 2nd ed., sec. III.5)."""
+    a, bb = h1, h1 + h2
+    i3, i2 = h * h * h / 3.0, 0.5 * h * h
+    return ((i3 + (a + bb) * i2 + a * bb * h) / (a * bb), -(i3 + bb * i2) / (a * (bb - a)),
+            (i3 + a * i2) / (bb * (bb - a)))
+
+
+def _ab3_step(M, eq, D, hist, t, tn, Z):
+    """One step of ab3 on Z as rotode/ode.pyx `_ab3_step` takes it: F at the step's start
+    joins the history (``hist``: [(t, F)], newest last); the first two steps are Kutta's rk3
+    (M's tableau), the later ones the variable-step weights of the last three starts."""
+    h = tn - t
+    F0 = eq.F(t, Z, D)
+    if len(hist) < 2:
+        K = [F0]
+        _stages(M, eq, D, t, h, tn, Z, K, M.s)
+        Znew = Z + h * sum(bj * K[j] for j, bj in enumerate(M.b) if bj != 0.0)
+    else:
+        (t2, F2), (t1, F1) = hist[-2], hist[-1]
+        b0, b1, b2 = _ab3_weights(h, t - t1, t1 - t2)
+        Znew = Z + (b0 * F0 + b1 * F1 + b2 * F2)
+    hist.append((t, F0))
+    del hist[:-2]
+    return Znew
+
+
 def replay(name, model, y0, p, ts, tout, cols, normalize):
     """(m, n_t, len(cols)): the derivative of one body's computed solution at the times
     `tout`, its steps `ts` held fixed (module docstring)."""
@@ -193,9 +226,18 @@ def replay(name, model, y0, p, ts, tout, cols, normalize):
     while slot < len(tout) and tout[slot] == ts[0]:
         out[slot] = _tangent(Z, comps)
         slot += 1
+    hist = []
     for i in range(len(ts) - 1):
         t, tn = ts[i], ts[i + 1]
         h = tn - t
+        if M.ab3:
+            Z = _ab3_step(M, eq, D, hist, t, tn, Z)
+            if M.normalize and blocks:
+                _normalize(Z, blocks)
+            while slot < len(tout) and d * (tout[slot] - tn) <= 0.0:
+                out[slot] = _tangent(Z, comps)
+                slot += 1
+            continue
         K = [eq.F(t, Z, D)]
         _stages(M, eq, D, t, h, tn, Z, K, M.s)
         Znew = Z + h * sum(bj * K[j] for j, bj in enumerate(M.b) if bj != 0.0)

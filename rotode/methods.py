@@ -250,7 +250,7 @@ def _kernels():
                **odes),
         Kernel("rk4", group=False, options=("normalize",), limits={"stages": ERK_STAGES},
                **odes),
-        Kernel("ab3", group=False, options=("normalize",), **ode),
+        Kernel("ab3", group=False, options=("normalize",), **odes),
         Kernel("erk", group=False, options=("normalize",), limits=pair, pair=True, **odes),
         Kernel("rkmk", group=True, limits=pair, pair=True, **ode),
         # the implicit rules: the implicit function theorem on each sub-step's root
