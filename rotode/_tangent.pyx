@@ -989,45 +989,46 @@ cdef int _imp_torque(RigidBody body, const Body* p, double t, const dual* y,
     return st
 
 
+cdef int _imp_torque_at(RigidBody body, const Body* p, const Imp* P, double t,
+                        const double* qv, const double* Lv, dual* y, const dual* L,
+                        dual* tau, double* tv) except? -99:
+    """The torque at the state (q, L_b): its value parts the run's (tv: the torque at
+    w = I^-1 Lv) and on duals at w = A L (y[:4] = q given; OUT: y[4:], tau[3], tv[3])."""
+    cdef double wv[3]
+    mat3_vec(P.b.Iinv, Lv, wv)
+    cdef int st = (<Torque>body.torque).evaluate(t, qv, wv, tv)
+    if st != 0:
+        return st
+    _dmat_vec(P.A, L, &y[4])
+    return _imp_torque(body, p, t, y, tau)
+
+
 cdef int _imp_kick(RigidBody body, const Body* p, const Imp* P, double t, double h, dual* q,
                    dual* L) except? -99:
     """L_b <- L_b + h tau (rotode/implicit.pyx `_kick`: tau at w = A L_b, or the explicit
     midpoint rule for a torque that depends on w) on duals, the value parts the run's
     (IN/OUT: L[3])."""
     cdef double qv[4]
-    cdef double wv[3]
     cdef double tv[3]
     cdef double Lv[3]
+    cdef double Lh[3]
     cdef dual y[NZ]
     cdef dual tau[3]
     cdef dual Lm[3]
     cdef int k, st
-    cdef Torque tq = <Torque>body.torque
     for k in range(4):
         qv[k] = q[k].v
         y[k] = q[k]
     for k in range(3):
         Lv[k] = L[k].v
-    mat3_vec(P.b.Iinv, Lv, wv)
-    st = tq.evaluate(t, qv, wv, tv)
-    if st != 0:
-        return st
-    _dmat_vec(P.A, L, &y[4])
-    st = _imp_torque(body, p, t, y, tau)
+    st = _imp_torque_at(body, p, P, t, qv, Lv, y, L, tau, tv)
     if st != 0:
         return st
     if P.wdep:
         for k in range(3):
             Lm[k] = L[k] + 0.5 * h * tau[k]
-            wv[k] = Lv[k] + 0.5 * h * tv[k]
-        mat3_vec(P.b.Iinv, wv, tv)             # (wv: the half-kicked L, tv: its w)
-        for k in range(3):
-            wv[k] = tv[k]
-        st = tq.evaluate(t, qv, wv, tv)
-        if st != 0:
-            return st
-        _dmat_vec(P.A, Lm, &y[4])
-        st = _imp_torque(body, p, t, y, tau)
+            Lh[k] = Lv[k] + 0.5 * h * tv[k]
+        st = _imp_torque_at(body, p, P, t, qv, Lh, y, Lm, tau, tv)
         if st != 0:
             return st
     for k in range(3):

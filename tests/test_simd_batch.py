@@ -117,14 +117,19 @@ def test_widths_agree_with_the_drivers_step(isa):
         assert lanes.stats["nfev"] == ref.stats["nfev"] == 4 * ref.stats["n_steps"]
 
 
+def _mixed_bodies(n):
+    """n bodies of two torque classes (free; a top under gravity every third), one block."""
+    return [rotode.RigidBody([1.0, 1.2, 0.5]) if i % 3 else
+            rotode.RigidBody([1.0, 1.0, 0.5], torque=rotode.torque.Gravity(1.0, 9.81, [0, 0, 0.1]))
+            for i in range(n)]
+
+
 @pytest.mark.parametrize("isa", ISAS, indirect=True)
 def test_mixed_classes_and_a_failing_body(isa):
     """Bodies of different torque kinds in one block run one at a time (the same bits); a body
     whose state overflows fails alone, its rows NaN, the others' unchanged."""
     y0 = _states(N, seed=4)
-    mixed = [rotode.RigidBody([1.0, 1.2, 0.5]) if i % 3 else
-             rotode.RigidBody([1.0, 1.0, 0.5], torque=rotode.torque.Gravity(1.0, 9.81, [0, 0, 0.1]))
-             for i in range(N)]
+    mixed = _mixed_bodies(N)
     out = rotode.integrate(mixed, (0.0, 0.2), y0, method="rk4", dt=0.01)
     for i in (0, 1, 3, N - 1):
         one = rotode.integrate(mixed[i], (0.0, 0.2), y0[i], method="rk4", dt=0.01)
@@ -430,9 +435,7 @@ def test_group_small_batches_mixed_classes_and_the_drivers_options(isa):
         assert np.array_equal(out.y, ref.y) and np.array_equal(out.w, ref.w)
         assert out.stats["simd"] in (isa, "scalar")
         assert (out.stats["simd"] == isa) == (2 * n > _lanes.width(isa) > 1 or isa == "scalar")
-    mixed = [rotode.RigidBody([1.0, 1.2, 0.5]) if i % 3 else
-             rotode.RigidBody([1.0, 1.0, 0.5], torque=rotode.torque.Gravity(1.0, 9.81, [0, 0, 0.1]))
-             for i in range(N)]
+    mixed = _mixed_bodies(N)
     out = rotode.integrate(mixed, (0.0, 0.2), y0, method="lie_euler", dt=0.01)
     for i in (0, 1, 3, N - 1):
         one = rotode.integrate(mixed[i], (0.0, 0.2), y0[i], method="lie_euler", dt=0.01)
