@@ -38,6 +38,7 @@ class _Method:
     def __init__(self, name, normalize):
         spec = methods.get(name)
         self.ab3 = spec.kernel("ode") == "ab3"
+        self.group = spec.kernel("ode") == "rkmk"
         if self.ab3:
             spec = methods.get("rk3")
         a, b, c = spec.tableau.doubles
@@ -220,6 +221,8 @@ def replay(name, model, y0, p, ts, tout, cols, normalize):
     comps = _components(blocks, n)
     eq = _Equations(model, n, p)
     Z, D = _seed(np.asarray(y0, dtype=float), comps, cols, 0 if p is None else p.shape[0])
+    if M.group:
+        return _replay_rkmk(M, eq, Z, D, blocks, comps, ts, tout)
     out = np.empty((len(tout), len(comps), len(cols)))
     d = 1.0 if ts[-1] >= ts[0] else -1.0
     slot = 0
@@ -251,5 +254,178 @@ def replay(name, model, y0, p, ts, tout, cols, normalize):
             _normalize(Z, blocks)
         while slot < len(tout) and d * (tout[slot] - tn) <= 0.0:
             out[slot] = _tangent(Z, comps)
+            slot += 1
+    return out
+
+
+# ---- Runge-Kutta-Munthe-Kaas (rkmk3, rkmk5, rkmk8) on the group ----------------------------
+# As rotode/ode.pyx steps it (Munthe-Kaas 1999; Hairer, Lubich and Wanner 2006, sec. IV.8): a
+# step from the base q_b of each block advances z = [v_1, ..., v_nq, y[rest]] by the pair, with
+# q = q_b exp(v/2), v' = T(-v)^-1 w and w = 2 vec(q^* q') read from f; after the step
+# q_b <- retract(q_b exp(v/2)) and v <- 0.  The replay carries [z, Z'] and [q_b, q_b'] and
+# differentiates exp(v/2) and T(-v)^-1 exactly (`_exp_half`, `_dexp_inv`).
+
+# C(x) of T(v)^-1 = 1 - K/2 + C K^2, x = |v|^2 (rotode/_rodrigues.hpp so3_dexp_inv_coefficient:
+# the Bernoulli series, highest power first)
+_DEXP_INV = (
+    1.5174548844682903e-35, 5.990671762482134e-34, 2.36502241570063e-32, 9.336734257095045e-31,
+    3.6859949406653103e-29, 1.455172475614865e-27, 5.744790668872202e-26,
+    2.267952452337683e-24, 8.953517427037546e-23, 3.534707039629467e-21,
+    1.3954464685812522e-19, 5.5090028283602295e-18, 2.174868698558062e-16,
+    8.586062056277845e-15, 3.3896802963225827e-13, 1.3382536530684679e-11,
+    5.284190138687493e-10, 2.08767569878681e-08, 8.267195767195768e-07, 3.306878306878307e-05,
+    0.001388888888888889, 0.08333333333333333,
+)
+
+
+def _dexp_inv_coefficient(x):
+    """C(x) = (1 - (a/2) cot(a/2))/a^2 (x = a^2 < 4 pi^2) and dC/dx: the series (and its
+    derivative term by term) for x <= 6.25, else the closed form and its derivative."""
+    if x <= 6.25:
+        c = dc = 0.0
+        for a in _DEXP_INV:
+            dc = c + x * dc
+            c = a + x * c
+        return c, dc
+    h = 0.5 * np.sqrt(x)
+    cot = np.cos(h) / np.sin(h)
+    c = (1.0 - h * cot) / x
+    # d(h cot h)/dh = cot h - h / sin^2 h and dh/dx = 1/(8 h)
+    return c, -(cot - h / np.sin(h) ** 2) / (8.0 * h * x) - c / x
+
+
+def _cross(a, b):
+    """a x b along axis 0 of (3,) or (3, d) arrays (broadcast)."""
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
+                     a[0] * b[1] - a[1] * b[0]])
+
+
+def _dexp_inv(u, w, du, dw):
+    """T(u)^-1 w = w - u x w / 2 + C u x (u x w) (rotode/_rodrigues.hpp so3_dexp_inv_apply;
+    Hairer, Lubich and Wanner 2006, sec. IV.8, the inverse of the derivative of exp) and its
+    derivative along the columns (du, dw) (3, d): (3,), (3, d)."""
+    c, dc = _dexp_inv_coefficient(u @ u)
+    uw = np.cross(u, w)
+    uuw = np.cross(u, uw)
+    u1, w1, uw1 = u[:, None], w[:, None], uw[:, None]
+    duw = _cross(du, w1) + _cross(u1, dw)                 # d(u x w)
+    d = (dw - 0.5 * duw + (2.0 * dc) * uuw[:, None] * (u @ du)
+         + c * (_cross(du, uw1) + _cross(u1, duw)))
+    return w - 0.5 * uw + c * uuw, d
+
+
+def _exp_half(v, dv):
+    """e = exp(v/2) = [cos a, sin(a)/a x] (x = v/2, a = |x|; rotode/_rkmk.hpp quat_exp_half)
+    and its derivative along dv (3, d): de = [-s (x . dx), s dx + g x (x . dx)] with s =
+    sin(a)/a and g = ds/da / a = (cos a - s)/a^2 (the series in a^2 for a^2 <= 1): (4,), (4, d)."""
+    x, dx = 0.5 * v, 0.5 * dv
+    a2 = x @ x
+    if a2 <= 1.0:
+        co = s = g = 0.0
+        term, gterm = 1.0, -0.5           # (-a2)^k / (2k)!, (-1)^k a2^(k-1) / (2k)!
+        for k in range(13):
+            co += term
+            s += term / (2 * k + 1)
+            term *= -a2 / ((2 * k + 1) * (2 * k + 2))
+            if k:
+                g += gterm * (2 * k) / (2 * k + 1)
+                gterm *= -a2 / ((2 * k + 1) * (2 * k + 2))
+    else:
+        a = np.sqrt(a2)
+        co, s = np.cos(a), np.sin(a) / a
+        g = (co - s) / a2
+    xdx = x @ dx
+    de = np.empty((4, dv.shape[1]))
+    de[0] = -s * xdx
+    de[1:] = s * dx + g * np.outer(x, xdx)
+    return np.r_[co, s * x], de
+
+
+def _qmul(p, q):
+    """The Hamilton product p q of (4,) or (4, d) arrays (broadcast)."""
+    return np.array([p[0] * q[0] - p[1] * q[1] - p[2] * q[2] - p[3] * q[3],
+                     p[0] * q[1] + p[1] * q[0] + p[2] * q[3] - p[3] * q[2],
+                     p[0] * q[2] - p[1] * q[3] + p[2] * q[0] + p[3] * q[1],
+                     p[0] * q[3] + p[1] * q[2] - p[2] * q[1] + p[3] * q[0]])
+
+
+def _rate(q, f):
+    """w = 2 vec(q^* f) of (4,) or (4, d) arrays (rotode/ode.pyx `_body_rate`)."""
+    return 2.0 * (q[0] * f[1:] - f[0] * q[1:] - _cross(q[1:], f[1:]))
+
+
+class _Group:
+    """The algebra equation of one rkmk step on [z, Z'] from the bases B (the state layout:
+    each block's q_b and its tangent in rows b..b+3; the other rows unused)."""
+
+    def __init__(self, eq, blocks, rest):
+        self.eq, self.blocks, self.rest = eq, blocks, rest
+        self.B = None
+
+    def row(self, V):
+        """[y, Y] (n, 1 + d) of the algebra state V: q = q_b exp(v/2) per block."""
+        Y = np.empty((self.eq.n, V.shape[1]))
+        for i, b in enumerate(self.blocks):
+            e, de = _exp_half(V[3 * i:3 * i + 3, 0], V[3 * i:3 * i + 3, 1:])
+            qb, dqb = self.B[b:b + 4, 0], self.B[b:b + 4, 1:]
+            Y[b:b + 4, 0] = _qmul(qb, e)
+            Y[b:b + 4, 1:] = _qmul(dqb, e[:, None]) + _qmul(qb[:, None], de)
+        Y[self.rest] = V[3 * len(self.blocks):]
+        return Y
+
+    def F(self, t, V, D):
+        """[z', Z'']: each block's v' = T(-v)^-1 w and its derivative, the rest's f."""
+        Y = self.row(V)
+        FY = self.eq.F(t, Y, D)
+        out = np.empty_like(V)
+        for i, b in enumerate(self.blocks):
+            q, dq, f, df = Y[b:b + 4, 0], Y[b:b + 4, 1:], FY[b:b + 4, 0], FY[b:b + 4, 1:]
+            w = _rate(q, f)
+            dw = _rate(dq, f[:, None]) + _rate(q[:, None], df)
+            v, dv = V[3 * i:3 * i + 3, 0], V[3 * i:3 * i + 3, 1:]
+            out[3 * i:3 * i + 3, 0], out[3 * i:3 * i + 3, 1:] = _dexp_inv(-v, w, -dv, dw)
+        out[3 * len(self.blocks):] = FY[self.rest]
+        return out
+
+    def accept(self, V):
+        """q_b <- retract(q_b exp(v/2)) (rotode/_rkmk.hpp rkmk_retract: q (3 - |q|^2)/2) with
+        its tangent, v <- 0 (IN/OUT: V)."""
+        Y = self.row(V)
+        for i, b in enumerate(self.blocks):
+            q, dq = Y[b:b + 4, 0], Y[b:b + 4, 1:]
+            self.B[b:b + 4, 0] = q * (1.5 - 0.5 * (q @ q))
+            self.B[b:b + 4, 1:] = dq * (1.5 - 0.5 * (q @ q)) - np.outer(q, q @ dq)
+            V[3 * i:3 * i + 3] = 0.0
+
+
+def _replay_rkmk(M, eq, Z, D, blocks, comps, ts, tout):
+    """`replay` of rkmk*: Z (n, 1 + d) the seeded state, q_b = q/|q| its first bases."""
+    rest = [k for b, k in comps if b < 0]
+    G = _Group(eq, blocks, rest)
+    _normalize(Z, blocks)                                  # rkmk_unit
+    G.B = Z
+    V = np.zeros((3 * len(blocks) + len(rest), Z.shape[1]))
+    V[3 * len(blocks):] = Z[rest]
+    out = np.empty((len(tout), len(comps), Z.shape[1] - 1))
+    d = 1.0 if ts[-1] >= ts[0] else -1.0
+    slot = 0
+    while slot < len(tout) and tout[slot] == ts[0]:
+        out[slot] = _tangent(G.row(V), comps)
+        slot += 1
+    for i in range(len(ts) - 1):
+        t, tn = ts[i], ts[i + 1]
+        h = tn - t
+        K = [G.F(t, V, D)]
+        _stages(M, G, D, t, h, tn, V, K, M.s)
+        Vnew = V + h * sum(bj * K[j] for j, bj in enumerate(M.b) if bj != 0.0)
+        if slot < len(tout) and d * (tout[slot] - tn) < 0.0:
+            _stages(M, G, D, t, h, tn, V, K, len(M.c))      # FSAL and extra stages
+        while slot < len(tout) and d * (tout[slot] - tn) < 0.0:
+            out[slot] = _tangent(G.row(_dense(M, h, V, Vnew, K, (tout[slot] - t) / h)), comps)
+            slot += 1
+        V = Vnew
+        G.accept(V)
+        while slot < len(tout) and d * (tout[slot] - tn) <= 0.0:
+            out[slot] = _tangent(G.row(V), comps)
             slot += 1
     return out

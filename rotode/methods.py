@@ -252,7 +252,7 @@ def _kernels():
                **odes),
         Kernel("ab3", group=False, options=("normalize",), **odes),
         Kernel("erk", group=False, options=("normalize",), limits=pair, pair=True, **odes),
-        Kernel("rkmk", group=True, limits=pair, pair=True, **ode),
+        Kernel("rkmk", group=True, limits=pair, pair=True, **odes),
         # the implicit rules: the implicit function theorem on each sub-step's root
         # (rotode/_tangent.pyx `_implicit_sweep`)
         Kernel("implicit", runner="implicit", model="rigid body", group=True,
