@@ -4,7 +4,10 @@
 Forward mode through the discrete map, the accepted steps held fixed (internal
 differentiation: Bock 1981; Hairer, Norsett and Wanner I, sec. II.6): every step of the run is
 taken again on the matrix ``Z = [y, Y]`` whose columns after the first carry the tangent, with
-the method's own tableau, dense output and normalisation of the quaternion blocks.  ``f`` is a
+the method's own tableau, dense output and normalisation of the quaternion blocks (the
+Runge-Kutta-Munthe-Kaas pairs: the algebra state of each step and its bases, `_replay_rkmk`;
+Munthe-Kaas, "High order Runge-Kutta methods on manifolds", Appl. Numer. Math. 29 (1999)
+115-127).  ``f`` is a
 black box (Python or compiled), so a stage's tangent ``J Y_j + f_p dp_j`` is the central
 difference of ``f`` along the joint direction ``(Y_j, dp_j)``, with a step of ``cbrt(eps)``
 relative to the size of the state and the parameters (an error of about 1e-10 relative for a
@@ -32,8 +35,8 @@ def sizes(model, n):
 
 class _Method:
     """The tableau, dense output and normalisation of a registry method (its ``"ode"``
-    kernel: rk3, rk4, a pair on the state, or the multistep ab3 with Kutta's rk3 tableau for
-    its first two steps)."""
+    kernel: rk3, rk4, a pair on the state or on the group (``group``: rkmk*), or the
+    multistep ab3 with Kutta's rk3 tableau for its first two steps)."""
 
     def __init__(self, name, normalize):
         spec = methods.get(name)

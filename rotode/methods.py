@@ -208,7 +208,7 @@ class Kernel:
 
 
 def _kernels():
-    # sensitivity (the ODE's rk3, rk4 and pairs on the state: rotode/_ode_sensitivity.py):
+    # sensitivity (every method of a user's ODE: rotode/_ode_sensitivity.py replays its steps):
     # every kinematics kernel (a known rate: the step commutes with a rotation of
     # q, docs/sensitivity.md), the rate's parameters through the products of exponentials of
     # rotode/_tangent.pyx `kinematics_rates`; the rigid-body kernels rotode/_tangent.pyx (and,
