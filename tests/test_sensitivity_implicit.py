@@ -179,15 +179,14 @@ def test_rkn4_every_row(normalize, param):
 
 
 def test_a_method_without_it_names_itself():
-    """A user's equations stepped by rkmk5 are not differentiated: ValueError naming the
-    method and those that are."""
-    def f(t, y):
-        return np.zeros(2)
-
+    """A rate parameter of kinematics stepped by rkmk5 (not a product of exponentials of
+    rotation vectors linear in the rate) is not differentiated: ValueError naming the method
+    and those that are.  (A user's equations stepped by rkmk5, refused here before, are
+    differentiated now: tests/test_ode_sensitivity_rkmk.py.)"""
     with pytest.raises(ValueError, match="method 'rkmk5' does not support the sensitivity to "
-                                         "'y0' for ode; the methods that do are"):
-        rotode.integrate(rotode.ODE(f, n=2), (0, 1), [1.0, 2.0], method="rkmk5", rtol=1e-6,
-                         sensitivity=["y0"])
+                                         "'omega' for kinematics; the methods that do are"):
+        rotode.integrate(np.array([0.1, 0.2, 0.3]), (0, 1), [1.0, 0, 0, 0], method="rkmk5",
+                         rtol=1e-6, sensitivity=["omega"])
 
 
 @pytest.mark.parametrize("method", IMPLICIT)
