@@ -133,21 +133,11 @@ ROTODE_INLINE void dense_prepare_v(const M& f, const V& h, const V* y, const V* 
 // in lanes: `times_exp_v` of rotode/_lanes.hpp, which the Crouch-Grossman lanes share.)
 
 // C(x) = (1 - (a/2) cot(a/2))/a^2, x = a^2, in every lane: rotode/_rodrigues.hpp
-// `so3_dexp_inv_coefficient`, its series (the same coefficients, the same Horner steps) for
+// `so3_dexp_inv_coefficient`, its series (`so3_dexp_inv_series`, the same template) for
 // x <= 6.25, its closed form lane by lane above
 template <class V>
 ROTODE_INLINE V dexp_inv_coefficient_v(const V& x) {
-    static constexpr double series[22] = {
-        1.5174548844682903e-35, 5.990671762482134e-34, 2.36502241570063e-32,
-        9.336734257095045e-31, 3.6859949406653103e-29, 1.455172475614865e-27,
-        5.744790668872202e-26, 2.267952452337683e-24, 8.953517427037546e-23,
-        3.534707039629467e-21, 1.3954464685812522e-19, 5.5090028283602295e-18,
-        2.174868698558062e-16, 8.586062056277845e-15, 3.3896802963225827e-13,
-        1.3382536530684679e-11, 5.284190138687493e-10, 2.08767569878681e-08,
-        8.267195767195768e-07, 3.306878306878307e-05, 0.001388888888888889, 0.08333333333333333};
-    V c;
-    models::splat(c, series[0]);
-    for (int i = 1; i < 22; ++i) c = series[i] + x * c;
+    V c = so3_dexp_inv_series(x);
     const Mask<V> small = x <= 6.25;
     for (int l = 0; l < width<V>; ++l) {
         if (mask_at<V>(small, l)) continue;

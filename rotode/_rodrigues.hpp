@@ -159,35 +159,38 @@ template <class T> inline void so3_coefficients(T x, T* s1, T* s2, T* s3) {
 }
 
 // C(a) = (1 - (a/2) cot(a/2))/a^2 of T(v)^-1 = 1 - K/2 + C K^2 from x = a^2 (a < 2 pi); for
-// double and dual.  For x <= 6.25 the series C = sum_{n>=1} |B_2n| x^(n-1)/(2n)! (Bernoulli
-// numbers; all terms positive, so Horner has no cancellation) through n = 22 (truncation
-// < 1e-19 relative); above, the closed form, whose cancellation is below one ulp there.
+// double, dual and the lanes' vectors (rotode/_lanes_erk.hpp).  For x <= 6.25 the series
+// C = sum_{n>=1} |B_2n| x^(n-1)/(2n)! (Bernoulli numbers) through n = 22 (truncation < 1e-19
+// relative), evaluated by Estrin's scheme (Estrin, "Organization of computer systems: the fixed
+// plus variable structure computer", Proc. Western Joint Computer Conference, 1960; Knuth, TAOCP
+// vol. 2, 3rd ed., sec. 4.6.4): pairs a_2k + a_2k+1 x, then pairs of those with x^2, x^4, x^8,
+// x^16.  Its chain of dependent operations is 5 multiply-adds deep where Horner's is 21 (the
+// series was the largest single cost of an RKMK step: every evaluation of f calls it); all
+// terms are positive, so neither scheme has cancellation, and both round within a few ulp.
+template <class T> ROTODE_ALWAYS_INLINE T so3_dexp_inv_series(const T& x) {
+    const T x2 = x * x;
+    const T x4 = x2 * x2;
+    const T x8 = x4 * x4;
+    const T x16 = x8 * x8;
+    const T p0 = 0.08333333333333333 + 0.001388888888888889 * x;
+    const T p1 = 3.306878306878307e-05 + 8.267195767195768e-07 * x;
+    const T p2 = 2.08767569878681e-08 + 5.284190138687493e-10 * x;
+    const T p3 = 1.3382536530684679e-11 + 3.3896802963225827e-13 * x;
+    const T p4 = 8.586062056277845e-15 + 2.174868698558062e-16 * x;
+    const T p5 = 5.5090028283602295e-18 + 1.3954464685812522e-19 * x;
+    const T p6 = 3.534707039629467e-21 + 8.953517427037546e-23 * x;
+    const T p7 = 2.267952452337683e-24 + 5.744790668872202e-26 * x;
+    const T p8 = 1.455172475614865e-27 + 3.6859949406653103e-29 * x;
+    const T p9 = 9.336734257095045e-31 + 2.36502241570063e-32 * x;
+    const T p10 = 5.990671762482134e-34 + 1.5174548844682903e-35 * x;
+    const T q0 = p0 + p1 * x2, q1 = p2 + p3 * x2, q2 = p4 + p5 * x2, q3 = p6 + p7 * x2;
+    const T q4 = p8 + p9 * x2;
+    const T r0 = q0 + q1 * x4, r1 = q2 + q3 * x4, r2 = q4 + p10 * x4;
+    return (r0 + r1 * x8) + r2 * x16;
+}
+
 template <class T> inline T so3_dexp_inv_coefficient(T x) {
-    if (x <= 6.25) {
-        T c = 1.5174548844682903e-35;
-        c = 5.990671762482134e-34 + x * c;
-        c = 2.36502241570063e-32 + x * c;
-        c = 9.336734257095045e-31 + x * c;
-        c = 3.6859949406653103e-29 + x * c;
-        c = 1.455172475614865e-27 + x * c;
-        c = 5.744790668872202e-26 + x * c;
-        c = 2.267952452337683e-24 + x * c;
-        c = 8.953517427037546e-23 + x * c;
-        c = 3.534707039629467e-21 + x * c;
-        c = 1.3954464685812522e-19 + x * c;
-        c = 5.5090028283602295e-18 + x * c;
-        c = 2.174868698558062e-16 + x * c;
-        c = 8.586062056277845e-15 + x * c;
-        c = 3.3896802963225827e-13 + x * c;
-        c = 1.3382536530684679e-11 + x * c;
-        c = 5.284190138687493e-10 + x * c;
-        c = 2.08767569878681e-08 + x * c;
-        c = 8.267195767195768e-07 + x * c;
-        c = 3.306878306878307e-05 + x * c;
-        c = 0.001388888888888889 + x * c;
-        c = 0.08333333333333333 + x * c;
-        return c;
-    }
+    if (x <= 6.25) return so3_dexp_inv_series(x);
     T h = 0.5 * sqrt(x);
     return (1.0 - h * cos(h) / sin(h)) / x;
 }
