@@ -277,3 +277,15 @@ def test_per_body_params_reach_the_jacobians():
             want = fd.sensitivity[name][i]
             np.testing.assert_allclose(one.sensitivity[name], want, rtol=0,
                                        atol=1e-9 * np.abs(want).max())
+
+
+def test_a_dask_chunk_keeps_the_jacobians():
+    """A dask ensemble rebuilds the ODE of each chunk from a recipe (rotode/_dask.py): the
+    Jacobians travel with it."""
+    from rotode import _dask
+    params = np.tile(P, (2, 1))
+    model = _model(rigid_jac, rigid_jac_params, params)
+    fields, recipe = _dask._per_body_fields(model)
+    chunk = _dask._rebuild(pickle.loads(pickle.dumps(recipe)), {"params": params[:1]})
+    assert chunk.jac is rigid_jac and chunk.jac_params is rigid_jac_params
+    np.testing.assert_array_equal(chunk.params, params[:1])
