@@ -52,7 +52,7 @@ def _per_body_fields(model):
         per_body = model.params is not None and model.params.ndim == 2
         return ({"params": model.params} if per_body else {}), (
             "ode", ShippedFunction(model.fun), model.n, model.quaternions,
-            None if per_body else model.params, model.args)
+            None if per_body else model.params, model.args, model.jac, model.jac_params)
     if not isinstance(model, RigidBody) or model.n_bodies is None:
         return {}, ("shared",)
     fields, shared = {}, {}
@@ -77,9 +77,10 @@ def _rebuild(recipe, blocks, model=None):
     if recipe[0] == "rates":
         return blocks["rates"]
     if recipe[0] == "ode":
-        _, fun, n, quaternions, params, args = recipe
+        _, fun, n, quaternions, params, args, jac, jac_params = recipe
         return ODE(fun.fun, n=n, quaternions=quaternions,
-                   params=blocks["params"] if "params" in blocks else params, args=args)
+                   params=blocks["params"] if "params" in blocks else params, args=args,
+                   jac=jac, jac_params=jac_params)
     _, torque, shared, norm_gain, gyroscopic = recipe
     if torque is None:
         source = shared["torque"]

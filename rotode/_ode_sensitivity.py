@@ -1,19 +1,22 @@
 """Sensitivities of a user's equations (`rotode.ODE`) with respect to ``y0`` and ``params``
 (``rotode.integrate(ode, ..., sensitivity=["y0", "params"])``, docs/sensitivity.md).
 
-Forward mode through the discrete map, the accepted steps held fixed (internal
-differentiation: Bock 1981; Hairer, Norsett and Wanner I, sec. II.6): every step of the run is
-taken again on the matrix ``Z = [y, Y]`` whose columns after the first carry the tangent, with
-the method's own tableau, dense output and normalisation of the quaternion blocks (the
+Forward mode through the discrete map, the accepted steps held fixed (internal differentiation:
+Bock 1981; Hairer, Norsett and Wanner I, sec. II.6): every step of the run is taken again on
+the matrix ``Z = [y, Y]`` whose columns after the first carry the tangent, with the method's
+own tableau, dense output and normalisation of the quaternion blocks (the
 Runge-Kutta-Munthe-Kaas pairs: the algebra state of each step and its bases, `_replay_rkmk`;
 Munthe-Kaas, "High order Runge-Kutta methods on manifolds", Appl. Numer. Math. 29 (1999)
-115-127).  ``f`` is a
-black box (Python or compiled), so a stage's tangent ``J Y_j + f_p dp_j`` is the central
-difference of ``f`` along the joint direction ``(Y_j, dp_j)``, with a step of ``cbrt(eps)``
-relative to the size of the state and the parameters (an error of about 1e-10 relative for a
-smooth ``f``: the documented accuracy).  A quaternion block's tangent is
-``dtheta = 2 vec(q^-1 dq)`` (the right perturbation ``q exp(dtheta/2)``, body frame), in its
-place in the state, so the tangent has ``n - n_blocks`` components.
+115-127). Without the user's Jacobian ``f`` is a black box (Python or compiled), so a stage's
+tangent ``J Y_j + f_p dp_j`` is the central difference of ``f`` along the joint direction
+``(Y_j, dp_j)``, with a step of ``cbrt(eps)`` relative to the size of the state and the
+parameters (an error of about 1e-10 relative for a smooth ``f``: the documented accuracy). With
+the user's Jacobian (``ODE(jac=...)``, and ``jac_params``) it is ``J Y + J_p D`` exactly, one
+call of each per stage; with ``jac`` alone ``J Y`` plus the central difference of ``f`` along
+the parameter directions only (with ``jac_params`` alone, the differences along Y with p fixed
+plus ``J_p D``). A quaternion block's tangent is ``dtheta = 2 vec(q^-1 dq)`` (the right
+perturbation ``q exp(dtheta/2)``, body frame), in its place in the state, so the tangent has
+``n - n_blocks`` components.
 """
 from __future__ import annotations
 
@@ -72,14 +75,38 @@ class _Equations:
         self.n, self.p = n, p
         # one private ODE whose parameters each evaluation sets (the runner's own call path)
         self.one = ODE(model.fun, n=n, quaternions=model.quaternions, params=p, args=model.args)
+        self.args = model.args
+        self.jac = getattr(model, "jac", None)
+        self.jac_params = getattr(model, "jac_params", None)
 
     def f(self, t, y, p):
         """f(t, y) with the parameters p, as the runner evaluates it."""
         self.one.params = p
         return _evaluate(self.one, self.n, t, np.ascontiguousarray(y))
 
+    def matrix(self, name, t, y, cols):
+        """The user's ``jac`` (n, n) or ``jac_params`` (n, m) at (t, y), called as ``fun``
+        (ValueError naming it for another shape or a non-finite value)."""
+        fn = self.jac if name == "jac" else self.jac_params
+        y = np.array(y, dtype=float)
+        out = fn(t, y, *self.args) if self.p is None else fn(t, y, self.p.copy(), *self.args)
+        a = np.asarray(out)
+        shape = (self.n, cols)
+        if a.shape != shape or a.dtype.kind not in "fiub":
+            raise ValueError(f"`{name}` must return a real array of shape {shape} (df/d"
+                             f"{'y' if name == 'jac' else 'params'}), got "
+                             f"{type(out).__name__} of shape {a.shape} and dtype {a.dtype}")
+        a = a.astype(float, copy=False)
+        if not np.isfinite(a).all():
+            raise ValueError(f"`{name}` returned a non-finite value (NaN or inf) at t = {t!r}; "
+                             f"expected a finite array of shape {shape}")
+        return a
+
     def F(self, t, Z, D):
-        """(n, 1 + d): f(t, y) and the central differences along Z[:, 1:] and D."""
+        """(n, 1 + d): f(t, y) and its tangent along Z[:, 1:] and D: J Y + J_p D with the
+        user's Jacobians (`_exact`), else the central differences along (Z[:, 1:], D)."""
+        if self.jac is not None or self.jac_params is not None:
+            return self._exact(t, Z, D)
         y, p = Z[:, 0], self.p
         out = np.empty_like(Z)
         out[:, 0] = self.f(t, y, p)
@@ -94,6 +121,43 @@ class _Equations:
             moved = dp.size and dp.any()
             fp = self.f(t, y + e * v, p + e * dp if moved else p)
             fm = self.f(t, y - e * v, p - e * dp if moved else p)
+            out[:, j] = (fp - fm) / (2.0 * e)
+        return out
+
+    def _exact(self, t, Z, D):
+        """`F` by the user's Jacobians: J Z[:, 1:] (``jac``) plus J_p D (``jac_params``); the
+        one not given by central differences of f along Z[:, 1:] (p fixed) or along each
+        parameter direction D[:, j] (y fixed) alone."""
+        y, p = Z[:, 0], self.p
+        out = np.empty_like(Z)
+        out[:, 0] = self.f(t, y, p)
+        if self.jac is not None:
+            out[:, 1:] = self.matrix("jac", t, y, self.n) @ Z[:, 1:]
+        else:
+            out[:, 1:] = self._differences(t, y, p, Z[:, 1:], None)
+        if not D.size or not D.any():
+            return out
+        if self.jac_params is not None:
+            out[:, 1:] += self.matrix("jac_params", t, y, p.shape[0]) @ D
+        else:
+            out[:, 1:] += self._differences(t, y, p, None, D)
+        return out
+
+    def _differences(self, t, y, p, V, D):
+        """(n, d): central differences of f along the columns of V (p fixed) or of D (y
+        fixed), the step `_H` relative to the size of what moves."""
+        W = V if V is not None else D
+        out = np.zeros((self.n, W.shape[1]))
+        scale = 1.0 + np.abs(y if V is not None else p).max()
+        for j in range(W.shape[1]):
+            size = np.abs(W[:, j]).max()
+            if size == 0.0:
+                continue
+            e = _H * scale / size
+            if V is not None:
+                fp, fm = self.f(t, y + e * V[:, j], p), self.f(t, y - e * V[:, j], p)
+            else:
+                fp, fm = self.f(t, y, p + e * D[:, j]), self.f(t, y, p - e * D[:, j])
             out[:, j] = (fp - fm) / (2.0 * e)
         return out
 

@@ -1,4 +1,5 @@
 """Type stubs of the compiled module rotode.ode (checked by mypy.stubtest in CI)."""
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -27,10 +28,14 @@ class ODE:
     quaternions: tuple[int, ...]
     params: NDArray[np.float64] | None
     args: tuple[Any, ...]
+    jac: Callable[..., ArrayLike] | None
+    jac_params: Callable[..., ArrayLike] | None
     error: BaseException | None
 
     def __init__(self, fun: Any, n: int | None = ..., quaternions: Any = ...,
-                 params: ArrayLike | None = ..., args: Any = ...) -> None: ...
+                 params: ArrayLike | None = ..., args: Any = ...,
+                 jac: Callable[..., ArrayLike] | None = ...,
+                 jac_params: Callable[..., ArrayLike] | None = ...) -> None: ...
     @property
     def n_bodies(self) -> int | None: ...
     @property
