@@ -146,23 +146,29 @@ def _off_run(isa, *args, **kw):
         _lanes.use(isa)
 
 
-def _same_stats(got, ref, isa):
-    """The stats of a lane run and of the driver's: the same, `simd` the lanes' set."""
-    got = dict(got)
+def _same_stats(got, ref, isa, failed=None):
+    """The stats of a lane run and of the driver's: the same, `simd` the lanes' set (a failed
+    body's: the message and that body's evaluations, which depend on the steps to the thread's
+    timed polling chunk's end, not compared)."""
+    got, ref = dict(got), dict(ref)
     assert "simd" not in ref and got.pop("simd") in (isa, "scalar") and got.keys() == ref.keys()
+    if failed is not None:
+        got["message"] = ref["message"] = None
+        got["per_body"] = {k: np.delete(v, failed) for k, v in got["per_body"].items()}
+        ref["per_body"] = {k: np.delete(v, failed) for k, v in ref["per_body"].items()}
     for key, value in ref.items():
         pairs = ([(got[key][k], v) for k, v in value.items()] if isinstance(value, dict)
                  else [(got[key], value)])
         assert all(np.array_equal(a, b) for a, b in pairs), key
 
 
-def _same_as_off(isa, method, model, q0, grid, save, opts, workers=1):
+def _same_as_off(isa, method, model, q0, grid, save, opts, workers=1, failed=None):
     """The batch in lanes of `isa` and the driver's one body at a time: rows, rates and stats
-    bit for bit; returns the lanes' stats."""
+    bit for bit (`_same_stats`); returns the lanes' rows and stats."""
     y, w, stats = kinematic.run(method, model, q0, grid, save, opts, workers=workers)
     yr, wr, sr = _off_run(isa, method, model, q0, grid, save, opts, workers=workers)
     assert np.array_equal(y, yr, equal_nan=True) and np.array_equal(w, wr, equal_nan=True)
-    _same_stats(stats, sr, isa)
+    _same_stats(stats, sr, isa, failed)
     return y, w, stats
 
 
@@ -225,7 +231,7 @@ def test_stepped_methods_backward_small_batches_and_a_failing_body(isa, method):
     grid = np.linspace(0.0, 1.0, 101)
     save = np.arange(0, 101, 10)
     for frame in ("body", "world"):
-        y, w, stats = _same_as_off(isa, method, bad, q0, grid, save, {"frame": frame})
+        y, w, stats = _same_as_off(isa, method, bad, q0, grid, save, {"frame": frame}, failed=6)
         assert stats["status"] == 2 and "body 6, step" in stats["message"]
         assert np.isnan(y[6, -1]).all() and np.isfinite(np.delete(y, 6, axis=0)).all()
         assert stats["simd"] == isa
