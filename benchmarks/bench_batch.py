@@ -2,8 +2,9 @@
 
 Run from the clone's root after building rotode (``python setup.py build_ext --inplace``):
 
-    python benchmarks/bench_batch.py [--quick] [--bodies N] [--steps S] [--kinematics]
-                                     [--adaptive] [--group [METHOD ...]]
+    python benchmarks/bench_batch.py [--quick] [--bodies N] [--steps S]
+                                     [--kinematics [METHOD ...]] [--adaptive]
+                                     [--group [METHOD ...]]
 
 The tops: ``rotode.RigidBody([1, 1, 0.5], torque=rotode.torque.Gravity(1, 9.81, [0, 0, 0.1]))``,
 upright, spinning at w = (0.1, 0, 20) (the first rate dispersed a little from body to body),
@@ -25,6 +26,9 @@ Then the kinematics rows: rk4 on N orientations under ``rotode.omega.Sinusoid([1
 [0, 0.4, 1.1])`` (one shared source: a sine per component and node) and under constant per-body
 rates (an (N, 3) array), ``integrate(model, (0, 1), Q0 (N, 4), method="rk4", dt=1e-3,
 save_every=1000)``, "off" (the driver's step, rotode/kinematic.pxd) against each set, one thread.
+``--kinematics``: those rows only, for each method given (default rk4, ab3, lie_euler, cg3,
+exp2 and magnus4: every kernel the kinematics lanes have); every set's rows are checked against
+"off"'s, bit for bit.
 
 ``--adaptive``: the error-controlled rows only (issue 31's adaptive lanes, rotode/_lanes_erk.hpp):
 dop853 with rtol 1e-9, atol 1e-11 on N Lagrange tops with dispersed initial rates (w = (0.1 +
@@ -109,37 +113,47 @@ def loop_run(loop, y0, steps):
     return Run(call, call)
 
 
-def kinematics_run(model, q0, steps, isa):
-    """A Run of rotode's rk4 kinematics under `model` on `isa`."""
+def kinematics_run(model, q0, steps, isa, method="rk4"):
+    """A Run of rotode's `method` (rk4) kinematics under `model` on `isa`."""
     span = (0.0, steps * DT)
 
     def call():
         before = _lanes.use(isa)
         try:
-            return rotode.integrate(model, span, q0, method="rk4", dt=DT, save_every=steps)
+            return rotode.integrate(model, span, q0, method=method, dt=DT, save_every=steps)
         finally:
             _lanes.use(before)
 
     return Run(call, call)
 
 
-def kinematics(n, steps, turns):
-    """Print the kinematics rows: ns per body-step of "off" and each set, per rate model."""
+def kinematics(n, steps, turns, methods=("rk4",)):
+    """Print the kinematics rows: ns per body-step of "off" and each set, per method and rate
+    model; returns whether every set's rows are "off"'s, bit for bit."""
     rng = np.random.default_rng(0)
     q0 = rng.normal(size=(n, 4))
     q0 /= np.linalg.norm(q0, axis=1)[:, None]
     models = {"sinusoid": rotode.QuaternionKinematics(
                   rotode.omega.Sinusoid([1.0, 0.5, 2.0], 3.0, [0.0, 0.4, 1.1])),
               "per-body constant": rng.normal(size=(n, 3))}
-    print(f"rk4 kinematics, {n} orientations, {steps} steps of {DT} s")
-    print(f"{'':34s} {'ns/body-step':>12s} {'speed-up vs off':>15s}")
-    for label, model in models.items():
-        runs = {f"{label}, rotode {isa}": kinematics_run(model, q0, steps, isa)
-                for isa in _lanes.available()}
-        seconds = measure(runs, turns)
-        off = seconds[f"{label}, rotode off"]
-        for name, sec in seconds.items():
-            print(f"{name:34s} {sec / (n * steps) * 1e9:12.2f} {off / sec:15.1f}")
+    print(f"kinematics, {n} orientations, {steps} steps of {DT} s")
+    print(f"{'':44s} {'ns/body-step':>12s} {'speed-up vs off':>15s}")
+    same = True
+    for method in methods:
+        for label, model in models.items():
+            ref = kinematics_run(model, q0, steps, "off", method).call()
+            for isa in _lanes.available():
+                got = kinematics_run(model, q0, steps, isa, method).call()
+                same = same and np.array_equal(got.y, ref.y) and np.array_equal(got.w, ref.w)
+            runs = {f"{method}, {label}, rotode {isa}": kinematics_run(model, q0, steps, isa,
+                                                                        method)
+                    for isa in _lanes.available()}
+            seconds = measure(runs, turns)
+            off = seconds[f"{method}, {label}, rotode off"]
+            for name, sec in seconds.items():
+                print(f"{name:44s} {sec / (n * steps) * 1e9:12.2f} {off / sec:15.1f}")
+    print(f"every set's rows == off's, bit for bit: {same}")
+    return same
 
 
 def dispersed_tops(n, seed=0):
@@ -217,7 +231,9 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="10^4 bodies, 2 turns")
     parser.add_argument("--bodies", type=int, default=None)
     parser.add_argument("--steps", type=int, default=1000)
-    parser.add_argument("--kinematics", action="store_true", help="the kinematics rows only")
+    parser.add_argument("--kinematics", nargs="*", metavar="METHOD", default=None,
+                        help="the kinematics rows only (default: rk4 ab3 lie_euler cg3 exp2 "
+                             "magnus4)")
     parser.add_argument("--adaptive", action="store_true",
                         help="the error-controlled rows only (dop853 in lanes)")
     parser.add_argument("--group", nargs="*", metavar="METHOD", default=None,
@@ -225,9 +241,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     n = args.bodies or (10_000 if args.quick else 100_000)
     turns = 2 if args.quick else 3
-    if args.kinematics:
-        kinematics(n, args.steps, turns)
-        return 0
+    if args.kinematics is not None:
+        methods = args.kinematics or ["rk4", "ab3", "lie_euler", "cg3", "exp2", "magnus4"]
+        return 0 if kinematics(n, args.steps, turns, methods) else 1
     if args.adaptive:
         return 0 if adaptive(n, turns) else 1
     if args.group is not None:
@@ -252,7 +268,7 @@ def main(argv=None):
               f"{seconds['rotode off'] / s:15.1f}")
     print(f"workers=2 / workers=1 ({best}): "
           f"{seconds[f'rotode {best}'] / seconds[f'rotode {best}, workers=2']:.2f}x")
-    kinematics(n, args.steps, turns)
+    same = kinematics(n, args.steps, turns) and same
     return 0 if same else 1
 
 

@@ -1,6 +1,7 @@
-// The lane kernels: the fixed-step methods rk3 and rk4 on blocks of rigid bodies or of
-// quaternion kinematics, and ab3, Lie-Euler and the Crouch-Grossman methods on blocks of rigid
-// bodies, one body per SIMD lane (docs/architecture.md, "The lane kernels").
+// The lane kernels: the fixed-step methods rk3, rk4, ab3, Lie-Euler and the Crouch-Grossman
+// methods on blocks of rigid bodies or of quaternion kinematics, and exp2, magnus2 and magnus4
+// on blocks of quaternion kinematics, one body per SIMD lane (docs/architecture.md, "The lane
+// kernels").
 //
 // One source for every width.  A lane vector `Lanes<L>` is a GCC vector of L doubles (`double`
 // itself for L = 1): its + - * / act lane by lane, IEEE-exact in every lane, and a double mixed
@@ -29,7 +30,11 @@
 // rotode/kinematic.pxd `rk3_step`/`rk4_step`; the variable-step Adams-Bashforth 3 of
 // rotode/dynamic.pyx; the Crouch-Grossman methods of a run-time tableau (Crouch & Grossman 1993;
 // Owren & Marthinsen 1999), Lie-Euler among them (cg1's tableau), with the operations of
-// rotode/dynamic.pxd `cg_step`/`lie_euler_step`.
+// rotode/dynamic.pxd `cg_step`/`lie_euler_step`; on kinematics (`KinStepModel`) the operations
+// of rotode/kinematic.pyx `_step` for ab3 (rk4's two starting steps, rotode/kinematic.pxd
+// `ab3_weights`), the product of exponentials of lie_euler/cg1/cg2/cg3, exp2 and the Magnus
+// methods of one and two Gauss nodes, exp exact or [NIRD]'s approximation
+// (`apply_rotvec`), the cosine of `Sinusoid`'s w' and the square roots lane by lane.
 #pragma once
 
 #include <cmath>
@@ -50,8 +55,12 @@ namespace rotode {
 // the instruction sets, in the order of `rotode._lanes.ISAS` (after "off")
 enum LaneIsa { ISA_SCALAR = 0, ISA_SSE2 = 1, ISA_AVX2 = 2, ISA_AVX512 = 3, ISA_COUNT = 4 };
 // the fixed-step kernels of the lane blocks (LANES_AB3 and LANES_CG: rigid bodies only;
-// LANES_CG: the Crouch-Grossman methods of a `LaneTableau`, Lie-Euler that of cg1)
-enum LaneKernel { LANES_RK3 = 0, LANES_RK4 = 1, LANES_AB3 = 2, LANES_CG = 3 };
+// LANES_CG: the Crouch-Grossman methods of a `LaneTableau`, Lie-Euler that of cg1; on
+// kinematics LANES_CG is the product of exponentials of a `KinLaneMethod`, LANES_AB3 its ab3,
+// LANES_EXP2 and LANES_MAGNUS: kinematics only)
+enum LaneKernel {
+    LANES_RK3 = 0, LANES_RK4 = 1, LANES_AB3 = 2, LANES_CG = 3, LANES_EXP2 = 4, LANES_MAGNUS = 5
+};
 
 // A Crouch-Grossman tableau of s <= 3 stages (rotode/dynamic.pxd CGTableau's a and b: a[i*3 + j]
 // strictly lower triangular; the nodes c are not needed, the compiled torques being autonomous)
@@ -61,11 +70,24 @@ struct LaneTableau {
     double b[3];
 };
 
+// A kinematic method of rotode/kinematic.pyx's `_step` in the lanes (KinCfg's data): the stages
+// s <= 3 with weights b and nodes c (LANES_CG: the Crouch-Grossman product; LANES_MAGNUS: the
+// Gauss nodes of magnus2 (s = 1) or magnus4 (s = 2)), exp(x) by [NIRD]'s trig-free
+// approximation (approx), w(t0) read by the step (needs_w0), the last node's w carried as the
+// next step's w(t0) (carry), w' from the source (rate_source: counted; else w' = 0)
+struct KinLaneMethod {
+    int s;
+    double b[3], c[3];
+    bool approx, needs_w0, carry, rate_source;
+};
+
 // A block run's choices: p[0] for every body (shared), q / |q| after every step (normalize),
-// the tableau of LANES_CG (else unused)
+// the tableau of LANES_CG on rigid bodies (else unused), the kinematic method of the kernels
+// that `KinStepModel` steps (else unused)
 struct LaneCall {
     bool shared, normalize;
     const LaneTableau* tab;
+    const KinLaneMethod* km;
 };
 
 namespace lanes {
@@ -325,11 +347,21 @@ ROTODE_INLINE bool mask_at(const Mask<V>& m, int l) {
 // polynomials in vectors, and lane by lane, only in a lane beyond their range (|c w / 2|^2 > 1,
 // or NaN), the scalar function's std::sqrt, std::cos and std::sin (OUT: e[4])
 template <class V>
+ROTODE_INLINE void exp_pure_v(const V* x, V* e);
+
+template <class V>
 ROTODE_INLINE void exp_half_v(const V* w, double c, V* e) {
     V x[3];
     x[0] = 0.5 * c * w[0];
     x[1] = 0.5 * c * w[1];
     x[2] = 0.5 * c * w[2];
+    exp_pure_v(x, e);
+}
+
+// e = exp((0, x)) in every lane: rotode/quaternion.pxd `quat_exp_pure` (the operations of
+// `exp_half_v` after its x) (OUT: e[4])
+template <class V>
+ROTODE_INLINE void exp_pure_v(const V* x, V* e) {
     const V x2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
     V co = taylor_cos(x2), s = taylor_sinc(x2);
     const Mask<V> small = x2 <= 1.0;              // (a NaN lane: not small, as the scalar test)
@@ -343,6 +375,30 @@ ROTODE_INLINE void exp_half_v(const V* w, double c, V* e) {
     e[1] = s * x[0];
     e[2] = s * x[1];
     e[3] = s * x[2];
+}
+
+// e = [NIRD]'s trig-free normalised third-order exp((0, x)) in every lane: rotode/quaternion.pxd
+// `quat_exp_approx`'s operations, the branch of each lane's |x|^2 (> 1e100: a and b scaled by
+// 1 / |x|^2) chosen lane by lane, the square root lane by lane (OUT: e[4])
+template <class V>
+ROTODE_INLINE void exp_approx_v(const V* x, V* e) {
+    const V x2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
+    V a = 1.0 - 0.5 * x2, b = 1.0 - x2 / 6.0;
+    for (int l = 0; l < width<V>; ++l) {
+        const double y = get(x2, l);
+        if (y > 1e100) {
+            set(a, l, 1.0 / y - 0.5);
+            set(b, l, 1.0 / y - 1.0 / 6.0);
+        }
+    }
+    const V r2 = a * a + b * b * x2;
+    V r = r2;
+    for (int l = 0; l < width<V>; ++l) set(r, l, std::sqrt(get(r2, l)));
+    const V n = 1.0 / r;
+    e[0] = a * n;
+    e[1] = b * n * x[0];
+    e[2] = b * n * x[1];
+    e[3] = b * n * x[2];
 }
 
 // the Hamilton product p q in every lane: rotode/_rkmk.hpp `rkmk_quat_mul`, its operations
@@ -400,6 +456,211 @@ ROTODE_INLINE void cg_lanes(const M& f, const LaneTableau& tab, double h, const 
     for (int k = 0; k < 4; ++k) yout[k] = Q[k];
 }
 
+// the rotation of q by the rotation vector om in every lane: rotode/kinematic.pxd
+// `apply_rotvec`, x = om / 2, q exp(x) (body) or exp(x) q (World), exp exact or approximate
+// (OUT: out[4]; may not alias q)
+template <bool World, class V>
+ROTODE_INLINE void apply_rotvec_v(const V* q, const V* om, bool approx, V* out) {
+    V x[3], e[4];
+    for (int c = 0; c < 3; ++c) x[c] = 0.5 * om[c];
+    if (approx) exp_approx_v(x, e);
+    else exp_pure_v(x, e);
+    if constexpr (World) quat_mul_v(e, q, out);
+    else quat_mul_v(q, e, out);
+}
+
+// w'(t) of kind W in every lane: rotode/omega.pyx's `Sinusoid.evaluate_rate` (amp_i rate
+// cos(rate t + phase_i), libm's cosine lane by lane) and `Constant`'s (0) (OUT: dw[3])
+template <int W, class P, class V>
+ROTODE_INLINE void kin_omega_rate(const P& p, double t, V* dw) {
+    if constexpr (W == OMEGA_CONSTANT) {
+        for (int c = 0; c < 3; ++c) models::splat(dw[c], 0.0);
+    } else {
+        for (int i = 0; i < 3; ++i) {
+            const V x = p.rate * t + p.phase[i];
+            V co = x;
+            for (int l = 0; l < width<V>; ++l) set(co, l, std::cos(get(x, l)));
+            dw[i] = p.amp[i] * p.rate * co;
+        }
+    }
+}
+
+// the stages' equations of an rk4 step of the kinematics: `kin_rhs` with w given at the nodes
+// (rk4_lanes' model: node 0 w0, 1 wm, 2 w1)
+template <bool World, bool Gain, class V>
+struct KinNodes {
+    static constexpr int n = 4;
+    const KinLanes<V>* p;
+    const V* w[3];
+    ROTODE_INLINE void rhs(int node, const V* q, V* dq) const {
+        kin_rhs<World, Gain>(*p, q, w[node], dq);
+    }
+};
+
+// Quaternion kinematics in lanes as rotode/kinematic.pyx `_step` steps ab3, the Crouch-Grossman
+// product of exponentials (lie_euler, cg1, cg2, cg3), exp2 and the fixed-step magnus2/magnus4
+// (a `LaneModel` of its own step, `lazy`): its w(t0) read when the step or a row needs it and
+// none is held (KinWork's have0), held after a step that carries it; the w and w' evaluations
+// of one body counted as `_omega` and `_rate` count them (the block's bodies take the same
+// steps: one count for the block, each lane's taken when it fails or ends).
+template <int W, bool World, bool Gain, class V>
+struct KinStepModel {
+    typedef KinParams Params;
+    static constexpr int n = 4, k = 4;
+    static constexpr bool lazy = true;
+    KinLanes<V> p;
+    KinParams one;
+    bool shared;
+    V w0[3];                        // w(t0) when have0
+    bool have0;
+    long long nfev, nrate;
+    long long j;                    // ab3: the steps taken, the last three f, the previous starts
+    V f[3][4];
+    double tp1, tp2;
+    ROTODE_INLINE void gather(const KinParams* ps, bool sh, std::ptrdiff_t nb) {
+        gather_params(ps, sh, nb, &p);
+        one = ps[0];
+        shared = sh;
+    }
+    ROTODE_INLINE void omega(double t, V* wt) {
+        ++nfev;
+        if (shared) {
+            double w1[3];
+            kin_omega<W>(one, t, w1);
+            for (int c = 0; c < 3; ++c) models::splat(wt[c], w1[c]);
+        } else {
+            kin_omega<W>(p, t, wt);
+        }
+    }
+    ROTODE_INLINE void rate(const KinLaneMethod& m, double t, V* dw) {
+        if (!m.rate_source) {
+            for (int c = 0; c < 3; ++c) models::splat(dw[c], 0.0);
+            return;
+        }
+        ++nrate;
+        if (shared) {
+            double d1[3];
+            kin_omega_rate<W>(one, t, d1);
+            for (int c = 0; c < 3; ++c) models::splat(dw[c], d1[c]);
+        } else {
+            kin_omega_rate<W>(p, t, dw);
+        }
+    }
+    ROTODE_INLINE void begin(double) {
+        have0 = false;
+        nfev = nrate = j = 0;
+        tp1 = tp2 = 0.0;
+    }
+    // before the row at t (`_store`): w(t) unless held
+    ROTODE_INLINE void at_row(double t) {
+        if (!have0) {
+            omega(t, w0);
+            have0 = true;
+        }
+    }
+    ROTODE_INLINE void row(const V* z, V* wb) const {
+        if constexpr (World) {
+            models::world_to_body(z, w0, wb);
+        } else {
+            for (int c = 0; c < 3; ++c) wb[c] = w0[c];
+        }
+    }
+    template <int K>
+    ROTODE_INLINE void step(const LaneCall& o, double t0, double h, const V* q, V* qn) {
+        const KinLaneMethod& m = *o.km;
+        if (!have0 && (K != LANES_MAGNUS && (K != LANES_CG || m.needs_w0))) {
+            omega(t0, w0);
+            have0 = true;
+        }
+        if constexpr (K == LANES_AB3) ab3(t0, h, q, qn);
+        else if constexpr (K == LANES_CG) cg(m, t0, h, q, qn);
+        else if constexpr (K == LANES_EXP2) exp2(m, t0, h, q, qn);
+        else magnus(m, t0, h, q, qn);
+    }
+    // `_step`'s ab3: two rk4 steps (f_j kept), then the variable-step weights of
+    // rotode/kinematic.pxd `ab3_weights` on the grid's previous starts (the same in every lane)
+    ROTODE_INLINE void ab3(double t0, double h, const V* q, V* qn) {
+        if (j >= 2) {
+            for (int c = 0; c < 4; ++c) {
+                f[2][c] = f[1][c];
+                f[1][c] = f[0][c];
+            }
+            kin_rhs<World, Gain>(p, q, w0, f[0]);
+            const double h1 = t0 - tp1, h2 = tp1 - tp2;
+            const double p3 = h * h * h / 3.0, p2 = 0.5 * h * h;
+            const double c0 = (p3 + (2.0 * h1 + h2) * p2 + h1 * (h1 + h2) * h) / (h1 * (h1 + h2));
+            const double c1 = -(p3 + (h1 + h2) * p2) / (h1 * h2);
+            const double c2 = (p3 + h1 * p2) / ((h1 + h2) * h2);
+            for (int c = 0; c < 4; ++c)
+                qn[c] = q[c] + (c0 * f[0][c] + c1 * f[1][c] + c2 * f[2][c]);
+            have0 = false;
+        } else {
+            if (j == 1)
+                for (int c = 0; c < 4; ++c) f[1][c] = f[0][c];
+            kin_rhs<World, Gain>(p, q, w0, f[0]);
+            V wm[3], w1[3];
+            omega(t0 + 0.5 * h, wm);
+            omega(t0 + h, w1);
+            const KinNodes<World, Gain, V> nodes{&p, {w0, wm, w1}};
+            rk4_lanes(nodes, h, q, qn);
+            for (int c = 0; c < 3; ++c) w0[c] = w1[c];
+            have0 = true;
+        }
+        tp2 = tp1;
+        tp1 = t0;
+        ++j;
+    }
+    // `_step`'s Crouch-Grossman product: every stage's w (c_s != 0), then the product of
+    // exp(h b_s w_s / 2) (c_s = 0: w(t0)); the last node's w carried when it is the step's end
+    ROTODE_INLINE void cg(const KinLaneMethod& m, double t0, double h, const V* q, V* qn) {
+        V ws[3][3], om[3], a[4], b[4];
+        for (int s = 0; s < m.s; ++s)
+            if (m.c[s] != 0.0) omega(t0 + m.c[s] * h, ws[s]);
+        for (int c = 0; c < 4; ++c) a[c] = q[c];
+        for (int s = 0; s < m.s; ++s) {
+            const V* wp = m.c[s] != 0.0 ? ws[s] : w0;
+            const double hb = m.b[s] * h;
+            for (int c = 0; c < 3; ++c) om[c] = hb * wp[c];
+            apply_rotvec_v<World>(a, om, m.approx, b);
+            for (int c = 0; c < 4; ++c) a[c] = b[c];
+        }
+        for (int c = 0; c < 4; ++c) qn[c] = a[c];
+        have0 = m.carry;
+        if (m.carry)
+            for (int c = 0; c < 3; ++c) w0[c] = ws[m.s - 1][c];
+    }
+    // `_step`'s exp2: Omega = h w(t0) + h^2/2 w'(t0) (rotode/kinematic.pxd `exp2_rotvec`)
+    ROTODE_INLINE void exp2(const KinLaneMethod& m, double t0, double h, const V* q, V* qn) {
+        V dw[3], om[3];
+        rate(m, t0, dw);
+        const double c2 = 0.5 * h * h;
+        for (int c = 0; c < 3; ++c) om[c] = h * w0[c] + c2 * dw[c];
+        apply_rotvec_v<World>(q, om, m.approx, qn);
+        have0 = false;
+    }
+    // `_step`'s fixed-step Magnus methods of one or two Gauss nodes (rotode/kinematic.pxd
+    // `lie_euler_rotvec`, `magnus4_rotvec`: - sqrt(3)/12 h^2 w1 x w2 in the world frame, + in
+    // the body frame)
+    ROTODE_INLINE void magnus(const KinLaneMethod& m, double t0, double h, const V* q, V* qn) {
+        V ws[2][3], om[3];
+        for (int s = 0; s < m.s; ++s) omega(t0 + m.c[s] * h, ws[s]);
+        if (m.s == 1) {
+            for (int c = 0; c < 3; ++c) om[c] = h * ws[0][c];
+        } else {
+            const double f = (World ? -0.14433756729740643 : 0.14433756729740643) * h * h;
+            const V* a = ws[0];
+            const V* b = ws[1];
+            V x[3];
+            x[0] = a[1] * b[2] - a[2] * b[1];
+            x[1] = a[2] * b[0] - a[0] * b[2];
+            x[2] = a[0] * b[1] - a[1] * b[0];
+            for (int c = 0; c < 3; ++c) om[c] = 0.5 * h * (a[c] + b[c]) + f * x[c];
+        }
+        apply_rotvec_v<World>(q, om, m.approx, qn);
+        have0 = false;
+    }
+};
+
 // rows k wide from `slot` on NaN
 template <int K>
 ROTODE_INLINE void nan_rows(const BlockRun* b, int l, std::ptrdiff_t slot) {
@@ -428,14 +689,33 @@ ROTODE_INLINE void fail_lane(const BlockRun* b, int l, int status, std::ptrdiff_
     nan_rows<K>(b, l, slot);
 }
 
+// whether the lane model M steps itself (`KinStepModel`: its `step`, `at_row` and counters)
+template <class M, class = void>
+constexpr bool lazy_of = false;
+template <class M>
+constexpr bool lazy_of<M, std::void_t<decltype(M::lazy)>> = M::lazy;
+template <class M>
+constexpr bool is_lazy = lazy_of<M>;
+
+// lane l's w and w' evaluations (a lazy model's, when the lane fails or ends) in counts[3 l + 2]
+// and counts[3 l + 1], which the fixed-grid driver does not read (the runner takes them)
+template <class M>
+ROTODE_INLINE void note_counts(const M& f, BlockRun* b, int l) {
+    if constexpr (is_lazy<M>) {
+        b->counts[3 * l + 1] = f.nrate;
+        b->counts[3 * l + 2] = f.nfev;
+    }
+}
+
 // The block's lanes' rows at `slot` from the state z (the driver's `store` and `_check_row`):
 // a lane whose row is not finite fails (first: the row at t0, never checked) (IN/OUT: alive,
 // live).
 template <class M, class V>
-ROTODE_INLINE void store_rows(const M& f, const V* z, std::ptrdiff_t j, std::ptrdiff_t slot,
+ROTODE_INLINE void store_rows(M& f, const V* z, std::ptrdiff_t j, std::ptrdiff_t slot,
                               bool first, BlockRun* b, bool* alive, int* live) {
     constexpr int K = M::k;
     V w[3];
+    if constexpr (is_lazy<M>) f.at_row(b->t[j]);
     f.row(z, w);
     for (int l = 0; l < b->nb; ++l) {
         if (!alive[l]) continue;
@@ -445,6 +725,7 @@ ROTODE_INLINE void store_rows(const M& f, const V* z, std::ptrdiff_t j, std::ptr
         for (int c = 0; c < 3; ++c) wo[c] = get(w[c], l);
         if (!first && !(finite_lane<K>(z, l) && finite_lane<3>(w, l))) {
             fail_lane<K>(b, l, ENGINE_NONFINITE, j - 1, j, slot);
+            note_counts(f, b, l);
             alive[l] = false;
             --*live;
         }
@@ -493,27 +774,35 @@ ROTODE_INLINE void block_run(M& f, const LaneCall& o, bool to_end, BlockRun* b) 
         if (jend - j > *b->countdown) jend = j + *b->countdown;
         for (std::ptrdiff_t jj = j; jj < jend; ++jj) {
             const double t0 = b->t[jj], h = b->t[jj + 1] - t0;
-            f.nodes(t0, h);
-            if constexpr (K == LANES_RK4) rk4_lanes(f, h, z, zn);
-            else if constexpr (K == LANES_AB3) ab3_lanes(f, h, ab3, z, zn);
-            else if constexpr (K == LANES_CG) cg_lanes(f, *o.tab, h, z, zn);
-            else rk3_lanes(f, h, z, zn);
+            if constexpr (is_lazy<M>) {
+                f.template step<K>(o, t0, h, z, zn);
+            } else {
+                f.nodes(t0, h);
+                if constexpr (K == LANES_RK4) rk4_lanes(f, h, z, zn);
+                else if constexpr (K == LANES_AB3) ab3_lanes(f, h, ab3, z, zn);
+                else if constexpr (K == LANES_CG) cg_lanes(f, *o.tab, h, z, zn);
+                else rk3_lanes(f, h, z, zn);
+            }
             for (int c = 0; c < M::n; ++c) z[c] = zn[c];
             if (o.normalize) normalize_lanes(z);
-            f.advanced();
+            if constexpr (!is_lazy<M>) f.advanced();
         }
         *b->countdown -= int(jend - j);
         for (int l = 0; l < nb; ++l) {
             if (alive[l] && !finite_lane<M::n>(z, l)) {   // somewhere in steps j .. jend - 1
                 fail_lane<M::k>(b, l, ENGINE_NONFINITE, j, jend, slot);
+                note_counts(f, b, l);
                 alive[l] = false;
                 --live;
             }
         }
         j = jend;
         if (live > 0 && *b->countdown <= 0 && b->tick(b->tick_ctx)) {
-            for (int l = 0; l < nb; ++l)
-                if (alive[l]) fail_lane<M::k>(b, l, ENGINE_INTERRUPTED, j, j, slot);
+            for (int l = 0; l < nb; ++l) {
+                if (!alive[l]) continue;
+                fail_lane<M::k>(b, l, ENGINE_INTERRUPTED, j, j, slot);
+                note_counts(f, b, l);
+            }
             return;
         }
         if (slot < m && b->save[slot] == j) {
@@ -521,6 +810,8 @@ ROTODE_INLINE void block_run(M& f, const LaneCall& o, bool to_end, BlockRun* b) 
             ++slot;
         }
     }
+    for (int l = 0; l < nb; ++l)
+        if (alive[l]) note_counts(f, b, l);
 }
 
 // the class of a body: its torque kind, inertia shape, gain and gyroscopic switch
@@ -568,11 +859,14 @@ struct RigidTag {
     template <class V> using model = RigidLaneModel<T, Diag, Gain, V>;
 };
 
-template <int W, bool World, bool Gain>
+// (Step: the kernels of `KinStepModel`, else rk3/rk4's `KinLaneModel`)
+template <int W, bool World, bool Gain, bool Step = false>
 struct KinTag {
     typedef KinParams Params;
     static constexpr bool to_end = false;       // rotode/kinematic.pyx: no step after the last row
-    template <class V> using model = KinLaneModel<W, World, Gain, V>;
+    template <class V>
+    using model = std::conditional_t<Step, KinStepModel<W, World, Gain, V>,
+                                     KinLaneModel<W, World, Gain, V>>;
 };
 
 // One function per instruction set and instantiation of `block_class`, compiled for that
@@ -645,11 +939,15 @@ inline void block_any(int isa, int kernel, const RigidClass& c, const RigidParam
     else block_torque<LANES_RK3>(isa, c, p, o, b);
 }
 
+// (the Lie-group kernels take no norm gain: their runs' is 0)
 template <int K, int W, bool World>
 inline void kin_gain(int isa, const KinClass& c, const KinParams* p,
                      const LaneCall& o, BlockRun* b) {
-    if (c.gain) block_isa<K, KinTag<W, World, true>>(isa, p, o, b);
-    else block_isa<K, KinTag<W, World, false>>(isa, p, o, b);
+    constexpr bool step = K != LANES_RK3 && K != LANES_RK4;
+    if constexpr (K != LANES_RK3 && K != LANES_RK4 && K != LANES_AB3)
+        block_isa<K, KinTag<W, World, false, true>>(isa, p, o, b);
+    else if (c.gain) block_isa<K, KinTag<W, World, true, step>>(isa, p, o, b);
+    else block_isa<K, KinTag<W, World, false, step>>(isa, p, o, b);
 }
 
 template <int K, int W>
@@ -668,8 +966,14 @@ inline void kin_omega_kind(int isa, const KinClass& c, const KinParams* p,
 
 inline void block_any(int isa, int kernel, const KinClass& c, const KinParams* p,
                       const LaneCall& o, BlockRun* b) {
-    if (kernel == LANES_RK4) kin_omega_kind<LANES_RK4>(isa, c, p, o, b);
-    else kin_omega_kind<LANES_RK3>(isa, c, p, o, b);
+    switch (kernel) {
+        case LANES_RK4: return kin_omega_kind<LANES_RK4>(isa, c, p, o, b);
+        case LANES_AB3: return kin_omega_kind<LANES_AB3>(isa, c, p, o, b);
+        case LANES_CG: return kin_omega_kind<LANES_CG>(isa, c, p, o, b);
+        case LANES_EXP2: return kin_omega_kind<LANES_EXP2>(isa, c, p, o, b);
+        case LANES_MAGNUS: return kin_omega_kind<LANES_MAGNUS>(isa, c, p, o, b);
+        default: return kin_omega_kind<LANES_RK3>(isa, c, p, o, b);
+    }
 }
 
 // the columns of a row of y0 and of the output of each model kind
@@ -705,7 +1009,7 @@ inline int lanes_width(int isa) {
 // block ran in (1: one body at a time).
 template <class P>
 inline int lanes_block(int isa, int kernel, const P* p, bool shared, bool normalize,
-                       const LaneTableau* tab, BlockRun* b) {
+                       const LaneTableau* tab, const KinLaneMethod* km, BlockRun* b) {
     using namespace lanes;
     const auto c = lane_class(p, kernel);
     bool same = true;
@@ -713,7 +1017,7 @@ inline int lanes_block(int isa, int kernel, const P* p, bool shared, bool normal
         same = same && lane_class(p + l, kernel) == c;
     const int L = lanes_width(isa), k = lane_cols(p);
     if (same && L > 1 && 2 * b->nb > L) {
-        block_any(isa, kernel, c, p, LaneCall{shared, normalize, tab}, b);
+        block_any(isa, kernel, c, p, LaneCall{shared, normalize, tab, km}, b);
         return L;
     }
     for (std::ptrdiff_t l = 0; l < b->nb; ++l) {
@@ -726,7 +1030,7 @@ inline int lanes_block(int isa, int kernel, const P* p, bool shared, bool normal
         one.failed = b->failed + l;
         one.counts = b->counts + 3 * l;
         const P* pl = p + (shared ? 0 : l);
-        const LaneCall o{true, normalize, tab};
+        const LaneCall o{true, normalize, tab, km};
         block_any(ISA_SCALAR, kernel, lane_class(pl, kernel), pl, o, &one);
     }
     return 1;

@@ -15,12 +15,26 @@ cdef extern from "_lanes.hpp" namespace "rotode" nogil:
         LANES_RK4
         LANES_AB3
         LANES_CG
+        LANES_EXP2
+        LANES_MAGNUS
 
     # a Crouch-Grossman tableau of s <= 3 stages: a[i*3 + j] (strictly lower triangular), b
     ctypedef struct LaneTableau:
         int s
         double a[9]
         double b[3]
+
+    # a kinematic method of KinStepModel (LANES_AB3, LANES_CG, LANES_EXP2, LANES_MAGNUS on
+    # kinematics): stages s <= 3, weights b and nodes c, the approximate exp, w(t0) read, the
+    # last node's w carried, w' from the source (counted)
+    ctypedef struct KinLaneMethod:
+        int s
+        double b[3]
+        double c[3]
+        bint approx
+        bint needs_w0
+        bint carry
+        bint rate_source
 
     # whether this CPU runs the instruction set (ISA_*); the bodies per block of one
     bint lanes_supported(int isa)
@@ -36,7 +50,10 @@ cdef int rigid_block(int isa, int kernel, const RigidParams* p, bint shared, bin
                      const LaneTableau* tab, BlockRun* b) noexcept nogil
 
 
-# The same for quaternion kinematics under w(t) of KinParams (rotode/kinematic.pyx's rk3/rk4:
-# rows of 4, no step after the last row).
+# The same for quaternion kinematics under w(t) of KinParams (rotode/kinematic.pyx: rows of 4,
+# no step after the last row): rk3, rk4, and with the method km (else unused) ab3, the
+# Crouch-Grossman product of exponentials (LANES_CG: lie_euler, cg1, cg2, cg3), exp2
+# (LANES_EXP2) and magnus2/magnus4 (LANES_MAGNUS); those four leave each body's w and w'
+# evaluations in b.counts[3 l + 2] and b.counts[3 l + 1].
 cdef int kin_block(int isa, int kernel, const KinParams* p, bint shared, bint normalize,
-                   BlockRun* b) noexcept nogil
+                   const KinLaneMethod* km, BlockRun* b) noexcept nogil

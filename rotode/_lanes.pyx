@@ -2,18 +2,19 @@
 
 rotode's fixed-step rk3, rk4, ab3, Lie-Euler and Crouch-Grossman (cg1, cg2, cg3, exp2) runs of
 `rotode.RigidBody` models whose torque is compiled (none, `rotode.torque.Gravity`,
-`rotode.torque.Constant`), and its rk3 and rk4 runs of
-`rotode.QuaternionKinematics` under constant rates (per body, or a `rotode.omega.Constant`) or a
-`rotode.omega.Sinusoid`, step blocks of bodies in the SIMD lanes of the CPU, one body per lane
-(rotode/_lanes.hpp): every lane does the operations of the one-body instance in the same order,
-so each body's result is its single run's, bit for bit, whatever the width, the block and the
-number of threads.
+`rotode.torque.Constant`), and its fixed-step rk3, rk4, ab3, Lie-Euler, Crouch-Grossman
+(cg1, cg2, cg3), exp2, magnus2 and magnus4 runs of `rotode.QuaternionKinematics` under constant
+rates (per body, or a `rotode.omega.Constant`) or a `rotode.omega.Sinusoid`, step blocks of
+bodies in the SIMD lanes of the CPU, one body per lane (rotode/_lanes.hpp): every lane does the
+operations of the one-body instance in the same order, so each body's result is its single
+run's, bit for bit, whatever the width, the block and the number of threads.
 
 The instruction set is the best one this CPU runs ("avx512", "avx2", else "sse2", the
 baseline of x86-64), unless the environment variable ``ROTODE_SIMD`` names another when rotode
 is imported, or `use` sets one:
 
-- "off": the driver's step of one body at a time (rotode/dynamic.pxd), as before the lanes;
+- "off": the driver's step of one body at a time (rotode/dynamic.pxd, rotode/kinematic.pyx),
+  as before the lanes;
 - "scalar": the lane kernel's one-body instance, body by body;
 - "sse2", "avx2", "avx512": blocks of 2, 4 or 8 bodies in 128-, 256- or 512-bit registers.
 
@@ -139,16 +140,16 @@ def use(name):
 
 cdef extern from "_lanes.hpp" namespace "rotode" nogil:
     int lanes_block(int isa, int kernel, const RigidParams* p, bint shared, bint normalize,
-                    const LaneTableau* tab, BlockRun* b)
+                    const LaneTableau* tab, const KinLaneMethod* km, BlockRun* b)
     int lanes_block(int isa, int kernel, const KinParams* p, bint shared, bint normalize,
-                    const LaneTableau* tab, BlockRun* b)
+                    const LaneTableau* tab, const KinLaneMethod* km, BlockRun* b)
 
 
 cdef int rigid_block(int isa, int kernel, const RigidParams* p, bint shared, bint normalize,
                      const LaneTableau* tab, BlockRun* b) noexcept nogil:
-    return lanes_block(isa, kernel, p, shared, normalize, tab, b)
+    return lanes_block(isa, kernel, p, shared, normalize, tab, NULL, b)
 
 
 cdef int kin_block(int isa, int kernel, const KinParams* p, bint shared, bint normalize,
-                   BlockRun* b) noexcept nogil:
-    return lanes_block(isa, kernel, p, shared, normalize, NULL, b)
+                   const KinLaneMethod* km, BlockRun* b) noexcept nogil:
+    return lanes_block(isa, kernel, p, shared, normalize, NULL, km, b)

@@ -14,11 +14,12 @@ from the registry `rotode.methods`; this module implements the kinematic kernels
 kernel enum (rotode/_driver.pxd): the Crouch-Grossman product, exp2, the Magnus methods,
 Runge-Kutta and Adams-Bashforth on the quaternion (equations and references in
 docs/methods-kinematic.md), and the embedded pairs the driver steps, on the quaternion and (the
-Runge-Kutta-Munthe-Kaas methods, rotode/rkmk.pxd) on the rotation vector of each step.  rk3 and
-rk4 under a rate whose model is compiled (constant rates, `rotode.omega.Constant`,
-`rotode.omega.Sinusoid`) run in the lane kernels instead: blocks of bodies in SIMD lanes, each
-body with its single run's bits (rotode/_lanes.hpp, ``rotode._lanes``; docs/architecture.md "The
-lane kernels").
+Runge-Kutta-Munthe-Kaas methods, rotode/rkmk.pxd) on the rotation vector of each step.  The
+fixed-step rk3, rk4, ab3, lie_euler, cg1, cg2, cg3, exp2, magnus2 and magnus4 under a rate whose
+model is compiled (constant rates, `rotode.omega.Constant`, `rotode.omega.Sinusoid`; exp2 with
+w' of the source or 0) run in the lane kernels instead: blocks of bodies in SIMD lanes, each
+body with its single run's bits, `_step`'s operations in its order (rotode/_lanes.hpp
+`KinLaneModel`, `KinStepModel`; ``rotode._lanes``; docs/architecture.md "The lane kernels").
 """
 import numpy as np
 
@@ -50,7 +51,8 @@ from rotode.omega cimport Constant as ConstantRate
 from rotode._engine cimport (BlockRun, EngineRun, KinParams, kin_erk_body, kin_eval,
                              kin_rkmk_body,
                              OMEGA_CONSTANT, OMEGA_SINUSOID)
-from rotode._lanes cimport (kin_block, lanes_width, LANES_RK3, LANES_RK4, ISA_SCALAR, ISA_SSE2,
+from rotode._lanes cimport (KinLaneMethod, kin_block, lanes_width, LANES_RK3, LANES_RK4,
+                            LANES_AB3, LANES_CG, LANES_EXP2, LANES_MAGNUS, ISA_SCALAR, ISA_SSE2,
                             ISA_AVX2, ISA_AVX512)
 from libc.stdlib cimport malloc, free
 from rotode.quaternion cimport quat_rotate, quat_conj
@@ -109,10 +111,11 @@ cdef struct KinCfg:
     int pair
     const KinParams* params  # one shared (a source) or one per body (constant rates)
     bint params_shared
-    # the lane kernels (rotode/_lanes.hpp): the instruction set (ISA_*), LANES_RK3/LANES_RK4,
-    # and per body the lanes its block ran in (OUT)
+    # the lane kernels (rotode/_lanes.hpp): the instruction set (ISA_*), the kernel (LANES_*),
+    # the method's data of those but rk3/rk4, and per body the lanes its block ran in (OUT)
     int isa
     int lane_kernel
+    KinLaneMethod lane_method
     int* lanes_used
 
 
@@ -514,13 +517,14 @@ cdef int _engine_body(const void* cfg, Py_ssize_t i, EngineRun* run) noexcept no
 
 
 cdef void _lane_block(const void* cfg, Py_ssize_t i, BlockRun* run) noexcept nogil:
-    """Bodies i .. i + run.nb - 1 by the lane kernel (rotode/_lanes.hpp): rk3 or rk4 on q
-    with w(t) known at compile time, one body per SIMD lane.  The w evaluations are counted as
-    `_step` and `_store` count them: w(t0) once, then two per step taken (none after the last
-    row)."""
+    """Bodies i .. i + run.nb - 1 by the lane kernel (rotode/_lanes.hpp): rk3, rk4, ab3, the
+    Crouch-Grossman product, exp2 or magnus2/magnus4 on q with w(t) known at compile time, one
+    body per SIMD lane.  The w evaluations are counted as `_step` and `_store` count them:
+    for rk3/rk4 w(t0) once, then two per step taken (none after the last row); the other
+    kernels count theirs (w and w') in counts[3 j + 2] and counts[3 j + 1]."""
     cdef const KinCfg* g = <const KinCfg*>cfg
     cdef int lanes = kin_block(g.isa, g.lane_kernel, &g.params[0 if g.params_shared else i],
-                               g.params_shared, g.normalize, run)
+                               g.params_shared, g.normalize, &g.lane_method, run)
     cdef Py_ssize_t j, steps
     cdef bint first = run.m > 0 and run.save[0] == 0
     for j in range(run.nb):
@@ -529,6 +533,11 @@ cdef void _lane_block(const void* cfg, Py_ssize_t i, BlockRun* run) noexcept nog
             steps = run.save[run.m - 1] if run.m > 0 else 0
         g.nfev[i + j] = 2 * steps + (1 if steps > 0 or first else 0)
         g.nrate[i + j] = 0
+        if g.lane_kernel != LANES_RK3 and g.lane_kernel != LANES_RK4:
+            g.nfev[i + j] = run.counts[3 * j + 2]
+            g.nrate[i + j] = run.counts[3 * j + 1]
+            run.counts[3 * j + 1] = 0
+            run.counts[3 * j + 2] = 0
         g.nsub[i + j] = 0
         g.lanes_used[i + j] = lanes
 
@@ -862,9 +871,11 @@ def run(method, model, y0, t, save, options, workers=1):
         BODY angular velocity at t[save].
     stats : dict
         ``n_steps``, ``nfev`` (w evaluations per body, including those at output times),
-        ``nrate`` (w' evaluations per body), ``n_substeps``, ``status``, ``message``; rk3 and
-        rk4 on the lane kernels (constant rates, `Constant`, `Sinusoid`) report ``simd``, the
-        instruction set of ``rotode._lanes`` their blocks ran on ("scalar": body by body).
+        ``nrate`` (w' evaluations per body), ``n_substeps``, ``status``, ``message``; the
+        methods on the lane kernels (rk3, rk4, ab3, lie_euler, cg1, cg2, cg3, exp2, magnus2,
+        magnus4 on a fixed grid under constant rates, `Constant`, `Sinusoid`) report ``simd``,
+        the instruction set of ``rotode._lanes`` their blocks ran on ("scalar": body by
+        body).
     """
     out = run_plan(Plan(method, model, y0, t, save, options, workers))
     return out.y, out.w, out.stats
@@ -963,9 +974,8 @@ def run_plan(plan):
                   and not plan.h_next and events is None
                   and ((g.kernel == KERNEL_ERK and method in ENGINE_PAIRS)
                        or (g.kernel == KERNEL_RKMK and method in ENGINE_GROUP_PAIRS)))
-    # rk3/rk4 on a fixed grid with w(t) compiled: the lane kernels
-    lanes = ((g.kernel == KERNEL_RK3 or g.kernel == KERNEL_RK4) and control is None
-             and not g.local and g.rate_mode == RATE_ZERO and not g.jumps)
+    # the fixed-step kernels of the lanes on a fixed grid with w(t) compiled: the lane kernels
+    lanes = control is None and not g.local and not g.jumps and _lane_kernel(&g) >= 0
     try:
         if N > 0 and (specialise or lanes):
             _compiled_params(&g, src, wconst, &params)
@@ -1010,6 +1020,38 @@ cdef int _compiled_params(KinCfg* g, object src, const double[:, ::1] wv,
     return 0
 
 
+cdef int _lane_kernel(const KinCfg* g) noexcept:
+    """The lane kernel (LANES_*) of the run's fixed-step method, -1 if none: rk3, rk4, ab3
+    (w' unused), the Crouch-Grossman product (lie_euler, cg1, cg2, cg3), exp2 (w' = 0 or the
+    source's), magnus2/magnus4 (one or two Gauss nodes); the exponential exact or
+    approximate."""
+    if g.kernel == KERNEL_RK3 or g.kernel == KERNEL_RK4 or g.kernel == KERNEL_AB3:
+        if g.rate_mode != RATE_ZERO:
+            return -1
+        return (LANES_RK3 if g.kernel == KERNEL_RK3
+                else LANES_RK4 if g.kernel == KERNEL_RK4 else LANES_AB3)
+    if g.kernel == KERNEL_CG and g.stages <= 3:
+        return LANES_CG
+    if g.kernel == KERNEL_EXP2 and (g.rate_mode == RATE_ZERO or g.rate_mode == RATE_SOURCE):
+        return LANES_EXP2
+    if g.kernel == KERNEL_MAGNUS and g.stages <= 2:
+        return LANES_MAGNUS
+    return -1
+
+
+cdef void _lane_method(KinCfg* g) noexcept:
+    """The method's data of the lane kernels but rk3/rk4 (OUT: g.lane_method)."""
+    cdef int s
+    g.lane_method.s = g.stages
+    for s in range(3):
+        g.lane_method.b[s] = g.b[s] if s < g.stages else 0.0
+        g.lane_method.c[s] = g.c[s] if s < g.stages else 0.0
+    g.lane_method.approx = g.approx
+    g.lane_method.needs_w0 = g.needs_w0
+    g.lane_method.carry = g.carry
+    g.lane_method.rate_source = g.rate_mode == RATE_SOURCE
+
+
 cdef object _attach_lanes(Stepper* sp, KinCfg* g, object lanes_used):
     """Run the blocks of the stepper by the lane kernels (rotode/_lanes.hpp) on the instruction
     set of `rotode._lanes.get()` (OUT: sp, g; lanes_used, per body, written by the run);
@@ -1019,7 +1061,8 @@ cdef object _attach_lanes(Stepper* sp, KinCfg* g, object lanes_used):
     if name == "off":
         return None
     g.isa = _LANE_ISAS[name]
-    g.lane_kernel = LANES_RK4 if g.kernel == KERNEL_RK4 else LANES_RK3
+    g.lane_kernel = _lane_kernel(g)
+    _lane_method(g)
     g.lanes_used = &lv[0] if lv.shape[0] else NULL
     sp.block = _lane_block
     sp.lanes = lanes_width(g.isa)

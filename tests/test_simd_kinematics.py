@@ -1,7 +1,9 @@
-"""The lane kernels on quaternion kinematics (rotode/_lanes.hpp, `KinLaneModel`): rk3 and rk4
-batches under constant or sinusoidal rates, body or world frame, with or without the norm gain
-and per-body rates, give every body its single run's bits and the driver's one-body step's
-(rotode/kinematic.pxd) on every instruction set this CPU runs, with any number of threads."""
+"""The lane kernels on quaternion kinematics (rotode/_lanes.hpp, `KinLaneModel` and
+`KinStepModel`): rk3, rk4, ab3, Lie-Euler, the Crouch-Grossman methods, exp2, magnus2 and
+magnus4 batches under constant or sinusoidal rates, body or world frame, with or without the
+norm gain and per-body rates, give every body its single run's bits and the driver's one-body
+step's (rotode/kinematic.pyx `_step`) on every instruction set this CPU runs, with any number
+of threads."""
 import numpy as np
 import pytest
 from test_simd_batch import ISAS, N, quaternions
@@ -107,9 +109,129 @@ def test_normalize_and_a_failing_body(isa):
 
 
 def test_other_sources_keep_the_drivers_step():
-    """A rate with no compiled model (a callable, samples) and ab3 take the driver's step."""
+    """A rate with no compiled model (a callable, samples), magnus6, magnus8 and magnus_ca,
+    and exp2 under a rate without its derivative take the driver's step."""
     q0 = _quaternions(4)
+    samples = rotode.omega.Samples([0.0, 0.05, 0.1], [[0.0, 0.0, 1.0]] * 3, kind="previous")
     for model, method in [(lambda t: np.array([0.0, 0.0, 1.0]), "rk4"),
-                          (rotode.omega.Constant([0.0, 0.0, 1.0]), "ab3")]:
+                          (lambda t: np.array([0.0, 0.0, 1.0]), "exp2"),
+                          (samples, "cg2"),
+                          (rotode.omega.Constant([0.0, 0.0, 1.0]), "magnus6"),
+                          (rotode.omega.Constant([0.0, 0.0, 1.0]), "magnus8"),
+                          (rotode.omega.Constant([0.0, 0.0, 1.0]), "magnus_ca")]:
         out = rotode.integrate(model, (0, 0.1), q0, method=method, dt=0.05)
-        assert out.success and "simd" not in out.stats
+        assert out.success and "simd" not in out.stats, method
+
+
+# the fixed-step methods KinStepModel steps (rotode/_lanes.hpp): ab3, the Crouch-Grossman
+# product (lie_euler, cg1, cg2, cg3), exp2, magnus2 and magnus4
+STEPPED = ["ab3", "lie_euler", "cg1", "cg2", "cg3", "exp2", "magnus2", "magnus4"]
+GROUP = STEPPED[1:]
+
+
+def _cases(method):
+    """(source, options) of a method: every source and frame, the norm gain (ab3) or the
+    approximate exponential (the Lie-group methods)."""
+    extra = ({"norm_gain": 0.7}, {"normalize": True}) if method == "ab3" else ({"exp": "approx"},)
+    return [(source, dict(opts, frame=frame)) for source in ("constant", "sinusoid", "rows")
+            for frame in ("body", "world") for opts in ({},) + extra]
+
+
+def _off_run(isa, *args, **kw):
+    """kinematic.run with the driver's one-body step ("off"), `isa` restored after."""
+    _lanes.use("off")
+    try:
+        return kinematic.run(*args, **kw)
+    finally:
+        _lanes.use(isa)
+
+
+def _same_stats(got, ref, isa, failed=None):
+    """The stats of a lane run and of the driver's: the same, `simd` the lanes' set (a failed
+    body's: the message and that body's evaluations, which depend on the steps to the thread's
+    timed polling chunk's end, not compared)."""
+    got, ref = dict(got), dict(ref)
+    assert "simd" not in ref and got.pop("simd") in (isa, "scalar") and got.keys() == ref.keys()
+    if failed is not None:
+        got["message"] = ref["message"] = None
+        got["per_body"] = {k: np.delete(v, failed) for k, v in got["per_body"].items()}
+        ref["per_body"] = {k: np.delete(v, failed) for k, v in ref["per_body"].items()}
+    for key, value in ref.items():
+        pairs = ([(got[key][k], v) for k, v in value.items()] if isinstance(value, dict)
+                 else [(got[key], value)])
+        assert all(np.array_equal(a, b) for a, b in pairs), key
+
+
+def _same_as_off(isa, method, model, q0, grid, save, opts, workers=1, failed=None):
+    """The batch in lanes of `isa` and the driver's one body at a time: rows, rates and stats
+    bit for bit (`_same_stats`); returns the lanes' rows and stats."""
+    y, w, stats = kinematic.run(method, model, q0, grid, save, opts, workers=workers)
+    yr, wr, sr = _off_run(isa, method, model, q0, grid, save, opts, workers=workers)
+    assert np.array_equal(y, yr, equal_nan=True) and np.array_equal(w, wr, equal_nan=True)
+    _same_stats(stats, sr, isa, failed)
+    return y, w, stats
+
+
+@pytest.mark.parametrize("isa", ISAS, indirect=True)
+@pytest.mark.parametrize("method", STEPPED)
+@pytest.mark.parametrize("workers", [1, 2])
+def test_stepped_methods_every_body_is_its_single_run(isa, method, workers):
+    """ab3, Lie-Euler, the Crouch-Grossman methods, exp2 (w' of the source, or 0) and the
+    Magnus methods of one and two Gauss nodes in lanes: every source, frame, the norm gain and
+    `normalize` (ab3) or the approximate exponential, on an uneven grid with rows not at its
+    start: the batch is the driver's one body at a time, and each body its single run (rows,
+    rates, w and w' evaluations), bit for bit, in the lanes of `isa`."""
+    q0 = _quaternions(N, seed=7)
+    grid = np.cumsum(np.r_[0.0, 0.004 + 0.01 * np.random.default_rng(8).random(40)])
+    for save in (np.arange(0, 38, 7), np.array([1, 2, 3, 17, 30])):
+        for source, opts in _cases(method):
+            rates = _rates(N, seed=9)
+            model = rates if source == "rows" else SOURCES[source]
+            y, w, stats = _same_as_off(isa, method, model, q0, grid, save, opts, workers)
+            assert stats["status"] == 0 and stats["simd"] == isa, (source, opts)
+            for i in (0, 1, 5, 8, N - 1):
+                one = rates[i:i + 1] if source == "rows" else model
+                y1, w1, s1 = _off_run(isa, method, one, q0[i:i + 1], grid, save, opts)
+                assert np.array_equal(y[i], y1[0]) and np.array_equal(w[i], w1[0]), (source, i)
+                assert s1["nfev"] == stats["nfev"] and s1["nrate"] == stats["nrate"]
+
+
+@pytest.mark.parametrize("isa", ISAS, indirect=True)
+@pytest.mark.parametrize("method", STEPPED)
+def test_stepped_methods_backward_small_batches_and_a_failing_body(isa, method):
+    """Through `rotode.integrate`: t_eval rows and a backward grid; steps long enough that
+    |h w / 2| > 1 in some lanes of a block and not in others; batches of 1 and 3 bodies (body
+    by body below half a block's lanes); a body whose rates (1e160) overflow fails alone (its
+    rows NaN, its lane-mates' and the counters the driver's)."""
+    q0 = _quaternions(N, seed=10)
+    rates = _rates(N, seed=11) * np.linspace(0.2, 4.0, N)[:, None]
+    sinusoid = rotode.QuaternionKinematics(SOURCES["sinusoid"], frame="world")
+    t_eval = np.linspace(0.0, 0.4, 9)
+    calls = [(rates, (0.0, 0.5), q0, dict(dt=0.013, t_eval=t_eval)),
+             (rates, (0.5, 0.0), q0, dict(dt=0.02)),
+             (rates, (0.0, 1.2), q0, dict(dt=0.3)),
+             (sinusoid, (0.5, -0.1), q0, dict(dt=0.03)),
+             (rates[:1], (0.0, 0.3), q0[:1], dict(dt=0.01)),
+             (rates[:3], (0.3, 0.0), q0[:3], dict(dt=0.01, frame="world"))]
+    for model, span, y0, kw in calls:
+        got = rotode.integrate(model, span, y0, method=method, **kw)
+        _lanes.use("off")
+        try:
+            ref = rotode.integrate(model, span, y0, method=method, **kw)
+        finally:
+            _lanes.use(isa)
+        n = len(y0)
+        assert got.stats["simd"] == (isa if 2 * n > _lanes.width(isa) or isa == "scalar"
+                                     else "scalar"), (span, n)
+        assert np.array_equal(got.t, ref.t) and np.array_equal(got.y, ref.y), (span, n)
+        assert np.array_equal(got.w, ref.w), (span, n)
+        _same_stats(got.stats, ref.stats, isa)
+    bad = _rates(N, seed=12)
+    bad[6] = 1e160
+    grid = np.linspace(0.0, 1.0, 101)
+    save = np.arange(0, 101, 10)
+    for frame in ("body", "world"):
+        y, w, stats = _same_as_off(isa, method, bad, q0, grid, save, {"frame": frame}, failed=6)
+        assert stats["status"] == 2 and "body 6, step" in stats["message"]
+        assert np.isnan(y[6, -1]).all() and np.isfinite(np.delete(y, 6, axis=0)).all()
+        assert stats["simd"] == isa
