@@ -279,6 +279,23 @@ def _ab3_step(M, eq, D, hist, t, tn, Z):
     return Znew
 
 
+def _pair_step(M, eq, D, t, tn, Z, tout, slot, out, tangent):
+    """One step t -> tn of the method's tableau on Z with the equations ``eq`` (`_Equations`, or
+    `_Group` on the algebra), the outputs inside the step by the dense output, each stored as
+    ``tangent`` of its Z (OUT: out[slot:]); returns the new Z and the next slot."""
+    h = tn - t
+    d = 1.0 if h >= 0.0 else -1.0
+    K = [eq.F(t, Z, D)]
+    _stages(M, eq, D, t, h, tn, Z, K, M.s)
+    Znew = Z + h * sum(bj * K[j] for j, bj in enumerate(M.b) if bj != 0.0)
+    if slot < len(tout) and d * (tout[slot] - tn) < 0.0:
+        _stages(M, eq, D, t, h, tn, Z, K, len(M.c))          # FSAL and extra stages
+    while slot < len(tout) and d * (tout[slot] - tn) < 0.0:
+        out[slot] = tangent(_dense(M, h, Z, Znew, K, (tout[slot] - t) / h))
+        slot += 1
+    return Znew, slot
+
+
 def replay(name, model, y0, p, ts, tout, cols, normalize):
     """(m, n_t, len(cols)): the derivative of one body's computed solution at the times
     `tout`, its steps `ts` held fixed (module docstring)."""
@@ -299,7 +316,6 @@ def replay(name, model, y0, p, ts, tout, cols, normalize):
     hist = []
     for i in range(len(ts) - 1):
         t, tn = ts[i], ts[i + 1]
-        h = tn - t
         if M.ab3:
             Z = _ab3_step(M, eq, D, hist, t, tn, Z)
             if M.normalize and blocks:
@@ -308,15 +324,8 @@ def replay(name, model, y0, p, ts, tout, cols, normalize):
                 out[slot] = _tangent(Z, comps)
                 slot += 1
             continue
-        K = [eq.F(t, Z, D)]
-        _stages(M, eq, D, t, h, tn, Z, K, M.s)
-        Znew = Z + h * sum(bj * K[j] for j, bj in enumerate(M.b) if bj != 0.0)
-        if slot < len(tout) and d * (tout[slot] - tn) < 0.0:
-            _stages(M, eq, D, t, h, tn, Z, K, len(M.c))      # FSAL and extra stages
-        while slot < len(tout) and d * (tout[slot] - tn) < 0.0:
-            out[slot] = _tangent(_dense(M, h, Z, Znew, K, (tout[slot] - t) / h), comps)
-            slot += 1
-        Z = Znew
+        Z, slot = _pair_step(M, eq, D, t, tn, Z, tout, slot, out,
+                             lambda z: _tangent(z, comps))
         if M.normalize and blocks:
             _normalize(Z, blocks)
         while slot < len(tout) and d * (tout[slot] - tn) <= 0.0:
@@ -481,16 +490,8 @@ def _replay_rkmk(M, eq, Z, D, blocks, comps, ts, tout):
         slot += 1
     for i in range(len(ts) - 1):
         t, tn = ts[i], ts[i + 1]
-        h = tn - t
-        K = [G.F(t, V, D)]
-        _stages(M, G, D, t, h, tn, V, K, M.s)
-        Vnew = V + h * sum(bj * K[j] for j, bj in enumerate(M.b) if bj != 0.0)
-        if slot < len(tout) and d * (tout[slot] - tn) < 0.0:
-            _stages(M, G, D, t, h, tn, V, K, len(M.c))      # FSAL and extra stages
-        while slot < len(tout) and d * (tout[slot] - tn) < 0.0:
-            out[slot] = _tangent(G.row(_dense(M, h, V, Vnew, K, (tout[slot] - t) / h)), comps)
-            slot += 1
-        V = Vnew
+        V, slot = _pair_step(M, G, D, t, tn, V, tout, slot, out,
+                             lambda v: _tangent(G.row(v), comps))
         G.accept(V)
         while slot < len(tout) and d * (tout[slot] - tn) <= 0.0:
             out[slot] = _tangent(G.row(V), comps)
