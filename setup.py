@@ -44,7 +44,10 @@ DIRECTIVES = {
 # loops (rotode/_rodrigues.hpp) vectorise; neither changes a computed value.
 COMPILE_ARGS = ["-std=c++17", "-fopenmp", "-ffp-contract=off", "-fno-math-errno",
                 "-fno-trapping-math"]
-COMPILE_ARGS += ["-O0", "-g"] if DEBUG else ["-O3"]
+# -g0 in the release build: Python's own CFLAGS carry -g, and the debug information of the lane
+# and tangent templates was a third of the build's compile time (docs/architecture.md "Build
+# time"); it changes no instruction.
+COMPILE_ARGS += ["-O0", "-g"] if DEBUG else ["-O3", "-g0"]
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STAMP = os.path.join("build", "rotode-build-config.json")

@@ -25,12 +25,12 @@ cdef extern from "_lanes.hpp" namespace "rotode" nogil:
         double b[3]
 
     # a kinematic method of KinStepModel (LANES_AB3, LANES_CG, LANES_EXP2, LANES_MAGNUS on
-    # kinematics): stages s <= 3, weights b and nodes c, the approximate exp, w(t0) read, the
-    # last node's w carried, w' from the source (counted)
+    # kinematics): stages s (LANES_CG <= 3, LANES_MAGNUS <= 4), weights b and nodes c, the
+    # approximate exp, w(t0) read, the last node's w carried, w' from the source (counted)
     ctypedef struct KinLaneMethod:
         int s
-        double b[3]
-        double c[3]
+        double b[4]
+        double c[4]
         bint approx
         bint needs_w0
         bint carry
@@ -53,7 +53,7 @@ cdef int rigid_block(int isa, int kernel, const RigidParams* p, bint shared, bin
 # The same for quaternion kinematics under w(t) of KinParams (rotode/kinematic.pyx: rows of 4,
 # no step after the last row): rk3, rk4, and with the method km (else unused) ab3, the
 # Crouch-Grossman product of exponentials (LANES_CG: lie_euler, cg1, cg2, cg3), exp2
-# (LANES_EXP2) and magnus2/magnus4 (LANES_MAGNUS); those four leave each body's w and w'
-# evaluations in b.counts[3 l + 2] and b.counts[3 l + 1].
+# (LANES_EXP2) and magnus2/magnus4/magnus6/magnus8 (LANES_MAGNUS); those four leave each body's
+# w and w' evaluations in b.counts[3 l + 2] and b.counts[3 l + 1].
 cdef int kin_block(int isa, int kernel, const KinParams* p, bint shared, bint normalize,
                    const KinLaneMethod* km, BlockRun* b) noexcept nogil

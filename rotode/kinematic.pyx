@@ -1023,18 +1023,18 @@ cdef int _compiled_params(KinCfg* g, object src, const double[:, ::1] wv,
 cdef int _lane_kernel(const KinCfg* g) noexcept:
     """The lane kernel (LANES_*) of the run's fixed-step method, -1 if none: rk3, rk4, ab3
     (w' unused), the Crouch-Grossman product (lie_euler, cg1, cg2, cg3), exp2 (w' = 0 or the
-    source's), magnus2/magnus4 (one or two Gauss nodes); the exponential exact or
-    approximate."""
+    source's), the fixed-step Magnus methods (magnus2, magnus4, magnus6, magnus8: one to four
+    Gauss nodes); the exponential exact or approximate."""
     if g.kernel == KERNEL_RK3 or g.kernel == KERNEL_RK4 or g.kernel == KERNEL_AB3:
         if g.rate_mode != RATE_ZERO:
             return -1
         return (LANES_RK3 if g.kernel == KERNEL_RK3
                 else LANES_RK4 if g.kernel == KERNEL_RK4 else LANES_AB3)
-    if g.kernel == KERNEL_CG and g.stages <= 3:
+    if g.kernel == KERNEL_CG and g.stages <= 3:      # KinStepModel::cg's stage arrays
         return LANES_CG
     if g.kernel == KERNEL_EXP2 and (g.rate_mode == RATE_ZERO or g.rate_mode == RATE_SOURCE):
         return LANES_EXP2
-    if g.kernel == KERNEL_MAGNUS and g.stages <= 2:
+    if g.kernel == KERNEL_MAGNUS and g.stages <= 4:  # KinStepModel::magnus: 1 .. 4 nodes
         return LANES_MAGNUS
     return -1
 
@@ -1043,7 +1043,7 @@ cdef void _lane_method(KinCfg* g) noexcept:
     """The method's data of the lane kernels but rk3/rk4 (OUT: g.lane_method)."""
     cdef int s
     g.lane_method.s = g.stages
-    for s in range(3):
+    for s in range(<int>(sizeof(g.lane_method.c) // sizeof(double))):
         g.lane_method.b[s] = g.b[s] if s < g.stages else 0.0
         g.lane_method.c[s] = g.c[s] if s < g.stages else 0.0
     g.lane_method.approx = g.approx
