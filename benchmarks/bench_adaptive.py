@@ -18,6 +18,7 @@ setting that reaches it is reported, with rotode's speed-up over CyRK's compiled
 (``nbsolve_ivp`` with a numba right-hand side) and over ``scipy.integrate.solve_ivp(DOP853)``
 with a NumPy right-hand side.
 """
+import gc
 import os
 import sys
 import time
@@ -57,13 +58,26 @@ def angle_deg(q, r):
         rotode.quaternion.multiply(rotode.quaternion.conjugate(r), q)[1:])))))
 
 
-def best(run, repeat):
-    t_best, out = np.inf, None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        out = run()
-        t_best = min(t_best, time.perf_counter() - start)
-    return t_best, out
+def best_alternated(runs, repeat):
+    """The best time of each of ``runs`` (callables) and its result, over `repeat` rounds that
+    each run every callable once in turn: the tools compared in one case take turns, so a slow
+    spell of the machine (another process, the clock) falls on all of them alike rather than on
+    one tool's consecutive repeats. The garbage collector is off while they run, as in
+    `timeit` (a collection inside a 0.1 ms run doubled it)."""
+    times = [np.inf] * len(runs)
+    outs = [None] * len(runs)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            for k, run in enumerate(runs):
+                start = time.perf_counter()
+                outs[k] = run()
+                times[k] = min(times[k], time.perf_counter() - start)
+    finally:
+        if enabled:
+            gc.enable()
+    return list(zip(times, outs, strict=True))
 
 
 # ---- right-hand sides for the peers ----------------------------------------------------------
@@ -163,33 +177,38 @@ def cases():
 
 
 def measure(case, nb, repeat):
-    """rows (tool, setting, seconds, error deg) for one case."""
-    rows = []
+    """rows (tool, setting, seconds, error deg) for one case: rotode's and CyRK's settings timed
+    in alternated rounds (`best_alternated`), SciPy's (10-100x slower) once each."""
     run = partial(rotode.integrate, case["model"], (0, T), case["y0"])
+    timed = []                      # (tool, setting, callable, final quaternion of a result)
     for method in case["adaptive"]:
         for rtol in RTOLS:
-            sec, res = best(partial(run, method=method, rtol=rtol, atol=rtol * 1e-3), repeat)
-            if res.success:
-                rows.append((f"rotode {method}", f"rtol {rtol:.1e}", sec,
-                             angle_deg(res.q[-1], case["ref"])))
+            timed.append((f"rotode {method}", f"rtol {rtol:.1e}",
+                          partial(run, method=method, rtol=rtol, atol=rtol * 1e-3),
+                          lambda res: res.q[-1] if res.success else None))
     for method in case["fixed"]:
         for n in (1000, 2000, 4000, 8000, 16000, 32000):
-            sec, res = best(partial(run, method=method, dt=T / n, save_every=10**9), repeat)
-            rows.append((f"rotode {method} (fixed dt)", f"dt {T / n:.3g}", sec,
-                         angle_deg(res.q[-1], case["ref"])))
+            timed.append((f"rotode {method} (fixed dt)", f"dt {T / n:.3g}",
+                          partial(run, method=method, dt=T / n, save_every=10**9),
+                          lambda res: res.q[-1]))
     if nb is not None:
         from CyRK import nbsolve_ivp
         for rtol in RTOLS:
             cyrk = partial(nbsolve_ivp, nb, (0.0, T), case["y0"], rtol=rtol, atol=rtol * 1e-3,
                            rk_method=2, warnings=False)
             cyrk()                                          # compile for this signature
-            sec, res = best(cyrk, repeat)
-            if res.success:
-                rows.append(("CyRK DOP853 (numba)", f"rtol {rtol:.1e}", sec,
-                             angle_deg(res.y[:4, -1], case["ref"])))
+            timed.append(("CyRK DOP853 (numba)", f"rtol {rtol:.1e}", cyrk,
+                          lambda res: res.y[:4, -1] if res.success else None))
+    rows = []
+    for (tool, setting, _, final), (sec, res) in zip(
+            timed, best_alternated([t[2] for t in timed], repeat), strict=True):
+        q = final(res)
+        if q is not None:
+            rows.append((tool, setting, sec, angle_deg(q, case["ref"])))
     for rtol in RTOLS:
-        sec, res = best(partial(solve_ivp, case["numpy"], (0, T), case["y0"], method="DOP853",
-                                rtol=rtol, atol=rtol * 1e-3), 1)
+        [(sec, res)] = best_alternated([partial(solve_ivp, case["numpy"], (0, T), case["y0"],
+                                                method="DOP853", rtol=rtol,
+                                                atol=rtol * 1e-3)], 1)
         rows.append(("SciPy DOP853 (NumPy rhs)", f"rtol {rtol:.1e}", sec,
                      angle_deg(res.y[:4, -1], case["ref"])))
     return rows
