@@ -15,7 +15,7 @@ kernel enum (rotode/_driver.pxd): the Crouch-Grossman product, exp2, the Magnus 
 Runge-Kutta and Adams-Bashforth on the quaternion (equations and references in
 docs/methods-kinematic.md), and the embedded pairs the driver steps, on the quaternion and (the
 Runge-Kutta-Munthe-Kaas methods, rotode/rkmk.pxd) on the rotation vector of each step.  The
-fixed-step rk3, rk4, ab3, lie_euler, cg1, cg2, cg3, exp2, magnus2 and magnus4 under a rate whose
+fixed-step rk3, rk4, ab3, lie_euler, cg1, cg2, cg3, exp2 and magnus2-magnus8 under a rate whose
 model is compiled (constant rates, `rotode.omega.Constant`, `rotode.omega.Sinusoid`; exp2 with
 w' of the source or 0) run in the lane kernels instead: blocks of bodies in SIMD lanes, each
 body with its single run's bits, `_step`'s operations in its order (rotode/_lanes.hpp
@@ -518,7 +518,7 @@ cdef int _engine_body(const void* cfg, Py_ssize_t i, EngineRun* run) noexcept no
 
 cdef void _lane_block(const void* cfg, Py_ssize_t i, BlockRun* run) noexcept nogil:
     """Bodies i .. i + run.nb - 1 by the lane kernel (rotode/_lanes.hpp): rk3, rk4, ab3, the
-    Crouch-Grossman product, exp2 or magnus2/magnus4 on q with w(t) known at compile time, one
+    Crouch-Grossman product, exp2 or magnus2-magnus8 on q with w(t) known at compile time, one
     body per SIMD lane.  The w evaluations are counted as `_step` and `_store` count them:
     for rk3/rk4 w(t0) once, then two per step taken (none after the last row); the other
     kernels count theirs (w and w') in counts[3 j + 2] and counts[3 j + 1]."""
