@@ -7,9 +7,9 @@ Build time: the extensions compile in parallel (one compiler per core), and a re
 same clone compiles only what changed. ``pip install .`` builds in a fresh isolated environment
 each time, whose Cython headers are always newer than the generated C++; Cython's own check
 would then regenerate and recompile every module (about 7 minutes on 2 quiet cores). Here a
-module is regenerated only when one of rotode's own sources it depends on is newer than its ``.cpp``,
-or when the build configuration (debug switch, directives, flags, Cython or NumPy version)
-differs from the one recorded in ``build/rotode-build-config.json`` by the last build.
+module is regenerated only when one of rotode's own sources it depends on is newer than its
+``.cpp``, or when the build configuration (debug switch, directives, flags, Cython or NumPy
+version) differs from the one recorded in ``build/rotode-build-config.json`` by the last build.
 """
 import json
 import os
