@@ -61,7 +61,12 @@ cdef extern from "_models.hpp" namespace "rotode" nogil:
         TORQUE_BODY
         TORQUE_WORLD
         TORQUE_GRAVITY_AXIS
+        TORQUE_CALL
         PAIR_COUNT
+
+    # a compiled torque source evaluated through a pointer (TORQUE_CALL): 0 or its status
+    ctypedef int (*TorqueCall)(void* src, double t, const double* q, const double* w,
+                               double* tau) noexcept nogil
 
     cdef struct RigidParams:
         double I[9]
@@ -72,11 +77,14 @@ cdef extern from "_models.hpp" namespace "rotode" nogil:
         double mg
         double com[3]
         double tau[3]
+        TorqueCall call
+        void* src
+        long long* evals
 
     # one body of a pair's run on the rigid body (pair: a PairId; -1 when unknown)
     int rigid_erk_body(int pair, const RigidParams* p, EngineRun* run)
-    # one evaluation of the model's f(t, y) (OUT: dy[7])
-    void rigid_eval(const RigidParams* p, double t, const double* y, double* dy)
+    # one evaluation of the model's f(t, y) (OUT: dy[7]): 0, or a TORQUE_CALL source's status
+    int rigid_eval(const RigidParams* p, double t, const double* y, double* dy)
 
     cdef enum:
         OMEGA_CONSTANT

@@ -1006,6 +1006,7 @@ inline void block_torque(int isa, const RigidClass& c, const RigidParams* p,
         case TORQUE_GRAVITY_AXIS:
             return block_diag<K, TORQUE_GRAVITY_AXIS>(isa, c, p, o, b);
         case TORQUE_BODY: return block_diag<K, TORQUE_BODY>(isa, c, p, o, b);
+        // (TORQUE_CALL never comes here: rotode/dynamic.pyx `_engine_params(..., call=False)`)
         default: return block_diag<K, TORQUE_WORLD>(isa, c, p, o, b);
     }
 }

@@ -652,6 +652,7 @@ inline void erk_torque(int isa, int torque, const LaneQueue& q) {
         case TORQUE_GRAVITY: return erk_isa<P, TORQUE_GRAVITY, Diag, Rkmk>(isa, q);
         case TORQUE_GRAVITY_AXIS: return erk_isa<P, TORQUE_GRAVITY_AXIS, Diag, Rkmk>(isa, q);
         case TORQUE_BODY: return erk_isa<P, TORQUE_BODY, Diag, Rkmk>(isa, q);
+        // (TORQUE_CALL never comes here: `lanes_erk` runs it body by body)
         default: return erk_isa<P, TORQUE_WORLD, Diag, Rkmk>(isa, q);
     }
 }
@@ -679,14 +680,15 @@ inline bool lanes_erk_pair(int pair) { return pair >= 0 && pair < PAIR_COUNT; }
 // instruction set `isa` (which the caller checked with `lanes_supported`).  Bodies of one class
 // without a norm gain, with a pair the lanes run and more than half the lanes' worth of them,
 // run in the 4 lanes of the AVX2 kernel where `isa` is AVX2 or AVX-512 (`lanes::erk_lanes`,
-// `erk_lanes_width`); any other queue runs body by body by `rigid_erk_body` or
-// `rigid_rkmk_body` (the same bits).  Returns the lanes the queue ran in (1: one body at a
-// time).
+// `erk_lanes_width`); any other queue (a torque of kind TORQUE_CALL among them) runs body by
+// body by `rigid_erk_body` or `rigid_rkmk_body` (the same bits).  Returns the lanes the queue
+// ran in (1: one body at a time).
 inline int lanes_erk(int isa, int pair, bool rkmk, bool resume, const RigidParams* p,
                      bool shared, EngineRun* runs, std::ptrdiff_t nb) {
     using namespace lanes;
     const RigidClass c = lane_class(p);
-    bool same = !c.gain;
+    // (a TORQUE_CALL source is called body by body: its queue runs on rigid_erk_body)
+    bool same = !c.gain && c.torque != TORQUE_CALL;
     for (std::ptrdiff_t l = 1; l < nb && !shared; ++l) same = same && lane_class(p + l) == c;
     const int L = erk_lanes_width(isa);
     if (same && L > 1 && 2 * nb > L && lanes_erk_pair(pair)) {

@@ -34,7 +34,15 @@ enum TorqueKind {
     TORQUE_BODY = 2,          // constant, body frame
     TORQUE_WORLD = 3,         // constant, world frame: R(q)^T tau
     TORQUE_GRAVITY_AXIS = 4,  // Gravity with com = (0, 0, h): the products by its zeros left out
+    TORQUE_CALL = 5,          // any other compiled source, evaluated through RigidParams.call
 };
+
+// A compiled torque source tau(t, q, w) evaluated through a pointer (TORQUE_CALL): the source
+// `src` (a rotode.torque.Torque, borrowed) and the function that calls its nogil `evaluate`
+// (rotode/dynamic.pyx `_torque_call`): q the orientation (any nonzero length), w the body rate,
+// OUT: tau[3] in the body frame; 0, or the source's failure status (rotode/torque.pxd:
+// TORQUE_FAILED, TORQUE_NONFINITE), which stops the body with that status.
+typedef int (*TorqueCall)(void* src, double t, const double* q, const double* w, double* tau);
 
 // One body's parameters (filled from a rotode.RigidBody by rotode/dynamic.pyx).
 struct RigidParams {
@@ -45,6 +53,11 @@ struct RigidParams {
     double mg;                // Gravity: m g
     double com[3];            // Gravity: pivot to centre of mass, body frame
     double tau[3];            // Constant: the torque in its frame
+    TorqueCall call;          // TORQUE_CALL: the source's evaluation, and the source
+    void* src;
+    long long* evals;         // TORQUE_CALL: OUT, += 1 per evaluation (NULL: not counted); a
+                              // failing stage ends a step early, so the pair's count of s per
+                              // attempt is not the sources' count
 };
 
 namespace models {
@@ -129,8 +142,16 @@ ROTODE_INLINE void rigid_torque(const P& p, const V* q, V* tau) {
         tau[1] = p.tau[1];
         tau[2] = p.tau[2];
     } else {
+        static_assert(T == TORQUE_WORLD, "TORQUE_CALL is evaluated by the models (rigid_call)");
         models::world_to_body(q, p.tau, tau);
     }
+}
+
+// TORQUE_CALL's torque at (t, q, w) through the source's pointer (OUT: tau[3]): its status
+ROTODE_INLINE int rigid_call(const RigidParams& p, double t, const double* q, const double* w,
+                             double* tau) {
+    if (p.evals != nullptr) ++*p.evals;
+    return p.call(p.src, t, q, w, tau);
 }
 
 // Euler's equations w' = I^-1 (tau - w x I w) (Mandre 2008 sec. 6; without w x I w when
@@ -150,16 +171,14 @@ ROTODE_INLINE void rigid_euler(const P& p, const V* w, const V* tau, V* dw) {
     }
 }
 
-// [q, w_body]' of a rigid body with torque kind T, inertia shape Diag and, with Gain, the norm
-// gain's term c q (without it, c = 0 x (1 - |q|^2) adds +-0, which changes no nonzero rate)
-// (OUT: dy[7]).  One source for the specialised engine's model below (V = double) and the lane
-// kernels of rotode/_lanes.hpp (V a lane vector, p one body per lane; p.gyroscopic the same in
-// every lane).
-template <int T, bool Diag, bool Gain, class P, class V>
-ROTODE_INLINE void rigid_rhs(const P& p, const V* y, V* dy) {
+// [q, w_body]' of a rigid body under the body torque tau, with inertia shape Diag and, with Gain,
+// the norm gain's term c q (without it, c = 0 x (1 - |q|^2) adds +-0, which changes no nonzero
+// rate) (OUT: dy[7]).  One source for the specialised engine's models below (V = double) and the
+// lane kernels of rotode/_lanes.hpp (V a lane vector, p one body per lane; p.gyroscopic the same
+// in every lane).
+template <bool Diag, bool Gain, class P, class V>
+ROTODE_INLINE void rigid_rhs_tau(const P& p, const V* y, const V* tau, V* dy) {
     const V* w = y + 4;
-    V tau[3];
-    rigid_torque<T>(p, y, tau);
     // q' = 1/2 q (0, w) + c q, c = gain (1 - |q|^2)
     V dq[4];
     dq[0] = -y[1] * w[0] - y[2] * w[1] - y[3] * w[2];
@@ -175,6 +194,15 @@ ROTODE_INLINE void rigid_rhs(const P& p, const V* y, V* dy) {
     rigid_euler<Diag>(p, w, tau, dy + 4);
 }
 
+// [q, w_body]' of a rigid body with torque kind T (not TORQUE_CALL), inertia shape Diag and,
+// with Gain, the norm gain's term (OUT: dy[7]): `rigid_rhs_tau` with the torque of kind T.
+template <int T, bool Diag, bool Gain, class P, class V>
+ROTODE_INLINE void rigid_rhs(const P& p, const V* y, V* dy) {
+    V tau[3];
+    rigid_torque<T>(p, y, tau);
+    rigid_rhs_tau<Diag, Gain>(p, y, tau, dy);
+}
+
 // [q, w_body]' of a rigid body with torque kind T, inertia shape Diag and, with Gain, the norm
 // gain's term: `rigid_rhs` on one body's parameters.
 template <int T, bool Diag, bool Gain>
@@ -183,8 +211,17 @@ struct RigidBodyModel {
     static constexpr int k = 7;     // output row: the state itself
     RigidParams p;                  // by value: the loop's copy, which no store aliases
 
-    ROTODE_INLINE void operator()(double, const double* y, double* dy) const {
-        rigid_rhs<T, Diag, Gain>(p, y, dy);
+    // (TORQUE_CALL: the source's status, which may stop the body; else void, which cannot)
+    ROTODE_INLINE auto operator()(double t, const double* y, double* dy) const {
+        if constexpr (T == TORQUE_CALL) {
+            double tau[3];
+            const int st = rigid_call(p, t, y, y + 4, tau);
+            if (st == 0) rigid_rhs_tau<Diag, Gain>(p, y, tau, dy);
+            return st;
+        } else {
+            (void)t;
+            rigid_rhs<T, Diag, Gain>(p, y, dy);
+        }
     }
 
     inline void begin(const double* y0, double* z) const {
@@ -202,9 +239,9 @@ struct RigidBodyModel {
 
 // y' = f evaluated once by the model (tests: the C++ equations against the Cython kernels)
 template <int T, bool Diag>
-inline void rigid_eval_t(const RigidParams* p, double t, const double* y, double* dy) {
-    if (p->gain != 0.0) RigidBodyModel<T, Diag, true>{*p}(t, y, dy);
-    else RigidBodyModel<T, Diag, false>{*p}(t, y, dy);
+inline int rigid_eval_t(const RigidParams* p, double t, const double* y, double* dy) {
+    if (p->gain != 0.0) return engine::eval(RigidBodyModel<T, Diag, true>{*p}, t, y, dy);
+    return engine::eval(RigidBodyModel<T, Diag, false>{*p}, t, y, dy);
 }
 
 template <class P, int T, bool Diag>
@@ -220,6 +257,7 @@ inline int rigid_run_torque(const RigidParams* p, EngineRun* run) {
         case TORQUE_GRAVITY: return rigid_run_t<P, TORQUE_GRAVITY, Diag>(p, run);
         case TORQUE_GRAVITY_AXIS: return rigid_run_t<P, TORQUE_GRAVITY_AXIS, Diag>(p, run);
         case TORQUE_BODY: return rigid_run_t<P, TORQUE_BODY, Diag>(p, run);
+        case TORQUE_CALL: return rigid_run_t<P, TORQUE_CALL, Diag>(p, run);
         default: return rigid_run_t<P, TORQUE_WORLD, Diag>(p, run);
     }
 }
@@ -416,12 +454,20 @@ struct RigidRkmkModel {
     bool resume;                    // y0 is an earlier call's row: its base is y0 retracted
     mutable double qb[4];           // the base of the current step
 
-    ROTODE_INLINE void operator()(double, const double* z, double* dz) const {
+    // (TORQUE_CALL: the source's status, which may stop the body; else void, which cannot)
+    ROTODE_INLINE auto operator()(double t, const double* z, double* dz) const {
         double q[4], tau[3];
         quat_times_exp(qb, z, 1.0, q);
         rkmk_rate(z, z + 3, RKMK_FRAME_BODY, dz);
-        rigid_torque<T>(p, q, tau);
-        rigid_euler<Diag>(p, z + 3, tau, dz + 3);
+        if constexpr (T == TORQUE_CALL) {
+            const int st = rigid_call(p, t, q, z + 3, tau);
+            if (st == 0) rigid_euler<Diag>(p, z + 3, tau, dz + 3);
+            return st;
+        } else {
+            (void)t;
+            rigid_torque<T>(p, q, tau);
+            rigid_euler<Diag>(p, z + 3, tau, dz + 3);
+        }
     }
     ROTODE_INLINE const double* ref() const { return RKMK_REF; }
     ROTODE_INLINE double max_angle() const { return rkmk_max_step_angle(); }
@@ -471,6 +517,7 @@ inline int rigid_rkmk_pair(const RigidParams* p, bool resume, EngineRun* run) {
         case TORQUE_GRAVITY: return rigid_rkmk_t<P, TORQUE_GRAVITY>(p, resume, run);
         case TORQUE_GRAVITY_AXIS: return rigid_rkmk_t<P, TORQUE_GRAVITY_AXIS>(p, resume, run);
         case TORQUE_BODY: return rigid_rkmk_t<P, TORQUE_BODY>(p, resume, run);
+        case TORQUE_CALL: return rigid_rkmk_t<P, TORQUE_CALL>(p, resume, run);
         default: return rigid_rkmk_t<P, TORQUE_WORLD>(p, resume, run);
     }
 }
@@ -584,25 +631,21 @@ inline void kin_eval(const KinParams* p, double t, const double* q, double* dq) 
              : KinematicsModel<OMEGA_SINUSOID, false, false>{*p}(t, q, dq);
 }
 
-// One evaluation f(t, y) of the rigid body (OUT: dy[7]).
-inline void rigid_eval(const RigidParams* p, double t, const double* y, double* dy) {
+// One evaluation f(t, y) of the rigid body (OUT: dy[7]): 0, or a TORQUE_CALL source's status.
+inline int rigid_eval(const RigidParams* p, double t, const double* y, double* dy) {
     const bool d = rigid_diagonal(p);
     switch (p->torque) {
-        case TORQUE_NONE:
-            return d ? rigid_eval_t<TORQUE_NONE, true>(p, t, y, dy)
-                     : rigid_eval_t<TORQUE_NONE, false>(p, t, y, dy);
-        case TORQUE_GRAVITY:
-            return d ? rigid_eval_t<TORQUE_GRAVITY, true>(p, t, y, dy)
-                     : rigid_eval_t<TORQUE_GRAVITY, false>(p, t, y, dy);
-        case TORQUE_GRAVITY_AXIS:
-            return d ? rigid_eval_t<TORQUE_GRAVITY_AXIS, true>(p, t, y, dy)
-                     : rigid_eval_t<TORQUE_GRAVITY_AXIS, false>(p, t, y, dy);
-        case TORQUE_BODY:
-            return d ? rigid_eval_t<TORQUE_BODY, true>(p, t, y, dy)
-                     : rigid_eval_t<TORQUE_BODY, false>(p, t, y, dy);
-        default:
-            return d ? rigid_eval_t<TORQUE_WORLD, true>(p, t, y, dy)
-                     : rigid_eval_t<TORQUE_WORLD, false>(p, t, y, dy);
+#define ROTODE_EVAL_CASE(T) \
+        case T: \
+            return d ? rigid_eval_t<T, true>(p, t, y, dy) : rigid_eval_t<T, false>(p, t, y, dy);
+        ROTODE_EVAL_CASE(TORQUE_NONE)
+        ROTODE_EVAL_CASE(TORQUE_GRAVITY)
+        ROTODE_EVAL_CASE(TORQUE_GRAVITY_AXIS)
+        ROTODE_EVAL_CASE(TORQUE_BODY)
+        ROTODE_EVAL_CASE(TORQUE_CALL)
+#undef ROTODE_EVAL_CASE
+        default: return d ? rigid_eval_t<TORQUE_WORLD, true>(p, t, y, dy)
+                          : rigid_eval_t<TORQUE_WORLD, false>(p, t, y, dy);
     }
 }
 

@@ -190,6 +190,7 @@ ROTODE_INLINE void rigid_rhs_any(const P& p, bool diag, const dual* y, dual* dy)
         case TORQUE_GRAVITY: ROTODE_DUAL_RHS(TORQUE_GRAVITY)
         case TORQUE_GRAVITY_AXIS: ROTODE_DUAL_RHS(TORQUE_GRAVITY_AXIS)
         case TORQUE_BODY: ROTODE_DUAL_RHS(TORQUE_BODY)
+        // (TORQUE_CALL never comes here: rotode/dynamic.pyx `_engine_params(..., call=False)`)
         default: ROTODE_DUAL_RHS(TORQUE_WORLD)
     }
 #undef ROTODE_DUAL_RHS
@@ -251,6 +252,7 @@ ROTODE_INLINE void rigid_euler_dual(const RigidParams& p, const dual* q, const d
         case TORQUE_GRAVITY: rigid_torque<TORQUE_GRAVITY>(p, q, tau); break;
         case TORQUE_GRAVITY_AXIS: rigid_torque<TORQUE_GRAVITY_AXIS>(p, q, tau); break;
         case TORQUE_BODY: rigid_torque<TORQUE_BODY>(p, q, tau); break;
+        // (TORQUE_CALL never comes here: rotode/dynamic.pyx `_engine_params(..., call=False)`)
         default: rigid_torque<TORQUE_WORLD>(p, q, tau);
     }
     if (rigid_diagonal(&p)) rigid_euler<true>(p, w, tau, dw);
@@ -561,6 +563,7 @@ inline int tangent_avx512_torque(const RigidParams* p, EngineRun* run, double* s
         case TORQUE_GRAVITY_AXIS:
             return tangent_avx512_fixed<P, TORQUE_GRAVITY_AXIS, Diag>(p, run, sens);
         case TORQUE_BODY: return tangent_avx512_fixed<P, TORQUE_BODY, Diag>(p, run, sens);
+        // (TORQUE_CALL never comes here: rotode/dynamic.pyx `_engine_params(..., call=False)`)
         default: return tangent_avx512_fixed<P, TORQUE_WORLD, Diag>(p, run, sens);
     }
 }

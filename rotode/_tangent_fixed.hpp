@@ -189,6 +189,7 @@ inline int fixed_avx512_torque(const DualRigidParams* p, const TangentSeeds* s, 
                                                                     sens);
         case TORQUE_BODY:
             return fixed_avx512_inline<K, TORQUE_BODY, Diag>(p, s, normalize, run, sens);
+        // (TORQUE_CALL never comes here: rotode/dynamic.pyx `_engine_params(..., call=False)`)
         default: return fixed_avx512_inline<K, TORQUE_WORLD, Diag>(p, s, normalize, run, sens);
     }
 }

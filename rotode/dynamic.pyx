@@ -74,11 +74,11 @@ from rotode.quaternion cimport quat_rotate
 from rotode.rkmk cimport rkmk_rate, rkmk_retract, rkmk_base, rkmk_max_step_angle
 from rotode.equations cimport FRAME_BODY
 from rotode.rhs cimport RigidBody
-from rotode.torque cimport Constant, Gravity
+from rotode.torque cimport Compiled, Constant, Gravity, GravityGradient, Sum, Torque
 from rotode._engine cimport (BlockRun, EngineRun, RigidParams, rigid_erk_body, rigid_eval,
                              rigid_rkmk_body, ENGINE_OK,
                              TORQUE_NONE, TORQUE_GRAVITY, TORQUE_GRAVITY_AXIS, TORQUE_BODY,
-                             TORQUE_WORLD)
+                             TORQUE_WORLD, TORQUE_CALL)
 from rotode._tangent_engine cimport tangent_body, fixed_tangent_pass, TangentSeeds
 from rotode._lanes_erk cimport rigid_erk_lanes
 from rotode._lanes cimport (rigid_block, lanes_width, LANES_RK3, LANES_RK4, LANES_AB3, LANES_CG,
@@ -412,12 +412,19 @@ cdef int _engine_body(const void* c, Py_ssize_t i, EngineRun* run) noexcept nogi
     tableau and the torque known at compile time."""
     cdef const RunCfg* cfg = <const RunCfg*>c
     cdef const RigidParams* p = &cfg.params[0 if cfg.shared else i]
+    cdef RigidParams own
     cdef int st
+    if p.torque == TORQUE_CALL:         # the source's own count (a body's copy: no sharing)
+        own = p[0]
+        own.evals = <long long*>&cfg.nfev[i]
+        cfg.nfev[i] = 0
+        p = &own
     if cfg.kernel == KERNEL_RKMK:
         st = rigid_rkmk_body(cfg.pair, p, cfg.resume, run)
     else:
         st = rigid_erk_body(cfg.pair, p, run)
-    cfg.nfev[i] = run.nfev
+    if p.torque != TORQUE_CALL:
+        cfg.nfev[i] = run.nfev
     return st
 
 
@@ -501,11 +508,31 @@ _USE_ENGINE = True
 _LANE_ISAS = {"scalar": ISA_SCALAR, "sse2": ISA_SSE2, "avx2": ISA_AVX2, "avx512": ISA_AVX512}
 
 
-cdef bint _engine_params(RigidBody body, RigidParams* p):
+cdef int _torque_call(void* src, double t, const double* q, const double* w,
+                      double* tau) noexcept nogil:
+    """TORQUE_CALL's evaluation (rotode/_models.hpp `rigid_call`): the source's own."""
+    return (<Torque>(<PyObject*>src)).evaluate(t, q, w, tau)
+
+
+cdef bint _compiled_source(object tq):
+    """Whether the torque `tq` evaluates in compiled code only: a built-in source (not a Python
+    subclass), a `Compiled` function, or a `Sum` of such parts (no Python callable)."""
+    if type(tq) is Sum:
+        return all([_compiled_source(part) for part in (<Sum>tq).parts])
+    return type(tq) in (Gravity, Constant, GravityGradient, Compiled)
+
+
+cdef bint _engine_params(RigidBody body, RigidParams* p, bint call=False):
     """The engine's parameters of `body` (OUT: p); False when its torque has no compiled
-    model there (a callable, a Python subclass, a held torque history)."""
+    model there (a callable, a Python subclass, a held torque history).  With `call`, any other
+    compiled source (`_compiled_source`: `GravityGradient`, `Compiled`, a `Sum`) is a
+    TORQUE_CALL, evaluated through its pointer (the one-body engine's models only: the lane
+    kernels and the tangent models have no such kind)."""
     cdef int i
     cdef object tq = body.torque
+    p.call = _torque_call
+    p.src = NULL
+    p.evals = NULL
     for i in range(9):
         p.I[i] = body._I[i]
         p.Iinv[i] = body._Iinv[i]
@@ -528,6 +555,9 @@ cdef bint _engine_params(RigidBody body, RigidParams* p):
         p.torque = TORQUE_WORLD if (<Constant>tq)._world else TORQUE_BODY
         for i in range(3):
             p.tau[i] = (<Constant>tq)._tau[i]
+    elif call and _compiled_source(tq):
+        p.torque = TORQUE_CALL
+        p.src = <void*>tq                            # (borrowed: the model holds it)
     else:
         return False
     return True
@@ -563,9 +593,10 @@ def _engine_eval(RigidBody model, double t, y):
     cdef const double[::1] yv = np.ascontiguousarray(y, dtype=np.float64)
     out = np.empty(7)
     cdef double[::1] ov = out
-    if yv.shape[0] != 7 or not _engine_params(model, &p):
+    if yv.shape[0] != 7 or not _engine_params(model, &p, True):
         return None
-    rigid_eval(&p, t, &yv[0], &ov[0])
+    if rigid_eval(&p, t, &yv[0], &ov[0]) != 0:
+        raise ValueError(f"the torque {model.torque!r} failed at t = {t}")
     return out
 
 
@@ -600,7 +631,7 @@ def run_single(model, t_span, y0, method, rtol, atol, tangent=False):
         cfg.kernel = KERNEL_RKMK
     if (pair is None or (<RigidBody>model).n_bodies is not None
             or not thin_call(t_span, y0, rtol, atol, 7, &c, &run)
-            or not _engine_params(<RigidBody>model, &p)):
+            or not _engine_params(<RigidBody>model, &p, not tangent)):
         return None
     cfg.pair = pair
     cfg.params = &p
@@ -951,12 +982,12 @@ def run_plan(plan):
         lanes = code in (KERNEL_RK3, KERNEL_RK4, KERNEL_AB3, KERNEL_LIE_EULER, KERNEL_CG) and (
             not adaptive and k == 7 and not (o.hold or o.restore))
         if specialise or lanes:
-            _compiled_params(models, &params)
+            _compiled_params(models, &params, specialise and plan.tangent is None)
         if plan.tangent is not None and (params == NULL or not specialise):
             raise ValueError("Plan.tangent needs a run that `tangent_ready` accepts")
         if params != NULL and specialise:
             _attach_engine(&sp, &cfg, method, params, plan.tangent)
-            if plan.tangent is None:
+            if plan.tangent is None and not _any_call(params, nmod):
                 isa = _attach_erk_lanes(&sp, &cfg, lanes_used)
         elif params != NULL and lanes:
             isa = _attach_lanes(&sp, &cfg, params, lanes_used)
@@ -988,17 +1019,17 @@ def run_plan(plan):
     return RunOutput(y_out, w_out, stats, rec.events, rec.steps, rec.h_next)
 
 
-cdef int _compiled_params(list models, RigidParams** out) except -1:
+cdef int _compiled_params(list models, RigidParams** out, bint call) except -1:
     """Every body's parameters for the compiled models (rotode/_models.hpp), malloc'ed (the
     caller frees *out): 1, or 0 (out NULL) when a torque has none there (a callable, a Python
-    subclass)."""
+    subclass; with `call`, the other compiled sources are TORQUE_CALL: `_engine_params`)."""
     cdef Py_ssize_t b_, nmod = len(models)
     cdef RigidParams* params = <RigidParams*>malloc(nmod * sizeof(RigidParams))
     out[0] = NULL
     if params == NULL:
         raise MemoryError()
     for b_ in range(nmod):
-        if not _engine_params(models[b_], &params[b_]):
+        if not _engine_params(models[b_], &params[b_], call):
             free(params)
             return 0
     out[0] = params
@@ -1032,6 +1063,16 @@ cdef object _attach_lanes(Stepper* sp, RunCfg* cfg, RigidParams* params, object 
     sp.block = _lane_block
     sp.lanes = lanes_width(cfg.isa)
     return name
+
+
+cdef bint _any_call(const RigidParams* params, Py_ssize_t n):
+    """Whether a body's torque is a TORQUE_CALL (its batch runs body by body: `_engine_body`
+    counts each source's evaluations, which the lane kernels do not)."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        if params[i].torque == TORQUE_CALL:
+            return True
+    return False
 
 
 cdef object _attach_erk_lanes(Stepper* sp, RunCfg* cfg, object lanes_used):
