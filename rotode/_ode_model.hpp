@@ -9,12 +9,19 @@
 // with `normalize`, each quaternion block is put back on the unit sphere (q / |q|,
 // rkmk.pxd's `rkmk_unit`) at the start, after every accepted step (the FSAL stage kept, as
 // `_accept_unit`) and in every output row (as `_store`).
+//
+// The Runge-Kutta-Munthe-Kaas methods (rkmk3, rkmk5, rkmk8: Munthe-Kaas 1999) run the pair of
+// their tableau on the local coordinates of each step (`OdeRkmkModel`): each quaternion block
+// b as the rotation vector v_b of q_b = qb_b exp(v_b / 2) from the block's base qb_b at the
+// step's start, the other components as they are; the operations of ode.pyx's `_begin`,
+// `_deriv_rkmk`, `_accept_rkmk` and `_store` in their order (the driver's steps and bits).
 #pragma once
 
 #include <cmath>
 #include <cstddef>
 
 #include "_engine.hpp"
+#include "_rkmk.hpp"
 #include "_tableaux.hpp"
 
 namespace rotode {
@@ -44,7 +51,28 @@ struct OdeBody {
     const int* qoff;                // (nq,) where each starts
     int normalize;                  // unit blocks after every step and in the rows
     long long* nfev;                // OUT: evaluations of fun
+    // rkmk (`OdeRkmkModel`) only: the other components' indices in y, and whether y0 is the
+    // row stored at the end of an accepted step of an earlier call (its blocks retracted)
+    const int* rest;
+    int nrest;
+    int resume;
 };
+
+// fun(t, y) of body b into dy: its status (a nonzero return of a compiled fun
+// ODE_UNAVAILABLE, a Python fun's own status, a NaN or inf in dy ODE_NONFINITE_ITERATE):
+// ode.pyx's `_f`
+ROTODE_INLINE int ode_fun(const OdeBody& b, double t, const double* y, double* dy) {
+    ++*b.nfev;
+    if (b.fn != nullptr) {
+        if (b.fn(t, y, dy, b.p) != 0) return ODE_UNAVAILABLE;
+    } else {
+        const int st = b.py(b.ctx, b.i, t, y, dy);
+        if (st != 0) return st;
+    }
+    for (int k = 0; k < b.n; ++k)
+        if (!(dy[k] - dy[k] == 0.0)) return ODE_NONFINITE_ITERATE;
+    return 0;
+}
 
 template <int Cap>
 struct OdeModel {
@@ -55,16 +83,7 @@ struct OdeModel {
     int width() const { return b.n; }
 
     ROTODE_INLINE int operator()(double t, const double* y, double* dy) const {
-        ++*b.nfev;
-        if (b.fn != nullptr) {
-            if (b.fn(t, y, dy, b.p) != 0) return ODE_UNAVAILABLE;
-        } else {
-            const int st = b.py(b.ctx, b.i, t, y, dy);
-            if (st != 0) return st;
-        }
-        for (int k = 0; k < b.n; ++k)
-            if (!(dy[k] - dy[k] == 0.0)) return ODE_NONFINITE_ITERATE;
-        return 0;
+        return ode_fun(b, t, y, dy);
     }
 
     // each block q <- q / |q| when normalising (rkmk_unit's operations)
@@ -94,6 +113,101 @@ struct OdeModel {
     }
     inline void accept(double* z, double*) const { project(z); }
 };
+
+// w = 2 vec(q^* q') of a unit q: the body angular velocity of q' = 1/2 q (0, w) (the component
+// of q' along q, the scalar part, dropped): ode.pyx's `_body_rate` (OUT: w[3])
+ROTODE_INLINE void ode_body_rate(const double* q, const double* dq, double* w) {
+    w[0] = 2.0 * (q[0] * dq[1] - q[1] * dq[0] - q[2] * dq[3] + q[3] * dq[2]);
+    w[1] = 2.0 * (q[0] * dq[2] - q[2] * dq[0] - q[3] * dq[1] + q[1] * dq[3]);
+    w[2] = 2.0 * (q[0] * dq[3] - q[3] * dq[0] - q[1] * dq[2] + q[2] * dq[1]);
+}
+
+// A user's equations under a Runge-Kutta-Munthe-Kaas method: state z = [v_1 .. v_nq (3 each),
+// y[rest]] (3 nq + nrest = n - nq values), output rows y (n values) with each block
+// q_b = qb_b exp(v_b / 2).
+//   f: y from z, fun(t, y), each block's v_b' = T(-v_b)^-1 w_b with w_b the body rate of its q'
+//     (`ode_body_rate`), the rest's own derivative
+//   accept: the FSAL stage's v_b' becomes w_b (T(-v_b) v_b'), qb_b <- qb_b exp(v_b / 2)
+//     retracted, v_b <- 0
+//   error scale: v's components scaled with the reference magnitude 1 (`ref`), a step turning
+//     the first block by more than `rkmk_max_step_angle` rejected (`max_angle`: the driver's
+//     `Stepper.max_angle`, which reads the first block)
+// nq >= 1 (without blocks the method is its pair on the state: `OdeModel`).
+template <int Cap>
+struct OdeRkmkModel {
+    static constexpr int cap = Cap;
+    OdeBody b;
+    double refs[Cap];               // 1 for the rotation vectors, 0 for the rest
+    mutable double qb[Cap];         // the blocks' bases (4 nq <= n <= Cap)
+
+    int size() const { return 3 * b.nq + b.nrest; }
+    int width() const { return b.n; }
+    ROTODE_INLINE const double* ref() const { return refs; }
+    ROTODE_INLINE double max_angle() const { return rkmk_max_step_angle(); }
+
+    // the state y of z (ode.pyx's `_row`) (OUT: y[n])
+    ROTODE_INLINE void row(const double* z, double* y) const {
+        for (int j = 0; j < b.nq; ++j) quat_times_exp(qb + 4 * j, z + 3 * j, 1.0, y + b.qoff[j]);
+        for (int k = 0; k < b.nrest; ++k) y[b.rest[k]] = z[3 * b.nq + k];
+    }
+    ROTODE_INLINE int operator()(double t, const double* z, double* dz) const {
+        double y[Cap], dy[Cap], w[3];
+        row(z, y);
+        const int st = ode_fun(b, t, y, dy);
+        if (st != 0) return st;
+        for (int j = 0; j < b.nq; ++j) {
+            ode_body_rate(y + b.qoff[j], dy + b.qoff[j], w);
+            rkmk_rate(z + 3 * j, w, RKMK_FRAME_BODY, dz + 3 * j);
+        }
+        for (int k = 0; k < b.nrest; ++k) dz[3 * b.nq + k] = dy[b.rest[k]];
+        return 0;
+    }
+    inline void begin(const double* y0, double* z) const {
+        for (int j = 0; j < b.nq; ++j) {
+            for (int k = 0; k < 4; ++k) qb[4 * j + k] = y0[b.qoff[j] + k];
+            rkmk_base(qb + 4 * j, b.resume != 0);
+            z[3 * j] = z[3 * j + 1] = z[3 * j + 2] = 0.0;
+        }
+        for (int k = 0; k < b.nrest; ++k) z[3 * b.nq + k] = y0[b.rest[k]];
+    }
+    // the row of z (w: 0, a user's state carries its own rates)
+    inline void store(double, const double* z, double* y, double* w) const {
+        w[0] = w[1] = w[2] = 0.0;
+        row(z, y);
+    }
+    inline void first_row(double t, const double*, const double* z, double* y, double* w) const {
+        store(t, z, y, w);
+    }
+    inline void accept(double* z, double* K0) const {
+        double q[4];
+        for (int j = 0; j < b.nq; ++j) {
+            rkmk_angular_velocity(z + 3 * j, K0 + 3 * j, RKMK_FRAME_BODY, K0 + 3 * j);
+            quat_times_exp(qb + 4 * j, z + 3 * j, 1.0, q);
+            rkmk_retract(q);
+            for (int k = 0; k < 4; ++k) qb[4 * j + k] = q[k];
+            z[3 * j] = z[3 * j + 1] = z[3 * j + 2] = 0.0;
+        }
+    }
+};
+
+template <class P>
+inline int ode_rkmk_run(const OdeBody* b, EngineRun* run) {
+    OdeRkmkModel<ODE_CAP> f{*b, {}, {}};
+    for (int k = 0; k < ODE_CAP; ++k) f.refs[k] = k < 3 * b->nq ? 1.0 : 0.0;
+    return erk_body<P>(f, run);
+}
+
+// One body of an error-controlled Runge-Kutta-Munthe-Kaas run of a user's equations with the
+// pair `pair` of the method's tableau (a PairId; -1 for an unknown pair); b.nq >= 1.
+inline int ode_rkmk_body(int pair, const OdeBody* b, EngineRun* run) {
+    switch (pair) {
+#define ROTODE_ODE_RKMK_CASE(id, P) \
+        case id: return ode_rkmk_run<P>(b, run);
+        ROTODE_PAIRS(ROTODE_ODE_RKMK_CASE)
+#undef ROTODE_ODE_RKMK_CASE
+        default: return -1;
+    }
+}
 
 // One body of an error-controlled run of a user's equations with the pair `pair` (a PairId of
 // rotode/_tableaux.hpp; -1 for an unknown pair, which the caller checks before).

@@ -26,7 +26,7 @@ rotations using nonunit quaternions", IEEE Robotics and Automation Letters 3 (20
 import numpy as np
 
 from rotode import _cfunc, methods as _methods
-from rotode._codegen import pair_ids as _pair_ids
+from rotode._codegen import group_pair_ids as _group_pair_ids, pair_ids as _pair_ids
 from rotode._driver import outcome, per_body_counts
 from rotode._loops import TINY_NORM2, largest
 from rotode._runplan import Plan, RunOutput
@@ -864,13 +864,21 @@ cdef extern from "_ode_model.hpp" namespace "rotode" nogil:
         const int* qoff
         bint normalize
         long long* nfev
+        const int* rest
+        int nrest
+        bint resume
 
     # one body of a pair's run on a user's equations (pair: a PairId; -1 when unknown)
     int ode_erk_body(int pair, const OdeBody* b, EngineRun* run)
+    # the same for a Runge-Kutta-Munthe-Kaas method, the pair of its tableau (b.nq >= 1)
+    int ode_rkmk_body(int pair, const OdeBody* b, EngineRun* run)
 
 
 #: Registry name -> PairId of the pairs the specialised engine runs on a user's equations.
 ENGINE_PAIRS = {name: pair for name, pair in _pair_ids().items() if name in METHODS}
+#: The same for the Lie-group methods it runs (the pair of the same tableau on each step's
+#: local coordinates, rotode/_ode_model.hpp `OdeRkmkModel`): their name -> that pair's PairId.
+ENGINE_GROUP_PAIRS = {name: pair for name, pair in _group_pair_ids().items() if name in METHODS}
 #: The largest state the engine runs; a larger one takes the driver's loop.
 ENGINE_CAP = ODE_CAP
 #: False: every run takes the driver's loop (tests compare the two).
@@ -909,18 +917,27 @@ cdef int _engine_body(const void* c, Py_ssize_t i, EngineRun* run) noexcept nogi
     b.qoff = g.qoff
     b.normalize = g.normalize
     b.nfev = &g.nfev[i]
+    b.rest = g.rest
+    b.nrest = g.nrest
+    b.resume = g.resume
+    if g.group:
+        return ode_rkmk_body(g.pair, &b, run)
     return ode_erk_body(g.pair, &b, run)
 
 
 cdef int _engine_attach(Stepper* sp, OdeCfg* cfg, object method, object control,
                         object plan) except -1:
     """The engine for `run_plan`'s stepper (OUT: sp.body, cfg.pair) where it runs the run: a
-    pair on the state under error control, a state of at most ODE_CAP values, no events,
-    step record or step proposals (those keep the driver's loop)."""
+    pair on the state, or a Runge-Kutta-Munthe-Kaas method on a state with quaternion blocks,
+    under error control, a state of at most ODE_CAP values, no events, step record or step
+    proposals (those keep the driver's loop)."""
     cfg.pair = -1
-    if (_USE_ENGINE and control is not None and not cfg.group and cfg.n <= ODE_CAP
+    if (_USE_ENGINE and control is not None and cfg.n <= ODE_CAP
             and plan.steps is None and not plan.h_next and plan.events is None):
-        pair = ENGINE_PAIRS.get(method)
+        if not cfg.group:
+            pair = ENGINE_PAIRS.get(method)
+        else:               # (without a block, the driver's loop: its max_angle is then off)
+            pair = ENGINE_GROUP_PAIRS.get(method) if cfg.nq else None
         if pair is not None:
             cfg.pair = pair
             sp.body = _engine_body
