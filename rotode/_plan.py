@@ -30,9 +30,12 @@ def thin_run(model, t_span, y0, method, rtol, atol, frame, options):
     engine without the general path's set-up (`dynamic.run_single`, `kinematic.run_single`):
     ``(t, y, w, stats)``, or None when the call is anything else (the general path runs it).
     A user's `ode.ODE` takes `ode.run_single` (its result then needs `ode_views`), with no
-    option but ``normalize``; the built-in models with none."""
+    option but ``normalize`` (none for its Lie-group methods, which refuse it); the built-in
+    models with none."""
     if type(model) is ode.ODE:
-        if frame is not None or not options.keys() <= {"normalize"}:
+        if (frame is not None or not options.keys() <= {"normalize"}
+                or ("normalize" in options and type(method) is str
+                    and method in ode.ENGINE_GROUP_PAIRS)):
             return None
         return ode.run_single(model, t_span, y0, method, rtol, atol,
                               options.get("normalize", True))

@@ -1033,11 +1033,41 @@ cdef bint _thin_state(object model, object y0, OdeCfg* cfg, int* qoff):
     return True
 
 
+cdef void _thin_algebra(OdeCfg* cfg, int* rest, const double* atols, double* zatol):
+    """The layout and tolerances of a Runge-Kutta-Munthe-Kaas run on the thin path, as
+    `_layout` and `_algebra_atol` make them for `run_plan` (OUT: cfg's rest, nrest and nz,
+    rest[n], zatol[nz]): each block's rotation vector with the smallest atol of its
+    quaternion, the other components in their order with theirs."""
+    cdef int b, k, j
+    cdef double a
+    cdef bint in_block[ODE_CAP]
+    for k in range(cfg.n):
+        in_block[k] = False
+    for b in range(cfg.nq):
+        a = atols[cfg.qoff[b]]
+        for k in range(4):
+            in_block[cfg.qoff[b] + k] = True
+            a = min(a, atols[cfg.qoff[b] + k])
+        for k in range(3):
+            zatol[3 * b + k] = a
+    j = 0
+    for k in range(cfg.n):
+        if not in_block[k]:
+            rest[j] = k
+            zatol[3 * cfg.nq + j] = atols[k]
+            j += 1
+    cfg.rest = rest
+    cfg.nrest = j
+    cfg.nz = 3 * cfg.nq + j
+
+
 def run_single(model, t_span, y0, method, rtol, atol, normalize=True):
     """The common call of `rotode.integrate` on an `ODE` in a few microseconds, or None.
 
     One body, a compiled or Cython ``fun`` with no per-body ``params``, ``y0`` a float64 array
-    of shape (n,) (n <= `ENGINE_CAP`), a pair the engine runs (`ENGINE_PAIRS`), ``t_span`` a pair of
+    of shape (n,) (n <= `ENGINE_CAP`), a pair the engine runs (`ENGINE_PAIRS`, or on a state
+    with quaternion blocks a Lie-group method of `ENGINE_GROUP_PAIRS`, ``normalize`` then
+    ignored: `rotode._plan.thin_run` declines the option for it), ``t_span`` a pair of
     Python numbers, ``rtol`` None or a Python float, ``atol`` None, a Python float or a
     float64 array of n values, ``normalize`` a Python bool, no other argument: the engine is
     entered directly, with the
@@ -1051,6 +1081,8 @@ def run_single(model, t_span, y0, method, rtol, atol, normalize=True):
     cdef double grid[2]
     cdef double atols[ODE_CAP]
     cdef int qoff[ODE_CAP]
+    cdef int rest[ODE_CAP]
+    cdef double zatol[ODE_CAP]
     cdef long long nfev = 0
     cdef const double[::1] pv
     if (type(model) is not ODE or type(method) is not str or not _USE_ENGINE
@@ -1058,15 +1090,22 @@ def run_single(model, t_span, y0, method, rtol, atol, normalize=True):
             or type(normalize) is not bool):
         return None
     pair = ENGINE_PAIRS.get(method)
+    cdef bint group = pair is None
+    if group:
+        pair = ENGINE_GROUP_PAIRS.get(method)
     if (pair is None or not (type(t_span) is tuple or type(t_span) is list)
             or len(t_span) != 2 or not _thin_real(t_span[0], &grid[0])
             or not _thin_real(t_span[1], &grid[1]) or grid[0] == grid[1]
             or not _thin_state(model, y0, &cfg, qoff)
-            or not _thin_tolerances(rtol, atol, cfg.n, &run, atols)):
+            or not _thin_tolerances(rtol, atol, cfg.n, &run, atols)
+            or (group and cfg.nq == 0)):
         return None
     _set_fun(&cfg, model, NULL, 0, True)
-    cfg.group = cfg.resume = False
-    cfg.normalize = normalize
+    cfg.group = group
+    cfg.resume = False
+    cfg.normalize = normalize and not group
+    if group:
+        _thin_algebra(&cfg, rest, atols, zatol)
     cfg.nfev = &nfev
     cfg.pair = pair
     if model.params is not None:
@@ -1081,7 +1120,9 @@ def run_single(model, t_span, y0, method, rtol, atol, normalize=True):
     run.y0 = <const double*>cnp.PyArray_DATA(<cnp.ndarray>y0)
     run.yo = <double*>cnp.PyArray_DATA(<cnp.ndarray>y_out)
     run.wo = <double*>cnp.PyArray_DATA(<cnp.ndarray>w_out)
-    run.atol = atols
+    run.atol = &atols[0]
+    if group:
+        run.atol = &zatol[0]
     run.first_step = 0.0
     run.max_step = INFINITY
     run.max_steps = _DEFAULT_MAX_STEPS

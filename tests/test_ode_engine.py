@@ -279,7 +279,7 @@ def _general(monkeypatch, *args, **kw):
         return rotode.integrate(*args, **kw)
 
 
-@pytest.mark.parametrize("method", PAIRS)
+@pytest.mark.parametrize("method", METHODS)
 def test_the_thin_path_is_the_general_path(duo, monkeypatch, method):
     model = rotode.ODE(duo, n=15, quaternions=[1, 8], params=P0)
     free = rotode.ODE(duo, quaternions=(8, 1), params=P0)          # n from y0
@@ -293,6 +293,10 @@ def test_the_thin_path_is_the_general_path(duo, monkeypatch, method):
             is not None
         _same(rotode.integrate(mdl, span, y0, method=method, **tol),
               _general(monkeypatch, mdl, span, y0, method=method, **tol))
+    if method not in PAIRS:     # (a Lie-group method refuses the option, on either path)
+        with pytest.raises(TypeError, match="option `normalize` is not accepted"):
+            rotode.integrate(model, (0, 3), Y0, method=method, rtol=1e-8, normalize=True)
+        return
     # Rucker's non-unit blocks (normalize=False) take the thin path too, with their own bits
     assert ode.run_single(model, (0, 3), Y0 * 1.2, method, 1e-8, None, False) is not None
     loose = rotode.integrate(model, (0, 3), Y0 * 1.2, method=method, rtol=1e-8,
@@ -312,7 +316,7 @@ def test_the_thin_path_declines_anything_unusual(duo, monkeypatch):
         (rotode.ODE(duo, n=15, params=np.tile(P0, (1, 1))),) + ok[1:],   # per-body params
         (rotode.ODE(duo, n=16, params=P0),) + ok[1:],                    # n differs
         ok[:3] + ("DOP853", 1e-6, 1e-8), ok[:3] + ("rk4", 1e-6, 1e-8),
-        ok[:3] + ("rkmk8", 1e-6, 1e-8),
+        (rotode.ODE(duo, n=15, params=P0), (0, 1), Y0, "rkmk8", 1e-6, 1e-8),  # no block
         ok[:3] + ("dop853", 1e-20, 1e-8),              # below 100 eps: the general path warns
         ok[:3] + ("dop853", 0.0, 1e-8), ok[:3] + ("dop853", np.float64(1e-6), 1e-8),
         ok[:3] + ("dop853", 1e-6, -1.0), ok[:3] + ("dop853", 1e-6, np.zeros(14)),
@@ -333,6 +337,8 @@ def test_the_thin_path_declines_anything_unusual(duo, monkeypatch):
         assert ode.run_single(*ok, normalize) is None
     assert rotode._plan.thin_run(*ok, "body", {}) is None
     assert rotode._plan.thin_run(*ok, None, {"normalize": True, "x": 1}) is None
+    assert ode.run_single(*ok[:3], "rkmk8", 1e-6, 1e-8) is not None
+    assert rotode._plan.thin_run(*ok[:3], "rkmk8", 1e-6, 1e-8, None, {"normalize": True}) is None
     with pytest.warns(UserWarning, match="`rtol` is too low"):      # (not swallowed)
         rotode.integrate(model, (0, 1), Y0, method="dop853", rtol=1e-20)
     # what the general path refuses, integrate still refuses with its own message
