@@ -5,7 +5,8 @@
 //
 // One source for every width.  A lane vector `Lanes<L>` is a GCC vector of L doubles (`double`
 // itself for L = 1): its + - * / act lane by lane, IEEE-exact in every lane, and a double mixed
-// with it is broadcast.  The steps (`rk3_lanes`, `rk4_lanes`, once for every lane model) and the
+// with it is broadcast.  The steps (`rk3_lanes`, `rk4_lanes` of rotode/_rk.hpp, once for every
+// model and path; `ab3_lanes`, the Lie-group steps here) and the
 // equations (`rigid_rhs`, `kin_rhs` and `kin_omega` of rotode/_models.hpp, which the specialised
 // engine's models also are) are templates over the value type, so lane l of an instance of L
 // lanes does exactly the operations of the L = 1 instance on body l, in the same order: with
@@ -26,8 +27,8 @@
 //
 // Methods: Kutta's third-order method and the classical fourth-order Runge-Kutta method
 // (Hairer, Norsett & Wanner, "Solving Ordinary Differential Equations I", 2nd ed., 1993, sec.
-// II.1, Table 1.1 and eq. 1.8), with the operations of rotode/dynamic.pxd and
-// rotode/kinematic.pxd `rk3_step`/`rk4_step`; the variable-step Adams-Bashforth 3 of
+// II.1, Table 1.1 and eq. 1.8), rotode/_rk.hpp's templates, which rotode/dynamic.pxd and
+// rotode/kinematic.pxd `rk3_step`/`rk4_step` call too; the variable-step Adams-Bashforth 3 of
 // rotode/dynamic.pyx; the Crouch-Grossman methods of a run-time tableau (Crouch & Grossman 1993;
 // Owren & Marthinsen 1999), Lie-Euler among them (cg1's tableau), with the operations of
 // rotode/dynamic.pxd `cg_step`/`lie_euler_step`; on kinematics (`KinStepModel`) the operations
@@ -45,6 +46,7 @@
 
 #include "_engine.hpp"
 #include "_models.hpp"
+#include "_rk.hpp"
 
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
@@ -246,27 +248,6 @@ struct KinLaneModel {
     }
 };
 
-// Kutta's third-order method from y, k1 = f(t0, y) given (OUT: yout[M::n]): the operations of
-// rotode/dynamic.pxd and rotode/kinematic.pxd rk3_step, for any lane model (one source for both
-// model kinds)
-template <class M, class V>
-ROTODE_INLINE void rk3_from(const M& f, double h, const V* y, const V* k1, V* yout) {
-    constexpr int n = M::n;
-    V k2[n], k3[n], z[n];
-    for (int i = 0; i < n; ++i) z[i] = y[i] + 0.5 * h * k1[i];
-    f.rhs(1, z, k2);
-    for (int i = 0; i < n; ++i) z[i] = y[i] + h * (2.0 * k2[i] - k1[i]);
-    f.rhs(2, z, k3);
-    for (int i = 0; i < n; ++i) yout[i] = y[i] + h * (k1[i] + 4.0 * k2[i] + k3[i]) / 6.0;
-}
-
-template <class M, class V>
-ROTODE_INLINE void rk3_lanes(const M& f, double h, const V* y, V* yout) {
-    V k1[M::n];
-    f.rhs(0, y, k1);
-    rk3_from(f, h, y, k1, yout);
-}
-
 // The variable-step Adams-Bashforth 3 history of a block: the last three f (f[nab % 3] the
 // newest), the two previous step sizes, the steps taken
 template <class V, int N>
@@ -300,22 +281,6 @@ ROTODE_INLINE void ab3_lanes(const M& f, double h, Ab3History<V, M::n>& a, const
     a.hh[1] = a.hh[0];
     a.hh[0] = h;
     ++a.nab;
-}
-
-// The classical fourth-order method from y (OUT: yout[M::n]): rk4_step's operations
-template <class M, class V>
-ROTODE_INLINE void rk4_lanes(const M& f, double h, const V* y, V* yout) {
-    constexpr int n = M::n;
-    V k1[n], k2[n], k3[n], k4[n], z[n];
-    f.rhs(0, y, k1);
-    for (int i = 0; i < n; ++i) z[i] = y[i] + 0.5 * h * k1[i];
-    f.rhs(1, z, k2);
-    for (int i = 0; i < n; ++i) z[i] = y[i] + 0.5 * h * k2[i];
-    f.rhs(1, z, k3);
-    for (int i = 0; i < n; ++i) z[i] = y[i] + h * k3[i];
-    f.rhs(2, z, k4);
-    for (int i = 0; i < n; ++i)
-        yout[i] = y[i] + h * (k1[i] + 2.0 * (k2[i] + k3[i]) + k4[i]) / 6.0;
 }
 
 // q <- q / |q| (dynamic.pyx `_step` with `normalize`, kinematic.pxd `normalize4`:

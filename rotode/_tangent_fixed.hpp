@@ -7,8 +7,8 @@
 // Norsett & Wanner I, 2nd ed., sec. II.6), compiled instead of rotode/_tangent.pyx's replay,
 // whose passes and results it reproduces to round-off (tests/test_sensitivity_fixed.py).
 //
-// One source with the runs themselves: the steps are rotode/_lanes.hpp's `rk3_lanes`,
-// `rk4_lanes` and `ab3_lanes` and the equations `rigid_rhs` of rotode/_models.hpp, each a
+// One source with the runs themselves: the steps are rotode/_rk.hpp's `rk3_lanes` and
+// `rk4_lanes`, rotode/_lanes.hpp's `ab3_lanes`, and the equations `rigid_rhs` of rotode/_models.hpp, each a
 // template over the value type, here instantiated on duals whose parameters are duals too
 // (`DualRigidParams`): the value part of every dual operation is the double operation, so the
 // value parts are the plain run's bits (the L = 1 lane instance: the single body's path).

@@ -200,61 +200,34 @@ cdef inline int cg_step(const CGTableau* tab, BodyCtx* b, double t, double h, co
 
 # ---- Runge-Kutta on the non-unit quaternion rigid body (Rucker 2018 sec. III) ------------------
 
+cdef extern from "_rk.hpp" namespace "rotode" nogil:
+    # f(t, y) of one body through a pointer (0, or a status that stops the step)
+    ctypedef int (*StepRhs)(void* ctx, double t, const double* y, double* dy) noexcept nogil
+    # one step of rk3 (order 3, k1 given) or rk4 (order 4) on 7 states: the templates every
+    # path steps (rotode/_rk.hpp) (OUT: yout[7]); 0 or f's first nonzero status
+    int call_rk_step(int order, StepRhs f, void* ctx, double t0, double h, const double* y,
+                     const double* k1, double* yout)
+
+
+cdef inline int _step_rhs(void* b, double t, const double* y, double* dy) noexcept nogil:
+    return body_rhs(<BodyCtx*>b, t, y, dy)
+
+
 cdef inline int rk3_step(BodyCtx* b, double t, double h, const double* y, const double* k1,
                          double* yout) noexcept nogil:
     """Kutta's third-order method; k1 = f(t, y) is passed in (OUT: yout[7]).
 
-    c = (0, 1/2, 1), a21 = 1/2, a31 = -1, a32 = 2, b = (1/6, 2/3, 1/6).
+    c = (0, 1/2, 1), a21 = 1/2, a31 = -1, a32 = 2, b = (1/6, 2/3, 1/6) (rotode/_rk.hpp, the
+    lane kernels' own step).
     """
-    cdef double k2[7]
-    cdef double k3[7]
-    cdef double z[7]
-    cdef int i, st
-    for i in range(7):
-        z[i] = y[i] + 0.5 * h * k1[i]
-    st = body_rhs(b, t + 0.5 * h, z, k2)
-    if st != STEP_OK:
-        return st
-    for i in range(7):
-        z[i] = y[i] + h * (2.0 * k2[i] - k1[i])
-    st = body_rhs(b, t + h, z, k3)
-    if st != STEP_OK:
-        return st
-    for i in range(7):
-        yout[i] = y[i] + h * (k1[i] + 4.0 * k2[i] + k3[i]) / 6.0
-    return STEP_OK
+    return call_rk_step(3, _step_rhs, b, t, h, y, k1, yout)
 
 
 cdef inline int rk4_step(BodyCtx* b, double t, double h, const double* y,
                          double* yout) noexcept nogil:
-    """Classical fourth-order Runge-Kutta on [q, w] (OUT: yout[7])."""
-    cdef double k1[7]
-    cdef double k2[7]
-    cdef double k3[7]
-    cdef double k4[7]
-    cdef double z[7]
-    cdef int i, st
-    st = body_rhs(b, t, y, k1)
-    if st != STEP_OK:
-        return st
-    for i in range(7):
-        z[i] = y[i] + 0.5 * h * k1[i]
-    st = body_rhs(b, t + 0.5 * h, z, k2)
-    if st != STEP_OK:
-        return st
-    for i in range(7):
-        z[i] = y[i] + 0.5 * h * k2[i]
-    st = body_rhs(b, t + 0.5 * h, z, k3)
-    if st != STEP_OK:
-        return st
-    for i in range(7):
-        z[i] = y[i] + h * k3[i]
-    st = body_rhs(b, t + h, z, k4)
-    if st != STEP_OK:
-        return st
-    for i in range(7):
-        yout[i] = y[i] + h * (k1[i] + 2.0 * (k2[i] + k3[i]) + k4[i]) / 6.0
-    return STEP_OK
+    """Classical fourth-order Runge-Kutta on [q, w] (rotode/_rk.hpp, the lane kernels' own
+    step) (OUT: yout[7])."""
+    return call_rk_step(4, _step_rhs, b, t, h, y, NULL, yout)
 
 
 cdef inline void ab3_weights(double h, double h1, double h2, double* beta) noexcept nogil:

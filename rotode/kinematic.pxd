@@ -284,52 +284,31 @@ cdef inline void magnus8_rotvec(const double* a1, const double* a2, const double
 
 # ---- vector-space steps on non-unit quaternions (Rucker 2018 sec. III) -------------------------
 
+cdef extern from "_rk.hpp" namespace "rotode" nogil:
+    # one step of rk3 (order 3) or rk4 (order 4) at the given rates of the step's nodes: the
+    # templates every path steps (rotode/_rk.hpp) (OUT: out[4]; out may be q)
+    void kin_rk_step(int order, const double* q, const double* w0, const double* wm,
+                     const double* w1, double h, int frame, double gain, double* out)
+
+
 cdef inline void rk3_step(const double* q, const double* w0, const double* wm, const double* w1,
                           double h, int frame, double gain, double* out) noexcept nogil:
-    """Kutta's third-order RK (c = 0, 1/2, 1; b = 1/6, 2/3, 1/6) on q' = 1/2 q w + c q.
+    """Kutta's third-order RK (c = 0, 1/2, 1; b = 1/6, 2/3, 1/6) on q' = 1/2 q w + c q, with
+    w(t0), w(t0 + h/2), w(t0 + h) given (rotode/_rk.hpp, the lane kernels' own steps).
 
     OUT: out[4]; may alias q.
     """
-    cdef double k1[4]
-    cdef double k2[4]
-    cdef double k3[4]
-    cdef double y[4]
-    cdef int i
-    quaternion_kinematics_rhs(q, w0, frame, gain, k1)
-    for i in range(4):
-        y[i] = q[i] + 0.5 * h * k1[i]
-    quaternion_kinematics_rhs(y, wm, frame, gain, k2)
-    for i in range(4):
-        y[i] = q[i] + h * (2.0 * k2[i] - k1[i])
-    quaternion_kinematics_rhs(y, w1, frame, gain, k3)
-    for i in range(4):
-        out[i] = q[i] + h * (k1[i] + 4.0 * k2[i] + k3[i]) / 6.0
+    kin_rk_step(3, q, w0, wm, w1, h, frame, gain, out)
 
 
 cdef inline void rk4_step(const double* q, const double* w0, const double* wm, const double* w1,
                           double h, int frame, double gain, double* out) noexcept nogil:
-    """Classical RK4 on q' = 1/2 q w + c q (w(t + h/2) used by stages 2 and 3).
+    """Classical RK4 on q' = 1/2 q w + c q (w(t + h/2) used by stages 2 and 3; rotode/_rk.hpp,
+    the lane kernels' own steps).
 
     OUT: out[4]; may alias q.
     """
-    cdef double k1[4]
-    cdef double k2[4]
-    cdef double k3[4]
-    cdef double k4[4]
-    cdef double y[4]
-    cdef int i
-    quaternion_kinematics_rhs(q, w0, frame, gain, k1)
-    for i in range(4):
-        y[i] = q[i] + 0.5 * h * k1[i]
-    quaternion_kinematics_rhs(y, wm, frame, gain, k2)
-    for i in range(4):
-        y[i] = q[i] + 0.5 * h * k2[i]
-    quaternion_kinematics_rhs(y, wm, frame, gain, k3)
-    for i in range(4):
-        y[i] = q[i] + h * k3[i]
-    quaternion_kinematics_rhs(y, w1, frame, gain, k4)
-    for i in range(4):
-        out[i] = q[i] + h * (k1[i] + 2.0 * (k2[i] + k3[i]) + k4[i]) / 6.0
+    kin_rk_step(4, q, w0, wm, w1, h, frame, gain, out)
 
 
 cdef inline void ab3_weights(double h, double h1, double h2, double* c) noexcept nogil:
