@@ -32,8 +32,8 @@
 // rotode/dynamic.pyx; the Crouch-Grossman methods of a run-time tableau (Crouch & Grossman 1993;
 // Owren & Marthinsen 1999), Lie-Euler among them (cg1's tableau), with the operations of
 // rotode/dynamic.pxd `cg_step`/`lie_euler_step`; on kinematics (`KinStepModel`) the operations
-// of rotode/kinematic.pyx `_step` for ab3 (rk4's two starting steps, rotode/kinematic.pxd
-// `ab3_weights`), the product of exponentials of lie_euler/cg1/cg2/cg3, exp2 and the Magnus
+// of rotode/kinematic.pyx `_step` for ab3 (rk4's two starting steps, rotode/_rk.hpp
+// `ab3_coefficients`), the product of exponentials of lie_euler/cg1/cg2/cg3, exp2 and the Magnus
 // methods of one to four Gauss nodes (rotode/kinematic.pxd `magnus4_rotvec`, `magnus6_rotvec`,
 // `magnus8_rotvec`: Blanes, Casas & Ros, BIT 40, 2000), exp exact or [NIRD]'s approximation
 // (`apply_rotvec`), the cosine of `Sinusoid`'s w' and the square roots lane by lane.
@@ -258,8 +258,8 @@ struct Ab3History {
 };
 
 // One step of ab3 from y (OUT: yout[M::n]; IN/OUT: a): rotode/dynamic.pyx `_step`'s, with Kutta's
-// method (`rk3_from`) for the first two steps and the weights of rotode/dynamic.pxd
-// `ab3_weights` (the grid's, the same in every lane) after them.
+// method (`rk3_from`) for the first two steps and the weights of rotode/_rk.hpp
+// `ab3_coefficients` (the grid's, the same in every lane) after them.
 template <class M, class V>
 ROTODE_INLINE void ab3_lanes(const M& f, double h, Ab3History<V, M::n>& a, const V* y,
                              V* yout) {
@@ -271,12 +271,10 @@ ROTODE_INLINE void ab3_lanes(const M& f, double h, Ab3History<V, M::n>& a, const
     } else {
         const V* f1 = a.f[(a.nab + 2) % 3];
         const V* f2 = a.f[(a.nab + 1) % 3];
-        const double ah = a.hh[0], bb = a.hh[0] + a.hh[1];
-        const double i3 = h * h * h / 3.0, i2 = 0.5 * h * h;
-        const double b0 = (i3 + (ah + bb) * i2 + ah * bb * h) / (ah * bb);
-        const double b1 = -(i3 + bb * i2) / (ah * (bb - ah));
-        const double b2 = (i3 + ah * i2) / (bb * (bb - ah));
-        for (int i = 0; i < M::n; ++i) yout[i] = y[i] + (b0 * f0[i] + b1 * f1[i] + b2 * f2[i]);
+        double b[3];
+        ab3_coefficients(h, a.hh[0], a.hh[1], b);
+        for (int i = 0; i < M::n; ++i)
+            yout[i] = y[i] + (b[0] * f0[i] + b[1] * f1[i] + b[2] * f2[i]);
     }
     a.hh[1] = a.hh[0];
     a.hh[0] = h;
@@ -452,18 +450,6 @@ ROTODE_INLINE void kin_omega_rate(const P& p, double t, V* dw) {
     }
 }
 
-// the stages' equations of an rk4 step of the kinematics: `kin_rhs` with w given at the nodes
-// (rk4_lanes' model: node 0 w0, 1 wm, 2 w1)
-template <bool World, bool Gain, class V>
-struct KinNodes {
-    static constexpr int n = 4;
-    const KinLanes<V>* p;
-    const V* w[3];
-    ROTODE_INLINE void rhs(int node, const V* q, V* dq) const {
-        kin_rhs<World, Gain>(*p, q, w[node], dq);
-    }
-};
-
 // Quaternion kinematics in lanes as rotode/kinematic.pyx `_step` steps ab3, the Crouch-Grossman
 // product of exponentials (lie_euler, cg1, cg2, cg3), exp2 and the fixed-step Magnus methods
 // (magnus2, magnus4, magnus6, magnus8)
@@ -546,7 +532,7 @@ struct KinStepModel {
         else magnus(m, t0, h, q, qn);
     }
     // `_step`'s ab3: two rk4 steps (f_j kept), then the variable-step weights of
-    // rotode/kinematic.pxd `ab3_weights` on the grid's previous starts (the same in every lane)
+    // rotode/_rk.hpp `ab3_coefficients` on the grid's previous starts (the same in every lane)
     ROTODE_INLINE void ab3(double t0, double h, const V* q, V* qn) {
         if (j >= 2) {
             for (int c = 0; c < 4; ++c) {
@@ -554,13 +540,10 @@ struct KinStepModel {
                 f[1][c] = f[0][c];
             }
             kin_rhs<World, Gain>(p, q, w0, f[0]);
-            const double h1 = t0 - tp1, h2 = tp1 - tp2;
-            const double p3 = h * h * h / 3.0, p2 = 0.5 * h * h;
-            const double c0 = (p3 + (2.0 * h1 + h2) * p2 + h1 * (h1 + h2) * h) / (h1 * (h1 + h2));
-            const double c1 = -(p3 + (h1 + h2) * p2) / (h1 * h2);
-            const double c2 = (p3 + h1 * p2) / ((h1 + h2) * h2);
+            double b[3];
+            ab3_coefficients(h, t0 - tp1, tp1 - tp2, b);
             for (int c = 0; c < 4; ++c)
-                qn[c] = q[c] + (c0 * f[0][c] + c1 * f[1][c] + c2 * f[2][c]);
+                qn[c] = q[c] + (b[0] * f[0][c] + b[1] * f[1][c] + b[2] * f[2][c]);
             have0 = false;
         } else {
             if (j == 1)
@@ -569,7 +552,7 @@ struct KinStepModel {
             V wm[3], w1[3];
             omega(t0 + 0.5 * h, wm);
             omega(t0 + h, w1);
-            const KinNodes<World, Gain, V> nodes{&p, {w0, wm, w1}};
+            const KinNodes<World, Gain, V, KinLanes<V>> nodes{&p, {w0, wm, w1}};
             rk4_lanes(nodes, h, q, qn);
             for (int c = 0; c < 3; ++c) w0[c] = w1[c];
             have0 = true;

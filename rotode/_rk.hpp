@@ -56,23 +56,43 @@ ROTODE_INLINE void rk4_lanes(const M& f, double h, const V* y, V* yout) {
 
 }  // namespace lanes
 
-// Quaternion kinematics at the rates the driver read from its source for the step's nodes
-// (w0 = w(t0), wm = w(t0 + h/2), w1 = w(t0 + h)): `kin_rhs` of rotode/_models.hpp, q' = 1/2 q (0,
-// w) (body) or 1/2 (0, w) q (world), + c q with the norm gain
-template <bool World, bool Gain>
-struct KinRatesModel {
+// The variable-step Adams-Bashforth 3 weights (OUT: beta[3]): y1 = y0 + beta0 f0 + beta1 f_-1 +
+// beta2 f_-2, beta_k the integral over [0, h] of the Lagrange basis on the nodes 0, -h1,
+// -(h1 + h2) (h = t1 - t0, h1 = t0 - t_-1, h2 = t_-1 - t_-2, all signed; uniform steps give
+// h (23, -16, 5) / 12); Hairer, Norsett & Wanner I, sec. III.5.  One formula for every model
+// and path (the lanes, their duals, the one-body steps of the rigid body, of kinematics and of
+// a user's equations).
+inline void ab3_coefficients(double h, double h1, double h2, double* beta) {
+    const double a = h1, bb = h1 + h2;
+    const double i3 = h * h * h / 3.0, i2 = 0.5 * h * h;
+    beta[0] = (i3 + (a + bb) * i2 + a * bb * h) / (a * bb);
+    beta[1] = -(i3 + bb * i2) / (a * (bb - a));
+    beta[2] = (i3 + a * i2) / (bb * (bb - a));
+}
+
+// The stages' equations of an rk3/rk4 step of quaternion kinematics at the rates of the step's
+// nodes (node 0 w0 = w(t0), 1 wm = w(t0 + h/2), 2 w1 = w(t0 + h)): `kin_rhs` of
+// rotode/_models.hpp, q' = 1/2 q (0, w) (body) or 1/2 (0, w) q (world), + c q with the norm gain
+// p->gain (P: the lanes' parameters, or `KinGain` for one body)
+template <bool World, bool Gain, class V, class P>
+struct KinNodes {
     static constexpr int n = 4;
-    double gain;
-    const double* w[3];
-    ROTODE_INLINE void rhs(int node, const double* q, double* dq) const {
-        kin_rhs<World, Gain>(*this, q, w[node], dq);
+    const P* p;
+    const V* w[3];
+    ROTODE_INLINE void rhs(int node, const V* q, V* dq) const {
+        kin_rhs<World, Gain>(*p, q, w[node], dq);
     }
+};
+
+struct KinGain {
+    double gain;
 };
 
 template <bool World, bool Gain>
 inline void kin_rk_t(int order, const double* q, const double* w0, const double* wm,
                      const double* w1, double h, double gain, double* out) {
-    const KinRatesModel<World, Gain> f{gain, {w0, wm, w1}};
+    const KinGain g{gain};
+    const KinNodes<World, Gain, double, KinGain> f{&g, {w0, wm, w1}};
     if (order == 3) lanes::rk3_lanes(f, h, q, out);
     else lanes::rk4_lanes(f, h, q, out);
 }

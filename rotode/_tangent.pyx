@@ -44,6 +44,11 @@ from rotode.implicit cimport (ImplicitOptions, ImplicitBody, implicit_residual_j
 from libc.math cimport sqrt, fabs, copysign
 from rotode import torque as _torque
 
+cdef extern from "_rk.hpp" namespace "rotode" nogil:
+    # the variable-step Adams-Bashforth 3 weights of every path (OUT: beta[3])
+    void ab3_coefficients(double h, double h1, double h2, double* beta)
+
+
 __all__ = ["rigid_body", "kinematics_rates", "KERNELS", "RATE_KERNELS", "TORQUE_PARAMETERS",
            "TENSOR", "DIRECTIONS"]
 
@@ -473,12 +478,12 @@ cdef int _ab3_step(const Tab* T, RigidBody body, const Body* p, Ab3* H, double t
     (rotode/dynamic.pyx `_step`, rotode/_lanes.hpp `ab3_lanes`): f_n = f(t, z) joins the
     history; the first two steps are Kutta's rk3 (T holds its tableau), then
     y1 = y0 + beta0 f_n + beta1 f_(n-1) + beta2 f_(n-2) with the weights of the grid's step
-    sizes (rotode/dynamic.pxd `ab3_weights`; Hairer, Norsett & Wanner I, 2nd ed., sec. III.5,
-    the variable-step Adams methods) (IN/OUT: H; OUT: K, znew)."""
+    sizes (rotode/_rk.hpp `ab3_coefficients`, the formula of every path; Hairer, Norsett &
+    Wanner I, 2nd ed., sec. III.5, the variable-step Adams methods) (IN/OUT: H; OUT: K,
+    znew)."""
     cdef int slot = H.nab % 3, j, k
     cdef int s1 = (H.nab + 2) % 3, s2 = (H.nab + 1) % 3
-    cdef double a = H.hh[0], bb = H.hh[0] + H.hh[1], b0, b1, b2
-    cdef double i3 = h * h * h / 3.0, i2 = 0.5 * h * h
+    cdef double b[3]
     cdef dual acc
     cdef int st = _f(body, p, t, z, H.f[slot])
     if st != 0:
@@ -495,11 +500,9 @@ cdef int _ab3_step(const Tab* T, RigidBody body, const Body* p, Ab3* H, double t
                 acc = acc + T.b[j] * K[j][k]
             znew[k] = z[k] + h * acc
     else:
-        b0 = (i3 + (a + bb) * i2 + a * bb * h) / (a * bb)
-        b1 = -(i3 + bb * i2) / (a * (bb - a))
-        b2 = (i3 + a * i2) / (bb * (bb - a))
+        ab3_coefficients(h, H.hh[0], H.hh[1], b)
         for k in range(NZ):
-            znew[k] = z[k] + (b0 * H.f[slot][k] + b1 * H.f[s1][k] + b2 * H.f[s2][k])
+            znew[k] = z[k] + (b[0] * H.f[slot][k] + b[1] * H.f[s1][k] + b[2] * H.f[s2][k])
     H.hh[1] = H.hh[0]
     H.hh[0] = h
     H.nab += 1

@@ -207,6 +207,8 @@ cdef extern from "_rk.hpp" namespace "rotode" nogil:
     # path steps (rotode/_rk.hpp) (OUT: yout[7]); 0 or f's first nonzero status
     int call_rk_step(int order, StepRhs f, void* ctx, double t0, double h, const double* y,
                      const double* k1, double* yout)
+    # the variable-step Adams-Bashforth 3 weights (OUT: beta[3])
+    void ab3_coefficients(double h, double h1, double h2, double* beta)
 
 
 cdef inline int _step_rhs(void* b, double t, const double* y, double* dy) noexcept nogil:
@@ -231,17 +233,14 @@ cdef inline int rk4_step(BodyCtx* b, double t, double h, const double* y,
 
 
 cdef inline void ab3_weights(double h, double h1, double h2, double* beta) noexcept nogil:
-    """Variable-step Adams-Bashforth 3 weights (OUT: beta[3]).
+    """Variable-step Adams-Bashforth 3 weights (OUT: beta[3]): rotode/_rk.hpp
+    `ab3_coefficients`, the one formula of every path.
 
     y1 = y0 + beta0 f0 + beta1 f_-1 + beta2 f_-2 with beta_k the integral over [0, h] of the
     Lagrange basis on the nodes 0, -h1, -(h1 + h2) (h = t1 - t0, h1 = t0 - t_-1,
     h2 = t_-1 - t_-2, all signed).  Uniform steps give h (23, -16, 5) / 12.
     """
-    cdef double a = h1, bb = h1 + h2
-    cdef double i3 = h * h * h / 3.0, i2 = 0.5 * h * h
-    beta[0] = (i3 + (a + bb) * i2 + a * bb * h) / (a * bb)
-    beta[1] = -(i3 + bb * i2) / (a * (bb - a))
-    beta[2] = (i3 + a * i2) / (bb * (bb - a))
+    ab3_coefficients(h, h1, h2, beta)
 
 
 cdef inline void ab3_step(const double* beta, const double* y, const double* f0,

@@ -289,6 +289,8 @@ cdef extern from "_rk.hpp" namespace "rotode" nogil:
     # templates every path steps (rotode/_rk.hpp) (OUT: out[4]; out may be q)
     void kin_rk_step(int order, const double* q, const double* w0, const double* wm,
                      const double* w1, double h, int frame, double gain, double* out)
+    # the variable-step Adams-Bashforth 3 weights (OUT: beta[3])
+    void ab3_coefficients(double h, double h1, double h2, double* beta)
 
 
 cdef inline void rk3_step(const double* q, const double* w0, const double* wm, const double* w1,
@@ -312,16 +314,14 @@ cdef inline void rk4_step(const double* q, const double* w0, const double* wm, c
 
 
 cdef inline void ab3_weights(double h, double h1, double h2, double* c) noexcept nogil:
-    """Variable-step Adams-Bashforth 3 weights (OUT: c[3]).
+    """Variable-step Adams-Bashforth 3 weights (OUT: c[3]): rotode/_rk.hpp
+    `ab3_coefficients`, the one formula of every path.
 
-    q_{n+1} = q_n + c0 f_n + c1 f_{n-1} + c2 f_{n-2} with h = t_{n+1} - t_n,
-    h1 = t_n - t_{n-1}, h2 = t_{n-1} - t_{n-2}: the integrals over [0, h] of the Lagrange basis
-    on the nodes 0, -h1, -(h1 + h2) (uniform steps: 23/12, -16/12, 5/12 times h).
+    y1 = y0 + c0 f0 + c1 f_-1 + c2 f_-2 with c_k the integral over [0, h] of the
+    Lagrange basis on the nodes 0, -h1, -(h1 + h2) (h = t1 - t0, h1 = t0 - t_-1,
+    h2 = t_-1 - t_-2, all signed).  Uniform steps give h (23, -16, 5) / 12.
     """
-    cdef double p3 = h * h * h / 3.0, p2 = 0.5 * h * h
-    c[0] = (p3 + (2.0 * h1 + h2) * p2 + h1 * (h1 + h2) * h) / (h1 * (h1 + h2))
-    c[1] = -(p3 + (h1 + h2) * p2) / (h1 * h2)
-    c[2] = (p3 + h1 * p2) / ((h1 + h2) * h2)
+    ab3_coefficients(h, h1, h2, c)
 
 
 cdef inline void normalize4(double* q) noexcept nogil:
