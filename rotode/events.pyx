@@ -101,6 +101,15 @@ cdef bint _unit_into(const double* v, int n, double* out) noexcept:
     return True
 
 
+cdef int _unit_row(const double* v, int k, double* out, str message, Py_ssize_t i,
+                   object n) except -1:
+    """`_unit_into` of row i of a parameter, raising ValueError(message) for a zero row (the
+    body named when the event is per-body: ``n`` not None)."""
+    if not _unit_into(v, k, out):
+        raise ValueError(message + (f" (body {i})" if n is not None else ""))
+    return 0
+
+
 def _zero_dim(value):
     """Whether ``value`` has no dimensions (False for a ragged nested sequence, which
     `rotode._validation.as_rows` then names)."""
@@ -461,12 +470,8 @@ cdef class AxisAngle(_Parameters):
         cdef const double[::1] thv = th
         cdef Py_ssize_t i
         for i in range(m):
-            if not _unit_into(&bv[i, 0], 3, &tv[i, 0]):
-                raise ValueError("`body_axis` must be a nonzero vector" +
-                                 (f" (body {i})" if n is not None else ""))
-            if not _unit_into(&av[i, 0], 3, &tv[i, 3]):
-                raise ValueError("`world_axis` must be a nonzero vector" +
-                                 (f" (body {i})" if n is not None else ""))
+            _unit_row(&bv[i, 0], 3, &tv[i, 0], "`body_axis` must be a nonzero vector", i, n)
+            _unit_row(&av[i, 0], 3, &tv[i, 3], "`world_axis` must be a nonzero vector", i, n)
             tv[i, 6] = cos(thv[i])
             tv[i, 7] = thv[i]
         self._set_params(table if n is not None else table[0])
@@ -641,9 +646,7 @@ cdef class RotationAngle(_Parameters):
         cdef const double[::1] thv = th
         cdef Py_ssize_t i
         for i in range(m):
-            if not _unit_into(&rv[i, 0], 4, &tv[i, 0]):
-                raise ValueError("`reference` must be a nonzero quaternion" +
-                                 (f" (body {i})" if n is not None else ""))
+            _unit_row(&rv[i, 0], 4, &tv[i, 0], "`reference` must be a nonzero quaternion", i, n)
             tv[i, 4] = cos(0.5 * thv[i])
             tv[i, 5] = thv[i]
         self._set_params(table if n is not None else table[0])

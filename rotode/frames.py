@@ -964,6 +964,16 @@ def _finite_delta(f):
     return checked
 
 
+def _parent_change(parent, child, velocity, acceleration, angular_velocity,
+                   angular_acceleration, skew):
+    """``A2``, ``A1`` and the parent's changes ``(dv, da, dw, dalpha)`` (matrices) checked
+    against both, for :func:`inherited_delta` and :func:`cancel_inherited`."""
+    A2, A1 = _dynamic(parent, "parent"), _dynamic(child, "child")
+    A2.transform._check_dim(A1, "relate")
+    return A2, A1, A2._deltas(velocity, acceleration, angular_velocity, angular_acceleration,
+                              skew, [("parent", A2.shape), ("child", A1.shape)])
+
+
 @_finite_delta
 def inherited_delta(parent, child, velocity=None, acceleration=None, angular_velocity=None,
                     angular_acceleration=None, *, skew=False):
@@ -1020,11 +1030,8 @@ def inherited_delta(parent, child, velocity=None, acceleration=None, angular_vel
     >>> inherited_delta(cart, seat, velocity=[-3.0, 0.0]).velocity.tolist()
     [-3.0, 0.0]
     """
-    A2, A1 = _dynamic(parent, "parent"), _dynamic(child, "child")
-    A2.transform._check_dim(A1, "relate")
-    dv2, da2, dw2, dal2 = A2._deltas(velocity, acceleration, angular_velocity,
-                                     angular_acceleration, skew,
-                                     [("parent", A2.shape), ("child", A1.shape)])
+    A2, A1, (dv2, da2, dw2, dal2) = _parent_change(parent, child, velocity, acceleration,
+                                                   angular_velocity, angular_acceleration, skew)
     J2, R2, w2 = A2.linear, A2.rotation, A2._w
     JT1 = _mv(J2, A1.translation)
     dv3 = dv2 + _mv(dw2, JT1)
@@ -1091,11 +1098,8 @@ def cancel_inherited(parent, child, velocity=None, acceleration=None, angular_ve
     >>> cancel_inherited(cart, passenger, velocity=[-3.0, 0.0]).velocity.tolist()
     [3.0, 0.0]
     """
-    A2, A1 = _dynamic(parent, "parent"), _dynamic(child, "child")
-    A2.transform._check_dim(A1, "relate")
-    dv, da, dw, dal = A2._deltas(velocity, acceleration, angular_velocity,
-                                 angular_acceleration, skew,
-                                 [("parent", A2.shape), ("child", A1.shape)])
+    A2, A1, (dv, da, dw, dal) = _parent_change(parent, child, velocity, acceleration,
+                                               angular_velocity, angular_acceleration, skew)
     changed = DynamicTransform._from_parts(A2.transform, A2._v + dv, A2._a + da, A2._w + dw,
                                            A2._al + dal)
     new = global_to_local(changed, A2.compose(A1))

@@ -100,6 +100,36 @@ def _diagonal(ixx, iyy, izz):
     return out
 
 
+def _positive(**arrays):
+    """The named arrays checked positive (each error names its argument) and broadcast."""
+    return _broadcast(**{k: as_positive_array(v, k) for k, v in arrays.items()})
+
+
+def _three_axes(mass, lengths, name, k):
+    """``m/k diag(b^2 + c^2, a^2 + c^2, a^2 + b^2)`` of positive ``lengths`` (..., 3) named
+    ``name`` (a box: full edges, k = 12; an ellipsoid: semi-axes, k = 5)."""
+    m = as_positive_array(mass, "mass")
+    s = as_positive_array(as_float_array(lengths, name, (3,)), name)
+    m, _ = _broadcast(**{"mass": m, name: s[..., 0]})
+    sq = s * s
+    return _diagonal(m / k * (sq[..., 1] + sq[..., 2]), m / k * (sq[..., 0] + sq[..., 2]),
+                     m / k * (sq[..., 0] + sq[..., 1]))
+
+
+def _hollow(mass, radius, inner_radius, **more):
+    """``mass``, ``inner_radius`` (default: ``radius``, a thin wall), ``radius`` and the
+    positive arrays ``more`` checked and broadcast, with ``inner_radius <= radius``."""
+    r2 = as_positive_array(radius, "radius")
+    r1 = r2 if inner_radius is None else as_positive_array(inner_radius, "inner_radius",
+                                                           allow_zero=True)
+    m = as_positive_array(mass, "mass")
+    out = _broadcast(mass=m, inner_radius=r1, radius=r2,
+                     **{k: as_positive_array(v, k) for k, v in more.items()})
+    if np.any(out[1] > out[2]):
+        raise ValueError("`inner_radius` must be <= `radius`")
+    return out
+
+
 def _inertias(inertia, name):
     return as_float_array(inertia, name, (3, 3))
 
@@ -151,12 +181,7 @@ def box(mass, size):
     >>> inertia.box(12.0, [1.0, 2.0, 3.0]).diagonal()
     array([13., 10.,  5.])
     """
-    m = as_positive_array(mass, "mass")
-    s = as_positive_array(as_float_array(size, "size", (3,)), "size")
-    m, a = _broadcast(mass=m, size=s[..., 0])
-    sq = s * s
-    return _diagonal(m / 12 * (sq[..., 1] + sq[..., 2]), m / 12 * (sq[..., 0] + sq[..., 2]),
-                     m / 12 * (sq[..., 0] + sq[..., 1]))
+    return _three_axes(mass, size, "size", 12)
 
 
 @_finite("mass", "radius", "height")
@@ -184,9 +209,7 @@ def solid_cylinder(mass, radius, height):
     >>> inertia.solid_cylinder(2.0, radius=0.5, height=1.0).diagonal().round(8)
     array([0.29166667, 0.29166667, 0.25      ])
     """
-    m, r, h = _broadcast(mass=as_positive_array(mass, "mass"),
-                         radius=as_positive_array(radius, "radius"),
-                         height=as_positive_array(height, "height"))
+    m, r, h = _positive(mass=mass, radius=radius, height=height)
     side = m * (3 * r * r + h * h) / 12
     return _diagonal(side, side, m * r * r / 2)
 
@@ -221,13 +244,7 @@ def hollow_cylinder(mass, radius, height, inner_radius=None):
     >>> inertia.hollow_cylinder(2.0, radius=0.5, height=1.0).diagonal().round(8)  # thin wall
     array([0.41666667, 0.41666667, 0.5       ])
     """
-    r2 = as_positive_array(radius, "radius")
-    r1 = r2 if inner_radius is None else as_positive_array(inner_radius, "inner_radius",
-                                                           allow_zero=True)
-    m, r1, r2, h = _broadcast(mass=as_positive_array(mass, "mass"), inner_radius=r1,
-                              radius=r2, height=as_positive_array(height, "height"))
-    if np.any(r1 > r2):
-        raise ValueError("`inner_radius` must be <= `radius`")
+    m, r1, r2, h = _hollow(mass, radius, inner_radius, height=height)
     rr = r1 * r1 + r2 * r2
     side = m * (3 * rr + h * h) / 12
     return _diagonal(side, side, m * rr / 2)
@@ -256,8 +273,7 @@ def solid_sphere(mass, radius):
     >>> inertia.solid_sphere(5.0, radius=1.0).diagonal()
     array([2., 2., 2.])
     """
-    m, r = _broadcast(mass=as_positive_array(mass, "mass"),
-                      radius=as_positive_array(radius, "radius"))
+    m, r = _positive(mass=mass, radius=radius)
     i = 0.4 * m * r * r
     return _diagonal(i, i, i)
 
@@ -293,12 +309,7 @@ def hollow_sphere(mass, radius, inner_radius=None):
     >>> inertia.hollow_sphere(3.0, radius=1.0).diagonal()     # thin shell: (2/3) m r^2
     array([2., 2., 2.])
     """
-    r2 = as_positive_array(radius, "radius")
-    r1 = r2 if inner_radius is None else as_positive_array(inner_radius, "inner_radius",
-                                                           allow_zero=True)
-    m, r1, r2 = _broadcast(mass=as_positive_array(mass, "mass"), inner_radius=r1, radius=r2)
-    if np.any(r1 > r2):
-        raise ValueError("`inner_radius` must be <= `radius`")
+    m, r1, r2 = _hollow(mass, radius, inner_radius)
     num = r2**4 + r2**3 * r1 + r2**2 * r1**2 + r2 * r1**3 + r1**4
     i = 0.4 * m * num / (r2 * r2 + r2 * r1 + r1 * r1)
     return _diagonal(i, i, i)
@@ -330,8 +341,7 @@ def thin_rod(mass, length):
     >>> inertia.thin_rod(12.0, length=1.0).diagonal()
     array([1., 1., 0.])
     """
-    m, L = _broadcast(mass=as_positive_array(mass, "mass"),
-                      length=as_positive_array(length, "length"))
+    m, L = _positive(mass=mass, length=length)
     i = m * L * L / 12
     return _diagonal(i, i, np.zeros_like(i))
 
@@ -363,12 +373,7 @@ def ellipsoid(mass, semi_axes):
     >>> inertia.ellipsoid(5.0, [1.0, 2.0, 3.0]).diagonal()
     array([13., 10.,  5.])
     """
-    m = as_positive_array(mass, "mass")
-    s = as_positive_array(as_float_array(semi_axes, "semi_axes", (3,)), "semi_axes")
-    m, _ = _broadcast(mass=m, semi_axes=s[..., 0])
-    sq = s * s
-    return _diagonal(m / 5 * (sq[..., 1] + sq[..., 2]), m / 5 * (sq[..., 0] + sq[..., 2]),
-                     m / 5 * (sq[..., 0] + sq[..., 1]))
+    return _three_axes(mass, semi_axes, "semi_axes", 5)
 
 
 @_finite("mass", "radius", "height")
@@ -399,9 +404,7 @@ def cone(mass, radius, height):
     >>> inertia.cone(10.0, radius=1.0, height=4.0).diagonal()
     array([7.5, 7.5, 3. ])
     """
-    m, r, h = _broadcast(mass=as_positive_array(mass, "mass"),
-                         radius=as_positive_array(radius, "radius"),
-                         height=as_positive_array(height, "height"))
+    m, r, h = _positive(mass=mass, radius=radius, height=height)
     side = m * (3 * r * r / 20 + 3 * h * h / 80)
     return _diagonal(side, side, 0.3 * m * r * r)
 
@@ -753,6 +756,19 @@ def _state_parts(axes, orientation, angular_velocity, torque):
     return B, q, w, t
 
 
+def _moved(axes, orientation, angular_velocity, torque, inverse):
+    """The body state in the principal frame of ``axes`` ``B`` (``q * q_B``, ``B^T x``) or,
+    ``inverse``, back from it (``q * conj(q_B)``, ``B x``)."""
+    B, q, w, t = _state_parts(axes, orientation, angular_velocity, torque)
+    if q is not None:
+        q_B = _quat.from_matrix(B)
+        q = _quat.multiply(q, _quat.conjugate(q_B) if inverse else q_B)
+    rows = "...ij,...j->...i" if inverse else "...ji,...j->...i"
+    return BodyState(q,
+                     None if w is None else np.einsum(rows, B, w),
+                     None if t is None else np.einsum(rows, B, t))
+
+
 def to_principal_frame(axes, orientation=None, angular_velocity=None, torque=None):
     """Move a body state into the principal frame found by :func:`principal_axes`.
 
@@ -797,12 +813,7 @@ def to_principal_frame(axes, orientation=None, angular_velocity=None, torque=Non
     >>> moments, state.orientation, state.angular_velocity
     (array([1., 2., 3.]), array([0.5, 0.5, 0.5, 0.5]), array([0., 0., 1.]))
     """
-    B, q, w, t = _state_parts(axes, orientation, angular_velocity, torque)
-    if q is not None:
-        q = _quat.multiply(q, _quat.from_matrix(B))
-    return BodyState(q,
-                     None if w is None else np.einsum("...ji,...j->...i", B, w),
-                     None if t is None else np.einsum("...ji,...j->...i", B, t))
+    return _moved(axes, orientation, angular_velocity, torque, inverse=False)
 
 
 def from_principal_frame(axes, orientation=None, angular_velocity=None, torque=None):
@@ -836,12 +847,7 @@ def from_principal_frame(axes, orientation=None, angular_velocity=None, torque=N
     >>> back.orientation, back.angular_velocity, back.torque
     (array([1., 0., 0., 0.]), array([1., 0., 0.]), None)
     """
-    B, q, w, t = _state_parts(axes, orientation, angular_velocity, torque)
-    if q is not None:
-        q = _quat.multiply(q, _quat.conjugate(_quat.from_matrix(B)))
-    return BodyState(q,
-                     None if w is None else np.einsum("...ij,...j->...i", B, w),
-                     None if t is None else np.einsum("...ij,...j->...i", B, t))
+    return _moved(axes, orientation, angular_velocity, torque, inverse=True)
 
 
 def __dir__():

@@ -172,6 +172,26 @@ def _unit_quaternion(q, name):
     return q / np.sqrt(q @ q)
 
 
+# the base orientation of an exponential-coordinate chart (ExpCoordKinematics,
+# ExpCoordRigidBody): a unit quaternion, the identity at first
+cdef inline void _identity(double* base):
+    base[0] = 1.0
+    base[1] = 0.0
+    base[2] = 0.0
+    base[3] = 0.0
+
+
+cdef object _base_array(const double* base):
+    return np.array([base[i] for i in range(4)])
+
+
+cdef int _set_base(double* base, object q) except -1:
+    q = _unit_quaternion(q, "base")
+    for i in range(4):
+        base[i] = q[i]
+    return 0
+
+
 # ---- base object --------------------------------------------------------------------------
 
 cdef class RightHandSide:
@@ -356,16 +376,24 @@ cdef class RightHandSide:
 
 # ---- kinematics ---------------------------------------------------------------------------
 
-cdef int _quaternion_kinematics(QuaternionKinematics self, double t, const real* y,
-                                real* dy):
+cdef inline int _omega(AngularVelocity omega, double t, real* wr):
+    """w(t) of the source in the scalar type of the evaluation (value, or dual for .jac)."""
     cdef double w[3]
-    cdef real wr[3]
-    cdef int status = self.omega.evaluate(t, w)
+    cdef int status = omega.evaluate(t, w)
     if status != 0:
         return status
     wr[0] = w[0]
     wr[1] = w[1]
     wr[2] = w[2]
+    return 0
+
+
+cdef int _quaternion_kinematics(QuaternionKinematics self, double t, const real* y,
+                                real* dy):
+    cdef real wr[3]
+    cdef int status = _omega(self.omega, t, wr)
+    if status != 0:
+        return status
     quaternion_kinematics_rhs(y, wr, self._frame, self.norm_gain, dy)
     return RHS_OK
 
@@ -450,14 +478,10 @@ cdef class QuaternionKinematics(RightHandSide):
 
 
 cdef int _expcoord_kinematics(ExpCoordKinematics self, double t, const real* y, real* dy):
-    cdef double w[3]
     cdef real wr[3]
-    cdef int status = self.omega.evaluate(t, w)
+    cdef int status = _omega(self.omega, t, wr)
     if status != 0:
         return status
-    wr[0] = w[0]
-    wr[1] = w[1]
-    wr[2] = w[2]
     expcoord_kinematics_rhs(y, wr, self._frame, dy)
     return RHS_OK
 
@@ -516,10 +540,7 @@ cdef class ExpCoordKinematics(RightHandSide):
         self.n = 3
         self.omega = as_source(omega)
         self._frame = _frame(frame)
-        self._base[0] = 1.0
-        self._base[1] = 0.0
-        self._base[2] = 0.0
-        self._base[3] = 0.0
+        _identity(self._base)
 
     @property
     def frame(self):
@@ -529,13 +550,11 @@ cdef class ExpCoordKinematics(RightHandSide):
     @property
     def base(self):
         """Base orientation of the chart (unit quaternion, scalar first)."""
-        return np.array([self._base[i] for i in range(4)])
+        return _base_array(self._base)
 
     @base.setter
     def base(self, q):
-        q = _unit_quaternion(q, "base")
-        for i in range(4):
-            self._base[i] = q[i]
+        _set_base(self._base, q)
 
     def _sources(self):
         return (self.omega,)
@@ -925,10 +944,7 @@ cdef class ExpCoordRigidBody(_Body):
     def __init__(self, inertia, torque=None):
         self.n = 6
         self._init_body(inertia, torque)
-        self._base[0] = 1.0
-        self._base[1] = 0.0
-        self._base[2] = 0.0
-        self._base[3] = 0.0
+        _identity(self._base)
 
     @property
     def frame(self):
@@ -938,13 +954,11 @@ cdef class ExpCoordRigidBody(_Body):
     @property
     def base(self):
         """Base orientation of the chart (unit quaternion, scalar first)."""
-        return np.array([self._base[i] for i in range(4)])
+        return _base_array(self._base)
 
     @base.setter
     def base(self, q):
-        q = _unit_quaternion(q, "base")
-        for i in range(4):
-            self._base[i] = q[i]
+        _set_base(self._base, q)
 
     cdef int eval(self, double t, const double* y, double* dy):
         return _expcoord_rigid_body(self, t, y, dy)

@@ -1094,6 +1094,40 @@ cdef int _sum_failed(PyObject* s, PyObject* part, int status) noexcept nogil:
     return status
 
 
+cdef inline int _part_evaluate(PyObject* part, double t, const real* q, const real* w,
+                               real* tau) noexcept nogil:
+    """A part's torque in the scalar type of the evaluation (value, or dual for .jac)."""
+    if real is double:
+        return (<Torque>part).evaluate(t, q, w, tau)
+    else:
+        return (<Torque>part).evaluate_dual(t, q, w, tau)
+
+
+cdef inline int _sum_evaluate(Sum s, double t, const real* q, const real* w,
+                              real* tau) noexcept nogil:
+    """`Sum.evaluate` and `Sum.evaluate_dual`: the parts' torques added in their order."""
+    cdef real part[3]
+    cdef Py_ssize_t k
+    cdef int st
+    if real is double:
+        tau[0] = tau[1] = tau[2] = 0.0
+    else:
+        tau[0] = tau[1] = tau[2] = dual(0.0)
+    if s._count == 0:
+        return TORQUE_OK
+    st = _part_evaluate(s._ptr[0], t, q, w, tau)
+    if st != TORQUE_OK:
+        return _sum_failed(<PyObject*>s, s._ptr[0], st)
+    for k in range(1, s._count):
+        st = _part_evaluate(s._ptr[k], t, q, w, part)
+        if st != TORQUE_OK:
+            return _sum_failed(<PyObject*>s, s._ptr[k], st)
+        tau[0] = tau[0] + part[0]
+        tau[1] = tau[1] + part[1]
+        tau[2] = tau[2] + part[2]
+    return TORQUE_OK
+
+
 cdef class Sum(Torque):
     """The sum of torques, ``tau = tau_1 + tau_2 + ...`` (body frame); ``a + b`` and
     ``sum([a, b, c])`` make one.
@@ -1203,43 +1237,11 @@ cdef class Sum(Torque):
 
     cdef int evaluate(self, double t, const double* q, const double* w,
                       double* tau) noexcept nogil:
-        cdef double part[3]
-        cdef Py_ssize_t k
-        cdef int st
-        tau[0] = tau[1] = tau[2] = 0.0
-        if self._count == 0:
-            return TORQUE_OK
-        st = (<Torque>self._ptr[0]).evaluate(t, q, w, tau)
-        if st != TORQUE_OK:
-            return _sum_failed(<PyObject*>self, self._ptr[0], st)
-        for k in range(1, self._count):
-            st = (<Torque>self._ptr[k]).evaluate(t, q, w, part)
-            if st != TORQUE_OK:
-                return _sum_failed(<PyObject*>self, self._ptr[k], st)
-            tau[0] = tau[0] + part[0]
-            tau[1] = tau[1] + part[1]
-            tau[2] = tau[2] + part[2]
-        return TORQUE_OK
+        return _sum_evaluate(self, t, q, w, tau)
 
     cdef int evaluate_dual(self, double t, const dual* q, const dual* w,
                            dual* tau) noexcept nogil:
-        cdef dual part[3]
-        cdef Py_ssize_t k
-        cdef int st
-        tau[0] = tau[1] = tau[2] = dual(0.0)
-        if self._count == 0:
-            return TORQUE_OK
-        st = (<Torque>self._ptr[0]).evaluate_dual(t, q, w, tau)
-        if st != TORQUE_OK:
-            return _sum_failed(<PyObject*>self, self._ptr[0], st)
-        for k in range(1, self._count):
-            st = (<Torque>self._ptr[k]).evaluate_dual(t, q, w, part)
-            if st != TORQUE_OK:
-                return _sum_failed(<PyObject*>self, self._ptr[k], st)
-            tau[0] = tau[0] + part[0]
-            tau[1] = tau[1] + part[1]
-            tau[2] = tau[2] + part[2]
-        return TORQUE_OK
+        return _sum_evaluate(self, t, q, w, tau)
 
     def potential_energy(self, q):
         """The sum of the parts' potential energies at ``q``, or None when a part has none."""
