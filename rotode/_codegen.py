@@ -94,6 +94,15 @@ def tableaux_header():
             "// X(id, struct) for every pair: the engine's dispatch instantiates each one",
             "#define ROTODE_PAIRS(X) \\"]
     out += [f"    X(PAIR_{m.name.upper()}, Pair_{m.name}) \\" for m in pairs()]
+    out += ["",
+            "// fn(P{}) for the struct P of the pair `pair` (a PairId): the one dispatch on a",
+            "// PairId, which every entry point of the engine calls with its own fn; -1 for an",
+            "// unknown pair (the callers check the id before)",
+            "template <class Fn>",
+            "inline int with_pair(int pair, Fn&& fn) {",
+            "    switch (pair) {"]
+    out += [f"        case PAIR_{m.name.upper()}: return fn(Pair_{m.name}{{}});" for m in pairs()]
+    out += ["        default: return -1;", "    }", "}"]
     out += ["", "}  // namespace rotode", ""]
     return "\n".join(out)
 

@@ -152,9 +152,10 @@ cdef struct Stepper:
     dense_fn dense
     first_fn first
     double exponent      # the controller's exponent -1/(order of the estimate + 1)
-    # > 0: the largest rotation |z[0:3]| one controlled step may take (the methods whose
+    # > 0: the largest rotation one controlled step may take (the methods whose
     # state is the rotation vector of the step: its chart, dexp^-1, is singular at 2 pi)
     double max_angle
+    int angle_blocks     # the rotation vectors z[3j:3j+3], j < angle_blocks, it bounds (1)
     int evals            # right-hand-side evaluations per trial step (and per dense output)
     # True: `store` gives the row z[:k] and w = z[4:7] unchanged (the rigid body's pairs), so
     # that events read the state itself
@@ -273,6 +274,7 @@ cdef inline Stepper make_stepper(const void* cfg, begin_fn begin, advance_fn adv
     s.exponent = 0.0
     s.evals = 0
     s.max_angle = 0.0
+    s.angle_blocks = 1
     s.row_is_state = False
     s.stops = NULL
     s.n_stops = 0

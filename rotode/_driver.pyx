@@ -38,6 +38,7 @@ from rotode._loops cimport thread_count
 from rotode.events cimport Event
 from rotode.torque cimport TORQUE_FAILED, TORQUE_NONFINITE
 from rotode._engine cimport EngineRun
+from rotode.rkmk cimport rkmk_step_angle
 from rotode.erk cimport (ERK, ErkRhs, ErkTol, ERK_MAX_STAGES, ERK_MAX_N, ERK_MAX_POWERS,
                          ERK_STANDARD, ERK_DOP853, erk_step, erk_error_norm, erk_initial_step,
                          erk_dense_prepare, erk_dense)
@@ -211,7 +212,7 @@ cdef struct BodyRun:
     double h_abs
     double t_new
     double err               # the trial step's scaled error norm (< 1 accepts)
-    double angle             # its rotation |znew[0:3]| (when s.max_angle > 0)
+    double angle             # its largest rotation (when s.max_angle > 0: rkmk_step_angle)
     bint on_stop             # the step ends on one of s.stops
     bint prepared            # the step's interpolant F is ready
     bint t0_requested        # t_eval holds t0 (the first step prepares its interpolant)

@@ -124,8 +124,7 @@ cdef inline int _controlled_step(BodyRun* b) noexcept nogil:
         if st != STATUS_OK:
             return st
         if s.max_angle > 0.0:
-            b.angle = sqrt(b.znew[0] * b.znew[0] + b.znew[1] * b.znew[1]
-                           + b.znew[2] * b.znew[2])
+            b.angle = rkmk_step_angle(b.znew, s.angle_blocks)
             if b.angle > s.max_angle:           # too far for the step's local coordinates
                 b.h_abs = b.h_abs * fmax(MIN_FACTOR, SAFETY * s.max_angle / b.angle)
                 after_reject = True

@@ -166,6 +166,19 @@ template <class M>
 struct HasMaxAngle<M, std::void_t<decltype(std::declval<const M&>().max_angle())>>
     : std::true_type {};
 
+// the rotation of a Lie-group model's trial step that `max_angle()` bounds: the model's own
+// `step_angle(z)` (a state with several rotation vectors: the largest), else |z[0:3]|
+template <class M, class = void>
+struct HasStepAngle : std::false_type {};
+template <class M>
+struct HasStepAngle<M, std::void_t<decltype(std::declval<const M&>().step_angle(
+    static_cast<const double*>(nullptr)))>> : std::true_type {};
+template <class M>
+ROTODE_INLINE double step_angle(const M& f, const double* z) {
+    if constexpr (HasStepAngle<M>::value) return f.step_angle(z);
+    else return std::sqrt(z[0] * z[0] + z[1] * z[1] + z[2] * z[2]);
+}
+
 // sum_j W(j) K[j][k] over the compile-time stage indices J... with a nonzero weight, in order
 // (0.0 when every weight is zero)
 // V: double, or a lane vector of doubles (rotode/_lanes_erk.hpp), each lane adding the same
@@ -399,9 +412,11 @@ ROTODE_INLINE bool finite(const double* x, Nt N) {
 //                                         `mutable` member of the loop's copy)
 //   const double* ref() const;            optional: reference magnitudes of the error scale
 //                                         (`model_ref`, the driver's `ERKTol.ref`)
-//   double max_angle() const;             optional: the largest |z[0:3]| of an accepted step,
+//   double max_angle() const;             optional: the largest rotation of an accepted step,
 //                                         as the driver's `Stepper.max_angle` (a larger one is
 //                                         rejected, and the next step's growth capped)
+//   double step_angle(const double* z) const;  optional, with max_angle: that rotation of the
+//                                         trial step z (`step_angle`; without it |z[0:3]|)
 template <class P, class M>
 int erk_body(const M& model, EngineRun* run) {
     using namespace engine;
@@ -478,7 +493,7 @@ int erk_body(const M& model, EngineRun* run) {
             const double err = error_norm<P>(K, N, z, znew, h, rtol, atol, model_ref(f));
             double angle = 0.0;
             if constexpr (HasMaxAngle<M>::value) {     // the driver's `Stepper.max_angle`
-                angle = std::sqrt(znew[0] * znew[0] + znew[1] * znew[1] + znew[2] * znew[2]);
+                angle = step_angle(f, znew);
                 if (angle > f.max_angle()) {            // too far for the step's coordinates
                     h_abs = h_abs * std::fmax(MIN_FACTOR, SAFETY * f.max_angle() / angle);
                     retried = true;

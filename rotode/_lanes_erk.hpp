@@ -693,12 +693,10 @@ inline int lanes_erk(int isa, int pair, bool rkmk, bool resume, const RigidParam
     const int L = erk_lanes_width(isa);
     if (same && L > 1 && 2 * nb > L && lanes_erk_pair(pair)) {
         const LaneQueue q{p, shared, resume, runs, nb};
-        switch (pair) {
-#define ROTODE_ERK_LANE_CASE(id, P) \
-            case id: erk_class<P>(isa, c, rkmk, q); break;
-            ROTODE_PAIRS(ROTODE_ERK_LANE_CASE)
-#undef ROTODE_ERK_LANE_CASE
-        }
+        with_pair(pair, [&](auto pair_tag) {
+            erk_class<decltype(pair_tag)>(isa, c, rkmk, q);
+            return 0;
+        });
         return L;
     }
     for (std::ptrdiff_t l = 0; l < nb; ++l) {

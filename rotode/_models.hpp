@@ -277,13 +277,10 @@ inline int rigid_run_pair(const RigidParams* p, EngineRun* run) {
 // One body of an error-controlled rigid-body run with the pair `pair` (a PairId of
 // rotode/_tableaux.hpp); -1 for an unknown pair (the caller checks before).
 inline int rigid_erk_body(int pair, const RigidParams* p, EngineRun* run) {
-    switch (pair) {
-#define ROTODE_RIGID_CASE(id, P) \
-        case id: return rigid_run_pair<P>(p, run);
-        ROTODE_PAIRS(ROTODE_RIGID_CASE)
-#undef ROTODE_RIGID_CASE
-        default: return -1;
-    }
+    return with_pair(pair, [&](auto pair_tag) {
+        using P = decltype(pair_tag);
+        return rigid_run_pair<P>(p, run);
+    });
 }
 
 // ---- kinematics with a known angular velocity ---------------------------------------------
@@ -416,13 +413,10 @@ inline int kin_run_pair(const KinParams* p, EngineRun* run) {
 
 // One body of an error-controlled kinematics run with the pair `pair` (-1: unknown pair).
 inline int kin_erk_body(int pair, const KinParams* p, EngineRun* run) {
-    switch (pair) {
-#define ROTODE_KIN_CASE(id, P) \
-        case id: return kin_run_pair<P>(p, run);
-        ROTODE_PAIRS(ROTODE_KIN_CASE)
-#undef ROTODE_KIN_CASE
-        default: return -1;
-    }
+    return with_pair(pair, [&](auto pair_tag) {
+        using P = decltype(pair_tag);
+        return kin_run_pair<P>(p, run);
+    });
 }
 
 // ---- Runge-Kutta-Munthe-Kaas: a pair on the rotation vector of each step ------------------
@@ -526,13 +520,10 @@ inline int rigid_rkmk_pair(const RigidParams* p, bool resume, EngineRun* run) {
 // (a PairId: the pair on the state whose tableau it applies to v); resume: y0 is the row stored
 // at the end of an accepted step of an earlier call; -1 for an unknown pair.
 inline int rigid_rkmk_body(int pair, const RigidParams* p, bool resume, EngineRun* run) {
-    switch (pair) {
-#define ROTODE_RIGID_RKMK_CASE(id, P) \
-        case id: return rigid_rkmk_pair<P>(p, resume, run);
-        ROTODE_PAIRS(ROTODE_RIGID_RKMK_CASE)
-#undef ROTODE_RIGID_RKMK_CASE
-        default: return -1;
-    }
+    return with_pair(pair, [&](auto pair_tag) {
+        using P = decltype(pair_tag);
+        return rigid_rkmk_pair<P>(p, resume, run);
+    });
 }
 
 // Quaternion kinematics with w(t) of kind W: state z = v (3), output rows q (4) with
@@ -607,13 +598,10 @@ inline int kin_rkmk_pair(const KinParams* p, bool resume, EngineRun* run) {
 // One body of an error-controlled Runge-Kutta-Munthe-Kaas kinematics run with the pair `pair`
 // (as `rigid_rkmk_body`; -1: unknown pair).
 inline int kin_rkmk_body(int pair, const KinParams* p, bool resume, EngineRun* run) {
-    switch (pair) {
-#define ROTODE_KIN_RKMK_CASE(id, P) \
-        case id: return kin_rkmk_pair<P>(p, resume, run);
-        ROTODE_PAIRS(ROTODE_KIN_RKMK_CASE)
-#undef ROTODE_KIN_RKMK_CASE
-        default: return -1;
-    }
+    return with_pair(pair, [&](auto pair_tag) {
+        using P = decltype(pair_tag);
+        return kin_rkmk_pair<P>(p, resume, run);
+    });
 }
 
 // One evaluation f(t, q) of the kinematics (OUT: dq[4]).

@@ -130,8 +130,8 @@ ROTODE_INLINE void ode_body_rate(const double* q, const double* dq, double* w) {
 //   accept: the FSAL stage's v_b' becomes w_b (T(-v_b) v_b'), qb_b <- qb_b exp(v_b / 2)
 //     retracted, v_b <- 0
 //   error scale: v's components scaled with the reference magnitude 1 (`ref`), a step turning
-//     the first block by more than `rkmk_max_step_angle` rejected (`max_angle`: the driver's
-//     `Stepper.max_angle`, which reads the first block)
+//     any block by more than `rkmk_max_step_angle` rejected (`max_angle`, `step_angle`: the
+//     driver's `Stepper.max_angle` over its `angle_blocks`)
 // nq >= 1 (without blocks the method is its pair on the state: `OdeModel`).
 template <int Cap>
 struct OdeRkmkModel {
@@ -144,6 +144,7 @@ struct OdeRkmkModel {
     int width() const { return b.n; }
     ROTODE_INLINE const double* ref() const { return refs; }
     ROTODE_INLINE double max_angle() const { return rkmk_max_step_angle(); }
+    ROTODE_INLINE double step_angle(const double* z) const { return rkmk_step_angle(z, b.nq); }
 
     // the state y of z (ode.pyx's `_row`) (OUT: y[n])
     ROTODE_INLINE void row(const double* z, double* y) const {
@@ -200,25 +201,19 @@ inline int ode_rkmk_run(const OdeBody* b, EngineRun* run) {
 // One body of an error-controlled Runge-Kutta-Munthe-Kaas run of a user's equations with the
 // pair `pair` of the method's tableau (a PairId; -1 for an unknown pair); b.nq >= 1.
 inline int ode_rkmk_body(int pair, const OdeBody* b, EngineRun* run) {
-    switch (pair) {
-#define ROTODE_ODE_RKMK_CASE(id, P) \
-        case id: return ode_rkmk_run<P>(b, run);
-        ROTODE_PAIRS(ROTODE_ODE_RKMK_CASE)
-#undef ROTODE_ODE_RKMK_CASE
-        default: return -1;
-    }
+    return with_pair(pair, [&](auto pair_tag) {
+        using P = decltype(pair_tag);
+        return ode_rkmk_run<P>(b, run);
+    });
 }
 
 // One body of an error-controlled run of a user's equations with the pair `pair` (a PairId of
 // rotode/_tableaux.hpp; -1 for an unknown pair, which the caller checks before).
 inline int ode_erk_body(int pair, const OdeBody* b, EngineRun* run) {
-    switch (pair) {
-#define ROTODE_ODE_CASE(id, P) \
-        case id: return erk_body<P>(OdeModel<ODE_CAP>{*b}, run);
-        ROTODE_PAIRS(ROTODE_ODE_CASE)
-#undef ROTODE_ODE_CASE
-        default: return -1;
-    }
+    return with_pair(pair, [&](auto pair_tag) {
+        using P = decltype(pair_tag);
+        return erk_body<P>(OdeModel<ODE_CAP>{*b}, run);
+    });
 }
 
 }  // namespace rotode

@@ -35,6 +35,19 @@ constexpr int RKMK_FRAME_BODY = 0;
 // `max_step` (docs/events.md).
 inline double rkmk_max_step_angle() { return 3.141592653589793; }
 
+// The largest rotation |v_j| of a step's `blocks` rotation vectors z[3j:3j+3] (blocks >= 1; a
+// NaN in any of them gives NaN): what a controlled step compares with rkmk_max_step_angle, so
+// that no quaternion block of a state turns past the chart's bound in one step
+inline double rkmk_step_angle(const double* z, int blocks) {
+    double angle = std::sqrt(z[0] * z[0] + z[1] * z[1] + z[2] * z[2]);
+    for (int j = 1; j < blocks; ++j) {
+        const double* v = z + 3 * j;
+        const double a = std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+        if (!(a <= angle)) angle = a;
+    }
+    return angle;
+}
+
 // q / |q| (the base of the first step) (IN/OUT: q[4], nonzero)
 template <class T> inline void rkmk_unit(T* q) {
     T s = 1.0 / sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);

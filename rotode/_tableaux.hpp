@@ -110,4 +110,17 @@ enum PairId {
     X(PAIR_DOPRI5, Pair_dopri5) \
     X(PAIR_DOP853, Pair_dop853) \
 
+// fn(P{}) for the struct P of the pair `pair` (a PairId): the one dispatch on a
+// PairId, which every entry point of the engine calls with its own fn; -1 for an
+// unknown pair (the callers check the id before)
+template <class Fn>
+inline int with_pair(int pair, Fn&& fn) {
+    switch (pair) {
+        case PAIR_BS3: return fn(Pair_bs3{});
+        case PAIR_DOPRI5: return fn(Pair_dopri5{});
+        case PAIR_DOP853: return fn(Pair_dop853{});
+        default: return -1;
+    }
+}
+
 }  // namespace rotode

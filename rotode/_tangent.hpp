@@ -596,22 +596,16 @@ inline int tangent_x86_rkmk(int isa, const RigidParams* p, bool resume, EngineRu
 // the others); -1 for an unknown pair.
 inline int rigid_tangent_body(int isa, int pair, bool rkmk, bool resume, const RigidParams* p,
                               EngineRun* run, double* sens) {
-    switch (pair) {
+    return with_pair(pair, [&](auto pair_tag) {
+        using P = decltype(pair_tag);
 #if ROTODE_TANGENT_X86
-#define ROTODE_TANGENT_CASE(id, P)                                               \
-        case id:                                                                  \
-            return rkmk ? tangent_x86_rkmk<P>(isa, p, resume, run, sens)         \
-                        : tangent_x86<P>(isa, p, run, sens);
+        return rkmk ? tangent_x86_rkmk<P>(isa, p, resume, run, sens)
+                    : tangent_x86<P>(isa, p, run, sens);
 #else
-#define ROTODE_TANGENT_CASE(id, P)                                               \
-        case id:                                                                  \
-            return rkmk ? tangent_baseline_rkmk<P>(p, resume, run, sens)         \
-                        : tangent_baseline<P>(p, run, sens);
+        return rkmk ? tangent_baseline_rkmk<P>(p, resume, run, sens)
+                    : tangent_baseline<P>(p, run, sens);
 #endif
-        ROTODE_PAIRS(ROTODE_TANGENT_CASE)
-#undef ROTODE_TANGENT_CASE
-        default: return -1;
-    }
+    });
 }
 
 }  // namespace rotode

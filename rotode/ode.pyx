@@ -757,6 +757,7 @@ def run_plan(plan):
         (<Engine>engine).attach(&sp, _deriv_rkmk)
         sp.accept = _accept_rkmk
         sp.max_angle = rkmk_max_step_angle() if cfg.nq else 0.0
+        sp.angle_blocks = max(cfg.nq, 1)
     else:
         engine = Engine(spec, control, cfg.nz)
         (<Engine>engine).attach(&sp, _deriv)

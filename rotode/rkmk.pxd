@@ -18,6 +18,8 @@ cdef extern from "_rkmk.hpp" namespace "rotode" nogil:
     # the largest rotation (rad) one controlled step may take in local coordinates: pi, half
     # way to the chart's singularity at 2 pi (events closer than that need `max_step`)
     double rkmk_max_step_angle()
+    # the largest |z[3j:3j+3]| of a step's `blocks` rotation vectors, j < blocks (NaN if any is)
+    double rkmk_step_angle(const double* z, int blocks)
     # q / |q| (IN/OUT: q[4], nonzero)
     void rkmk_unit(double* q)
     # q (3 - |q|^2)/2, one Newton step of |q| = 1 (IN/OUT: q[4], |q| = 1 + O(eps))

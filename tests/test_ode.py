@@ -138,6 +138,31 @@ def test_group_methods_keep_every_block_unit_without_normalising():
     assert np.abs(np.linalg.norm(res.q[-1], axis=-1) - 1).max() < 1e-15  # projected
 
 
+@pytest.mark.parametrize("engine", [True, False])
+@pytest.mark.parametrize("method", ["rkmk3", "rkmk5", "rkmk8"])
+def test_every_block_bounds_a_group_steps_rotation(method, engine, monkeypatch):
+    # Two blocks at constant body rates, the second 200 times the first: the pair's estimate
+    # finds each step exact, so only the chart's bound (a step turns no block by more than pi,
+    # rkmk_max_step_angle) limits the steps; with only the first block checked, a step would
+    # turn the second by ~60 rad, past dexp^-1's pole at 2 pi.
+    monkeypatch.setattr(rotode.ode, "_USE_ENGINE", engine)
+    w1, w2 = np.array([0.0, 0.0, 0.1]), np.array([0.0, 20.0, 0.0])
+
+    def rate(q, w):
+        return 0.5 * np.array([-q[1:] @ w, *(q[0] * w + np.cross(q[1:], w))])
+
+    model = rotode.ODE(lambda t, y: np.concatenate([rate(y[:4], w1), rate(y[4:], w2)]),
+                       n=8, quaternions=[0, 4])
+    y0 = np.array([1.0, 0, 0, 0, 1.0, 0, 0, 0])
+    res = rotode.integrate(model, (0, 30), y0, method=method, rtol=1e-8, atol=1e-10)
+    assert res.success
+    assert res.stats["n_steps"] >= np.ceil(30 * 20.0 / np.pi), res.stats   # 20 h <= pi
+    # the exact solution: q_j(T) = exp(w_j T / 2), about z and y
+    a1, a2 = 0.1 * 30 / 2, 20.0 * 30 / 2
+    want = np.array([np.cos(a1), 0, 0, np.sin(a1), np.cos(a2), 0, np.sin(a2), 0])
+    assert np.abs(res.y[-1] - want).max() < 1e-11
+
+
 # ---- the built-in rigid body, written by the user ---------------------------------------------
 
 def test_the_rigid_body_as_a_python_ode_gives_the_built_in_results():
