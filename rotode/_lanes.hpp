@@ -46,6 +46,7 @@
 
 #include "_engine.hpp"
 #include "_models.hpp"
+#include "_magnus.hpp"
 #include "_rk.hpp"
 
 #if defined(__GNUC__)
@@ -590,101 +591,21 @@ struct KinStepModel {
         have0 = false;
     }
     // `_step`'s fixed-step Magnus methods of one to four Gauss nodes (rotode/kinematic.pxd
-    // `lie_euler_rotvec`, `magnus4_rotvec`: - sqrt(3)/12 h^2 w1 x w2 in the world frame, + in
-    // the body frame; `magnus6_rotvec`, `magnus8_rotvec`: their operations in their order)
+    // `lie_euler_rotvec`; orders 4, 6 and 8: rotode/_magnus.hpp, the driver's own formulas)
     ROTODE_INLINE void magnus(const KinLaneMethod& m, double t0, double h, const V* q, V* qn) {
         V ws[4][3], om[3];
         for (int s = 0; s < m.s; ++s) omega(t0 + m.c[s] * h, ws[s]);
         if (m.s == 1) {
             for (int c = 0; c < 3; ++c) om[c] = h * ws[0][c];
         } else if (m.s == 2) {
-            const double f = (World ? -0.14433756729740643 : 0.14433756729740643) * h * h;
-            const V* a = ws[0];
-            const V* b = ws[1];
-            V x[3];
-            cross3(a, b, x);
-            for (int c = 0; c < 3; ++c) om[c] = 0.5 * h * (a[c] + b[c]) + f * x[c];
+            magnus::order4(ws[0], ws[1], h, World, om);
         } else if (m.s == 3) {
-            magnus6(ws[0], ws[1], ws[2], h, om);
+            magnus::order6(ws[0], ws[1], ws[2], h, World, om);
         } else {
-            magnus8(ws[0], ws[1], ws[2], ws[3], h, om);
+            magnus::order8(ws[0], ws[1], ws[2], ws[3], h, World, om);
         }
         apply_rotvec_v<World>(q, om, m.approx, qn);
         have0 = false;
-    }
-    // rotode/kinematic.pxd `cross3`: out = a x b
-    static ROTODE_INLINE void cross3(const V* a, const V* b, V* out) {
-        out[0] = a[1] * b[2] - a[2] * b[1];
-        out[1] = a[2] * b[0] - a[0] * b[2];
-        out[2] = a[0] * b[1] - a[1] * b[0];
-    }
-    // rotode/kinematic.pxd `magnus6_rotvec` (its moments and formula): three Gauss nodes, the
-    // moments of a_i = s w_i with s = +1 (world) or -1 (body), Omega multiplied by s
-    static ROTODE_INLINE void magnus6(const V* w1, const V* w2, const V* w3, double h, V* om) {
-        const double s = World ? 1.0 : -1.0;
-        V b0[3], b1[3], b2[3], o2[3], u[3], v[3], x[3], y[3];
-        for (int i = 0; i < 3; ++i) {
-            b0[i] = s * (5.0 * (w1[i] + w3[i]) + 8.0 * w2[i]) / 18.0;
-            b1[i] = s * 0.10758287072798381 * (w3[i] - w1[i]);
-            b2[i] = s * (w1[i] + w3[i]) / 24.0;
-        }
-        const double h2 = h * h;
-        for (int i = 0; i < 3; ++i) u[i] = 1.5 * b0[i] - 6.0 * b2[i];
-        cross3(b1, u, o2);
-        for (int i = 0; i < 3; ++i) {
-            o2[i] = o2[i] * h2;
-            u[i] = 0.5 * h * b2[i] - o2[i] / 60.0;
-        }
-        cross3(b0, u, v);
-        cross3(b0, v, x);
-        cross3(b1, o2, y);
-        for (int i = 0; i < 3; ++i)
-            om[i] = s * (h * b0[i] + o2[i] + h2 * x[i] + 0.6 * h * y[i]);
-    }
-    // rotode/kinematic.pxd `magnus8_rotvec` (its moments and formula): four Gauss nodes
-    static ROTODE_INLINE void magnus8(const V* a1, const V* a2, const V* a3, const V* a4,
-                                      double h, V* om) {
-        const double s = World ? 1.0 : -1.0;
-        const double v1 = 0.43056815579702629, v2 = 0.16999052179242813;
-        const double g1 = 0.34785484513745385, g2 = 0.65214515486254614;
-        V B0[3], B1[3], B2[3], B3[3];
-        for (int i = 0; i < 3; ++i) {
-            const V S1 = s * (a1[i] + a4[i]);
-            const V S2 = s * (a2[i] + a3[i]);
-            const V R1 = s * (a4[i] - a1[i]);
-            const V R2 = s * (a3[i] - a2[i]);
-            B0[i] = 0.5 * (g1 * S1 + g2 * S2);
-            B1[i] = 0.5 * (v1 * g1 * R1 + v2 * g2 * R2);
-            B2[i] = 0.5 * (v1 * v1 * g1 * S1 + v2 * v2 * g2 * S2);
-            B3[i] = 0.5 * (v1 * v1 * v1 * g1 * R1 + v2 * v2 * v2 * g2 * R2);
-        }
-        const double h2 = h * h;
-        const double h3 = h2 * h;
-        V Q1[3], Q2[3], Q3[3], Q4[3], Q5[3], Q6[3], Q7[3], u[3], v[3], x[3];
-        for (int i = 0; i < 3; ++i) {
-            u[i] = -7.6 * B0[i] + 24.0 * B2[i];
-            v[i] = 12.6 * B0[i] - 84.0 * B2[i];
-            x[i] = -5.0 / 28.0 * B1[i] + B3[i];
-        }
-        cross3(u, B3, Q1);
-        cross3(v, x, Q2);
-        for (int i = 0; i < 3; ++i) u[i] = B2[i] + h * (61.0 / 588.0 * Q1[i] - Q2[i] / 12.0);
-        cross3(B0, u, v);
-        for (int i = 0; i < 3; ++i) u[i] = 19.0 / 28.0 * B0[i] - 15.0 / 7.0 * B2[i];
-        cross3(u, v, Q3);
-        for (int i = 0; i < 3; ++i) u[i] = 20.0 / 7.0 * Q1[i] + 10.0 * Q2[i];
-        cross3(B3, u, Q4);
-        cross3(B2, Q1, v);
-        for (int i = 0; i < 3; ++i) u[i] = -6025.0 / 4116.0 * B0[i] + 2875.0 / 343.0 * B2[i];
-        cross3(u, v, Q5);
-        for (int i = 0; i < 3; ++i) u[i] = 20.0 / 7.0 * (Q3[i] + Q4[i]) + 820.0 / 189.0 * h * Q5[i];
-        cross3(B3, u, Q6);
-        for (int i = 0; i < 3; ++i) u[i] = Q3[i] - Q4[i] / 3.0 + h * Q5[i];
-        cross3(B0, u, v);
-        cross3(B0, v, Q7);
-        for (int i = 0; i < 3; ++i)
-            om[i] = s * (h * B0[i] + h2 * (Q1[i] + Q2[i]) + h3 * (Q3[i] + Q4[i])
-                         + h3 * h * (Q5[i] + Q6[i]) - h3 * h2 * Q7[i] / 42.0);
     }
 };
 

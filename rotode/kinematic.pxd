@@ -130,156 +130,16 @@ cdef inline double magnus_ca_angle(const double* w0, const double* alpha,
     return fabs(h) * sqrt(a if a > b else b)
 
 
-cdef inline void magnus4_rotvec(const double* w1, const double* w2, double h, int frame,
-                                double* om) noexcept nogil:
-    """Fourth-order Magnus, two Gauss-Legendre nodes c = 1/2 -+ sqrt(3)/6 (OUT: om[3]).
-
-    World: Omega = h/2 (w1 + w2) - sqrt(3)/12 h^2 w1 x w2 (Iserles & Norsett 1999; Blanes et
-    al. 2009 eq. 4.8); body frame: + sqrt(3)/12 h^2 w1 x w2.
-    """
-    cdef double c[3]
-    cdef double f = (-0.14433756729740643 if frame == FRAME_WORLD else 0.14433756729740643) * h * h
-    cross3(w1, w2, c)
-    om[0] = 0.5 * h * (w1[0] + w2[0]) + f * c[0]
-    om[1] = 0.5 * h * (w1[1] + w2[1]) + f * c[1]
-    om[2] = 0.5 * h * (w1[2] + w2[2]) + f * c[2]
-
-
-cdef inline void magnus6_formula(const double* b0, const double* b1, const double* b2, double h,
-                                 double s, double* om) noexcept nogil:
-    """The sixth-order Magnus formula of `magnus6_rotvec` on the moments b0, b1, b2 (already
-    multiplied by s) (OUT: om[3])."""
-    cdef double o2[3]
-    cdef double u[3]
-    cdef double v[3]
-    cdef double x[3]
-    cdef double y[3]
-    cdef int i
-    cdef double h2 = h * h
-    for i in range(3):
-        u[i] = 1.5 * b0[i] - 6.0 * b2[i]
-    cross3(b1, u, o2)
-    for i in range(3):
-        o2[i] *= h2
-        u[i] = 0.5 * h * b2[i] - o2[i] / 60.0
-    cross3(b0, u, v)
-    cross3(b0, v, x)
-    cross3(b1, o2, y)
-    for i in range(3):
-        om[i] = s * (h * b0[i] + o2[i] + h2 * x[i] + 0.6 * h * y[i])
-
-
-cdef inline void magnus6_moments(const double* w1, const double* w2, const double* w3,
-                                 double s, double* b0, double* b1, double* b2) noexcept nogil:
-    """The moments B0, B1, B2 of w over the step from three Gauss nodes, times s (OUT)."""
-    cdef int i
-    for i in range(3):
-        b0[i] = s * (5.0 * (w1[i] + w3[i]) + 8.0 * w2[i]) / 18.0
-        b1[i] = s * 0.10758287072798381 * (w3[i] - w1[i])
-        b2[i] = s * (w1[i] + w3[i]) / 24.0
-
-
-cdef inline void magnus6_rotvec(const double* w1, const double* w2, const double* w3, double h,
-                                int frame, double* om) noexcept nogil:
-    """Sixth-order Magnus, three Gauss-Legendre nodes c = 1/2 - sqrt(15)/10, 1/2, 1/2 +
-    sqrt(15)/10 (Blanes, Casas & Ros 2000; Blanes et al. 2009 sec. 5.3), in so(3) (OUT: om[3]).
-
-    With moments B0 = (5(a1 + a3) + 8 a2)/18, B1 = sqrt(15)/36 (a3 - a1), B2 = (a1 + a3)/24:
-        O2 = h^2 B1 x (3/2 B0 - 6 B2)
-        Omega = h B0 + O2 + h^2 B0 x (B0 x (h/2 B2 - O2/60)) + 3h/5 B1 x O2
-    in the world frame, evaluated on a_i = s w_i with s = +1 (world) or -1 (body) and
-    multiplied by s (`magnus6_formula`).
-    """
-    cdef double s = 1.0 if frame == FRAME_WORLD else -1.0
-    cdef double b0[3]
-    cdef double b1[3]
-    cdef double b2[3]
-    magnus6_moments(w1, w2, w3, s, b0, b1, b2)
-    magnus6_formula(b0, b1, b2, h, s, om)
-
-
-cdef inline void magnus8_moments(const double* a1, const double* a2, const double* a3,
-                                 const double* a4, double s, double* B0, double* B1,
-                                 double* B2, double* B3) noexcept nogil:
-    """The moments B0..B3 of w over the step from the four GL4 nodes, times s (OUT)."""
-    # GL4 data: half-distances v1 > v2 from the midpoint and weights (sum 2) of the two pairs
-    cdef double v1 = 0.43056815579702629, v2 = 0.16999052179242813
-    cdef double g1 = 0.34785484513745385, g2 = 0.65214515486254614
-    cdef double S1, S2, R1, R2
-    cdef int i
-    for i in range(3):
-        S1 = s * (a1[i] + a4[i])
-        S2 = s * (a2[i] + a3[i])
-        R1 = s * (a4[i] - a1[i])
-        R2 = s * (a3[i] - a2[i])
-        B0[i] = 0.5 * (g1 * S1 + g2 * S2)
-        B1[i] = 0.5 * (v1 * g1 * R1 + v2 * g2 * R2)
-        B2[i] = 0.5 * (v1 * v1 * g1 * S1 + v2 * v2 * g2 * S2)
-        B3[i] = 0.5 * (v1 * v1 * v1 * g1 * R1 + v2 * v2 * v2 * g2 * R2)
-
-
-cdef inline void magnus8_formula(const double* B0, const double* B1, const double* B2,
-                                 const double* B3, double h, double s,
-                                 double* om) noexcept nogil:
-    """Omega of `magnus8_rotvec` from the moments (already multiplied by s) (OUT: om[3])."""
-    cdef double Q1[3]
-    cdef double Q2[3]
-    cdef double Q3[3]
-    cdef double Q4[3]
-    cdef double Q5[3]
-    cdef double Q6[3]
-    cdef double Q7[3]
-    cdef double u[3]
-    cdef double v[3]
-    cdef double x[3]
-    cdef double h2 = h * h
-    cdef double h3 = h2 * h
-    cdef int i
-    for i in range(3):
-        u[i] = -7.6 * B0[i] + 24.0 * B2[i]
-        v[i] = 12.6 * B0[i] - 84.0 * B2[i]
-        x[i] = -5.0 / 28.0 * B1[i] + B3[i]
-    cross3(u, B3, Q1)
-    cross3(v, x, Q2)
-    for i in range(3):
-        u[i] = B2[i] + h * (61.0 / 588.0 * Q1[i] - Q2[i] / 12.0)
-    cross3(B0, u, v)
-    for i in range(3):
-        u[i] = 19.0 / 28.0 * B0[i] - 15.0 / 7.0 * B2[i]
-    cross3(u, v, Q3)
-    for i in range(3):
-        u[i] = 20.0 / 7.0 * Q1[i] + 10.0 * Q2[i]
-    cross3(B3, u, Q4)
-    cross3(B2, Q1, v)
-    for i in range(3):
-        u[i] = -6025.0 / 4116.0 * B0[i] + 2875.0 / 343.0 * B2[i]
-    cross3(u, v, Q5)
-    for i in range(3):
-        u[i] = 20.0 / 7.0 * (Q3[i] + Q4[i]) + 820.0 / 189.0 * h * Q5[i]
-    cross3(B3, u, Q6)
-    for i in range(3):
-        u[i] = Q3[i] - Q4[i] / 3.0 + h * Q5[i]
-    cross3(B0, u, v)
-    cross3(B0, v, Q7)
-    for i in range(3):
-        om[i] = s * (h * B0[i] + h2 * (Q1[i] + Q2[i]) + h3 * (Q3[i] + Q4[i])
-                     + h3 * h * (Q5[i] + Q6[i]) - h3 * h2 * Q7[i] / 42.0)
-
-
-cdef inline void magnus8_rotvec(const double* a1, const double* a2, const double* a3,
-                                const double* a4, double h, int frame,
-                                double* om) noexcept nogil:
-    """Eighth-order Magnus, four Gauss-Legendre nodes (Blanes, Casas & Ros 2000, BIT 40), in
-    so(3) (OUT: om[3]).  Nodes 1/2 - v1, 1/2 - v2, 1/2 + v2, 1/2 + v1 (order a1..a4) with
-    v1, v2 = sqrt((3 +- 2 sqrt(6/5))/7)/2; equations in docs/methods-kinematic.md.
-    """
-    cdef double s = 1.0 if frame == FRAME_WORLD else -1.0
-    cdef double B0[3]
-    cdef double B1[3]
-    cdef double B2[3]
-    cdef double B3[3]
-    magnus8_moments(a1, a2, a3, a4, s, B0, B1, B2, B3)
-    magnus8_formula(B0, B1, B2, B3, h, s, om)
+cdef extern from "_magnus.hpp" namespace "rotode" nogil:
+    # Gauss-Legendre Magnus methods in so(3) from the rates at the step's two, three or four
+    # Gauss nodes (rotode/_magnus.hpp, which the SIMD lanes step too: Iserles & Norsett 1999;
+    # Blanes, Casas & Ros 2000; Blanes et al. 2009 eq. 4.8, sec. 5.3): the step's rotation
+    # vector in the frame `frame` (OUT: om[3])
+    void magnus4_rotvec(const double* w1, const double* w2, double h, int frame, double* om)
+    void magnus6_rotvec(const double* w1, const double* w2, const double* w3, double h,
+                        int frame, double* om)
+    void magnus8_rotvec(const double* a1, const double* a2, const double* a3,
+                        const double* a4, double h, int frame, double* om)
 
 
 # ---- vector-space steps on non-unit quaternions (Rucker 2018 sec. III) -------------------------

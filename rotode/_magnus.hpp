@@ -1,0 +1,131 @@
+// The Gauss-Legendre Magnus methods of orders 4, 6 and 8 in so(3), once for every path: the
+// driver's one-body steps and `rotode.steps` (rotode/kinematic.pxd declares the double
+// instances `magnus4_rotvec`, `magnus6_rotvec`, `magnus8_rotvec`) and the SIMD lanes
+// (rotode/_lanes.hpp `KinStepModel::magnus`, V a lane vector).  Each lane does the operations of
+// the double instance in the same order, so that a lane's bits are its single run's
+// (-ffp-contract=off, setup.py).
+//
+// From the rates w_i at the step's Gauss nodes, Omega is the rotation vector of the step:
+// q(t0 + h) = exp(Omega/2) q(t0) with w in the world frame, q(t0) exp(Omega/2) in the body
+// frame.  References: Iserles & Norsett, "On the solution of linear differential equations in
+// Lie groups", Phil. Trans. R. Soc. A 357 (1999) 983-1019 (order 4); Blanes, Casas & Ros,
+// "Improved high order integrators based on the Magnus expansion", BIT 40 (2000) 434-450, and
+// Blanes, Casas, Oteo & Ros, "The Magnus expansion and some of its applications", Phys. Rep.
+// 470 (2009) 151-238, eq. 4.8 and sec. 5.3 (orders 6 and 8); the equations, in the notation
+// below, are in docs/methods-kinematic.md.
+#pragma once
+
+namespace rotode {
+
+namespace magnus {
+
+// out = a x b
+template <class V>
+inline void cross3(const V* a, const V* b, V* out) {
+    out[0] = a[1] * b[2] - a[2] * b[1];
+    out[1] = a[2] * b[0] - a[0] * b[2];
+    out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+// Fourth order, two nodes c = 1/2 -+ sqrt(3)/6: Omega = h/2 (w1 + w2) - sqrt(3)/12 h^2 w1 x w2
+// in the world frame, + in the body frame (OUT: om[3])
+template <class V>
+inline void order4(const V* w1, const V* w2, double h, bool world, V* om) {
+    const double f = (world ? -0.14433756729740643 : 0.14433756729740643) * h * h;
+    V c[3];
+    cross3(w1, w2, c);
+    for (int i = 0; i < 3; ++i) om[i] = 0.5 * h * (w1[i] + w2[i]) + f * c[i];
+}
+
+// Sixth order, three nodes c = 1/2 - sqrt(15)/10, 1/2, 1/2 + sqrt(15)/10.  With a_i = s w_i
+// (s = +1 world, -1 body) and the moments B0 = (5 (a1 + a3) + 8 a2)/18,
+// B1 = sqrt(15)/36 (a3 - a1), B2 = (a1 + a3)/24:
+//     O2 = h^2 B1 x (3/2 B0 - 6 B2)
+//     Omega = s (h B0 + O2 + h^2 B0 x (B0 x (h/2 B2 - O2/60)) + 3h/5 B1 x O2)   (OUT: om[3])
+template <class V>
+inline void order6(const V* w1, const V* w2, const V* w3, double h, bool world, V* om) {
+    const double s = world ? 1.0 : -1.0;
+    V b0[3], b1[3], b2[3], o2[3], u[3], v[3], x[3], y[3];
+    for (int i = 0; i < 3; ++i) {
+        b0[i] = s * (5.0 * (w1[i] + w3[i]) + 8.0 * w2[i]) / 18.0;
+        b1[i] = s * 0.10758287072798381 * (w3[i] - w1[i]);
+        b2[i] = s * (w1[i] + w3[i]) / 24.0;
+    }
+    const double h2 = h * h;
+    for (int i = 0; i < 3; ++i) u[i] = 1.5 * b0[i] - 6.0 * b2[i];
+    cross3(b1, u, o2);
+    for (int i = 0; i < 3; ++i) {
+        o2[i] = o2[i] * h2;
+        u[i] = 0.5 * h * b2[i] - o2[i] / 60.0;
+    }
+    cross3(b0, u, v);
+    cross3(b0, v, x);
+    cross3(b1, o2, y);
+    for (int i = 0; i < 3; ++i) om[i] = s * (h * b0[i] + o2[i] + h2 * x[i] + 0.6 * h * y[i]);
+}
+
+// Eighth order, four nodes 1/2 - v1, 1/2 - v2, 1/2 + v2, 1/2 + v1 (rates a1..a4) with
+// v1, v2 = sqrt((3 +- 2 sqrt(6/5))/7)/2: the moments B0..B3 of s a_i from the Gauss weights,
+// then Omega from the seven commutator terms Q1..Q7 (OUT: om[3])
+template <class V>
+inline void order8(const V* a1, const V* a2, const V* a3, const V* a4, double h, bool world,
+                   V* om) {
+    const double s = world ? 1.0 : -1.0;
+    const double v1 = 0.43056815579702629, v2 = 0.16999052179242813;
+    const double g1 = 0.34785484513745385, g2 = 0.65214515486254614;
+    V B0[3], B1[3], B2[3], B3[3];
+    for (int i = 0; i < 3; ++i) {
+        const V S1 = s * (a1[i] + a4[i]);
+        const V S2 = s * (a2[i] + a3[i]);
+        const V R1 = s * (a4[i] - a1[i]);
+        const V R2 = s * (a3[i] - a2[i]);
+        B0[i] = 0.5 * (g1 * S1 + g2 * S2);
+        B1[i] = 0.5 * (v1 * g1 * R1 + v2 * g2 * R2);
+        B2[i] = 0.5 * (v1 * v1 * g1 * S1 + v2 * v2 * g2 * S2);
+        B3[i] = 0.5 * (v1 * v1 * v1 * g1 * R1 + v2 * v2 * v2 * g2 * R2);
+    }
+    const double h2 = h * h;
+    const double h3 = h2 * h;
+    V Q1[3], Q2[3], Q3[3], Q4[3], Q5[3], Q6[3], Q7[3], u[3], v[3], x[3];
+    for (int i = 0; i < 3; ++i) {
+        u[i] = -7.6 * B0[i] + 24.0 * B2[i];
+        v[i] = 12.6 * B0[i] - 84.0 * B2[i];
+        x[i] = -5.0 / 28.0 * B1[i] + B3[i];
+    }
+    cross3(u, B3, Q1);
+    cross3(v, x, Q2);
+    for (int i = 0; i < 3; ++i) u[i] = B2[i] + h * (61.0 / 588.0 * Q1[i] - Q2[i] / 12.0);
+    cross3(B0, u, v);
+    for (int i = 0; i < 3; ++i) u[i] = 19.0 / 28.0 * B0[i] - 15.0 / 7.0 * B2[i];
+    cross3(u, v, Q3);
+    for (int i = 0; i < 3; ++i) u[i] = 20.0 / 7.0 * Q1[i] + 10.0 * Q2[i];
+    cross3(B3, u, Q4);
+    cross3(B2, Q1, v);
+    for (int i = 0; i < 3; ++i) u[i] = -6025.0 / 4116.0 * B0[i] + 2875.0 / 343.0 * B2[i];
+    cross3(u, v, Q5);
+    for (int i = 0; i < 3; ++i) u[i] = 20.0 / 7.0 * (Q3[i] + Q4[i]) + 820.0 / 189.0 * h * Q5[i];
+    cross3(B3, u, Q6);
+    for (int i = 0; i < 3; ++i) u[i] = Q3[i] - Q4[i] / 3.0 + h * Q5[i];
+    cross3(B0, u, v);
+    cross3(B0, v, Q7);
+    for (int i = 0; i < 3; ++i)
+        om[i] = s * (h * B0[i] + h2 * (Q1[i] + Q2[i]) + h3 * (Q3[i] + Q4[i])
+                     + h3 * h * (Q5[i] + Q6[i]) - h3 * h2 * Q7[i] / 42.0);
+}
+
+}  // namespace magnus
+
+// The double instances (frame: rotode/equations.pxd's FRAME_BODY 0 or FRAME_WORLD 1)
+inline void magnus4_rotvec(const double* w1, const double* w2, double h, int frame, double* om) {
+    magnus::order4(w1, w2, h, frame == 1, om);
+}
+inline void magnus6_rotvec(const double* w1, const double* w2, const double* w3, double h,
+                           int frame, double* om) {
+    magnus::order6(w1, w2, w3, h, frame == 1, om);
+}
+inline void magnus8_rotvec(const double* a1, const double* a2, const double* a3,
+                           const double* a4, double h, int frame, double* om) {
+    magnus::order8(a1, a2, a3, a4, h, frame == 1, om);
+}
+
+}  // namespace rotode
