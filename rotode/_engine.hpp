@@ -106,6 +106,36 @@ namespace engine {
 
 constexpr double SAFETY = 0.9, MIN_FACTOR = 0.2, MAX_FACTOR = 10.0;
 
+// The controller's decision on a trial step of scaled error norm `err` (the driver's
+// rotode/_driver_control.pxi, SciPy's `RungeKutta._step_impl`; Hairer, Norsett & Wanner I,
+// sec. II.4): true, accepted, with h_abs the next step's proposal; false, rejected (++rejected,
+// retried), with h_abs the retry's.  After a rejection in the same step (`retried`) the step
+// does not grow.  max_angle > 0 (a Lie-group model, the driver's `Stepper.max_angle`): a trial
+// turning by `angle` more than that is rejected, and the next step's growth is capped by it (a
+// rate the estimate finds exact); 0: no bound.  Every loop (one body, lanes, duals) decides here.
+template <class Count>
+ROTODE_INLINE bool decide_step(double err, double exponent, double angle, double max_angle,
+                               double& h_abs, bool& retried, Count& rejected) {
+    if (max_angle > 0.0 && angle > max_angle) {     // too far for the step's coordinates
+        h_abs = h_abs * std::fmax(MIN_FACTOR, SAFETY * max_angle / angle);
+        retried = true;
+        ++rejected;
+        return false;
+    }
+    if (err < 1.0) {
+        double factor = err == 0.0
+            ? MAX_FACTOR : std::fmin(MAX_FACTOR, SAFETY * std::pow(err, exponent));
+        if (retried) factor = std::fmin(1.0, factor);
+        if (max_angle > 0.0 && angle * factor > max_angle) factor = max_angle / angle;
+        h_abs = h_abs * factor;
+        return true;
+    }
+    h_abs = h_abs * std::fmax(MIN_FACTOR, SAFETY * std::pow(err, exponent));
+    retried = true;
+    ++rejected;
+    return false;
+}
+
 // A model's sizes.  A model of a compile-time size gives `n` and `k` (static constexpr): its
 // sizes are std::integral_constant values, so that every loop over the state has a
 // compile-time trip count wherever it is compiled.  A model whose size is known at run time
@@ -491,29 +521,12 @@ int erk_body(const M& model, EngineRun* run) {
             st = eval(f, t_new, znew, K[P::s]);      // FSAL: the next step's K[0]
             if (st != ENGINE_OK) break;
             const double err = error_norm<P>(K, N, z, znew, h, rtol, atol, model_ref(f));
-            double angle = 0.0;
+            double angle = 0.0, max_angle = 0.0;
             if constexpr (HasMaxAngle<M>::value) {     // the driver's `Stepper.max_angle`
                 angle = step_angle(f, znew);
-                if (angle > f.max_angle()) {            // too far for the step's coordinates
-                    h_abs = h_abs * std::fmax(MIN_FACTOR, SAFETY * f.max_angle() / angle);
-                    retried = true;
-                    ++rejected;
-                    continue;
-                }
+                max_angle = f.max_angle();
             }
-            if (err < 1.0) {
-                double factor = err == 0.0
-                    ? MAX_FACTOR : std::fmin(MAX_FACTOR, SAFETY * std::pow(err, exponent));
-                if (retried) factor = std::fmin(1.0, factor);
-                if constexpr (HasMaxAngle<M>::value) {  // (a rate the estimate finds exact)
-                    if (angle * factor > f.max_angle()) factor = f.max_angle() / angle;
-                }
-                h_abs = h_abs * factor;
-                break;
-            }
-            h_abs = h_abs * std::fmax(MIN_FACTOR, SAFETY * std::pow(err, exponent));
-            retried = true;
-            ++rejected;
+            if (decide_step(err, exponent, angle, max_angle, h_abs, retried, rejected)) break;
         }
         if (st != ENGINE_OK) break;
         if (!finite(znew, N)) {

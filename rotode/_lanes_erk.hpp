@@ -375,28 +375,8 @@ inline bool before_trial(LaneBody& b, bool* stop) {
 template <class P, bool Lie>
 inline bool decide(LaneBody& b, double err, double angle) {
     constexpr double exponent = -1.0 / (P::error_order + 1);
-    using engine::MAX_FACTOR;
-    using engine::MIN_FACTOR;
-    using engine::SAFETY;
-    const double max_angle = rkmk_max_step_angle();
-    if (Lie && angle > max_angle) {                 // too far for the step's coordinates
-        b.h_abs = b.h_abs * std::fmax(MIN_FACTOR, SAFETY * max_angle / angle);
-        b.retried = true;
-        ++b.rejected;
-        return false;
-    }
-    if (err < 1.0) {
-        double factor = err == 0.0
-            ? MAX_FACTOR : std::fmin(MAX_FACTOR, SAFETY * std::pow(err, exponent));
-        if (b.retried) factor = std::fmin(1.0, factor);
-        if (Lie && angle * factor > max_angle) factor = max_angle / angle;
-        b.h_abs = b.h_abs * factor;
-        return true;
-    }
-    b.h_abs = b.h_abs * std::fmax(MIN_FACTOR, SAFETY * std::pow(err, exponent));
-    b.retried = true;
-    ++b.rejected;
-    return false;
+    return engine::decide_step(err, exponent, Lie ? angle : 0.0, Lie ? rkmk_max_step_angle() : 0.0,
+                               b.h_abs, b.retried, b.rejected);
 }
 
 // The error norms of every lane's trial (engine::error_norm's terms in vectors, with the

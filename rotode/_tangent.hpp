@@ -431,28 +431,10 @@ ROTODE_INLINE int erk_tangent_body(const G& model, EngineRun* run, double* sens)
                 for (int k = 0; k < C; ++k) Kv[j][k] = K[j][k].v;
             for (int k = 0; k < C; ++k) znewv[k] = znew[k].v;
             const double err = error_norm<P>(Kv, NC, zv, znewv, h, rtol, atol, ref);
-            double angle = 0.0;
-            if (max_angle > 0.0) {                      // erk_body's `max_angle` (Lie group)
-                angle = std::sqrt(znewv[0] * znewv[0] + znewv[1] * znewv[1]
-                                  + znewv[2] * znewv[2]);
-                if (angle > max_angle) {
-                    h_abs = h_abs * std::fmax(MIN_FACTOR, SAFETY * max_angle / angle);
-                    retried = true;
-                    ++rejected;
-                    continue;
-                }
-            }
-            if (err < 1.0) {
-                double factor = err == 0.0
-                    ? MAX_FACTOR : std::fmin(MAX_FACTOR, SAFETY * std::pow(err, exponent));
-                if (retried) factor = std::fmin(1.0, factor);
-                if (max_angle > 0.0 && angle * factor > max_angle) factor = max_angle / angle;
-                h_abs = h_abs * factor;
-                break;
-            }
-            h_abs = h_abs * std::fmax(MIN_FACTOR, SAFETY * std::pow(err, exponent));
-            retried = true;
-            ++rejected;
+            const double angle = max_angle > 0.0      // erk_body's `max_angle` (Lie group)
+                ? std::sqrt(znewv[0] * znewv[0] + znewv[1] * znewv[1] + znewv[2] * znewv[2])
+                : 0.0;
+            if (decide_step(err, exponent, angle, max_angle, h_abs, retried, rejected)) break;
         }
         if (st != ENGINE_OK) break;
         if (!finite(znewv, NC)) {

@@ -167,7 +167,7 @@ def _blocks(quaternions, n):
     except (TypeError, ValueError):
         raise TypeError("`quaternions` must be a sequence of ints (the index where each "
                         f"quaternion block starts), got {quaternions!r}") from None
-    if any(isinstance(o, bool) or o != float(o) for o in quaternions):
+    if any(isinstance(o, bool) or o != int(o) for o in quaternions):   # (0.5: no block)
         raise TypeError(f"`quaternions` must hold ints, got {quaternions!r}")
     offs_sorted = sorted(offs)
     for a, b in zip(offs_sorted, offs_sorted[1:]):

@@ -344,6 +344,8 @@ def test_bad_input_is_refused_naming_the_argument(clib):
         rotode.integrate(rotode.ODE(spin, quaternions=[5]), (0, 1), y0, method="rk4", dt=0.1)
     with pytest.raises(TypeError, match="`quaternions` must"):
         rotode.ODE(spin, quaternions="0")
+    with pytest.raises(TypeError, match="`quaternions` must hold ints"):
+        rotode.ODE(spin, n=8, quaternions=[0.5])                # (not truncated to 0)
     with pytest.raises(ValueError, match="`n` must be a positive int"):
         rotode.ODE(spin, n=0)
     with pytest.raises(ValueError, match="y0 \\(the quaternion block at 0\\).*nonzero|zero"):
