@@ -29,7 +29,7 @@ from rotode.torque import _REASONS as _TORQUE_REASONS
 from cpython.exc cimport PyErr_CheckSignals
 from cpython.pyport cimport PY_SSIZE_T_MAX
 from cython.parallel cimport prange, threadid
-from libc.math cimport NAN, INFINITY, fabs, fmin, fmax, pow, nextafter, sqrt, isfinite
+from libc.math cimport NAN, INFINITY, fabs, fmax, nextafter, sqrt, isfinite
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
@@ -37,7 +37,7 @@ cimport numpy as cnp
 from rotode._loops cimport thread_count
 from rotode.events cimport Event
 from rotode.torque cimport TORQUE_FAILED, TORQUE_NONFINITE
-from rotode._engine cimport EngineRun
+from rotode._engine cimport EngineRun, clip_step, decide_step, cbool
 from rotode.rkmk cimport rkmk_step_angle
 from rotode.erk cimport (ERK, ErkRhs, ErkTol, ERK_MAX_STAGES, ERK_MAX_N, ERK_MAX_POWERS,
                          ERK_STANDARD, ERK_DOP853, erk_step, erk_error_norm, erk_initial_step,
@@ -97,11 +97,9 @@ _REASONS = {
     STATUS_TORQUE_NONFINITE: _TORQUE_REASONS[TORQUE_NONFINITE],
 }
 
-# Step-size controller of SciPy's explicit Runge-Kutta methods (Hairer, Norsett & Wanner 1993,
-# sec. II.4): safety factor and limits of one step's change.
-cdef double SAFETY = 0.9
-cdef double MIN_FACTOR = 0.2
-cdef double MAX_FACTOR = 10.0
+# The step-size controller of SciPy's explicit Runge-Kutta methods (Hairer, Norsett & Wanner
+# 1993, sec. II.4: safety factor 0.9, one step's change within 0.2 .. 10) is rotode/_engine.hpp's
+# `clip_step` and `decide_step`, which every compiled loop shares.
 
 cdef double POLL_SECONDS = 0.05      # signal checks at most this often (calling thread only)
 cdef Py_ssize_t TRACE_FIRST = 64     # first rows of a step record (doubled when full)

@@ -109,39 +109,21 @@ cdef inline int _controlled_step(BodyRun* b) noexcept nogil:
     znew, err, on_stop; h_abs: the proposal for the next step; rejected).  The accepted state
     must be finite."""
     cdef const Stepper* s = b.s
-    cdef double min_step = 10.0 * fabs(nextafter(b.t, b.direction * INFINITY) - b.t)
-    cdef double factor
-    cdef bint after_reject = False          # a rejection before this acceptance
+    cdef double min_step = clip_step(b.t, b.direction, b.C.max_step, b.h_abs)
+    cdef cbool after_reject = False         # a rejection before this acceptance
     cdef int st, c
-    if b.h_abs > b.C.max_step:
-        b.h_abs = b.C.max_step
-    elif b.h_abs < min_step:
-        b.h_abs = min_step
     while True:
         if b.h_abs < min_step:
             return STATUS_STEP_TOO_SMALL
         st = _trial(b)
         if st != STATUS_OK:
             return st
-        if s.max_angle > 0.0:
+        if s.max_angle > 0.0:               # the step's rotation (its local coordinates)
             b.angle = rkmk_step_angle(b.znew, s.angle_blocks)
-            if b.angle > s.max_angle:           # too far for the step's local coordinates
-                b.h_abs = b.h_abs * fmax(MIN_FACTOR, SAFETY * s.max_angle / b.angle)
-                after_reject = True
-                b.rejected += 1
-                continue
-        if b.err < 1.0:
-            factor = MAX_FACTOR if b.err == 0.0 else fmin(MAX_FACTOR,
-                                                          SAFETY * pow(b.err, b.exponent))
-            if after_reject:
-                factor = fmin(1.0, factor)
-            if s.max_angle > 0.0 and b.angle * factor > s.max_angle:
-                factor = s.max_angle / b.angle      # (a rate that the estimate finds exact)
-            b.h_abs = b.h_abs * factor
+        # SciPy's controller, the compiled loops' own (rotode/_engine.hpp `decide_step`)
+        if decide_step(b.err, b.exponent, b.angle, s.max_angle, b.h_abs, after_reject,
+                       b.rejected):
             break
-        b.h_abs = b.h_abs * fmax(MIN_FACTOR, SAFETY * pow(b.err, b.exponent))
-        after_reject = True
-        b.rejected += 1
     for c in range(s.nz):
         if not (b.znew[c] - b.znew[c] == 0.0):
             return STATUS_NONFINITE

@@ -106,6 +106,24 @@ namespace engine {
 
 constexpr double SAFETY = 0.9, MIN_FACTOR = 0.2, MAX_FACTOR = 10.0;
 
+// Before a step's first trial (SciPy's `RungeKutta._step_impl`): the smallest step at t,
+// 10 ulp(t) towards the end, with h_abs clipped into [min_step, max_step]; returns min_step
+ROTODE_INLINE double clip_step(double t, double direction, double max_step, double& h_abs) {
+    const double min_step = 10.0 * std::fabs(std::nextafter(t, direction * INFINITY) - t);
+    if (h_abs > max_step) h_abs = max_step;
+    else if (h_abs < min_step) h_abs = min_step;
+    return min_step;
+}
+
+// A trial's end from t: t_new = t + h_abs direction, not past tf; h = t_new - t, h_abs = |h|
+ROTODE_INLINE void trial_end(double t, double tf, double direction, double& h_abs,
+                             double& t_new, double& h) {
+    t_new = t + h_abs * direction;
+    if (direction * (t_new - tf) > 0.0) t_new = tf;
+    h = t_new - t;
+    h_abs = std::fabs(h);
+}
+
 // The controller's decision on a trial step of scaled error norm `err` (the driver's
 // rotode/_driver_control.pxi, SciPy's `RungeKutta._step_impl`; Hairer, Norsett & Wanner I,
 // sec. II.4): true, accepted, with h_abs the next step's proposal; false, rejected (++rejected,
@@ -499,9 +517,7 @@ int erk_body(const M& model, EngineRun* run) {
             st = ENGINE_MAX_STEPS;
             break;
         }
-        const double min_step = 10.0 * std::fabs(std::nextafter(t, direction * INFINITY) - t);
-        if (h_abs > max_step) h_abs = max_step;
-        else if (h_abs < min_step) h_abs = min_step;
+        const double min_step = clip_step(t, direction, max_step, h_abs);
         bool retried = false;
         double t_new, h;
         for (;;) {
@@ -509,10 +525,7 @@ int erk_body(const M& model, EngineRun* run) {
                 st = ENGINE_STEP_TOO_SMALL;
                 break;
             }
-            t_new = t + h_abs * direction;
-            if (direction * (t_new - tf) > 0.0) t_new = tf;
-            h = t_new - t;
-            h_abs = std::fabs(h);
+            trial_end(t, tf, direction, h_abs, t_new, h);
             nfev += P::s;
             st = step_stages<P>(f, N, t, h, z, K, std::make_integer_sequence<int, P::s - 1>{});
             if (st != ENGINE_OK) break;

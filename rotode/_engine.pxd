@@ -4,6 +4,17 @@
 # its own loop where a runner found the (pair, model) eligible (docs/architecture.md, "The
 # specialised engine").
 
+from libcpp cimport bool as cbool
+
+cdef extern from "_engine.hpp" namespace "rotode::engine" nogil:
+    # the controller every loop shares (rotode/_engine.hpp): h_abs clipped into [10 ulp(t),
+    # max_step] before a step's first trial (returns that smallest step), and the decision on
+    # a trial of scaled error `err` (true: accepted, h_abs the next proposal; false: rejected,
+    # h_abs the retry's, `retried` set, `rejected` counted; max_angle > 0: the step-angle bound)
+    double clip_step(double t, double direction, double max_step, double& h_abs)
+    cbool decide_step(double err, double exponent, double angle, double max_angle,
+                      double& h_abs, cbool& retried, Py_ssize_t& rejected)
+
 cdef extern from "_engine.hpp" namespace "rotode" nogil:
     cdef enum:
         ENGINE_OK

@@ -352,9 +352,7 @@ inline bool before_trial(LaneBody& b, bool* stop) {
             end_body<K>(b, ENGINE_MAX_STEPS);
             return false;
         }
-        b.min_step = 10.0 * std::fabs(std::nextafter(b.t, b.direction * INFINITY) - b.t);
-        if (b.h_abs > r.max_step) b.h_abs = r.max_step;
-        else if (b.h_abs < b.min_step) b.h_abs = b.min_step;
+        b.min_step = engine::clip_step(b.t, b.direction, r.max_step, b.h_abs);
         b.retried = false;
         b.fresh = false;
     }
@@ -362,10 +360,7 @@ inline bool before_trial(LaneBody& b, bool* stop) {
         end_body<K>(b, ENGINE_STEP_TOO_SMALL);
         return false;
     }
-    b.t_new = b.t + b.h_abs * b.direction;
-    if (b.direction * (b.t_new - b.tf) > 0.0) b.t_new = b.tf;
-    b.h = b.t_new - b.t;
-    b.h_abs = std::fabs(b.h);
+    engine::trial_end(b.t, b.tf, b.direction, b.h_abs, b.t_new, b.h);
     return true;
 }
 

@@ -407,9 +407,7 @@ ROTODE_INLINE int erk_tangent_body(const G& model, EngineRun* run, double* sens)
             st = ENGINE_MAX_STEPS;
             break;
         }
-        const double min_step = 10.0 * std::fabs(std::nextafter(t, direction * INFINITY) - t);
-        if (h_abs > max_step) h_abs = max_step;
-        else if (h_abs < min_step) h_abs = min_step;
+        const double min_step = clip_step(t, direction, max_step, h_abs);
         bool retried = false;
         double t_new, h;
         for (;;) {
@@ -417,10 +415,7 @@ ROTODE_INLINE int erk_tangent_body(const G& model, EngineRun* run, double* sens)
                 st = ENGINE_STEP_TOO_SMALL;
                 break;
             }
-            t_new = t + h_abs * direction;
-            if (direction * (t_new - tf) > 0.0) t_new = tf;
-            h = t_new - t;
-            h_abs = std::fabs(h);
+            trial_end(t, tf, direction, h_abs, t_new, h);
             nfev += P::s;
             tangent::step_stages<P>(g, t, h, z, K, std::make_integer_sequence<int, P::s - 1>{});
             for (int k = 0; k < C; ++k)
