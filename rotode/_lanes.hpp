@@ -34,8 +34,8 @@
 // rotode/dynamic.pxd `cg_step`/`lie_euler_step`; on kinematics (`KinStepModel`) the operations
 // of rotode/kinematic.pyx `_step` for ab3 (rk4's two starting steps, rotode/_rk.hpp
 // `ab3_coefficients`), the product of exponentials of lie_euler/cg1/cg2/cg3, exp2 and the Magnus
-// methods of one to four Gauss nodes (rotode/kinematic.pxd `magnus4_rotvec`, `magnus6_rotvec`,
-// `magnus8_rotvec`: Blanes, Casas & Ros, BIT 40, 2000), exp exact or [NIRD]'s approximation
+// methods of one to four Gauss nodes (orders 4, 6, 8: rotode/_magnus.hpp, the driver's own
+// templates; Blanes, Casas & Ros, BIT 40, 2000), exp exact or [NIRD]'s approximation
 // (`apply_rotvec`), the cosine of `Sinusoid`'s w' and the square roots lane by lane.
 #pragma once
 
