@@ -24,7 +24,7 @@ from scipy.integrate import OdeSolution
 from scipy.integrate._ivp.ivp import OdeResult as _ScipyOdeResult
 from scipy.spatial.transform import Rotation
 
-from rotode import _plan, methods
+from rotode import _plan, methods, solvers
 from rotode import events as _events
 from rotode._dense import BlockLayout, BlockSteps, Hermite, StepInterpolant, Steps
 from rotode._loops import checked_function
@@ -234,6 +234,45 @@ _SCIPY_PAIRS = {scipy.integrate.RK23: "bs3", scipy.integrate.RK45: "dopri5",
                 scipy.integrate.DOP853: "dop853"}
 
 
+def _rotode_method(fun, name, args):
+    """``method`` given as a string that SciPy does not know but rotode's registry does (a
+    method's name or its solver class's, in any case, e.g. "RKMK8", "rkmk8", "Magnus8",
+    "dop853"): for a rotode model, whose own quaternion rotode knows, SciPy's name of the pair
+    or the solver class of `rotode.solvers` (as if given); for any other ``fun``, and for a
+    method that does not integrate the model, ValueError saying what to give.  Any other
+    string is returned unchanged (SciPy's own error names its methods)."""
+    if name in scipy.integrate._ivp.ivp.METHODS:
+        return name
+    key = name.lower()
+    spec = methods.REGISTRY.get(key) or next(
+        (m for m in methods.REGISTRY.values() if m.solver and m.solver.lower() == key), None)
+    if spec is None:
+        return name
+    if (isinstance(fun, (QuaternionKinematics, RigidBody)) and args is None
+            and not python_override(type(fun), "__call__")):
+        kind = "rigid body" if isinstance(fun, RigidBody) else "kinematics"
+        if kind not in spec.kernels:
+            raise ValueError(f"`method`={name!r} (rotode's {spec.name}) does not integrate a "
+                             f"{type(fun).__name__}; rotode.methods.names({kind!r}) lists "
+                             "those that do")
+        if spec.scipy is not None:
+            return spec.scipy           # SciPy's name of the pair: rotode's compiled loop
+        if spec.solver is not None:
+            return getattr(solvers, spec.solver)
+        raise ValueError(f"`method`={name!r}: rotode's {spec.name} has no OdeSolver class for "
+                         f"solve_ivp; run it with rotode.integrate(fun, t_span, y0, "
+                         f"method={spec.name!r})")
+    if "ode" in spec.kernels:
+        raise ValueError(f"`method`={name!r} is rotode's {spec.name} ({spec.title}), which "
+                         "keeps quaternion blocks on the group: give `quaternions=` (the index "
+                         "where each quaternion of the state starts), or one of SciPy's "
+                         f"methods {sorted(scipy.integrate._ivp.ivp.METHODS)}")
+    raise ValueError(f"`method`={name!r} is rotode's {spec.name} ({spec.title}), which "
+                     "integrates rotode's models (rotode.RigidBody, rotode.QuaternionKinematics) "
+                     "only; for this `fun` use one of SciPy's methods "
+                     f"{sorted(scipy.integrate._ivp.ivp.METHODS)}")
+
+
 def _ode_of(fun, quaternions, args):
     """The `rotode.ODE` that rotode's loop runs for this call: ``fun`` itself when it is one,
     else ``fun`` with its ``quaternions`` and ``args`` (None: no ``quaternions``, SciPy's
@@ -408,7 +447,10 @@ def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
         ``events`` may be `rotode.events` objects (compiled, nogil) or SciPy event functions
         ``g(t, y)`` (with their ``terminal`` and ``direction``); they are located on the same
         dense output as in SciPy.  ``args`` hands the call to SciPy (with rotode's right-hand
-        side inside SciPy's loop).
+        side inside SciPy's loop).  For a rotode model, ``method`` may also name a rotode
+        method or its solver class by a string, in any case ("RKMK8", "rkmk8", "Magnus8";
+        the same as passing `rotode.RKMK8`, `rotode.Magnus8`; "dop853" is "DOP853"); for any
+        other ``fun`` such a name is a ValueError saying what to give (``quaternions=``).
     quaternions : int or sequence of int, optional
         Where each quaternion block of ``fun``'s state starts (4 values, scalar first, body
         to world; keyword only).  Given (``[]`` too), or with ``fun`` a `rotode.ODE`, the
@@ -493,6 +535,8 @@ def solve_ivp(fun: Callable[..., Any], t_span: ArrayLike, y0: ArrayLike,
                           options)
     if isinstance(y0, Rotation):
         y0 = _rotation_state(y0, fun)
+    if isinstance(method, str):
+        method = _rotode_method(fun, method, args)
     name = _compiled(fun, method, events, args)
     evs = _events.as_events(events) if name is not None else ()
     if name is None:

@@ -123,6 +123,46 @@ def test_rotode_models_reach_rotode_solver_classes_unwrapped():
         np.testing.assert_array_equal(ours.y, ref.y)
 
 
+@pytest.mark.parametrize("name, cls", [("RKMK8", rotode.RKMK8), ("rkmk8", rotode.RKMK8),
+                                       ("RKMK5", rotode.RKMK5), ("rkmk5", rotode.RKMK5)])
+def test_a_rotode_method_named_by_a_string_is_its_class_for_rotode_models(name, cls):
+    # the model's own quaternion is known: a string names rotode's solver class (SciPy's
+    # own error, which lists SciPy's methods only, was what a user got before)
+    for fun, y0 in CASES.values():
+        by_name = rotode.solve_ivp(fun, (0, 2), y0, method=name, rtol=1e-9)
+        by_class = rotode.solve_ivp(fun, (0, 2), y0, method=cls, rtol=1e-9)
+        assert by_name.success
+        np.testing.assert_array_equal(by_name.t, by_class.t)
+        np.testing.assert_array_equal(by_name.y, by_class.y)
+    fun, y0 = CASES["kinematics"]
+    np.testing.assert_array_equal(
+        rotode.solve_ivp(fun, (0, 2), y0, method="magnus8", rtol=1e-9).y,
+        rotode.solve_ivp(fun, (0, 2), y0, method=rotode.Magnus8, rtol=1e-9).y)
+    # rotode's lower-case names of its pairs are SciPy's names: the compiled loop
+    np.testing.assert_array_equal(
+        rotode.solve_ivp(fun, (0, 2), y0, method="dop853", rtol=1e-9).y,
+        rotode.solve_ivp(fun, (0, 2), y0, method="DOP853", rtol=1e-9).y)
+
+
+def test_a_rotode_method_string_that_cannot_run_says_what_to_give():
+    fun, y0 = CASES["top"]
+
+    def f(t, y):
+        return fun(t, y)
+    with pytest.raises(ValueError, match="`method`='RKMK8'.*give `quaternions=`"):
+        rotode.solve_ivp(f, (0, 1), y0, method="RKMK8")
+    with pytest.raises(ValueError, match="`method`='cg3'.*rotode's models"):
+        rotode.solve_ivp(f, (0, 1), y0, method="cg3")
+    with pytest.raises(ValueError, match="`method`='Magnus8'.*does not integrate a RigidBody"):
+        rotode.solve_ivp(fun, (0, 1), y0, method="Magnus8")
+    with pytest.raises(ValueError, match="no OdeSolver class.*rotode.integrate"):
+        rotode.solve_ivp(fun, (0, 1), y0, method="rkmk3")
+    with pytest.raises(ValueError, match="`method` must be one of"):     # SciPy's own
+        rotode.solve_ivp(fun, (0, 1), y0, method="nosuch")
+    # with quaternions=, the user's-state path takes rotode's names as before
+    assert rotode.solve_ivp(f, (0, 1), y0, method="RKMK8", quaternions=[0]).success
+
+
 @pytest.mark.parametrize("kw", [{}, dict(dense_output=True), dict(t_eval=[1.5]),
                                 dict(t_eval=np.array([])),
                                 dict(events=rotode.events.Component("w", 0)),
