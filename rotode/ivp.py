@@ -232,6 +232,8 @@ def _find_bad_value(fun, method, call):
 #: SciPy's solver classes whose pairs rotode runs on a user's state (by class).
 _SCIPY_PAIRS = {scipy.integrate.RK23: "bs3", scipy.integrate.RK45: "dopri5",
                 scipy.integrate.DOP853: "dop853"}
+#: SciPy's own method names (its ``solve_ivp`` string table), sorted
+_SCIPY_METHODS = sorted(scipy.integrate._ivp.ivp.METHODS)
 
 
 def _rotode_method(fun, name, args):
@@ -241,7 +243,7 @@ def _rotode_method(fun, name, args):
     or the solver class of `rotode.solvers` (as if given); for any other ``fun``, and for a
     method that does not integrate the model, ValueError saying what to give.  Any other
     string is returned unchanged (SciPy's own error names its methods)."""
-    if name in scipy.integrate._ivp.ivp.METHODS:
+    if name in _SCIPY_METHODS:
         return name
     key = name.lower()
     spec = methods.REGISTRY.get(key) or next(
@@ -266,11 +268,11 @@ def _rotode_method(fun, name, args):
         raise ValueError(f"`method`={name!r} is rotode's {spec.name} ({spec.title}), which "
                          "keeps quaternion blocks on the group: give `quaternions=` (the index "
                          "where each quaternion of the state starts), or one of SciPy's "
-                         f"methods {sorted(scipy.integrate._ivp.ivp.METHODS)}")
+                         f"methods {_SCIPY_METHODS}")
     raise ValueError(f"`method`={name!r} is rotode's {spec.name} ({spec.title}), which "
                      "integrates rotode's models (rotode.RigidBody, rotode.QuaternionKinematics) "
                      "only; for this `fun` use one of SciPy's methods "
-                     f"{sorted(scipy.integrate._ivp.ivp.METHODS)}")
+                     f"{_SCIPY_METHODS}")
 
 
 def _ode_of(fun, quaternions, args):
