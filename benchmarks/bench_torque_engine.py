@@ -6,13 +6,15 @@ The gravity-gradient satellite of benchmarks/bench_torque.py (principal moments 
 kg m^2, orbit rate 1.1e-3 rad/s), its torque a `rotode.torque.GravityGradient`, a
 `Sum(GravityGradient, Compiled damping)` needs a C compiler, so the sum here is
 `GravityGradient + Constant` (both compiled).  Each case runs on the specialised engine
-(rotode/_models.hpp TORQUE_CALL: the pair's tableau compiled in, the torque's `evaluate`
-through its pointer) and on the driver's own loop (``rotode.dynamic._USE_ENGINE = False``:
-the run-time tableau, the same evaluations), alternated, best of the rounds, one thread:
+(rotode/_models.hpp: the pair's tableau compiled in; `GravityGradient` as TORQUE_GG, its
+formula compiled in; the sum as TORQUE_CALL, each part's `evaluate` through its pointer) and
+on the driver's own loop (``rotode.dynamic._USE_ENGINE = False``: the run-time tableau, the
+same evaluations), alternated, best of the rounds, one thread:
 
 - one satellite, 10 orbits, output at the end, rtol 1e-10: time per call and per step;
 - 2000 satellites with dispersed rates and orbits (per-body parameters), 1 orbit, rtol 1e-9:
-  ns per body-step.
+  ns per body-step in the adaptive SIMD lanes (rotode/_lanes_erk.hpp, the default lane set),
+  on the engine one body at a time (lane set "off") and on the driver's loop.
 
 Both paths give the same steps and bits (tests/test_engine_torque_call.py); the table prints
 the steps of each so that a reader sees they are the same work.
@@ -26,7 +28,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 import rotode  # noqa: E402
-from rotode import dynamic, torque  # noqa: E402
+from rotode import _lanes, dynamic, torque  # noqa: E402
 
 N = 1.1e-3
 INERTIA = np.array([90.0, 100.0, 40.0])
@@ -86,23 +88,33 @@ def main(quick=False):
                   f"{te / steps * 1e9:>11.0f} {td / steps * 1e9:>11.0f} {td / te:>7.2f}x")
     n = 500 if quick else 2000
     model, yb = _batch(n)
-    print(f"\n{n} satellites, per-body GravityGradient, 1 orbit, rtol 1e-9, workers=1")
-    print(f"{'method':>7} {'body-steps':>11} {'engine ns':>10} {'driver ns':>10} {'speed-up':>8}")
+    print(f"\n{n} satellites, per-body GravityGradient, 1 orbit, rtol 1e-9, workers=1 "
+          f"(lanes: {_lanes.get()})")
+    print(f"{'method':>7} {'body-steps':>11} {'lanes ns':>9} {'one-body ns':>11} "
+          f"{'driver ns':>10} {'vs one-body':>11} {'vs driver':>9}")
+    lane_set = _lanes.get()
     for method in ("dop853", "rkmk8"):
         def run(method=method):
             return rotode.integrate(model, (0, ORBIT), yb, method=method, rtol=1e-9,
                                     atol=1e-11, t_eval=[ORBIT], workers=1)
-        te = td = np.inf
+
+        def one_body(run=run):
+            _lanes.use("off")
+            try:
+                return run()
+            finally:
+                _lanes.use(lane_set)
+        tl = to = td = np.inf
         for _ in range(max(1, rounds // 2)):
-            te = min(te, _time(run, True, 1)[0])
+            tl = min(tl, _time(run, True, 1)[0])
+            to = min(to, _time(one_body, True, 1)[0])
             td = min(td, _time(run, False, 1)[0])
         res = run()
         steps = int(np.sum(res.stats["per_body"]["n_steps"]))
         if "n_rejected" in res.stats["per_body"]:
             steps += int(np.sum(res.stats["per_body"]["n_rejected"]))
-        print(f"{method:>7} {steps:>11} {te / steps * 1e9:>10.0f} {td / steps * 1e9:>10.0f} "
-              f"{td / te:>7.2f}x")
-
+        print(f"{method:>7} {steps:>11} {tl / steps * 1e9:>9.0f} {to / steps * 1e9:>11.0f} "
+              f"{td / steps * 1e9:>10.0f} {to / tl:>10.2f}x {td / tl:>8.2f}x")
 
 if __name__ == "__main__":
     main(quick="--quick" in sys.argv[1:])

@@ -73,6 +73,7 @@ cdef extern from "_models.hpp" namespace "rotode" nogil:
         TORQUE_WORLD
         TORQUE_GRAVITY_AXIS
         TORQUE_CALL
+        TORQUE_GG
         PAIR_COUNT
 
     # a compiled torque source evaluated through a pointer (TORQUE_CALL): 0 or its status
@@ -91,6 +92,10 @@ cdef extern from "_models.hpp" namespace "rotode" nogil:
         TorqueCall call
         void* src
         long long* evals
+        double gg_k, gg_n, gg_u0
+        double gg_P[3]
+        double gg_Q[3]
+        double gg_I[9]
 
     # one body of a pair's run on the rigid body (pair: a PairId; -1 when unknown)
     int rigid_erk_body(int pair, const RigidParams* p, EngineRun* run)

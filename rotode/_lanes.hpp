@@ -126,26 +126,38 @@ struct RigidLanes {
     V mg;
     V com[3];
     V tau[3];
+    V gg_k, gg_n, gg_u0;        // TORQUE_GG (the adaptive lanes only)
+    V gg_P[3], gg_Q[3], gg_I[9];
 };
+
+// lane l <- one body's parameters
+template <class V>
+ROTODE_INLINE void set_params(RigidLanes<V>& q, int l, const RigidParams& b) {
+    for (int c = 0; c < 9; ++c) {
+        set(q.I[c], l, b.I[c]);
+        set(q.Iinv[c], l, b.Iinv[c]);
+        set(q.gg_I[c], l, b.gg_I[c]);
+    }
+    set(q.gain, l, b.gain);
+    set(q.mg, l, b.mg);
+    set(q.gg_k, l, b.gg_k);
+    set(q.gg_n, l, b.gg_n);
+    set(q.gg_u0, l, b.gg_u0);
+    for (int c = 0; c < 3; ++c) {
+        set(q.com[c], l, b.com[c]);
+        set(q.tau[c], l, b.tau[c]);
+        set(q.gg_P[c], l, b.gg_P[c]);
+        set(q.gg_Q[c], l, b.gg_Q[c]);
+    }
+    q.gyroscopic = b.gyroscopic;
+}
 
 // lane l <- p[l] for l < nb, the last body's values in the lanes after it (they are stepped,
 // never stored)
 template <class V>
 ROTODE_INLINE void gather_params(const RigidParams* p, bool shared, std::ptrdiff_t nb,
                                  RigidLanes<V>* out) {
-    for (int l = 0; l < width<V>; ++l) {
-        const RigidParams& b = p[shared ? 0 : (l < nb ? l : nb - 1)];
-        for (int c = 0; c < 9; ++c) {
-            set(out->I[c], l, b.I[c]);
-            set(out->Iinv[c], l, b.Iinv[c]);
-        }
-        set(out->gain, l, b.gain);
-        set(out->mg, l, b.mg);
-        for (int c = 0; c < 3; ++c) {
-            set(out->com[c], l, b.com[c]);
-            set(out->tau[c], l, b.tau[c]);
-        }
-    }
+    for (int l = 0; l < width<V>; ++l) set_params(*out, l, p[shared ? 0 : (l < nb ? l : nb - 1)]);
     out->gyroscopic = p[0].gyroscopic;
 }
 
@@ -875,7 +887,8 @@ inline void block_torque(int isa, const RigidClass& c, const RigidParams* p,
         case TORQUE_GRAVITY_AXIS:
             return block_diag<K, TORQUE_GRAVITY_AXIS>(isa, c, p, o, b);
         case TORQUE_BODY: return block_diag<K, TORQUE_BODY>(isa, c, p, o, b);
-        // (TORQUE_CALL never comes here: rotode/dynamic.pyx `_engine_params(..., call=False)`)
+        // (TORQUE_CALL and TORQUE_GG never come here: rotode/dynamic.pyx
+        // `_engine_params(..., call=False)`)
         default: return block_diag<K, TORQUE_WORLD>(isa, c, p, o, b);
     }
 }

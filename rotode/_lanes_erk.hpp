@@ -73,12 +73,21 @@ ROTODE_INLINE void stage_state_v(const V (*K)[N], const V& h, const V* y, V* ys)
         ys[k] = y[k] + h * engine::wsum<engine::RowA<P, R>>(K, k, std::make_integer_sequence<int, R>{});
 }
 
-// the stages J... (arguments, then f), in order
-template <class P, class M, class V, int N, int... J>
-ROTODE_INLINE void stages_v(const M& f, const V& h, const V* y, V (*K)[N],
+// stage J's time (t, h: one per lane): erk_body's, t + h where c = 1 (the trial's end) when
+// `AtEnd` (the step's stages), else t + c h (the interpolant's extra stages, engine::dense_extra)
+template <class P, bool AtEnd, int J, class V>
+ROTODE_INLINE V stage_time_v(const V& t, const V& h) {
+    if constexpr (AtEnd && P::c[J] == 1.0) return t + h;
+    else return t + P::c[J] * h;
+}
+
+// the stages J... (arguments, then f at their times), in order
+template <class P, bool AtEnd, class M, class V, int N, int... J>
+ROTODE_INLINE void stages_v(const M& f, const V& t, const V& h, const V* y, V (*K)[N],
                             std::integer_sequence<int, J...>) {
     V ys[N];
-    ((stage_state_v<P, V, N, J>(K, h, y, ys), f.rhs(0, ys, K[J])), ...);
+    ((stage_state_v<P, V, N, J>(K, h, y, ys), f.rhs_at(stage_time_v<P, AtEnd, J>(t, h), ys, K[J])),
+     ...);
 }
 
 template <int First, int... J>
@@ -103,13 +112,13 @@ ROTODE_INLINE void dense_rows_v(const V (*K)[N], const V& h, V* F,
 }
 
 template <class P, class M, class V, int N>
-ROTODE_INLINE void dense_prepare_v(const M& f, const V& h, const V* y, const V* ynew,
-                                   V (*K)[N], V* F) {
+ROTODE_INLINE void dense_prepare_v(const M& f, const V& t, const V& h, const V* y,
+                                   const V* ynew, V (*K)[N], V* F) {
     if constexpr (P::kind == 0) {
         dense_rows_v<P, M>(K, h, F, std::make_integer_sequence<int, P::degree>{});
     } else {
-        stages_v<P>(f, h, y, K,
-                    offset_seq<P::s + 1>(std::make_integer_sequence<int, P::s_dense - P::s - 1>{}));
+        stages_v<P, false>(f, t, h, y, K, offset_seq<P::s + 1>(
+                               std::make_integer_sequence<int, P::s_dense - P::s - 1>{}));
         for (int k = 0; k < N; ++k) {
             const V dy = ynew[k] - y[k];
             F[k] = dy;
@@ -176,6 +185,10 @@ struct StateLanes : RigidLaneModel<T, Diag, false, V> {
     ROTODE_INLINE void started(int, const One&) {}
     ROTODE_INLINE One at(int, const RigidParams& q) const { return One{q}; }
     ROTODE_INLINE void accept(const Mask<V>&, V*, V*) {}
+    // One's operator() at the lanes' times t
+    ROTODE_INLINE void rhs_at(const V& t, const V* y, V* dy) const {
+        rigid_rhs_at<T, Diag, false>(this->p, t, y, dy);
+    }
 };
 
 // The pair on [v, w] of each step (RigidRkmkModel): one base qb per lane, the error scale's
@@ -191,12 +204,13 @@ struct RkmkLanes {
         gather_params(ps, shared, nb, &p);
         for (int i = 0; i < 4; ++i) models::splat(qb[i], i == 0 ? 1.0 : 0.0);
     }
-    // One's operator(): v' = T(-v)^-1 w, w' from Euler's equations at q = qb exp(v/2)
-    ROTODE_INLINE void rhs(int, const V* z, V* dz) const {
+    // One's operator() at the lanes' times t: v' = T(-v)^-1 w, w' from Euler's equations at
+    // q = qb exp(v/2)
+    ROTODE_INLINE void rhs_at(const V& t, const V* z, V* dz) const {
         V q[4], tau[3];
         if constexpr (T != TORQUE_NONE) times_exp_v(qb, z, 1.0, q);   // (no torque: q unused)
         rkmk_rate_v(z, z + 3, dz);
-        rigid_torque<T>(p, q, tau);
+        rigid_torque_at<T>(p, t, q, tau);
         rigid_euler<Diag>(p, z + 3, tau, dz + 3);
     }
     static One scalar(const RigidParams& q, bool resume) { return One{q, resume, {}}; }
@@ -242,28 +256,13 @@ struct LaneState {
     V K[P::s_dense][N];
     V F[7 * N];
     V atol[N], rtol, h;
+    V t, t_new;              // each lane's step start and trial end (a time-dependent torque)
 };
 
 // the lane l of the vector array x (n values) (OUT: out)
 template <class V>
 ROTODE_INLINE void lane_of(const V* x, int n, int l, double* out) {
     for (int c = 0; c < n; ++c) out[c] = get(x[c], l);
-}
-
-// lane l's parameters from one body's
-template <class V>
-ROTODE_INLINE void set_params(RigidLanes<V>& q, int l, const RigidParams& b) {
-    for (int c = 0; c < 9; ++c) {
-        set(q.I[c], l, b.I[c]);
-        set(q.Iinv[c], l, b.Iinv[c]);
-    }
-    set(q.gain, l, b.gain);
-    set(q.mg, l, b.mg);
-    for (int c = 0; c < 3; ++c) {
-        set(q.com[c], l, b.com[c]);
-        set(q.tau[c], l, b.tau[c]);
-    }
-    q.gyroscopic = b.gyroscopic;
 }
 
 // the end of lane l's body with status st (erk_body's last lines: NaN rows from its slot, the
@@ -544,13 +543,16 @@ ROTODE_INLINE void erk_lanes(const RigidParams* p, bool shared, bool resume, Eng
             ++live;
             lb[l].nfev += P::s;
             set(s.h, l, lb[l].h);
+            set(s.t, l, lb[l].t);
+            set(s.t_new, l, lb[l].t_new);
         }
         if (live == 0) break;
-        stages_v<P>(f, s.h, s.z, s.K, offset_seq<1>(std::make_integer_sequence<int, P::s - 1>{}));
+        stages_v<P, true>(f, s.t, s.h, s.z, s.K,
+                          offset_seq<1>(std::make_integer_sequence<int, P::s - 1>{}));
         for (int k = 0; k < N; ++k)
             s.znew[k] = s.z[k] + s.h * engine::wsum<engine::RowB<P>>(
                                         s.K, k, std::make_integer_sequence<int, P::s>{});
-        f.rhs(0, s.znew, s.K[P::s]);            // FSAL: the next step's K[0]
+        f.rhs_at(s.t_new, s.znew, s.K[P::s]);   // FSAL: the next step's K[0]
         error_norms<P, LM::lie>(s, RKMK_REF, lb, err);
         trial_angles<LM::lie>(s.znew, angle);
         bool dense = false;
@@ -565,7 +567,7 @@ ROTODE_INLINE void erk_lanes(const RigidParams* p, bool shared, bool resume, Eng
                 dense = dense || lb[l].prepare;
             }
         }
-        if (dense) dense_prepare_v<P>(f, s.h, s.z, s.znew, s.K, s.F);
+        if (dense) dense_prepare_v<P>(f, s.t, s.h, s.z, s.znew, s.K, s.F);
         for (int l = 0; l < L; ++l)        // (store: a copy, the parameters unused)
             if (mask_at<V>(accepted, l))
                 after_step<P>(f.at(l, p[0]), l, mask_at<V>(finite, l), lb[l], s);
@@ -627,6 +629,7 @@ inline void erk_torque(int isa, int torque, const LaneQueue& q) {
         case TORQUE_GRAVITY: return erk_isa<P, TORQUE_GRAVITY, Diag, Rkmk>(isa, q);
         case TORQUE_GRAVITY_AXIS: return erk_isa<P, TORQUE_GRAVITY_AXIS, Diag, Rkmk>(isa, q);
         case TORQUE_BODY: return erk_isa<P, TORQUE_BODY, Diag, Rkmk>(isa, q);
+        case TORQUE_GG: return erk_isa<P, TORQUE_GG, Diag, Rkmk>(isa, q);
         // (TORQUE_CALL never comes here: `lanes_erk` runs it body by body)
         default: return erk_isa<P, TORQUE_WORLD, Diag, Rkmk>(isa, q);
     }

@@ -20,6 +20,7 @@
 #include "_engine.hpp"
 #include "_rkmk.hpp"
 #include "_tableaux.hpp"
+#include "_trig.hpp"
 
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
@@ -35,6 +36,8 @@ enum TorqueKind {
     TORQUE_WORLD = 3,         // constant, world frame: R(q)^T tau
     TORQUE_GRAVITY_AXIS = 4,  // Gravity with com = (0, 0, h): the products by its zeros left out
     TORQUE_CALL = 5,          // any other compiled source, evaluated through RigidParams.call
+    TORQUE_GG = 6,            // GravityGradient: 3 n^2 o3 x (I o3) on a circular orbit (time-
+                              // dependent: the one-body engine and the adaptive lanes only)
 };
 
 // A compiled torque source tau(t, q, w) evaluated through a pointer (TORQUE_CALL): the source
@@ -58,6 +61,9 @@ struct RigidParams {
     long long* evals;         // TORQUE_CALL: OUT, += 1 per evaluation (NULL: not counted); a
                               // failing stage ends a step early, so the pair's count of s per
                               // attempt is not the sources' count
+    double gg_k, gg_n, gg_u0; // GravityGradient: 3 n^2, n, u0 (rotode/torque.pyx's _k, _n, _u0)
+    double gg_P[3], gg_Q[3];  // GravityGradient: the orbit plane's axes (_P, _Q)
+    double gg_I[9];           // GravityGradient: its inertia, row-major (_I)
 };
 
 namespace models {
@@ -142,8 +148,39 @@ ROTODE_INLINE void rigid_torque(const P& p, const V* q, V* tau) {
         tau[1] = p.tau[1];
         tau[2] = p.tau[2];
     } else {
-        static_assert(T == TORQUE_WORLD, "TORQUE_CALL is evaluated by the models (rigid_call)");
+        static_assert(T == TORQUE_WORLD, "TORQUE_CALL is evaluated by the models (rigid_call), "
+                      "TORQUE_GG by rigid_torque_at");
         models::world_to_body(q, p.tau, tau);
+    }
+}
+
+// TORQUE_GG's torque at time t (double, or one per lane) and orientation q (OUT: tau[3]):
+// rotode/torque.pyx `gravity_gradient_torque`'s operations in its order, the sine and cosine
+// of the argument of latitude by rotode/_trig.hpp `sin_cos` (which that function calls too),
+// so every lane has the one-body bits.  P as in `rigid_torque`.
+template <class P, class Tt, class V>
+ROTODE_INLINE void gravity_gradient(const P& p, const Tt& t, const V* q, V* tau) {
+    typedef decltype(p.gg_u0 + p.gg_n * t) S;      // double, or the lanes' vector
+    const S u = p.gg_u0 + p.gg_n * t;
+    S su, cu, nadir[3];
+    sin_cos(u, su, cu);
+    for (int i = 0; i < 3; ++i) nadir[i] = -(cu * p.gg_P[i] + su * p.gg_Q[i]);
+    V o[3], io[3];
+    models::world_to_body(q, nadir, o);
+    models::mat3_vec<false>(p.gg_I, o, io);
+    tau[0] = p.gg_k * (o[1] * io[2] - o[2] * io[1]);
+    tau[1] = p.gg_k * (o[2] * io[0] - o[0] * io[2]);
+    tau[2] = p.gg_k * (o[0] * io[1] - o[1] * io[0]);
+}
+
+// The torque of kind T at time t: `rigid_torque`, or TORQUE_GG's `gravity_gradient` (OUT: tau)
+template <int T, class P, class Tt, class V>
+ROTODE_INLINE void rigid_torque_at(const P& p, const Tt& t, const V* q, V* tau) {
+    if constexpr (T == TORQUE_GG) {
+        gravity_gradient(p, t, q, tau);
+    } else {
+        (void)t;
+        rigid_torque<T>(p, q, tau);
     }
 }
 
@@ -203,6 +240,14 @@ ROTODE_INLINE void rigid_rhs(const P& p, const V* y, V* dy) {
     rigid_rhs_tau<Diag, Gain>(p, y, tau, dy);
 }
 
+// the same at time t (double, or one per lane): any kind but TORQUE_CALL (OUT: dy[7])
+template <int T, bool Diag, bool Gain, class P, class Tt, class V>
+ROTODE_INLINE void rigid_rhs_at(const P& p, const Tt& t, const V* y, V* dy) {
+    V tau[3];
+    rigid_torque_at<T>(p, t, y, tau);
+    rigid_rhs_tau<Diag, Gain>(p, y, tau, dy);
+}
+
 // [q, w_body]' of a rigid body with torque kind T, inertia shape Diag and, with Gain, the norm
 // gain's term: `rigid_rhs` on one body's parameters.
 template <int T, bool Diag, bool Gain>
@@ -219,8 +264,7 @@ struct RigidBodyModel {
             if (st == 0) rigid_rhs_tau<Diag, Gain>(p, y, tau, dy);
             return st;
         } else {
-            (void)t;
-            rigid_rhs<T, Diag, Gain>(p, y, dy);
+            rigid_rhs_at<T, Diag, Gain>(p, t, y, dy);
         }
     }
 
@@ -258,6 +302,7 @@ inline int rigid_run_torque(const RigidParams* p, EngineRun* run) {
         case TORQUE_GRAVITY_AXIS: return rigid_run_t<P, TORQUE_GRAVITY_AXIS, Diag>(p, run);
         case TORQUE_BODY: return rigid_run_t<P, TORQUE_BODY, Diag>(p, run);
         case TORQUE_CALL: return rigid_run_t<P, TORQUE_CALL, Diag>(p, run);
+        case TORQUE_GG: return rigid_run_t<P, TORQUE_GG, Diag>(p, run);
         default: return rigid_run_t<P, TORQUE_WORLD, Diag>(p, run);
     }
 }
@@ -458,8 +503,7 @@ struct RigidRkmkModel {
             if (st == 0) rigid_euler<Diag>(p, z + 3, tau, dz + 3);
             return st;
         } else {
-            (void)t;
-            rigid_torque<T>(p, q, tau);
+            rigid_torque_at<T>(p, t, q, tau);
             rigid_euler<Diag>(p, z + 3, tau, dz + 3);
         }
     }
@@ -512,6 +556,7 @@ inline int rigid_rkmk_pair(const RigidParams* p, bool resume, EngineRun* run) {
         case TORQUE_GRAVITY_AXIS: return rigid_rkmk_t<P, TORQUE_GRAVITY_AXIS>(p, resume, run);
         case TORQUE_BODY: return rigid_rkmk_t<P, TORQUE_BODY>(p, resume, run);
         case TORQUE_CALL: return rigid_rkmk_t<P, TORQUE_CALL>(p, resume, run);
+        case TORQUE_GG: return rigid_rkmk_t<P, TORQUE_GG>(p, resume, run);
         default: return rigid_rkmk_t<P, TORQUE_WORLD>(p, resume, run);
     }
 }
@@ -631,6 +676,7 @@ inline int rigid_eval(const RigidParams* p, double t, const double* y, double* d
         ROTODE_EVAL_CASE(TORQUE_GRAVITY_AXIS)
         ROTODE_EVAL_CASE(TORQUE_BODY)
         ROTODE_EVAL_CASE(TORQUE_CALL)
+        ROTODE_EVAL_CASE(TORQUE_GG)
 #undef ROTODE_EVAL_CASE
         default: return d ? rigid_eval_t<TORQUE_WORLD, true>(p, t, y, dy)
                           : rigid_eval_t<TORQUE_WORLD, false>(p, t, y, dy);

@@ -78,7 +78,7 @@ from rotode.torque cimport Compiled, Constant, Gravity, GravityGradient, Sum, To
 from rotode._engine cimport (BlockRun, EngineRun, RigidParams, rigid_erk_body, rigid_eval,
                              rigid_rkmk_body, ENGINE_OK,
                              TORQUE_NONE, TORQUE_GRAVITY, TORQUE_GRAVITY_AXIS, TORQUE_BODY,
-                             TORQUE_WORLD, TORQUE_CALL)
+                             TORQUE_WORLD, TORQUE_CALL, TORQUE_GG)
 from rotode._tangent_engine cimport tangent_body, fixed_tangent_pass, TangentSeeds
 from rotode._lanes_erk cimport rigid_erk_lanes
 from rotode._lanes cimport (rigid_block, lanes_width, LANES_RK3, LANES_RK4, LANES_AB3, LANES_CG,
@@ -525,21 +525,24 @@ cdef bint _compiled_source(object tq):
 cdef bint _engine_params(RigidBody body, RigidParams* p, bint call=False):
     """The engine's parameters of `body` (OUT: p); False when its torque has no compiled
     model there (a callable, a Python subclass, a held torque history).  With `call`, any other
-    compiled source (`_compiled_source`: `GravityGradient`, `Compiled`, a `Sum`) is a
-    TORQUE_CALL, evaluated through its pointer (the one-body engine's models only: the lane
-    kernels and the tangent models have no such kind)."""
+    `GravityGradient` is TORQUE_GG (its time-dependent formula compiled in) and any other
+    compiled source (`_compiled_source`: `Compiled`, a `Sum`) is a TORQUE_CALL, evaluated
+    through its pointer (the one-body engine's models, and TORQUE_GG the adaptive lanes too:
+    the fixed-step lane kernels and the tangent models have neither kind)."""
     cdef int i
     cdef object tq = body.torque
+    cdef GravityGradient gg
     p.call = _torque_call
     p.src = NULL
     p.evals = NULL
     for i in range(9):
         p.I[i] = body._I[i]
         p.Iinv[i] = body._Iinv[i]
-    p.mg = 0.0
+    p.mg = p.gg_k = p.gg_n = p.gg_u0 = 0.0
     for i in range(3):
-        p.com[i] = 0.0
-        p.tau[i] = 0.0
+        p.com[i] = p.tau[i] = p.gg_P[i] = p.gg_Q[i] = 0.0
+    for i in range(9):
+        p.gg_I[i] = 0.0
     p.gain = body.norm_gain
     p.gyroscopic = body.gyroscopic
     if tq is None:
@@ -555,6 +558,17 @@ cdef bint _engine_params(RigidBody body, RigidParams* p, bint call=False):
         p.torque = TORQUE_WORLD if (<Constant>tq)._world else TORQUE_BODY
         for i in range(3):
             p.tau[i] = (<Constant>tq)._tau[i]
+    elif call and type(tq) is GravityGradient and (<GravityGradient>tq)._rows is None:
+        p.torque = TORQUE_GG                         # (time-dependent: with `call` only)
+        gg = <GravityGradient>tq
+        p.gg_k = gg._k
+        p.gg_n = gg._n
+        p.gg_u0 = gg._u0
+        for i in range(3):
+            p.gg_P[i] = gg._P[i]
+            p.gg_Q[i] = gg._Q[i]
+        for i in range(9):
+            p.gg_I[i] = gg._I[i]
     elif call and _compiled_source(tq):
         p.torque = TORQUE_CALL
         p.src = <void*>tq                            # (borrowed: the model holds it)

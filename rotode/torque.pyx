@@ -61,6 +61,11 @@ from rotode.dual cimport *
 from rotode.equations cimport mat3_vec
 from rotode.quaternion cimport quat_rotate, quat_conj, quat_norm2
 
+
+cdef extern from "_trig.hpp" namespace "rotode" nogil:
+    # sin(x), cos(x) with the operations of the lanes' vector instance (rotode/_trig.hpp)
+    void sin_cos_d(double x, double* s, double* c)
+
 __all__ = ["Torque", "Constant", "Gravity", "GravityGradient", "Compiled", "Callable", "Sum",
            "as_torque"]
 
@@ -106,7 +111,8 @@ cdef inline void gravity_gradient_torque(const real* q, double t, double k, doub
     the unit position at the argument of latitude u = u0 + n t (Hughes 1986, ch. 8; Markley &
     Crassidis 2014, sec. 3.3.6.1) (OUT: tau[3])."""
     cdef double u = u0 + n * t
-    cdef double cu = cos(u), su = sin(u)
+    cdef double cu, su
+    sin_cos_d(u, &su, &cu)      # (not libm's: the SIMD lanes compute these bits, _models.hpp)
     cdef double nadir[3]
     cdef real o[3]
     cdef real io[3]
@@ -613,6 +619,20 @@ cdef class Gravity(Torque):
 # ---- gravity gradient -------------------------------------------------------------------
 
 _GG_SCALARS = ("mean_motion", "argument_of_latitude", "inclination", "raan")
+
+
+def _sin_cos(x):
+    """``(sin x, cos x)`` of a float64 array by rotode/_trig.hpp `sin_cos`, the pair that
+    `GravityGradient` evaluates (tests: its accuracy against exact values)."""
+    cdef const double[::1] xv = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
+    s = np.empty(xv.shape[0])
+    c = np.empty(xv.shape[0])
+    cdef double[::1] sv = s
+    cdef double[::1] cv = c
+    cdef Py_ssize_t i
+    for i in range(xv.shape[0]):
+        sin_cos_d(xv[i], &sv[i], &cv[i])
+    return s.reshape(np.shape(x)), c.reshape(np.shape(x))
 
 
 def _gg_inertia(inertia):

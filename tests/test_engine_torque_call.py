@@ -1,10 +1,11 @@
 """The spacecraft torques on the specialised engine: `GravityGradient`, `Compiled` and `Sum`.
 
-The engine's one-body models evaluate these sources through their compiled `evaluate`
-(rotode/_models.hpp TORQUE_CALL) with the pair's tableau compiled in; the driver's own loop
-(``dynamic._USE_ENGINE = False``) evaluates the same `evaluate` between its run-time tableau's
-stages.  The two are compared to the bit (steps, counters, rows, failures), on one body and on
-per-body batches with threads and every lane set (a TORQUE_CALL queue runs body by body); the
+The engine's one-body models evaluate `Compiled` and `Sum` through their compiled `evaluate`
+(rotode/_models.hpp TORQUE_CALL) and `GravityGradient` by its formula compiled in (TORQUE_GG),
+with the pair's tableau compiled in; the driver's own loop (``dynamic._USE_ENGINE = False``)
+evaluates each source's `evaluate` between its run-time tableau's stages.  The two are compared
+to the bit (steps, counters, rows, failures), on one body and on per-body batches with threads
+and every lane set (a TORQUE_CALL queue runs body by body, TORQUE_GG in the adaptive lanes); the
 model's equation against the Cython kernel of `RigidBody.__call__`; and what stays off the
 engine (a Python callable, a sum with one, the tangent models) stays off it.
 """
@@ -68,30 +69,40 @@ def test_runs_equal_the_drivers_loop(clib, method, name):
             _same(a, b)
 
 
-@pytest.mark.parametrize("method", ["dop853", "rkmk8"])
-def test_per_body_batches_equal_single_runs_on_every_lane_set(method):
+@pytest.mark.parametrize("method", PAIRS)
+@pytest.mark.parametrize("full", [False, True])
+def test_per_body_batches_equal_single_runs_on_every_lane_set(method, full):
+    # GravityGradient runs in the adaptive lanes (TORQUE_GG), each lane on its own orbit and
+    # its own times; every body equal to its single run (one-body engine) and to the driver
     n = 9
-    inertia = np.abs(np.random.default_rng(2).normal(50.0, 10.0, size=(n, 3)))
+    rng = np.random.default_rng(2)
+    inertia = np.abs(rng.normal(50.0, 10.0, size=(n, 3)))
+    if full:
+        inertia = np.array([np.diag(i) + 0.02 * (FULL_I - np.diag(np.diag(FULL_I)))
+                            for i in inertia])
     gg = torque.GravityGradient(inertia, np.linspace(1.0e-3, 1.2e-3, n),
-                                argument_of_latitude=np.linspace(0, 3, n))
+                                argument_of_latitude=np.linspace(0, 3, n),
+                                inclination=np.linspace(0.0, 1.5, n))
     model = rotode.RigidBody(inertia, torque=gg)
     y0 = _y0(n)
+    kw = {"method": method, "rtol": 1e-9, "t_eval": [0, 1000, 2500.5, 3000]}
     singles = [rotode.integrate(
         rotode.RigidBody(inertia[i], torque=torque.GravityGradient(
-            inertia[i], gg.mean_motion[i], argument_of_latitude=gg.argument_of_latitude[i])),
-        (0, 3000), y0[i], method=method, rtol=1e-9, t_eval=[1000, 3000]) for i in range(n)]
-    driver = _both(model, (0, 3000), y0, method=method, rtol=1e-9, t_eval=[1000, 3000])[1]
+            inertia[i], gg.mean_motion[i], argument_of_latitude=gg.argument_of_latitude[i],
+            inclination=gg.inclination[i])), (0, 3000), y0[i], **kw) for i in range(n)]
+    driver = _both(model, (0, 3000), y0, **kw)[1]
     before = _lanes.get()
     try:
         for isa in _lanes.available():
             _lanes.use(isa)
             for workers in (1, 2):
-                res = rotode.integrate(model, (0, 3000), y0, method=method, rtol=1e-9,
-                                       t_eval=[1000, 3000], workers=workers)
+                res = rotode.integrate(model, (0, 3000), y0, workers=workers, **kw)
                 _same(res, driver)
-                assert "simd" not in res.stats          # (one body at a time)
+                lanes = isa in ("avx2", "avx512")
+                assert res.stats.get("simd") == ("avx2" if lanes else None), isa
                 for i, one in enumerate(singles):
                     np.testing.assert_array_equal(res.y[i], one.y)
+                    np.testing.assert_array_equal(res.w[i], one.w)
     finally:
         _lanes.use(before)
 
