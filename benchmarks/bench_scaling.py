@@ -7,15 +7,16 @@ steps under error control) or of orientations under dispersed constant body rate
 fixed-step methods with dt = 0.01, error-controlled ones at rtol 1e-9 (atol 1e-11). A
 body-step is one attempted step of one body (accepted or rejected). The minimum of
 ``--repeat`` runs is reported, with the SIMD instruction set the lanes ran on (``stats["simd"]``:
-fixed-step rk3/rk4/ab3 on the batches whose model the lanes compile; "-": the one-body loop).
+the lane kernels on the batches whose model they compile; "-": the one-body loop).
 
     python benchmarks/bench_scaling.py [--bodies 10000] [--repeat 3] [--markdown]
-    python benchmarks/bench_scaling.py --lanes-vs-off [--bodies 20000]
+    python benchmarks/bench_scaling.py --lanes-vs-off [--bodies 20000] [--kinematics]
 
 With ``--markdown`` it also prints the table of docs/scaling.md and the cost of 10^8 bodies on
 100 nodes x 32 cores at the measured rates (a paper estimate: compute time only).  With
-``--lanes-vs-off``: dop853 and rkmk8 at rtol 1e-9 on the tops over 1 s and 10 s, the adaptive
-lanes against one body at a time (``off``), the instruction sets alternated in one process.
+``--lanes-vs-off``: dop853 and rkmk8 at rtol 1e-9 on the tops (with ``--kinematics``: on the
+orientations under dispersed constant rates) over 1 s and 10 s, the adaptive lanes against one
+body at a time (``off``), the instruction sets alternated in one process.
 """
 import argparse
 import time
@@ -58,10 +59,11 @@ def one(kind, name, n, repeat, rng):
     return best, work, res.stats.get("simd", "-")
 
 
-def lanes_vs_off(n, repeat):
+def lanes_vs_off(n, repeat, kind="rigid body"):
     """ns per body-step of dop853 and rkmk8 batches, `off` against the lane sets, alternated."""
     from rotode import _lanes
-    model, y0 = states("rigid body", n, np.random.default_rng(0))
+    model, y0 = states(kind, n, np.random.default_rng(0))
+    print(f"{kind}, {n} bodies:")
     for name in ("dop853", "rkmk8"):
         for T in (1.0, 10.0):
             lanes_vs_off_one(_lanes, name, model, y0, T, repeat)
@@ -93,9 +95,12 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--lanes-vs-off", action="store_true")
+    ap.add_argument("--kinematics", action="store_true",
+                    help="--lanes-vs-off on the kinematics batch instead of the tops")
     args = ap.parse_args()
     if args.lanes_vs_off:
-        return lanes_vs_off(args.bodies, args.repeat)
+        return lanes_vs_off(args.bodies, args.repeat,
+                            "kinematics" if args.kinematics else "rigid body")
     rng = np.random.default_rng(0)
     rows = []
     for kind in ("rigid body", "kinematics"):

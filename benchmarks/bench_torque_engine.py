@@ -14,7 +14,9 @@ same evaluations), alternated, best of the rounds, one thread:
 - one satellite, 10 orbits, output at the end, rtol 1e-10: time per call and per step;
 - 2000 satellites with dispersed rates and orbits (per-body parameters), 1 orbit, rtol 1e-9:
   ns per body-step in the adaptive SIMD lanes (rotode/_lanes_erk.hpp, the default lane set),
-  on the engine one body at a time (lane set "off") and on the driver's loop.
+  on the engine one body at a time (lane set "off") and on the driver's loop;
+- the same satellites at a fixed step (rk4, cg3, lie_euler, dt = 10 s): the fixed-step lane
+  kernels (rotode/_lanes.hpp) against the driver's step (lane set "off").
 
 Both paths give the same steps and bits (tests/test_engine_torque_call.py); the table prints
 the steps of each so that a reader sees they are the same work.
@@ -115,6 +117,36 @@ def main(quick=False):
             steps += int(np.sum(res.stats["per_body"]["n_rejected"]))
         print(f"{method:>7} {steps:>11} {tl / steps * 1e9:>9.0f} {to / steps * 1e9:>11.0f} "
               f"{td / steps * 1e9:>10.0f} {to / tl:>10.2f}x {td / tl:>8.2f}x")
+    fixed(model, yb, rounds, lane_set)
+
+
+def fixed(model, yb, rounds, lane_set):
+    """The same satellites at a fixed step (dt = 10 s, one orbit): the fixed-step lane kernels
+    (TORQUE_GG at the step's nodes) against the driver's step (lane set "off"), alternated."""
+    n = len(yb)
+    print(f"\n{n} satellites, per-body GravityGradient, 1 orbit, dt = 10 s, workers=1 "
+          f"(lanes: {lane_set})")
+    print(f"{'method':>9} {'body-steps':>11} {'lanes ns':>9} {'driver ns':>10} {'speed-up':>8}")
+    for method in ("rk4", "cg3", "lie_euler"):
+        def run(method=method):
+            return rotode.integrate(model, (0, ORBIT), yb, method=method, dt=10.0,
+                                    t_eval=[ORBIT], workers=1)
+
+        def driver(run=run):
+            _lanes.use("off")
+            try:
+                return run()
+            finally:
+                _lanes.use(lane_set)
+        tl = td = np.inf
+        for _ in range(max(1, rounds // 2)):
+            tl = min(tl, _time(run, True, 1)[0])
+            td = min(td, _time(driver, True, 1)[0])
+        res = run()
+        steps = int(np.sum(res.stats["per_body"]["n_steps"]))
+        print(f"{method:>9} {steps:>11} {tl / steps * 1e9:>9.1f} {td / steps * 1e9:>10.1f} "
+              f"{td / tl:>7.2f}x   (simd: {res.stats.get('simd', '-')})")
+
 
 if __name__ == "__main__":
     main(quick="--quick" in sys.argv[1:])

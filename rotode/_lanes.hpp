@@ -72,6 +72,7 @@ struct LaneTableau {
     int s;
     double a[9];
     double b[3];
+    double c[3];             // the stages' nodes (a time-dependent torque's stage times)
 };
 
 // A kinematic method of rotode/kinematic.pyx's `_step` in the lanes (KinCfg's data): the stages
@@ -126,7 +127,7 @@ struct RigidLanes {
     V mg;
     V com[3];
     V tau[3];
-    V gg_k, gg_n, gg_u0;        // TORQUE_GG (the adaptive lanes only)
+    V gg_k, gg_n, gg_u0;        // TORQUE_GG
     V gg_P[3], gg_Q[3], gg_I[9];
 };
 
@@ -169,43 +170,63 @@ struct KinLanes {
     V amp[3], rate, phase[3];
 };
 
+// lane l <- one body's parameters
+template <class V>
+ROTODE_INLINE void set_params(KinLanes<V>& q, int l, const KinParams& b) {
+    set(q.gain, l, b.gain);
+    set(q.rate, l, b.rate);
+    for (int c = 0; c < 3; ++c) {
+        set(q.w[c], l, b.w[c]);
+        set(q.amp[c], l, b.amp[c]);
+        set(q.phase[c], l, b.phase[c]);
+    }
+}
+
 // lane l <- p[l] for l < nb, the last body's values in the lanes after it
 template <class V>
 ROTODE_INLINE void gather_params(const KinParams* p, bool shared, std::ptrdiff_t nb,
                                  KinLanes<V>* out) {
-    for (int l = 0; l < width<V>; ++l) {
-        const KinParams& b = p[shared ? 0 : (l < nb ? l : nb - 1)];
-        set(out->gain, l, b.gain);
-        set(out->rate, l, b.rate);
-        for (int c = 0; c < 3; ++c) {
-            set(out->w[c], l, b.w[c]);
-            set(out->amp[c], l, b.amp[c]);
-            set(out->phase[c], l, b.phase[c]);
-        }
-    }
+    for (int l = 0; l < width<V>; ++l) set_params(*out, l, p[shared ? 0 : (l < nb ? l : nb - 1)]);
 }
 
 // The rigid body in lanes (a `LaneModel`: the state's size n and the row's k, `gather(p, shared,
 // nb)` its parameters, `begin(t0)` before the first step, `nodes(t0, h)` before a step,
-// `rhs(node, y, dy)` at the step's node 0 (t0), 1 (t0 + h/2) or 2 (t0 + h), `advanced()` after
-// it, `row(z, w)` the body rate of the row of state z): `rigid_rhs` of rotode/_models.hpp,
-// autonomous.
+// `rhs(node, y, dy)` at the step's node 0 (t0), 1 (t0 + h/2) or 2 (t0 + h), `accel(c, q, w,
+// dw)` at t0 + c h (a Crouch-Grossman stage), `advanced()` after it, `row(z, w)` the body rate
+// of the row of state z): `rigid_rhs_at` of rotode/_models.hpp.  Only TORQUE_GG reads the time:
+// the step's start t0 + 0 h and its nodes as rotode/dynamic.pyx `_step` and rotode/_rk.hpp
+// `CallModel` form them (the driver's loop: the same times, the same bits).
 template <int T, bool Diag, bool Gain, class V>
 struct RigidLaneModel {
     typedef RigidParams Params;
     static constexpr int n = 7, k = 7;
     RigidLanes<V> p;
+    double ts = 0.0, hs = 0.0;      // the step's start and size (TORQUE_GG)
     ROTODE_INLINE void gather(const RigidParams* ps, bool shared, std::ptrdiff_t nb) {
         gather_params(ps, shared, nb, &p);
     }
     ROTODE_INLINE void begin(double) {}
-    ROTODE_INLINE void nodes(double, double) {}
+    ROTODE_INLINE void nodes(double t0, double h) {
+        if constexpr (T == TORQUE_GG) {
+            ts = t0 + 0.0 * h;      // (the driver's t0 + sub h / substeps, sub = 0)
+            hs = h;
+        }
+    }
     ROTODE_INLINE void advanced() {}
-    ROTODE_INLINE void rhs(int, const V* y, V* dy) const { rigid_rhs<T, Diag, Gain>(p, y, dy); }
-    // w' = I^-1 (tau(q) - w x I w) (rotode/dynamic.pxd `body_accel`; the Lie-group kernels)
-    ROTODE_INLINE void accel(const V* q, const V* w, V* dw) const {
+    ROTODE_INLINE void rhs(int node, const V* y, V* dy) const {
+        if constexpr (T == TORQUE_GG) {
+            const double t = node == 0 ? ts : node == 1 ? ts + 0.5 * hs : ts + hs;
+            rigid_rhs_at<T, Diag, Gain>(p, t, y, dy);
+        } else {
+            (void)node;
+            rigid_rhs<T, Diag, Gain>(p, y, dy);
+        }
+    }
+    // w' = I^-1 (tau(t0 + c h, q) - w x I w) (rotode/dynamic.pxd `body_accel`; the Lie-group
+    // kernels)
+    ROTODE_INLINE void accel(double c, const V* q, const V* w, V* dw) const {
         V tau[3];
-        rigid_torque<T>(p, q, tau);
+        rigid_torque_at<T>(p, ts + c * hs, q, tau);
         rigid_euler<Diag>(p, w, tau, dw);
     }
     ROTODE_INLINE void row(const V* z, V* w) const {
@@ -420,7 +441,7 @@ ROTODE_INLINE void cg_lanes(const M& f, const LaneTableau& tab, double h, const 
             for (int k = 0; k < 4; ++k) Q[k] = tmp[k];
             for (int k = 0; k < 3; ++k) W[3 * i + k] = W[3 * i + k] + h * coef * K[3 * j + k];
         }
-        f.accel(Q, &W[3 * i], &K[3 * i]);
+        f.accel(tab.c[i], Q, &W[3 * i], &K[3 * i]);
     }
     for (int k = 0; k < 4; ++k) Q[k] = y[k];
     for (int k = 0; k < 3; ++k) yout[4 + k] = y[4 + k];
@@ -887,8 +908,8 @@ inline void block_torque(int isa, const RigidClass& c, const RigidParams* p,
         case TORQUE_GRAVITY_AXIS:
             return block_diag<K, TORQUE_GRAVITY_AXIS>(isa, c, p, o, b);
         case TORQUE_BODY: return block_diag<K, TORQUE_BODY>(isa, c, p, o, b);
-        // (TORQUE_CALL and TORQUE_GG never come here: rotode/dynamic.pyx
-        // `_engine_params(..., call=False)`)
+        case TORQUE_GG: return block_diag<K, TORQUE_GG>(isa, c, p, o, b);
+        // (TORQUE_CALL never comes here: rotode/dynamic.pyx `_engine_params(..., call=False)`)
         default: return block_diag<K, TORQUE_WORLD>(isa, c, p, o, b);
     }
 }

@@ -23,6 +23,7 @@ cdef extern from "_lanes.hpp" namespace "rotode" nogil:
         int s
         double a[9]
         double b[3]
+        double c[3]
 
     # a kinematic method of KinStepModel (LANES_AB3, LANES_CG, LANES_EXP2, LANES_MAGNUS on
     # kinematics): stages s (LANES_CG <= 3, LANES_MAGNUS <= 4), weights b and nodes c, the

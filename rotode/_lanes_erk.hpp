@@ -1,23 +1,27 @@
 // The adaptive lane kernels: the error-controlled pairs (dop853, dopri5, bs3) on queues of rigid
 // bodies, on the state [q, w] or as the Runge-Kutta-Munthe-Kaas methods rkmk8, rkmk5, rkmk3 (the
-// pair on [v, w] of each step, q = qb exp(v/2)), one body per SIMD lane, each lane with its own
-// t, h, accepted or rejected trial step, counters and status (docs/architecture.md, "The
-// adaptive lanes").
+// pair on [v, w] of each step, q = qb exp(v/2)), and on queues of quaternion kinematics runs
+// (the pair on q, or as RKMK on v), one body per SIMD lane, each lane with its own t, h,
+// accepted or rejected trial step, counters and status (docs/architecture.md, "The adaptive
+// lanes").
 //
-// `erk_lanes<P, L, T, Diag>` does for up to L bodies at a time what `erk_body<P>` of
+// `erk_lanes<P, L, C>` does for up to L bodies at a time what `erk_body<P>` of
 // rotode/_engine.hpp does for one (its control flow replicated lane by lane, in the same order),
 // and when a lane's body ends (at its t_end, or failing) the lane takes the queue's next body, so
 // that a slow body does not hold the others.  What runs in lane vectors: the stage sums, the
-// model's f (`rigid_rhs` of rotode/_models.hpp, the same template the single body's
-// `RigidBodyModel` calls with double; for rkmk `RkmkLanes::rhs`, the operations of
-// `RigidRkmkModel`), the error estimate's terms (the scale, with rkmk's reference magnitudes, the
-// weighted sums, their squares' sums), the dense output's coefficients and rkmk's re-anchoring
-// after an accepted step (qb <- qb exp(v/2) retracted).  What runs lane by lane, with the scalar
-// functions `erk_body` and its model call: a body's start (its first row, f(t0),
-// `initial_step`), the norm's last sqrt and ratio, rkmk's step angle's sqrt and its cap, the
-// controller's pow and clamps, the decision, the rows (the interpolant of `dense_eval` on the
-// lane's coefficients, rkmk's q = qb exp(v/2) of each row), and rkmk's sin and cos beyond the
-// polynomial ranges of exp(v/2) and dexp^-1, in the lanes that reach them.  With
+// model's f (`rigid_rhs_at` and `kin_omega`/`kin_rhs` of rotode/_models.hpp, the templates the
+// single body's `RigidBodyModel` and `KinematicsModel` call with double; for rkmk
+// `RkmkLanes::rhs_at` and `KinRkmkLanes::rhs_at`, the operations of `RigidRkmkModel` and
+// `KinRkmkModel`; a Sinusoid's sines lane by lane, libm's), the error estimate's terms (the
+// scale, with rkmk's reference magnitudes, the weighted sums, their squares' sums), the dense
+// output's coefficients and rkmk's re-anchoring after an accepted step (qb <- qb exp(v/2)
+// retracted; for the kinematics also the FSAL stage's T(v) K0, its coefficients' polynomials).
+// What runs lane by lane, with the scalar functions `erk_body` and its model call: a body's
+// start (its first row, f(t0), `initial_step`), the norm's last sqrt and ratio, rkmk's step
+// angle's sqrt and its cap, the controller's pow and clamps, the decision, the rows (the
+// interpolant of `dense_eval` on the lane's coefficients, rkmk's q = qb exp(v/2) of each row),
+// and rkmk's sin and cos beyond the polynomial ranges of exp(v/2), dexp^-1 and T(v), in the
+// lanes that reach them.  With
 // -ffp-contract=off every lane does erk_body's operations on its body in erk_body's order: each
 // body's rows, t, status and counters are its single run's bits, whatever the width and the
 // queue.
@@ -156,11 +160,12 @@ ROTODE_INLINE V dexp_inv_coefficient_v(const V& x) {
     return c;
 }
 
-// v' = T(-v)^-1 w in every lane: rotode/_rkmk.hpp `rkmk_rate` (body frame), i.e.
-// `so3_dexp_inv_apply` at -v (OUT: dv[3]; may not alias v or w)
-template <class V>
+// v' = T(-v)^-1 w (body frame) or T(v)^-1 w (World) in every lane: rotode/_rkmk.hpp
+// `rkmk_rate`, i.e. `so3_dexp_inv_apply` at -v or v (OUT: dv[3]; may not alias v or w)
+template <bool World = false, class V>
 ROTODE_INLINE void rkmk_rate_v(const V* v, const V* w, V* out) {
-    const V m[3] = {-v[0], -v[1], -v[2]};
+    V m[3];
+    for (int i = 0; i < 3; ++i) m[i] = World ? v[i] : -v[i];
     const V x = m[0] * m[0] + m[1] * m[1] + m[2] * m[2];
     const V c = dexp_inv_coefficient_v(x);
     const V c0 = m[1] * w[2] - m[2] * w[1];
@@ -171,9 +176,48 @@ ROTODE_INLINE void rkmk_rate_v(const V* v, const V* w, V* out) {
     out[2] = w[2] - 0.5 * c2 + c * (m[0] * c1 - m[1] * c0);
 }
 
-// The lane models of `erk_lanes`: f in lanes (`rhs`), the scalar model `One` of a body's start
-// and rows (`scalar`, `at`: lane l's), and after an accepted step (`accept`) what erk_body does
-// with One's hooks (`accept`, `ref`, `max_angle`: rotode/_engine.hpp).
+// S1, S2, S3 of T(v) from x = |v|^2 in every lane: rotode/_rodrigues.hpp `so3_coefficients`,
+// its Taylor polynomials in vectors for x <= 1, the scalar function lane by lane above (the
+// other ranges, NaN) (OUT: s1, s2, s3)
+template <class V>
+ROTODE_INLINE void so3_coefficients_v(const V& x, V& s1, V& s2, V& s3) {
+    s1 = taylor_sinc(x);
+    s2 = taylor_s2(x);
+    s3 = taylor_s3(x);
+    const Mask<V> small = x <= 1.0;
+    for (int l = 0; l < width<V>; ++l) {
+        if (mask_at<V>(small, l)) continue;
+        double a, b, c;
+        so3_coefficients(get(x, l), &a, &b, &c);
+        set(s1, l, a);
+        set(s2, l, b);
+        set(s3, l, c);
+    }
+}
+
+// w = T(-v) dv (body) or T(v) dv (World) in every lane: rotode/_rkmk.hpp
+// `rkmk_angular_velocity`'s operations (OUT: w[3]; may alias dv)
+template <bool World, class V>
+ROTODE_INLINE void rkmk_angular_velocity_v(const V* v, const V* dv, V* w) {
+    const V x = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+    V s1, s2, s3;
+    so3_coefficients_v(x, s1, s2, s3);
+    if constexpr (!World) s2 = -s2;
+    const V a0 = dv[0], a1 = dv[1], a2 = dv[2];
+    const V c0 = v[1] * a2 - v[2] * a1;
+    const V c1 = v[2] * a0 - v[0] * a2;
+    const V c2 = v[0] * a1 - v[1] * a0;
+    const V d = v[0] * a0 + v[1] * a1 + v[2] * a2;
+    w[0] = s1 * a0 + s2 * c0 + s3 * d * v[0];
+    w[1] = s1 * a1 + s2 * c1 + s3 * d * v[1];
+    w[2] = s1 * a2 + s2 * c2 + s3 * d * v[2];
+}
+
+// The lane models of `erk_lanes`: the bodies' parameters (`Params`; `gather` every lane's,
+// `take(l, q)` lane l's), f in lanes at each lane's time (`rhs_at`; `timed`: whether f reads
+// t), the scalar model `One` of a body's start and rows (`scalar`, `at`: lane l's), and after an
+// accepted step (`accept`) what erk_body does with One's hooks (`accept`, `ref`, `max_angle`:
+// rotode/_engine.hpp).
 
 // The pair on the state [q, w] (RigidBodyModel): no hook.
 template <int T, bool Diag, class V>
@@ -181,6 +225,8 @@ struct StateLanes : RigidLaneModel<T, Diag, false, V> {
     typedef RigidBodyModel<T, Diag, false> One;
     static constexpr int N = 7;
     static constexpr bool lie = false;          // no ref, no max_angle
+    static constexpr bool timed = T == TORQUE_GG;
+    ROTODE_INLINE void take(int l, const RigidParams& q) { set_params(this->p, l, q); }
     static One scalar(const RigidParams& q, bool) { return One{q}; }
     ROTODE_INLINE void started(int, const One&) {}
     ROTODE_INLINE One at(int, const RigidParams& q) const { return One{q}; }
@@ -195,15 +241,18 @@ struct StateLanes : RigidLaneModel<T, Diag, false, V> {
 // reference magnitudes RKMK_REF, the largest angle of a step `rkmk_max_step_angle`.
 template <int T, bool Diag, class V>
 struct RkmkLanes {
+    typedef RigidParams Params;
     typedef RigidRkmkModel<T, Diag> One;
     static constexpr int N = 6;
     static constexpr bool lie = true;
+    static constexpr bool timed = T == TORQUE_GG;
     RigidLanes<V> p;
     V qb[4];
     ROTODE_INLINE void gather(const RigidParams* ps, bool shared, std::ptrdiff_t nb) {
         gather_params(ps, shared, nb, &p);
         for (int i = 0; i < 4; ++i) models::splat(qb[i], i == 0 ? 1.0 : 0.0);
     }
+    ROTODE_INLINE void take(int l, const RigidParams& q) { set_params(p, l, q); }
     // One's operator() at the lanes' times t: v' = T(-v)^-1 w, w' from Euler's equations at
     // q = qb exp(v/2)
     ROTODE_INLINE void rhs_at(const V& t, const V* z, V* dz) const {
@@ -235,6 +284,82 @@ struct RkmkLanes {
         for (int i = 0; i < 3; ++i) {
             z[i] = acc ? zero : z[i];
             K0[i] = acc ? z[3 + i] : K0[i];
+        }
+    }
+};
+
+// Quaternion kinematics, the pair on q (KinematicsModel, without the norm gain): q' =
+// 1/2 q (0, w(t)) or 1/2 (0, w(t)) q (World), w(t) of kind W at each lane's stage times; no hook.
+template <int W, bool World, class V>
+struct KinStateLanes {
+    typedef KinParams Params;
+    typedef KinematicsModel<W, World, false> One;
+    static constexpr int N = 4;
+    static constexpr bool lie = false;
+    static constexpr bool timed = W != OMEGA_CONSTANT;
+    KinLanes<V> p;
+    ROTODE_INLINE void gather(const KinParams* ps, bool shared, std::ptrdiff_t nb) {
+        gather_params(ps, shared, nb, &p);
+    }
+    ROTODE_INLINE void take(int l, const KinParams& q) { set_params(p, l, q); }
+    static One scalar(const KinParams& q, bool) { return One{q}; }
+    ROTODE_INLINE void started(int, const One&) {}
+    ROTODE_INLINE One at(int, const KinParams& q) const { return One{q}; }
+    ROTODE_INLINE void accept(const Mask<V>&, V*, V*) {}
+    ROTODE_INLINE void rhs_at(const V& t, const V* q, V* dq) const {
+        V w[3];
+        kin_omega<W>(p, t, w);
+        kin_rhs<World, false>(p, q, w, dq);
+    }
+};
+
+// Quaternion kinematics as Runge-Kutta-Munthe-Kaas (KinRkmkModel): the pair on v of each step,
+// q = qb exp(v/2) or exp(v/2) qb (World), one base qb per lane, the reference magnitudes
+// RKMK_REF and the largest angle of a step.
+template <int W, bool World, class V>
+struct KinRkmkLanes {
+    typedef KinParams Params;
+    typedef KinRkmkModel<W, World> One;
+    static constexpr int N = 3;
+    static constexpr bool lie = true;
+    static constexpr bool timed = W != OMEGA_CONSTANT;
+    KinLanes<V> p;
+    V qb[4];
+    ROTODE_INLINE void gather(const KinParams* ps, bool shared, std::ptrdiff_t nb) {
+        gather_params(ps, shared, nb, &p);
+        for (int i = 0; i < 4; ++i) models::splat(qb[i], i == 0 ? 1.0 : 0.0);
+    }
+    ROTODE_INLINE void take(int l, const KinParams& q) { set_params(p, l, q); }
+    // One's operator(): v' = T(-v)^-1 w(t) (body) or T(v)^-1 w(t) (world)
+    ROTODE_INLINE void rhs_at(const V& t, const V* v, V* dv) const {
+        V w[3];
+        kin_omega<W>(p, t, w);
+        rkmk_rate_v<World>(v, w, dv);
+    }
+    static One scalar(const KinParams& q, bool resume) { return One{q, resume, {}}; }
+    ROTODE_INLINE void started(int l, const One& one) {
+        for (int i = 0; i < 4; ++i) set(qb[i], l, one.qb[i]);
+    }
+    ROTODE_INLINE One at(int l, const KinParams& q) const {
+        One m{q, false, {}};
+        for (int i = 0; i < 4; ++i) m.qb[i] = get(qb[i], l);
+        return m;
+    }
+    // One's accept in the lanes of `acc`: the FSAL stage T^-1 w becomes w
+    // (`rkmk_angular_velocity`), qb <- q = qb exp(v/2) or exp(v/2) qb retracted, v <- 0
+    // (IN/OUT: v, K0)
+    ROTODE_INLINE void accept(const Mask<V>& acc, V* v, V* K0) {
+        V w[3], e[4], q[4], zero;
+        models::splat(zero, 0.0);
+        rkmk_angular_velocity_v<World>(v, K0, w);
+        exp_half_v(v, 1.0, e);
+        if constexpr (World) quat_mul_v(e, qb, q);
+        else quat_mul_v(qb, e, q);
+        rkmk_retract(q);
+        for (int i = 0; i < 4; ++i) qb[i] = acc ? q[i] : qb[i];
+        for (int i = 0; i < 3; ++i) {
+            K0[i] = acc ? w[i] : K0[i];
+            v[i] = acc ? zero : v[i];
         }
     }
 };
@@ -301,7 +426,7 @@ inline bool start_body(LM& f, const typename LM::One& one, EngineRun* run, int l
     if (r.m > 0 && r.save[0] == 0) {
         one.first_row(b.t, r.y0, z, r.yo, r.wo);
         ++b.stores;
-        if (!engine::finite(r.yo, std::integral_constant<int, 7>{})
+        if (!engine::finite(r.yo, std::integral_constant<int, KW>{})
             || !engine::finite(r.wo, std::integral_constant<int, 3>{}))
             st = ENGINE_NONFINITE;
         else
@@ -491,19 +616,20 @@ ROTODE_INLINE void trial_angles(const V* znew, double* angle) {
 }
 
 // The run of the queue of nb bodies runs[0 .. nb - 1] (parameters p[j], or p[0] for all when
-// `shared`: one class, no norm gain) by the pair P, L at a time: erk_body's run of each body,
-// a lane taking the queue's next body when its own ends.  Rkmk: the pair on [v, w] of each step
-// (`RkmkLanes`, erk_body's run of RigidRkmkModel; resume: its y0 an earlier call's row), else on
-// the state [q, w] (`StateLanes`, of RigidBodyModel).
-template <class P, int L, int T, bool Diag, bool Rkmk>
-ROTODE_INLINE void erk_lanes(const RigidParams* p, bool shared, bool resume, EngineRun* runs,
-                             std::ptrdiff_t nb) {
+// `shared`: one class, no norm gain) by the pair P, L at a time: erk_body's run of each body by
+// the lane model C::model<V> (a class tag below: the rigid body on [q, w] or, as RKMK, on [v, w]
+// of each step; the kinematics on q or on v; resume: an RKMK body's y0 an earlier call's row), a
+// lane taking the queue's next body when its own ends.
+template <class P, int L, class C>
+ROTODE_INLINE void erk_lanes(const typename C::Params* p, bool shared, bool resume,
+                             EngineRun* runs, std::ptrdiff_t nb) {
     using V = Lanes<L>;
-    typedef std::conditional_t<Rkmk, RkmkLanes<T, Diag, V>, StateLanes<T, Diag, V>> LM;
+    typedef typename C::template model<V> LM;
     constexpr int N = LM::N, KW = LM::One::k;
     LM f;
     LaneState<V, P, N> s;
     LaneBody lb[L];
+    const typename C::Params* own[L];           // each lane's body's parameters (its rows)
     double err[L], angle[L];
     V zero;
     models::splat(zero, 0.0);
@@ -516,11 +642,16 @@ ROTODE_INLINE void erk_lanes(const RigidParams* p, bool shared, bool resume, Eng
         for (int j = 0; j < P::s_dense; ++j) models::splat(s.K[j][c], 0.0);
     }
     for (int c = 0; c < 7 * N; ++c) models::splat(s.F[c], 0.0);
-    for (int l = 0; l < L; ++l) lb[l].r = nullptr;
+    models::splat(s.t, 0.0);
+    models::splat(s.t_new, 0.0);
+    for (int l = 0; l < L; ++l) {
+        lb[l].r = nullptr;
+        own[l] = p;
+    }
     // a lane without a body takes the queue's next one whose start does not end it
     const auto fill = [&](int l) {
         while (lb[l].r == nullptr && next < nb) {
-            const RigidParams& q = p[shared ? 0 : next];
+            const typename C::Params& q = p[shared ? 0 : next];
             EngineRun* run = runs + next++;
             if (stop) {
                 lb[l] = LaneBody{run, run->t[0], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, 0, 0, 0,
@@ -528,8 +659,10 @@ ROTODE_INLINE void erk_lanes(const RigidParams* p, bool shared, bool resume, Eng
                 end_body<KW>(lb[l], ENGINE_INTERRUPTED);
                 continue;
             }
-            if (start_body<P>(f, LM::scalar(q, resume), run, l, lb[l], s))
-                set_params(f.p, l, q);
+            if (start_body<P>(f, LM::scalar(q, resume), run, l, lb[l], s)) {
+                f.take(l, q);
+                own[l] = &q;
+            }
         }
     };
     for (;;) {
@@ -543,8 +676,10 @@ ROTODE_INLINE void erk_lanes(const RigidParams* p, bool shared, bool resume, Eng
             ++live;
             lb[l].nfev += P::s;
             set(s.h, l, lb[l].h);
-            set(s.t, l, lb[l].t);
-            set(s.t_new, l, lb[l].t_new);
+            if constexpr (LM::timed) {          // (f ignores t otherwise)
+                set(s.t, l, lb[l].t);
+                set(s.t_new, l, lb[l].t_new);
+            }
         }
         if (live == 0) break;
         stages_v<P, true>(f, s.t, s.h, s.z, s.K,
@@ -568,9 +703,9 @@ ROTODE_INLINE void erk_lanes(const RigidParams* p, bool shared, bool resume, Eng
             }
         }
         if (dense) dense_prepare_v<P>(f, s.t, s.h, s.z, s.znew, s.K, s.F);
-        for (int l = 0; l < L; ++l)        // (store: a copy, the parameters unused)
+        for (int l = 0; l < L; ++l)        // (the rows: lane l's scalar model, a copy)
             if (mask_at<V>(accepted, l))
-                after_step<P>(f.at(l, p[0]), l, mask_at<V>(finite, l), lb[l], s);
+                after_step<P>(f.at(l, *own[l]), l, mask_at<V>(finite, l), lb[l], s);
         for (int c = 0; c < N; ++c) {      // the accepted lanes' step taken (a lane whose body
             s.z[c] = accepted ? s.znew[c] : s.z[c];         // ended takes its next one's)
             s.K[0][c] = accepted ? s.K[P::s][c] : s.K[0][c];
@@ -579,13 +714,31 @@ ROTODE_INLINE void erk_lanes(const RigidParams* p, bool shared, bool resume, Eng
     }
 }
 
+// The class tags of `erk_lanes`: the rigid body on [q, w] (`StateLanes`, of RigidBodyModel) or,
+// as RKMK, on [v, w] of each step (`RkmkLanes`, of RigidRkmkModel), with torque kind T and
+// inertia shape Diag; the kinematics on q (`KinStateLanes`, of KinematicsModel) or on v
+// (`KinRkmkLanes`, of KinRkmkModel), with rate kind W in the body or the world frame.
+template <int T, bool Diag, bool Rkmk>
+struct RigidErkTag {
+    typedef RigidParams Params;
+    template <class V>
+    using model = std::conditional_t<Rkmk, RkmkLanes<T, Diag, V>, StateLanes<T, Diag, V>>;
+};
+
+template <int W, bool World, bool Rkmk>
+struct KinErkTag {
+    typedef KinParams Params;
+    template <class V>
+    using model = std::conditional_t<Rkmk, KinRkmkLanes<W, World, V>, KinStateLanes<W, World, V>>;
+};
+
 // One function per instruction set and instantiation of `erk_lanes`, compiled for that target.
 #define ROTODE_ERK_LANE_ENTRY(name, attrs, L)                                                \
-    template <class P, int T, bool Diag, bool Rkmk>                                          \
-    attrs __attribute__((noinline)) void name(const RigidParams* p, bool shared,             \
+    template <class P, class C>                                                              \
+    attrs __attribute__((noinline)) void name(const typename C::Params* p, bool shared,      \
                                               bool resume, EngineRun* runs,                  \
                                               std::ptrdiff_t nb) {                           \
-        erk_lanes<P, L, T, Diag, Rkmk>(p, shared, resume, runs, nb);                         \
+        erk_lanes<P, L, C>(p, shared, resume, runs, nb);                                     \
     }
 
 // Only the AVX2 instance (4 lanes) is compiled, and it also serves AVX-512 machines: measured
@@ -607,42 +760,61 @@ inline int erk_lanes_width(int isa) {
 }
 
 // A queue's bodies and parameters (`erk_lanes`'s arguments).
+template <class Params>
 struct LaneQueue {
-    const RigidParams* p;
+    const Params* p;
     bool shared, resume;
     EngineRun* runs;
     std::ptrdiff_t nb;
 };
 
-template <class P, int T, bool Diag, bool Rkmk>
-inline void erk_isa(int isa, const LaneQueue& q) {
+template <class P, class C>
+inline void erk_isa(int isa, const LaneQueue<typename C::Params>& q) {
 #ifdef ROTODE_LANES_X86
-    erk_avx2<P, T, Diag, Rkmk>(q.p, q.shared, q.resume, q.runs, q.nb);
+    erk_avx2<P, C>(q.p, q.shared, q.resume, q.runs, q.nb);
 #endif
     (void)isa, (void)q;
 }
 
 template <class P, bool Diag, bool Rkmk>
-inline void erk_torque(int isa, int torque, const LaneQueue& q) {
+inline void erk_torque(int isa, int torque, const LaneQueue<RigidParams>& q) {
     switch (torque) {
-        case TORQUE_NONE: return erk_isa<P, TORQUE_NONE, Diag, Rkmk>(isa, q);
-        case TORQUE_GRAVITY: return erk_isa<P, TORQUE_GRAVITY, Diag, Rkmk>(isa, q);
-        case TORQUE_GRAVITY_AXIS: return erk_isa<P, TORQUE_GRAVITY_AXIS, Diag, Rkmk>(isa, q);
-        case TORQUE_BODY: return erk_isa<P, TORQUE_BODY, Diag, Rkmk>(isa, q);
-        case TORQUE_GG: return erk_isa<P, TORQUE_GG, Diag, Rkmk>(isa, q);
+        case TORQUE_NONE: return erk_isa<P, RigidErkTag<TORQUE_NONE, Diag, Rkmk>>(isa, q);
+        case TORQUE_GRAVITY: return erk_isa<P, RigidErkTag<TORQUE_GRAVITY, Diag, Rkmk>>(isa, q);
+        case TORQUE_GRAVITY_AXIS:
+            return erk_isa<P, RigidErkTag<TORQUE_GRAVITY_AXIS, Diag, Rkmk>>(isa, q);
+        case TORQUE_BODY: return erk_isa<P, RigidErkTag<TORQUE_BODY, Diag, Rkmk>>(isa, q);
+        case TORQUE_GG: return erk_isa<P, RigidErkTag<TORQUE_GG, Diag, Rkmk>>(isa, q);
         // (TORQUE_CALL never comes here: `lanes_erk` runs it body by body)
-        default: return erk_isa<P, TORQUE_WORLD, Diag, Rkmk>(isa, q);
+        default: return erk_isa<P, RigidErkTag<TORQUE_WORLD, Diag, Rkmk>>(isa, q);
     }
 }
 
 template <class P>
-inline void erk_class(int isa, const RigidClass& c, bool rkmk, const LaneQueue& q) {
+inline void erk_class(int isa, const RigidClass& c, bool rkmk, const LaneQueue<RigidParams>& q) {
     if (rkmk) {
         if (c.diag) erk_torque<P, true, true>(isa, c.torque, q);
         else erk_torque<P, false, true>(isa, c.torque, q);
     } else {
         if (c.diag) erk_torque<P, true, false>(isa, c.torque, q);
         else erk_torque<P, false, false>(isa, c.torque, q);
+    }
+}
+
+template <class P, bool World, bool Rkmk>
+inline void erk_omega(int isa, int omega, const LaneQueue<KinParams>& q) {
+    if (omega == OMEGA_CONSTANT) erk_isa<P, KinErkTag<OMEGA_CONSTANT, World, Rkmk>>(isa, q);
+    else erk_isa<P, KinErkTag<OMEGA_SINUSOID, World, Rkmk>>(isa, q);
+}
+
+template <class P>
+inline void erk_class(int isa, const KinClass& c, bool rkmk, const LaneQueue<KinParams>& q) {
+    if (rkmk) {
+        if (c.world) erk_omega<P, true, true>(isa, c.omega, q);
+        else erk_omega<P, false, true>(isa, c.omega, q);
+    } else {
+        if (c.world) erk_omega<P, true, false>(isa, c.omega, q);
+        else erk_omega<P, false, false>(isa, c.omega, q);
     }
 }
 
@@ -660,17 +832,22 @@ inline bool lanes_erk_pair(int pair) { return pair >= 0 && pair < PAIR_COUNT; }
 // run in the 4 lanes of the AVX2 kernel where `isa` is AVX2 or AVX-512 (`lanes::erk_lanes`,
 // `erk_lanes_width`); any other queue (a torque of kind TORQUE_CALL among them) runs body by
 // body by `rigid_erk_body` or `rigid_rkmk_body` (the same bits).  Returns the lanes the queue
-// ran in (1: one body at a time).
-inline int lanes_erk(int isa, int pair, bool rkmk, bool resume, const RigidParams* p,
-                     bool shared, EngineRun* runs, std::ptrdiff_t nb) {
+// ran in (1: one body at a time).  Params: RigidParams (the rigid body) or KinParams (the
+// kinematics: `kin_erk_body`, `kin_rkmk_body` body by body).
+template <class Params>
+inline int lanes_erk(int isa, int pair, bool rkmk, bool resume, const Params* p, bool shared,
+                     EngineRun* runs, std::ptrdiff_t nb) {
     using namespace lanes;
-    const RigidClass c = lane_class(p);
+    constexpr bool rigid = std::is_same_v<Params, RigidParams>;
+    const auto c = lane_class(p, LANES_RK3);
     // (a TORQUE_CALL source is called body by body: its queue runs on rigid_erk_body)
-    bool same = !c.gain && c.torque != TORQUE_CALL;
-    for (std::ptrdiff_t l = 1; l < nb && !shared; ++l) same = same && lane_class(p + l) == c;
+    bool same = !c.gain;
+    if constexpr (rigid) same = same && c.torque != TORQUE_CALL;
+    for (std::ptrdiff_t l = 1; l < nb && !shared; ++l)
+        same = same && lane_class(p + l, LANES_RK3) == c;
     const int L = erk_lanes_width(isa);
     if (same && L > 1 && 2 * nb > L && lanes_erk_pair(pair)) {
-        const LaneQueue q{p, shared, resume, runs, nb};
+        const LaneQueue<Params> q{p, shared, resume, runs, nb};
         with_pair(pair, [&](auto pair_tag) {
             erk_class<decltype(pair_tag)>(isa, c, rkmk, q);
             return 0;
@@ -678,8 +855,14 @@ inline int lanes_erk(int isa, int pair, bool rkmk, bool resume, const RigidParam
         return L;
     }
     for (std::ptrdiff_t l = 0; l < nb; ++l) {
-        if (rkmk) rigid_rkmk_body(pair, p + (shared ? 0 : l), resume, runs + l);
-        else rigid_erk_body(pair, p + (shared ? 0 : l), runs + l);
+        const Params* b = p + (shared ? 0 : l);
+        if constexpr (rigid) {
+            if (rkmk) rigid_rkmk_body(pair, b, resume, runs + l);
+            else rigid_erk_body(pair, b, runs + l);
+        } else {
+            if (rkmk) kin_rkmk_body(pair, b, resume, runs + l);
+            else kin_erk_body(pair, b, runs + l);
+        }
     }
     return 1;
 }

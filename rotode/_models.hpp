@@ -232,20 +232,21 @@ ROTODE_INLINE void rigid_rhs_tau(const P& p, const V* y, const V* tau, V* dy) {
 }
 
 // [q, w_body]' of a rigid body with torque kind T (not TORQUE_CALL), inertia shape Diag and,
-// with Gain, the norm gain's term (OUT: dy[7]): `rigid_rhs_tau` with the torque of kind T.
-template <int T, bool Diag, bool Gain, class P, class V>
-ROTODE_INLINE void rigid_rhs(const P& p, const V* y, V* dy) {
-    V tau[3];
-    rigid_torque<T>(p, y, tau);
-    rigid_rhs_tau<Diag, Gain>(p, y, tau, dy);
-}
-
-// the same at time t (double, or one per lane): any kind but TORQUE_CALL (OUT: dy[7])
+// with Gain, the norm gain's term, at time t (double, or one per lane) (OUT: dy[7]):
+// `rigid_rhs_tau` with the torque of kind T.
 template <int T, bool Diag, bool Gain, class P, class Tt, class V>
 ROTODE_INLINE void rigid_rhs_at(const P& p, const Tt& t, const V* y, V* dy) {
     V tau[3];
     rigid_torque_at<T>(p, t, y, tau);
     rigid_rhs_tau<Diag, Gain>(p, y, tau, dy);
+}
+
+// the same for the kinds that do not read t (all but TORQUE_GG): the callers without stage
+// times (the fixed-step lanes, the tangent models)
+template <int T, bool Diag, bool Gain, class P, class V>
+ROTODE_INLINE void rigid_rhs(const P& p, const V* y, V* dy) {
+    static_assert(T != TORQUE_GG, "TORQUE_GG reads t: rigid_rhs_at");
+    rigid_rhs_at<T, Diag, Gain>(p, 0.0, y, dy);
 }
 
 // [q, w_body]' of a rigid body with torque kind T, inertia shape Diag and, with Gain, the norm
@@ -362,11 +363,13 @@ ROTODE_INLINE void sin_lanes(const V& x, V& r) {
 }  // namespace models
 
 // w(t) of kind W for a body of parameters p (a KinParams, or rotode/_lanes.hpp's KinLanes: one
-// body per lane) (OUT: w[3]): rotode/omega.pyx's `Constant` and `Sinusoid` (amp_i sin(rate t
-// + phase_i)), with the same operations in every lane.
-template <int W, class P, class V>
-ROTODE_INLINE void kin_omega(const P& p, double t, V* w) {
+// body per lane) at the time t (double, or one per lane: the adaptive lanes) (OUT: w[3]):
+// rotode/omega.pyx's `Constant` and `Sinusoid` (amp_i sin(rate t + phase_i)), with the same
+// operations in every lane.
+template <int W, class P, class Tt, class V>
+ROTODE_INLINE void kin_omega(const P& p, const Tt& t, V* w) {
     if constexpr (W == OMEGA_CONSTANT) {
+        (void)t;
         w[0] = p.w[0];
         w[1] = p.w[1];
         w[2] = p.w[2];

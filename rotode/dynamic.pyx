@@ -522,13 +522,13 @@ cdef bint _compiled_source(object tq):
     return type(tq) in (Gravity, Constant, GravityGradient, Compiled)
 
 
-cdef bint _engine_params(RigidBody body, RigidParams* p, bint call=False):
+cdef bint _engine_params(RigidBody body, RigidParams* p, bint call=False, bint lanes=False):
     """The engine's parameters of `body` (OUT: p); False when its torque has no compiled
-    model there (a callable, a Python subclass, a held torque history).  With `call`, any other
-    `GravityGradient` is TORQUE_GG (its time-dependent formula compiled in) and any other
-    compiled source (`_compiled_source`: `Compiled`, a `Sum`) is a TORQUE_CALL, evaluated
-    through its pointer (the one-body engine's models, and TORQUE_GG the adaptive lanes too:
-    the fixed-step lane kernels and the tangent models have neither kind)."""
+    model there (a callable, a Python subclass, a held torque history).  With `call` or `lanes`,
+    a one-body `GravityGradient` is TORQUE_GG (its time-dependent formula compiled in: the
+    engine's models, the adaptive and the fixed-step lanes); with `call`, any other compiled
+    source (`_compiled_source`: `Compiled`, a `Sum`) is a TORQUE_CALL, evaluated through its
+    pointer (the one-body engine's models only).  The tangent models have neither kind."""
     cdef int i
     cdef object tq = body.torque
     cdef GravityGradient gg
@@ -558,8 +558,8 @@ cdef bint _engine_params(RigidBody body, RigidParams* p, bint call=False):
         p.torque = TORQUE_WORLD if (<Constant>tq)._world else TORQUE_BODY
         for i in range(3):
             p.tau[i] = (<Constant>tq)._tau[i]
-    elif call and type(tq) is GravityGradient and (<GravityGradient>tq)._rows is None:
-        p.torque = TORQUE_GG                         # (time-dependent: with `call` only)
+    elif (call or lanes) and type(tq) is GravityGradient and (<GravityGradient>tq)._rows is None:
+        p.torque = TORQUE_GG                         # (time-dependent: not the tangents')
         gg = <GravityGradient>tq
         p.gg_k = gg._k
         p.gg_n = gg._n
@@ -996,7 +996,7 @@ def run_plan(plan):
         lanes = code in (KERNEL_RK3, KERNEL_RK4, KERNEL_AB3, KERNEL_LIE_EULER, KERNEL_CG) and (
             not adaptive and k == 7 and not (o.hold or o.restore))
         if specialise or lanes:
-            _compiled_params(models, &params, specialise and plan.tangent is None)
+            _compiled_params(models, &params, specialise and plan.tangent is None, lanes)
         if plan.tangent is not None and (params == NULL or not specialise):
             raise ValueError("Plan.tangent needs a run that `tangent_ready` accepts")
         if params != NULL and specialise:
@@ -1033,17 +1033,18 @@ def run_plan(plan):
     return RunOutput(y_out, w_out, stats, rec.events, rec.steps, rec.h_next)
 
 
-cdef int _compiled_params(list models, RigidParams** out, bint call) except -1:
+cdef int _compiled_params(list models, RigidParams** out, bint call, bint lanes) except -1:
     """Every body's parameters for the compiled models (rotode/_models.hpp), malloc'ed (the
     caller frees *out): 1, or 0 (out NULL) when a torque has none there (a callable, a Python
-    subclass; with `call`, the other compiled sources are TORQUE_CALL: `_engine_params`)."""
+    subclass; with `call` or `lanes` a GravityGradient is TORQUE_GG, with `call` the other
+    compiled sources are TORQUE_CALL: `_engine_params`)."""
     cdef Py_ssize_t b_, nmod = len(models)
     cdef RigidParams* params = <RigidParams*>malloc(nmod * sizeof(RigidParams))
     out[0] = NULL
     if params == NULL:
         raise MemoryError()
     for b_ in range(nmod):
-        if not _engine_params(models[b_], &params[b_], call):
+        if not _engine_params(models[b_], &params[b_], call, lanes):
             free(params)
             return 0
     out[0] = params
@@ -1071,6 +1072,7 @@ cdef object _attach_lanes(Stepper* sp, RunCfg* cfg, RigidParams* params, object 
             cfg.lane_tab.a[i_] = cfg.tab.a[i_] if cfg.kernel == KERNEL_CG else 0.0
         for i_ in range(3):
             cfg.lane_tab.b[i_] = cfg.tab.b[i_] if cfg.kernel == KERNEL_CG else float(i_ == 0)
+            cfg.lane_tab.c[i_] = cfg.tab.c[i_] if cfg.kernel == KERNEL_CG else 0.0
         cfg.stages = cfg.lane_tab.s
     cfg.params = params
     cfg.lanes_used = &lv[0] if lv.shape[0] else NULL

@@ -51,6 +51,7 @@ from rotode.omega cimport Constant as ConstantRate
 from rotode._engine cimport (BlockRun, EngineRun, KinParams, kin_erk_body, kin_eval,
                              kin_rkmk_body,
                              OMEGA_CONSTANT, OMEGA_SINUSOID)
+from rotode._lanes_erk_kin cimport kin_erk_lanes
 from rotode._lanes cimport (KinLaneMethod, kin_block, lanes_width, LANES_RK3, LANES_RK4,
                             LANES_AB3, LANES_CG, LANES_EXP2, LANES_MAGNUS, ISA_SCALAR, ISA_SSE2,
                             ISA_AVX2, ISA_AVX512)
@@ -516,6 +517,23 @@ cdef int _engine_body(const void* cfg, Py_ssize_t i, EngineRun* run) noexcept no
     return st
 
 
+cdef void _erk_lanes(const void* cfg, Py_ssize_t i, EngineRun* runs, Py_ssize_t nb) noexcept nogil:
+    """Bodies i .. i + nb - 1 by the adaptive lane kernel (rotode/_lanes_erk.hpp): the pair on
+    q, or (rkmk) on the rotation vector v of each step, with w(t) known at compile time, one
+    body per SIMD lane, each lane refilled from the queue when its body ends; each body as
+    `_engine_body` runs it, bit for bit, and counted as it counts."""
+    cdef const KinCfg* g = <const KinCfg*>cfg
+    cdef int lanes = kin_erk_lanes(g.isa, g.pair, g.kernel == KERNEL_RKMK, g.resume,
+                                   &g.params[0 if g.params_shared else i], g.params_shared,
+                                   runs, nb)
+    cdef Py_ssize_t j
+    for j in range(nb):
+        g.nfev[i + j] = runs[j].nfev + runs[j].stores
+        g.nrate[i + j] = 0
+        g.nsub[i + j] = 0
+        g.lanes_used[i + j] = lanes
+
+
 cdef void _lane_block(const void* cfg, Py_ssize_t i, BlockRun* run) noexcept nogil:
     """Bodies i .. i + run.nb - 1 by the lane kernel (rotode/_lanes.hpp): rk3, rk4, ab3, the
     Crouch-Grossman product, exp2 or magnus2-magnus8 on q with w(t) known at compile time, one
@@ -875,7 +893,8 @@ def run(method, model, y0, t, save, options, workers=1):
         methods on the lane kernels (rk3, rk4, ab3, lie_euler, cg1, cg2, cg3, exp2, magnus2,
         magnus4 on a fixed grid under constant rates, `Constant`, `Sinusoid`) report ``simd``,
         the instruction set of ``rotode._lanes`` their blocks ran on ("scalar": body by
-        body).
+        body); so do the error-controlled pairs and rkmk3/5/8 under those rates without the
+        norm gain (the adaptive lanes: ``"avx2"``, their one kernel, on AVX-512 too).
     """
     out = run_plan(Plan(method, model, y0, t, save, options, workers))
     return out.y, out.w, out.stats
@@ -983,6 +1002,7 @@ def run_plan(plan):
             g.pair = (ENGINE_PAIRS[method] if g.kernel == KERNEL_ERK
                       else ENGINE_GROUP_PAIRS[method])
             sp.body = _engine_body
+            isa = _attach_erk_lanes(&sp, &g, lanes_used)
         elif params != NULL and lanes:
             isa = _attach_lanes(&sp, &g, lanes_used)
         yout, wout, status, failed, counts, fail_t, rec = drive(
@@ -995,8 +1015,10 @@ def run_plan(plan):
                             last=None if adaptive else counts[:, 0])
     stats = _stats(method, t, code, message, status, failed, counts if adaptive else None,
                    counters, fail_angle)
-    if isa is not None:
+    if isa is not None and not adaptive:
         stats["simd"] = isa if lanes_used.max() > 1 else "scalar"
+    elif isa is not None and lanes_used.max() > 1:  # (the adaptive lanes ran: AVX2's)
+        stats["simd"] = "avx2"
     return RunOutput(yout, wout, stats, rec.events, rec.steps, rec.h_next)
 
 
@@ -1065,6 +1087,22 @@ cdef object _attach_lanes(Stepper* sp, KinCfg* g, object lanes_used):
     _lane_method(g)
     g.lanes_used = &lv[0] if lv.shape[0] else NULL
     sp.block = _lane_block
+    sp.lanes = lanes_width(g.isa)
+    return name
+
+
+cdef object _attach_erk_lanes(Stepper* sp, KinCfg* g, object lanes_used):
+    """Run the specialised engine's bodies in the adaptive lane kernels (rotode/_lanes_erk.hpp)
+    on the instruction set of `rotode._lanes.get()` (OUT: sp, g; lanes_used, per body, written
+    by the run); returns that set's name, or None for "off" (the engine's run of one body at a
+    time, `Stepper.body`; "scalar" runs that too, by queues)."""
+    cdef int[::1] lv = lanes_used
+    name = _lanes.get()
+    if name == "off":
+        return None
+    g.isa = _LANE_ISAS[name]
+    g.lanes_used = &lv[0] if lv.shape[0] else NULL
+    sp.bodies = _erk_lanes
     sp.lanes = lanes_width(g.isa)
     return name
 

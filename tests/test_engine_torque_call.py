@@ -107,6 +107,54 @@ def test_per_body_batches_equal_single_runs_on_every_lane_set(method, full):
         _lanes.use(before)
 
 
+FIXED = ("rk3", "rk4", "ab3", "lie_euler", "cg1", "cg2", "cg3")
+
+
+@pytest.mark.parametrize("method", FIXED)
+@pytest.mark.parametrize("full", [False, True])
+def test_fixed_step_gravity_gradient_batches_run_in_the_lanes(method, full):
+    # GravityGradient in the fixed-step lane kernels (TORQUE_GG at the step's nodes t0,
+    # t0 + h/2, t0 + h, or a Crouch-Grossman stage's t0 + c h): every body equal to its single
+    # run and the batch to the driver's own step (lanes "off"), on every lane set, 1 and 2
+    # threads, a backward grid and rows at t_eval, with and without the norm gain
+    n = 11
+    rng = np.random.default_rng(3)
+    inertia = np.abs(rng.normal(50.0, 10.0, size=(n, 3)))
+    if full:
+        inertia = np.array([np.diag(i) + 0.02 * (FULL_I - np.diag(np.diag(FULL_I)))
+                            for i in inertia])
+    rates = np.linspace(1.0e-3, 1.3e-3, n)
+    u0, inc = np.linspace(0, 3, n), np.linspace(0.0, 1.5, n)
+    y0 = _y0(n, seed=4)
+    before = _lanes.get()
+    try:
+        for gain, span in ((0.0, (3000.0, 500.0)), (0.01, (0.0, 3000.0))):
+            gg = torque.GravityGradient(inertia, rates, argument_of_latitude=u0, inclination=inc)
+            model = rotode.RigidBody(inertia, torque=gg, norm_gain=gain)
+            rows = np.linspace(span[0], span[1], 6)
+            kw = {"method": method, "dt": 20.0, "t_eval": rows}
+            _lanes.use("off")
+            driver = rotode.integrate(model, span, y0, **kw)
+            assert driver.success and "simd" not in driver.stats
+            singles = [rotode.integrate(rotode.RigidBody(inertia[i], norm_gain=gain,
+                                                         torque=torque.GravityGradient(
+                inertia[i], rates[i], argument_of_latitude=u0[i], inclination=inc[i])),
+                span, y0[i], **kw) for i in range(n)]
+            for isa in _lanes.available():
+                if isa == "off":
+                    continue
+                _lanes.use(isa)
+                for workers in (1, 2):
+                    res = rotode.integrate(model, span, y0, workers=workers, **kw)
+                    _same(res, driver)
+                    assert res.stats.get("simd") == isa, (isa, gain)
+                    for i, one in enumerate(singles):
+                        np.testing.assert_array_equal(res.y[i], one.y)
+                        np.testing.assert_array_equal(res.w[i], one.w)
+    finally:
+        _lanes.use(before)
+
+
 @pytest.mark.parametrize("method", ["dop853", "rkmk5"])
 @pytest.mark.parametrize("nan", [False, True])
 def test_failures_are_reported_as_the_driver_reports_them(clib, method, nan):
@@ -132,6 +180,9 @@ def test_python_torques_and_the_tangent_models_stay_off_the_engine(clib):
         _same(a, b)
     body = rotode.RigidBody(INERTIA, torque=_sources(clib, np.diag(INERTIA))["sum"])
     assert dynamic._engine_eval(body, 0.0, _y0(1)[0]) is not None
+    # a source called through its pointer is not in the fixed-step lanes: the driver's step
+    fixed = rotode.integrate(body, (0, 50), _y0(5), method="rk4", dt=5.0)
+    assert fixed.success and "simd" not in fixed.stats
     plan = rotode.integrate(body, (0, 50), _y0(1)[0], method="dop853", rtol=1e-9,
                             sensitivity=["y0"])
     ref = rotode.integrate(body, (0, 50), _y0(1)[0], method="dop853", rtol=1e-9)

@@ -1,0 +1,24 @@
+"""The error-controlled pairs on queues of quaternion kinematics runs in SIMD lanes, compiled apart.
+
+rotode/_lanes_erk.hpp's adaptive lane kernel (`lanes_erk`: an embedded pair on 4 bodies at a
+time in AVX2 lanes, each lane with its own step size, decision and counters, refilled from the
+queue when its body ends) instantiated for the kinematics q' = 1/2 q (0, w(t)) with w(t) of
+`rotode.omega.Constant` or `rotode.omega.Sinusoid` (or per-body constant rates), in the body or
+the world frame, for every pair, on q and as the Runge-Kutta-Munthe-Kaas method of the pair
+(rkmk3/5/8).  This module holds those instantiations alone, beside rotode._lanes_erk's rigid-body
+ones, so that a build compiles the two on two cores; `rotode.kinematic` runs them through
+`kin_erk_lanes` (rotode/_lanes_erk_kin.pxd).  Nothing here is called from Python.
+"""
+from rotode._engine cimport EngineRun, KinParams
+
+__all__ = []
+
+
+cdef extern from "_lanes_erk.hpp" namespace "rotode" nogil:
+    int lanes_erk(int isa, int pair, bint rkmk, bint resume, const KinParams* p, bint shared,
+                  EngineRun* runs, Py_ssize_t nb)
+
+
+cdef int kin_erk_lanes(int isa, int pair, bint rkmk, bint resume, const KinParams* p,
+                       bint shared, EngineRun* runs, Py_ssize_t nb) noexcept nogil:
+    return lanes_erk(isa, pair, rkmk, resume, p, shared, runs, nb)
