@@ -43,7 +43,7 @@ LAYERS = [
         # the specialised engine (C++ templates declared in _engine.pxd) and the code generator
         # of its tableaux (from the registry); the lane kernels of rk3/rk4 batches and their
         # run-time choice of instruction set; the error-controlled pairs in lanes
-        "_engine", "_codegen", "_lanes", "_lanes_erk",
+        "_engine", "_codegen", "_lanes", "_lanes_erk", "_lanes_erk_kin",
         # the forward-mode derivative of a computed solution (issue 30)
         "_tangent", "_tangent_engine", "_ode_sensitivity",
     }),
