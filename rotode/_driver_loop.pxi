@@ -372,6 +372,8 @@ cdef void _block(const Run* r, Py_ssize_t i0, Py_ssize_t nb, Clock* clk,
     run.countdown = &clk.countdown
     run.tick = _engine_tick
     run.tick_ctx = <void*>&tk
+    run.nsub = NULL
+    run.angle = NULL
     if rotode_load_flag(&r.poll.stop):
         for i in range(i0, i0 + nb):
             r.status[i] = STATUS_INTERRUPTED

@@ -47,6 +47,8 @@ enum EngineStatus {
     ENGINE_OK = 0,
     ENGINE_NONFINITE = 2,
     ENGINE_INTERRUPTED = -3,
+    ENGINE_TOO_MANY_SUBSTEPS = -6,
+    ENGINE_ROTATION_BOUND = -7,
     ENGINE_STEP_TOO_SMALL = -8,
     ENGINE_MAX_STEPS = -9,
 };
@@ -100,6 +102,10 @@ struct BlockRun {
     int* countdown;
     int (*tick)(void*);
     void* tick_ctx;
+    // OUT, per body, NULL when unused (kinematics' magnus_ca): the sub-steps taken and the
+    // rotation angle of the step that failed
+    std::ptrdiff_t* nsub;
+    double* angle;
 };
 
 namespace engine {

@@ -20,6 +20,8 @@ cdef extern from "_engine.hpp" namespace "rotode" nogil:
         ENGINE_OK
         ENGINE_NONFINITE
         ENGINE_INTERRUPTED
+        ENGINE_TOO_MANY_SUBSTEPS
+        ENGINE_ROTATION_BOUND
         ENGINE_STEP_TOO_SMALL
         ENGINE_MAX_STEPS
 
@@ -63,6 +65,8 @@ cdef extern from "_engine.hpp" namespace "rotode" nogil:
         int* countdown
         int (*tick)(void*) noexcept nogil
         void* tick_ctx
+        Py_ssize_t* nsub
+        double* angle
 
 
 cdef extern from "_models.hpp" namespace "rotode" nogil:

@@ -1,7 +1,7 @@
 // The lane kernels: the fixed-step methods rk3, rk4, ab3, Lie-Euler and the Crouch-Grossman
-// methods on blocks of rigid bodies or of quaternion kinematics, and exp2 and the fixed-step
-// Magnus methods (magnus2, magnus4, magnus6, magnus8) on blocks of quaternion kinematics, one
-// body per SIMD lane (docs/architecture.md, "The lane kernels").
+// methods on blocks of rigid bodies or of quaternion kinematics, and exp2, the fixed-step
+// Magnus methods (magnus2, magnus4, magnus6, magnus8) and magnus_ca on blocks of quaternion
+// kinematics, one body per SIMD lane (docs/architecture.md, "The lane kernels").
 //
 // One source for every width.  A lane vector `Lanes<L>` is a GCC vector of L doubles (`double`
 // itself for L = 1): its + - * / act lane by lane, IEEE-exact in every lane, and a double mixed
@@ -61,9 +61,10 @@ enum LaneIsa { ISA_SCALAR = 0, ISA_SSE2 = 1, ISA_AVX2 = 2, ISA_AVX512 = 3, ISA_C
 // the fixed-step kernels of the lane blocks (LANES_AB3 and LANES_CG: rigid bodies only;
 // LANES_CG: the Crouch-Grossman methods of a `LaneTableau`, Lie-Euler that of cg1; on
 // kinematics LANES_CG is the product of exponentials of a `KinLaneMethod`, LANES_AB3 its ab3,
-// LANES_EXP2 and LANES_MAGNUS: kinematics only)
+// LANES_EXP2, LANES_MAGNUS and LANES_MAGNUS_CA: kinematics only)
 enum LaneKernel {
-    LANES_RK3 = 0, LANES_RK4 = 1, LANES_AB3 = 2, LANES_CG = 3, LANES_EXP2 = 4, LANES_MAGNUS = 5
+    LANES_RK3 = 0, LANES_RK4 = 1, LANES_AB3 = 2, LANES_CG = 3, LANES_EXP2 = 4, LANES_MAGNUS = 5,
+    LANES_MAGNUS_CA = 6
 };
 
 // A Crouch-Grossman tableau of s <= 3 stages (rotode/dynamic.pxd CGTableau's a and b: a[i*3 + j]
@@ -80,11 +81,14 @@ struct LaneTableau {
 // the Gauss nodes of magnus2, magnus4, magnus6 or magnus8, s = 1 .. 4), exp(x) by [NIRD]'s
 // trig-free approximation (approx), w(t0) read by the step (needs_w0), the last node's w
 // carried as the next step's w(t0) (carry), w' from the source (rate_source: counted; else
-// w' = 0)
+// w' = 0); LANES_MAGNUS_CA: the series' terms (1 .. 4) and whether a step beyond the bound
+// takes equal sub-steps (substep) or fails
 struct KinLaneMethod {
     int s;
     double b[4], c[4];
     bool approx, needs_w0, carry, rate_source;
+    int terms;
+    bool substep;
 };
 
 // A block run's choices: p[0] for every body (shared), q / |q| after every step (normalize),
@@ -159,7 +163,6 @@ template <class V>
 ROTODE_INLINE void gather_params(const RigidParams* p, bool shared, std::ptrdiff_t nb,
                                  RigidLanes<V>* out) {
     for (int l = 0; l < width<V>; ++l) set_params(*out, l, p[shared ? 0 : (l < nb ? l : nb - 1)]);
-    out->gyroscopic = p[0].gyroscopic;
 }
 
 // one body per lane: the parameters of KinParams, lane l from body l
@@ -505,6 +508,15 @@ struct KinStepModel {
     long long j;                    // ab3: the steps taken, the last three f, the previous starts
     V f[3][4];
     double tp1, tp2;
+    // magnus_ca: the lanes alive (`block_run`'s), each lane's sub-steps, and the lanes whose
+    // last step failed (`failures`: their status and rotation angle; the step left them as
+    // they were, as the driver's `advance_steps` leaves a body)
+    static constexpr int L = width<V>;
+    const bool* alive;
+    std::ptrdiff_t nsub[L];
+    bool failures;
+    int status[L];
+    double angle[L];
     ROTODE_INLINE void gather(const KinParams* ps, bool sh, std::ptrdiff_t nb) {
         gather_params(ps, sh, nb, &p);
         one = ps[0];
@@ -538,6 +550,12 @@ struct KinStepModel {
         have0 = false;
         nfev = nrate = j = 0;
         tp1 = tp2 = 0.0;
+        failures = false;
+        for (int l = 0; l < L; ++l) {
+            nsub[l] = 0;
+            status[l] = ENGINE_OK;
+            angle[l] = 0.0;
+        }
     }
     // before the row at t (`_store`): w(t) unless held
     ROTODE_INLINE void at_row(double t) {
@@ -563,6 +581,7 @@ struct KinStepModel {
         if constexpr (K == LANES_AB3) ab3(t0, h, q, qn);
         else if constexpr (K == LANES_CG) cg(m, t0, h, q, qn);
         else if constexpr (K == LANES_EXP2) exp2(m, t0, h, q, qn);
+        else if constexpr (K == LANES_MAGNUS_CA) magnus_ca(m, t0, h, q, qn);
         else magnus(m, t0, h, q, qn);
     }
     // `_step`'s ab3: two rk4 steps (f_j kept), then the variable-step weights of
@@ -640,6 +659,43 @@ struct KinStepModel {
         apply_rotvec_v<World>(q, om, m.approx, qn);
         have0 = false;
     }
+    // `_step`'s magnus_ca (rotode/kinematic.pyx `_magnus_ca`): w' at t0 (0 or the source's),
+    // Omega of rotode/_magnus.hpp `constant_acceleration` in every lane; a lane whose rotation
+    // angle bound reaches pi/sqrt(2) takes its equal sub-steps by the double instance, lane by
+    // lane (substep), or fails with the driver's status and its angle
+    ROTODE_INLINE void magnus_ca(const KinLaneMethod& m, double t0, double h, const V* q, V* qn) {
+        V dw[3], om[3], a, b;
+        rate(m, t0, dw);
+        magnus::end_rates2(w0, dw, h, a, b);
+        magnus::constant_acceleration(w0, dw, h, m.terms, World, om);
+        apply_rotvec_v<World>(q, om, m.approx, qn);
+        have0 = false;
+        const double bound = magnus_bound();
+        for (int l = 0; l < L; ++l) {
+            const double ang = magnus::ca_angle(get(a, l), get(b, l), h);
+            if (ang < bound || !alive[l]) continue;
+            if (m.substep && ang < MAGNUS_MAX_SUBSTEPS * 0.5 * bound) {
+                double w2[3], d[3], o[3], z[4], zn[4];
+                const std::ptrdiff_t ns = std::ptrdiff_t(std::floor(ang / (0.5 * bound))) + 1;
+                const double hs = h / double(ns);
+                nsub[l] += ns;
+                for (int c = 0; c < 3; ++c) d[c] = get(dw[c], l);
+                for (int c = 0; c < 4; ++c) z[c] = get(q[c], l);
+                for (std::ptrdiff_t sub = 0; sub < ns; ++sub) {
+                    for (int c = 0; c < 3; ++c) w2[c] = get(w0[c], l) + d[c] * (double(sub) * hs);
+                    magnus::constant_acceleration(w2, d, hs, m.terms, World, o);
+                    apply_rotvec_v<World>(z, o, m.approx, zn);
+                    for (int c = 0; c < 4; ++c) z[c] = zn[c];
+                }
+                for (int c = 0; c < 4; ++c) set(qn[c], l, z[c]);
+            } else {
+                for (int c = 0; c < 4; ++c) set(qn[c], l, get(q[c], l));
+                status[l] = m.substep ? ENGINE_TOO_MANY_SUBSTEPS : ENGINE_ROTATION_BOUND;
+                angle[l] = ang;
+                failures = true;
+            }
+        }
+    }
 };
 
 // rows k wide from `slot` on NaN
@@ -685,6 +741,8 @@ ROTODE_INLINE void note_counts(const M& f, BlockRun* b, int l) {
     if constexpr (is_lazy<M>) {
         b->counts[3 * l + 1] = f.nrate;
         b->counts[3 * l + 2] = f.nfev;
+        if (b->nsub) b->nsub[l] = f.nsub[l];
+        if (b->angle) b->angle[l] = f.angle[l];
     }
 }
 
@@ -745,6 +803,7 @@ ROTODE_INLINE void block_run(M& f, const LaneCall& o, bool to_end, BlockRun* b) 
     std::ptrdiff_t j = 0, slot = 0;
     int live = int(nb);
     start_lanes<M::k>(b, z, alive);
+    if constexpr (is_lazy<M>) f.alive = alive;
     f.begin(b->t[0]);
     if (m > 0 && b->save[0] == 0) {         // the row at t0: y0 itself (rigid: Stepper.y0_row)
         store_rows(f, z, 0, 0, true, b, alive, &live);
@@ -757,6 +816,16 @@ ROTODE_INLINE void block_run(M& f, const LaneCall& o, bool to_end, BlockRun* b) 
             const double t0 = b->t[jj], h = b->t[jj + 1] - t0;
             if constexpr (is_lazy<M>) {
                 f.template step<K>(o, t0, h, z, zn);
+                if (f.failures) {            // lanes whose step failed: found at that step
+                    f.failures = false;
+                    for (int l = 0; l < nb; ++l) {
+                        if (!alive[l] || f.status[l] == ENGINE_OK) continue;
+                        fail_lane<M::k>(b, l, f.status[l], jj, jj + 1, slot);
+                        note_counts(f, b, l);
+                        alive[l] = false;
+                        --live;
+                    }
+                }
             } else {
                 f.nodes(t0, h);
                 if constexpr (K == LANES_RK4) rk4_lanes(f, h, z, zn);
@@ -955,6 +1024,7 @@ inline void block_any(int isa, int kernel, const KinClass& c, const KinParams* p
         case LANES_CG: return kin_omega_kind<LANES_CG>(isa, c, p, o, b);
         case LANES_EXP2: return kin_omega_kind<LANES_EXP2>(isa, c, p, o, b);
         case LANES_MAGNUS: return kin_omega_kind<LANES_MAGNUS>(isa, c, p, o, b);
+        case LANES_MAGNUS_CA: return kin_omega_kind<LANES_MAGNUS_CA>(isa, c, p, o, b);
         default: return kin_omega_kind<LANES_RK3>(isa, c, p, o, b);
     }
 }
@@ -1012,6 +1082,8 @@ inline int lanes_block(int isa, int kernel, const P* p, bool shared, bool normal
         one.status = b->status + l;
         one.failed = b->failed + l;
         one.counts = b->counts + 3 * l;
+        one.nsub = b->nsub ? b->nsub + l : nullptr;
+        one.angle = b->angle ? b->angle + l : nullptr;
         const P* pl = p + (shared ? 0 : l);
         const LaneCall o{true, normalize, tab, km};
         block_any(ISA_SCALAR, kernel, lane_class(pl, kernel), pl, o, &one);

@@ -17,6 +17,7 @@ cdef extern from "_lanes.hpp" namespace "rotode" nogil:
         LANES_CG
         LANES_EXP2
         LANES_MAGNUS
+        LANES_MAGNUS_CA
 
     # a Crouch-Grossman tableau of s <= 3 stages: a[i*3 + j] (strictly lower triangular), b
     ctypedef struct LaneTableau:
@@ -36,6 +37,8 @@ cdef extern from "_lanes.hpp" namespace "rotode" nogil:
         bint needs_w0
         bint carry
         bint rate_source
+        int terms
+        bint substep
 
     # whether this CPU runs the instruction set (ISA_*); the bodies per block of one
     bint lanes_supported(int isa)

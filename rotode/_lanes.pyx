@@ -3,7 +3,7 @@
 rotode's fixed-step rk3, rk4, ab3, Lie-Euler and Crouch-Grossman (cg1, cg2, cg3, exp2) runs of
 `rotode.RigidBody` models whose torque is compiled (none, `rotode.torque.Gravity`,
 `rotode.torque.Constant`), and its fixed-step rk3, rk4, ab3, Lie-Euler, Crouch-Grossman
-(cg1, cg2, cg3), exp2 and magnus2-magnus8 runs of `rotode.QuaternionKinematics` under constant
+(cg1, cg2, cg3), exp2, magnus2-magnus8 and magnus_ca runs of `rotode.QuaternionKinematics` under constant
 rates (per body, or a `rotode.omega.Constant`) or a `rotode.omega.Sinusoid`, step blocks of
 bodies in the SIMD lanes of the CPU, one body per lane (rotode/_lanes.hpp): every lane does the
 operations of the one-body instance in the same order, so each body's result is its single

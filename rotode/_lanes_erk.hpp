@@ -196,21 +196,15 @@ ROTODE_INLINE void so3_coefficients_v(const V& x, V& s1, V& s2, V& s3) {
 }
 
 // w = T(-v) dv (body) or T(v) dv (World) in every lane: rotode/_rkmk.hpp
-// `rkmk_angular_velocity`'s operations (OUT: w[3]; may alias dv)
+// `rkmk_angular_velocity`'s operations, `rkmk_t_apply` on the coefficients in lanes (OUT: w[3];
+// may alias dv)
 template <bool World, class V>
 ROTODE_INLINE void rkmk_angular_velocity_v(const V* v, const V* dv, V* w) {
     const V x = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
     V s1, s2, s3;
     so3_coefficients_v(x, s1, s2, s3);
     if constexpr (!World) s2 = -s2;
-    const V a0 = dv[0], a1 = dv[1], a2 = dv[2];
-    const V c0 = v[1] * a2 - v[2] * a1;
-    const V c1 = v[2] * a0 - v[0] * a2;
-    const V c2 = v[0] * a1 - v[1] * a0;
-    const V d = v[0] * a0 + v[1] * a1 + v[2] * a2;
-    w[0] = s1 * a0 + s2 * c0 + s3 * d * v[0];
-    w[1] = s1 * a1 + s2 * c1 + s3 * d * v[1];
-    w[2] = s1 * a2 + s2 * c2 + s3 * d * v[2];
+    rkmk_t_apply(v, dv, s1, s2, s3, w);
 }
 
 // The lane models of `erk_lanes`: the bodies' parameters (`Params`; `gather` every lane's,
@@ -237,20 +231,39 @@ struct StateLanes : RigidLaneModel<T, Diag, false, V> {
     }
 };
 
+// The bases of the rkmk lane models: one orientation qb per lane, the identity until a body
+// begins there (`started`: the scalar model One that began it), and lane l's scalar model at
+// its base (`at`, for its rows).  One: an aggregate {parameters P, resume, qb[4]}.
+template <class One, class P, class V>
+struct LaneBases {
+    V qb[4];
+    ROTODE_INLINE void identity() {
+        for (int i = 0; i < 4; ++i) models::splat(qb[i], i == 0 ? 1.0 : 0.0);
+    }
+    ROTODE_INLINE void started(int l, const One& one) {
+        for (int i = 0; i < 4; ++i) set(qb[i], l, one.qb[i]);
+    }
+    ROTODE_INLINE One at(int l, const P& q) const {
+        One m{q, false, {}};
+        for (int i = 0; i < 4; ++i) m.qb[i] = get(qb[i], l);
+        return m;
+    }
+};
+
 // The pair on [v, w] of each step (RigidRkmkModel): one base qb per lane, the error scale's
 // reference magnitudes RKMK_REF, the largest angle of a step `rkmk_max_step_angle`.
 template <int T, bool Diag, class V>
-struct RkmkLanes {
+struct RkmkLanes : LaneBases<RigidRkmkModel<T, Diag>, RigidParams, V> {
     typedef RigidParams Params;
     typedef RigidRkmkModel<T, Diag> One;
     static constexpr int N = 6;
     static constexpr bool lie = true;
     static constexpr bool timed = T == TORQUE_GG;
+    using LaneBases<One, Params, V>::qb;
     RigidLanes<V> p;
-    V qb[4];
     ROTODE_INLINE void gather(const RigidParams* ps, bool shared, std::ptrdiff_t nb) {
         gather_params(ps, shared, nb, &p);
-        for (int i = 0; i < 4; ++i) models::splat(qb[i], i == 0 ? 1.0 : 0.0);
+        this->identity();
     }
     ROTODE_INLINE void take(int l, const RigidParams& q) { set_params(p, l, q); }
     // One's operator() at the lanes' times t: v' = T(-v)^-1 w, w' from Euler's equations at
@@ -263,16 +276,6 @@ struct RkmkLanes {
         rigid_euler<Diag>(p, z + 3, tau, dz + 3);
     }
     static One scalar(const RigidParams& q, bool resume) { return One{q, resume, {}}; }
-    // lane l's base from the scalar model that began its body
-    ROTODE_INLINE void started(int l, const One& one) {
-        for (int i = 0; i < 4; ++i) set(qb[i], l, one.qb[i]);
-    }
-    // the scalar model of lane l's step (its base), for its rows
-    ROTODE_INLINE One at(int l, const RigidParams& q) const {
-        One m{q, false, {}};
-        for (int i = 0; i < 4; ++i) m.qb[i] = get(qb[i], l);
-        return m;
-    }
     // One's accept in the lanes of `acc`: qb <- qb exp(v/2) retracted, v <- 0, the FSAL
     // stage's v' <- w (IN/OUT: z, K0)
     ROTODE_INLINE void accept(const Mask<V>& acc, V* z, V* K0) {
@@ -317,17 +320,17 @@ struct KinStateLanes {
 // q = qb exp(v/2) or exp(v/2) qb (World), one base qb per lane, the reference magnitudes
 // RKMK_REF and the largest angle of a step.
 template <int W, bool World, class V>
-struct KinRkmkLanes {
+struct KinRkmkLanes : LaneBases<KinRkmkModel<W, World>, KinParams, V> {
     typedef KinParams Params;
     typedef KinRkmkModel<W, World> One;
     static constexpr int N = 3;
     static constexpr bool lie = true;
     static constexpr bool timed = W != OMEGA_CONSTANT;
+    using LaneBases<One, Params, V>::qb;
     KinLanes<V> p;
-    V qb[4];
     ROTODE_INLINE void gather(const KinParams* ps, bool shared, std::ptrdiff_t nb) {
         gather_params(ps, shared, nb, &p);
-        for (int i = 0; i < 4; ++i) models::splat(qb[i], i == 0 ? 1.0 : 0.0);
+        this->identity();
     }
     ROTODE_INLINE void take(int l, const KinParams& q) { set_params(p, l, q); }
     // One's operator(): v' = T(-v)^-1 w(t) (body) or T(v)^-1 w(t) (world)
@@ -337,14 +340,6 @@ struct KinRkmkLanes {
         rkmk_rate_v<World>(v, w, dv);
     }
     static One scalar(const KinParams& q, bool resume) { return One{q, resume, {}}; }
-    ROTODE_INLINE void started(int l, const One& one) {
-        for (int i = 0; i < 4; ++i) set(qb[i], l, one.qb[i]);
-    }
-    ROTODE_INLINE One at(int l, const KinParams& q) const {
-        One m{q, false, {}};
-        for (int i = 0; i < 4; ++i) m.qb[i] = get(qb[i], l);
-        return m;
-    }
     // One's accept in the lanes of `acc`: the FSAL stage T^-1 w becomes w
     // (`rkmk_angular_velocity`), qb <- q = qb exp(v/2) or exp(v/2) qb retracted, v <- 0
     // (IN/OUT: v, K0)

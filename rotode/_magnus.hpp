@@ -1,9 +1,10 @@
-// The Gauss-Legendre Magnus methods of orders 4, 6 and 8 in so(3), once for every path: the
-// driver's one-body steps and `rotode.steps` (rotode/kinematic.pxd declares the double
-// instances `magnus4_rotvec`, `magnus6_rotvec`, `magnus8_rotvec`) and the SIMD lanes
-// (rotode/_lanes.hpp `KinStepModel::magnus`, V a lane vector).  Each lane does the operations of
-// the double instance in the same order, so that a lane's bits are its single run's
-// (-ffp-contract=off, setup.py).
+// The Gauss-Legendre Magnus methods of orders 4, 6 and 8 in so(3) and magnus_ca's series for a
+// constant angular acceleration, once for every path: the driver's one-body steps and
+// `rotode.steps` (rotode/kinematic.pxd declares the double instances `magnus4_rotvec`,
+// `magnus6_rotvec`, `magnus8_rotvec`, `magnus_ca_rotvec`, `magnus_ca_angle`) and the SIMD
+// lanes (rotode/_lanes.hpp `KinStepModel::magnus` and `magnus_ca`, V a lane vector).  Each
+// lane does the operations of the double instance in the same order, so that a lane's bits are
+// its single run's (-ffp-contract=off, setup.py).
 //
 // From the rates w_i at the step's Gauss nodes, Omega is the rotation vector of the step:
 // q(t0 + h) = exp(Omega/2) q(t0) with w in the world frame, q(t0) exp(Omega/2) in the body
@@ -14,6 +15,8 @@
 // 470 (2009) 151-238, eq. 4.8 and sec. 5.3 (orders 6 and 8); the equations, in the notation
 // below, are in docs/methods-kinematic.md.
 #pragma once
+
+#include <cmath>
 
 namespace rotode {
 
@@ -113,7 +116,59 @@ inline void order8(const V* a1, const V* a2, const V* a3, const V* a4, double h,
                      + h3 * h * (Q5[i] + Q6[i]) - h3 * h2 * Q7[i] / 42.0);
 }
 
+// magnus_ca: the Magnus rotation vector for a constant angular acceleration over the step,
+// w(t0 + s) = w0 + alpha s, in the world frame ([NIRD], with the h^5 and h^6 parts of Omega_4
+// derived in docs/methods-kinematic.md):
+//     Omega_1 = h w0 + h^2/2 alpha
+//     Omega_2 = h^3/12 alpha x w0
+//     Omega_3 = h^5/240 alpha x (alpha x w0)
+//     Omega_4 = -h^5/720 |w0|^2 w0 x alpha - h^6/720 w0 x (alpha x (alpha x w0)) + O(h^7)
+// the body frame's Omega_2 and Omega_4 with the opposite sign; the first `terms` (1 .. 4) of
+// them (OUT: om[3])
+template <class V>
+inline void constant_acceleration(const V* w0, const V* alpha, double h, int terms, bool world,
+                                  V* om) {
+    const double sg = world ? 1.0 : -1.0;
+    const double h2 = h * h;
+    const double h3 = h2 * h;
+    V c1[3], c2[3], c3[3];
+    const V n2 = w0[0] * w0[0] + w0[1] * w0[1] + w0[2] * w0[2];
+    for (int i = 0; i < 3; ++i) om[i] = h * w0[i] + 0.5 * h2 * alpha[i];
+    if (terms < 2) return;
+    cross3(alpha, w0, c1);                        // alpha x w0
+    double f = sg * h3 / 12.0;
+    for (int i = 0; i < 3; ++i) om[i] = om[i] + f * c1[i];
+    if (terms < 3) return;
+    cross3(alpha, c1, c2);                        // alpha x (alpha x w0)
+    f = h3 * h2 / 240.0;
+    for (int i = 0; i < 3; ++i) om[i] = om[i] + f * c2[i];
+    if (terms < 4) return;
+    cross3(w0, c2, c3);                           // w0 x (alpha x (alpha x w0))
+    f = -sg * h3 * h2 / 720.0;
+    for (int i = 0; i < 3; ++i) om[i] = om[i] + f * (-n2 * c1[i] + h * c3[i]);   // w0 x alpha = -c1
+}
+
+// |w0|^2 and |w0 + alpha h|^2, the squared rates at the ends of a magnus_ca step (OUT: a, b)
+template <class V>
+inline void end_rates2(const V* w0, const V* alpha, double h, V& a, V& b) {
+    a = w0[0] * w0[0] + w0[1] * w0[1] + w0[2] * w0[2];
+    const V e0 = w0[0] + alpha[0] * h, e1 = w0[1] + alpha[1] * h, e2 = w0[2] + alpha[2] * h;
+    b = e0 * e0 + e1 * e1 + e2 * e2;
+}
+
+// the upper bound |h| max(|w0|, |w0 + alpha h|) of the rotation angle over the step from the
+// squared end rates (|w| is convex along the segment w0 + alpha s: its maximum is at an end)
+inline double ca_angle(double a, double b, double h) {
+    return std::fabs(h) * std::sqrt(a > b ? a : b);
+}
+
 }  // namespace magnus
+
+// [NIRD]: the Magnus series converges while the rotation per step is below pi/sqrt(2)
+inline double magnus_bound() { return 2.221441469079183; }
+
+// magnus_ca with substep=True: the most equal sub-steps one grid step may take
+constexpr long MAGNUS_MAX_SUBSTEPS = 1000000;
 
 // The double instances (frame: rotode/equations.pxd's FRAME_BODY 0 or FRAME_WORLD 1)
 inline void magnus4_rotvec(const double* w1, const double* w2, double h, int frame, double* om) {
@@ -126,6 +181,15 @@ inline void magnus6_rotvec(const double* w1, const double* w2, const double* w3,
 inline void magnus8_rotvec(const double* a1, const double* a2, const double* a3,
                            const double* a4, double h, int frame, double* om) {
     magnus::order8(a1, a2, a3, a4, h, frame == 1, om);
+}
+inline void magnus_ca_rotvec(const double* w0, const double* alpha, double h, int terms,
+                             int frame, double* om) {
+    magnus::constant_acceleration(w0, alpha, h, terms, frame == 1, om);
+}
+inline double magnus_ca_angle(const double* w0, const double* alpha, double h) {
+    double a, b;
+    magnus::end_rates2(w0, alpha, h, a, b);
+    return magnus::ca_angle(a, b, h);
 }
 
 }  // namespace rotode

@@ -91,14 +91,11 @@ template <class T> inline void rkmk_rate(const T* v, const T* w, int frame, T* d
     }
 }
 
-// The inverse of `rkmk_rate`: w = T(-v) dv (body) or T(v) dv (world) (OUT: w[3]; may alias dv):
-// T(+-v) dv = S1 dv +- S2 v x dv + S3 v (v . dv)
+// w = s1 dv + s2 v x dv + s3 v (v . dv), T(+-v) dv from T's coefficients, s2 of the frame's
+// sign (`rkmk_angular_velocity`, and the adaptive lanes' with coefficients in lanes) (OUT: w[3];
+// may alias dv)
 template <class T>
-inline void rkmk_angular_velocity(const T* v, const T* dv, int frame, T* w) {
-    T x = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
-    T s1, s2, s3;
-    so3_coefficients(x, &s1, &s2, &s3);
-    if (frame == RKMK_FRAME_BODY) s2 = -s2;
+inline void rkmk_t_apply(const T* v, const T* dv, const T& s1, const T& s2, const T& s3, T* w) {
     const T a0 = dv[0], a1 = dv[1], a2 = dv[2];
     const T c0 = v[1] * a2 - v[2] * a1;
     const T c1 = v[2] * a0 - v[0] * a2;
@@ -107,6 +104,17 @@ inline void rkmk_angular_velocity(const T* v, const T* dv, int frame, T* w) {
     w[0] = s1 * a0 + s2 * c0 + s3 * d * v[0];
     w[1] = s1 * a1 + s2 * c1 + s3 * d * v[1];
     w[2] = s1 * a2 + s2 * c2 + s3 * d * v[2];
+}
+
+// The inverse of `rkmk_rate`: w = T(-v) dv (body) or T(v) dv (world) (OUT: w[3]; may alias dv):
+// T(+-v) dv = S1 dv +- S2 v x dv + S3 v (v . dv)
+template <class T>
+inline void rkmk_angular_velocity(const T* v, const T* dv, int frame, T* w) {
+    T x = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+    T s1, s2, s3;
+    so3_coefficients(x, &s1, &s2, &s3);
+    if (frame == RKMK_FRAME_BODY) s2 = -s2;
+    rkmk_t_apply(v, dv, s1, s2, s3, w);
 }
 
 // e = exp(c w / 2), the unit quaternion of the rotation by the angle c |w| about w (OUT: e[4]):

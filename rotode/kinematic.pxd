@@ -9,20 +9,9 @@
 # the world frame (R' = [w]x R, commutator = cross product); the body frame is the same series
 # for the transposed equation (R^T)' = -[w]x R^T, i.e. Omega_body(w) = -Omega_world(-w): terms
 # with an even number of w factors change sign (docs/methods-kinematic.md).
-from libc.math cimport sqrt, fabs
+from libc.math cimport sqrt
 from rotode.quaternion cimport quat_mul, quat_exp_pure, quat_exp_approx, quat_norm2
 from rotode.equations cimport FRAME_BODY, FRAME_WORLD, quaternion_kinematics_rhs
-
-# [NIRD]: the Magnus series converges while the rotation per step is below pi/sqrt(2).
-cdef inline double magnus_bound() noexcept nogil:
-    return 2.221441469079183  # pi / sqrt(2)
-
-
-cdef inline void cross3(const double* a, const double* b, double* out) noexcept nogil:
-    """out = a x b (OUT: out[3]; may not alias a or b)."""
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
 
 
 cdef inline void apply_rotvec(const double* q, const double* v, int frame, bint approx,
@@ -74,63 +63,19 @@ cdef inline void exp2_rotvec(const double* w0, const double* dw0, double h,
     om[2] = h * w0[2] + c * dw0[2]
 
 
-cdef inline void magnus_ca_rotvec(const double* w0, const double* alpha, double h, int terms,
-                                  int frame, double* om) noexcept nogil:
-    """Magnus rotation vector for constant angular acceleration w(t0+s) = w0 + alpha s.
-
-    World frame ([NIRD], plus the dt^5 and dt^6 parts of Omega_4 derived in
-    docs/methods-kinematic.md):
-        Omega_1 = h w0 + h^2/2 alpha
-        Omega_2 = h^3/12 alpha x w0
-        Omega_3 = h^5/240 alpha x (alpha x w0)
-        Omega_4 = -h^5/720 |w0|^2 w0 x alpha - h^6/720 w0 x (alpha x (alpha x w0)) + O(h^7)
-    Body frame: Omega_2 and Omega_4 change sign.  terms in 1..4 (OUT: om[3]).
-    """
-    cdef double sg = 1.0 if frame == FRAME_WORLD else -1.0
-    cdef double h2 = h * h
-    cdef double h3 = h2 * h
-    cdef double c1[3]
-    cdef double c2[3]
-    cdef double c3[3]
-    cdef double f
-    cdef double n2 = w0[0] * w0[0] + w0[1] * w0[1] + w0[2] * w0[2]
-    cdef int i
-    for i in range(3):
-        om[i] = h * w0[i] + 0.5 * h2 * alpha[i]
-    if terms < 2:
-        return
-    cross3(alpha, w0, c1)                         # alpha x w0
-    f = sg * h3 / 12.0
-    for i in range(3):
-        om[i] += f * c1[i]
-    if terms < 3:
-        return
-    cross3(alpha, c1, c2)                         # alpha x (alpha x w0)
-    f = h3 * h2 / 240.0
-    for i in range(3):
-        om[i] += f * c2[i]
-    if terms < 4:
-        return
-    cross3(w0, c2, c3)                            # w0 x (alpha x (alpha x w0))
-    f = -sg * h3 * h2 / 720.0
-    # w0 x alpha = -c1
-    for i in range(3):
-        om[i] += f * (-n2 * c1[i] + h * c3[i])
-
-
-cdef inline double magnus_ca_angle(const double* w0, const double* alpha,
-                                   double h) noexcept nogil:
-    """Upper bound |h| max(|w0|, |w0 + alpha h|) of the rotation angle int |w| over the step.
-
-    |w| is convex along the segment w0 + alpha s, so its maximum is at an end.
-    """
-    cdef double a = w0[0] * w0[0] + w0[1] * w0[1] + w0[2] * w0[2]
-    cdef double e0 = w0[0] + alpha[0] * h, e1 = w0[1] + alpha[1] * h, e2 = w0[2] + alpha[2] * h
-    cdef double b = e0 * e0 + e1 * e1 + e2 * e2
-    return fabs(h) * sqrt(a if a > b else b)
-
-
 cdef extern from "_magnus.hpp" namespace "rotode" nogil:
+    # [NIRD]: the Magnus series converges while the rotation per step is below pi/sqrt(2)
+    double magnus_bound()
+    # magnus_ca with substep=True: the most equal sub-steps one grid step may take
+    long MAGNUS_MAX_SUBSTEPS
+    # magnus_ca ([NIRD]; the h^5 and h^6 parts of Omega_4 in docs/methods-kinematic.md): the
+    # step's rotation vector for w(t0 + s) = w0 + alpha s from its first `terms` (1 .. 4)
+    # terms, in the frame `frame` (body: Omega_2 and Omega_4 change sign) (OUT: om[3]); and
+    # the upper bound |h| max(|w0|, |w0 + alpha h|) of the step's rotation angle (|w| is
+    # convex along the segment, its maximum at an end)
+    void magnus_ca_rotvec(const double* w0, const double* alpha, double h, int terms,
+                          int frame, double* om)
+    double magnus_ca_angle(const double* w0, const double* alpha, double h)
     # Gauss-Legendre Magnus methods in so(3) from the rates at the step's two, three or four
     # Gauss nodes (rotode/_magnus.hpp, which the SIMD lanes step too: Iserles & Norsett 1999;
     # Blanes, Casas & Ros 2000; Blanes et al. 2009 eq. 4.8, sec. 5.3): the step's rotation

@@ -15,9 +15,9 @@ kernel enum (rotode/_driver.pxd): the Crouch-Grossman product, exp2, the Magnus 
 Runge-Kutta and Adams-Bashforth on the quaternion (equations and references in
 docs/methods-kinematic.md), and the embedded pairs the driver steps, on the quaternion and (the
 Runge-Kutta-Munthe-Kaas methods, rotode/rkmk.pxd) on the rotation vector of each step.  The
-fixed-step rk3, rk4, ab3, lie_euler, cg1, cg2, cg3, exp2 and magnus2-magnus8 under a rate whose
-model is compiled (constant rates, `rotode.omega.Constant`, `rotode.omega.Sinusoid`; exp2 with
-w' of the source or 0) run in the lane kernels instead: blocks of bodies in SIMD lanes, each
+fixed-step rk3, rk4, ab3, lie_euler, cg1, cg2, cg3, exp2, magnus2-magnus8 and magnus_ca under a
+rate whose model is compiled (constant rates, `rotode.omega.Constant`, `rotode.omega.Sinusoid`;
+exp2 and magnus_ca with w' of the source or 0) run in the lane kernels instead: blocks of bodies in SIMD lanes, each
 body with its single run's bits, `_step`'s operations in its order (rotode/_lanes.hpp
 `KinLaneModel`, `KinStepModel`; ``rotode._lanes``; docs/architecture.md "The lane kernels").
 """
@@ -46,14 +46,18 @@ from rotode._driver cimport (Control, Engine, Stepper, ThinCall, advance_steps, 
 
 if sizeof(KinWork) > WORK_DOUBLES * sizeof(double):
     raise ImportError("rotode.kinematic: the per-body scratch exceeds the driver's WORK_DOUBLES")
+if (ENGINE_ROTATION_BOUND != STATUS_ROTATION_BOUND
+        or ENGINE_TOO_MANY_SUBSTEPS != STATUS_TOO_MANY_SUBSTEPS):
+    raise ImportError("rotode.kinematic: the lane kernels' status codes are not the driver's")
 from rotode.omega cimport AngularVelocity, Samples, Sinusoid
 from rotode.omega cimport Constant as ConstantRate
 from rotode._engine cimport (BlockRun, EngineRun, KinParams, kin_erk_body, kin_eval,
-                             kin_rkmk_body,
+                             kin_rkmk_body, ENGINE_ROTATION_BOUND, ENGINE_TOO_MANY_SUBSTEPS,
                              OMEGA_CONSTANT, OMEGA_SINUSOID)
 from rotode._lanes_erk_kin cimport kin_erk_lanes
 from rotode._lanes cimport (KinLaneMethod, kin_block, lanes_width, LANES_RK3, LANES_RK4,
-                            LANES_AB3, LANES_CG, LANES_EXP2, LANES_MAGNUS, ISA_SCALAR, ISA_SSE2,
+                            LANES_AB3, LANES_CG, LANES_EXP2, LANES_MAGNUS, LANES_MAGNUS_CA,
+                            ISA_SCALAR, ISA_SSE2,
                             ISA_AVX2, ISA_AVX512)
 from libc.stdlib cimport malloc, free
 from rotode.quaternion cimport quat_rotate, quat_conj
@@ -79,11 +83,8 @@ cdef enum:
     RATE_FD = 2       # source without a rate: w' ~ (w(t + h) - w(t)) / h over the step
     RATE_ALPHA = 3    # option alpha (N, 3): constant angular acceleration per body
 
-cdef enum:
-    SUBSTEP_CAP = 1000000
-
 #: magnus_ca with substep=True: the most sub-steps one grid step may take.
-MAX_SUBSTEPS = SUBSTEP_CAP
+MAX_SUBSTEPS = MAGNUS_MAX_SUBSTEPS
 
 
 cdef struct KinCfg:
@@ -252,7 +253,7 @@ cdef inline int _magnus_ca(const KinCfg* g, Py_ssize_t i, KinWork* k, double t0,
     if ang < magnus_bound():
         magnus_ca_rotvec(k.w0, dw, h, g.terms, g.frame, om)
         apply_rotvec(q, om, g.frame, g.approx, q)
-    elif g.substep and ang < SUBSTEP_CAP * 0.5 * magnus_bound():
+    elif g.substep and ang < MAGNUS_MAX_SUBSTEPS * 0.5 * magnus_bound():
         # equal sub-steps of at most half the bound each, w0 advanced exactly
         nsubs = <Py_ssize_t>floor(ang / (0.5 * magnus_bound())) + 1
         hs = h / nsubs
@@ -536,14 +537,19 @@ cdef void _erk_lanes(const void* cfg, Py_ssize_t i, EngineRun* runs, Py_ssize_t 
 
 cdef void _lane_block(const void* cfg, Py_ssize_t i, BlockRun* run) noexcept nogil:
     """Bodies i .. i + run.nb - 1 by the lane kernel (rotode/_lanes.hpp): rk3, rk4, ab3, the
-    Crouch-Grossman product, exp2 or magnus2-magnus8 on q with w(t) known at compile time, one
-    body per SIMD lane.  The w evaluations are counted as `_step` and `_store` count them:
-    for rk3/rk4 w(t0) once, then two per step taken (none after the last row); the other
-    kernels count theirs (w and w') in counts[3 j + 2] and counts[3 j + 1]."""
+    Crouch-Grossman product, exp2, magnus2-magnus8 or magnus_ca on q with w(t) known at compile
+    time, one body per SIMD lane.  The w evaluations are counted as `_step` and `_store` count
+    them: for rk3/rk4 w(t0) once, then two per step taken (none after the last row); the other
+    kernels count theirs (w and w') in counts[3 j + 2] and counts[3 j + 1], magnus_ca its
+    sub-steps and a failed step's rotation angle in g's nsub and fail_angle."""
     cdef const KinCfg* g = <const KinCfg*>cfg
+    cdef Py_ssize_t j, steps
+    for j in range(run.nb):
+        g.nsub[i + j] = 0
+    run.nsub = &g.nsub[i]
+    run.angle = &g.fail_angle[i]
     cdef int lanes = kin_block(g.isa, g.lane_kernel, &g.params[0 if g.params_shared else i],
                                g.params_shared, g.normalize, &g.lane_method, run)
-    cdef Py_ssize_t j, steps
     cdef bint first = run.m > 0 and run.save[0] == 0
     for j in range(run.nb):
         steps = run.counts[3 * j]               # (a failed body's: the steps it took)
@@ -556,7 +562,6 @@ cdef void _lane_block(const void* cfg, Py_ssize_t i, BlockRun* run) noexcept nog
             g.nrate[i + j] = run.counts[3 * j + 1]
             run.counts[3 * j + 1] = 0
             run.counts[3 * j + 2] = 0
-        g.nsub[i + j] = 0
         g.lanes_used[i + j] = lanes
 
 
@@ -890,8 +895,9 @@ def run(method, model, y0, t, save, options, workers=1):
     stats : dict
         ``n_steps``, ``nfev`` (w evaluations per body, including those at output times),
         ``nrate`` (w' evaluations per body), ``n_substeps``, ``status``, ``message``; the
-        methods on the lane kernels (rk3, rk4, ab3, lie_euler, cg1, cg2, cg3, exp2, magnus2,
-        magnus4 on a fixed grid under constant rates, `Constant`, `Sinusoid`) report ``simd``,
+        methods on the lane kernels (rk3, rk4, ab3, lie_euler, cg1, cg2, cg3, exp2,
+        magnus2-magnus8 and magnus_ca without ``alpha``, on a fixed grid under constant rates,
+        `Constant`, `Sinusoid`) report ``simd``,
         the instruction set of ``rotode._lanes`` their blocks ran on ("scalar": body by
         body); so do the error-controlled pairs and rkmk3/5/8 under those rates without the
         norm gain (the adaptive lanes: ``"avx2"``, their one kernel, on AVX-512 too).
@@ -1046,7 +1052,7 @@ cdef int _lane_kernel(const KinCfg* g) noexcept:
     """The lane kernel (LANES_*) of the run's fixed-step method, -1 if none: rk3, rk4, ab3
     (w' unused), the Crouch-Grossman product (lie_euler, cg1, cg2, cg3), exp2 (w' = 0 or the
     source's), the fixed-step Magnus methods (magnus2, magnus4, magnus6, magnus8: one to four
-    Gauss nodes); the exponential exact or approximate."""
+    Gauss nodes), magnus_ca (w' = 0 or the source's); the exponential exact or approximate."""
     if g.kernel == KERNEL_RK3 or g.kernel == KERNEL_RK4 or g.kernel == KERNEL_AB3:
         if g.rate_mode != RATE_ZERO:
             return -1
@@ -1058,6 +1064,8 @@ cdef int _lane_kernel(const KinCfg* g) noexcept:
         return LANES_EXP2
     if g.kernel == KERNEL_MAGNUS and g.stages <= 4:  # KinStepModel::magnus: 1 .. 4 nodes
         return LANES_MAGNUS
+    if g.kernel == KERNEL_MAGNUS_CA and (g.rate_mode == RATE_ZERO or g.rate_mode == RATE_SOURCE):
+        return LANES_MAGNUS_CA
     return -1
 
 
@@ -1072,6 +1080,8 @@ cdef void _lane_method(KinCfg* g) noexcept:
     g.lane_method.needs_w0 = g.needs_w0
     g.lane_method.carry = g.carry
     g.lane_method.rate_source = g.rate_mode == RATE_SOURCE
+    g.lane_method.terms = g.terms
+    g.lane_method.substep = g.substep
 
 
 cdef object _attach_lanes(Stepper* sp, KinCfg* g, object lanes_used):

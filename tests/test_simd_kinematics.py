@@ -1,6 +1,7 @@
 """The lane kernels on quaternion kinematics (rotode/_lanes.hpp, `KinLaneModel` and
-`KinStepModel`): rk3, rk4, ab3, Lie-Euler, the Crouch-Grossman methods, exp2 and the fixed-step
-Magnus methods (magnus2, magnus4, magnus6, magnus8) in batches under constant or sinusoidal
+`KinStepModel`): rk3, rk4, ab3, Lie-Euler, the Crouch-Grossman methods, exp2, the fixed-step
+Magnus methods (magnus2, magnus4, magnus6, magnus8) and magnus_ca (its bound, its sub-steps) in
+batches under constant or sinusoidal
 rates, body or world frame, with or without the norm gain and per-body rates, give every body
 its single run's bits and the driver's one-body step's (rotode/kinematic.pyx `_step`) on every
 instruction set this CPU runs, with any number of threads."""
@@ -109,22 +110,26 @@ def test_normalize_and_a_failing_body(isa):
 
 
 def test_other_sources_keep_the_drivers_step():
-    """A rate with no compiled model (a callable, samples), magnus_ca, and exp2 under a rate
-    without its derivative take the driver's step."""
+    """A rate with no compiled model (a callable, samples), magnus_ca with per-body angular
+    accelerations (`alpha`), and exp2 under a rate without its derivative take the driver's
+    step."""
     q0 = _quaternions(4)
     samples = rotode.omega.Samples([0.0, 0.05, 0.1], [[0.0, 0.0, 1.0]] * 3, kind="previous")
     for model, method in [(lambda t: np.array([0.0, 0.0, 1.0]), "rk4"),
                           (lambda t: np.array([0.0, 0.0, 1.0]), "exp2"),
-                          (samples, "cg2"),
-                          (rotode.omega.Constant([0.0, 0.0, 1.0]), "magnus_ca")]:
+                          (samples, "cg2")]:
         out = rotode.integrate(model, (0, 0.1), q0, method=method, dt=0.05)
         assert out.success and "simd" not in out.stats, method
+    out = rotode.integrate(np.ones((4, 3)), (0, 0.1), q0, method="magnus_ca", dt=0.05,
+                           alpha=np.full((4, 3), 0.5))
+    assert out.success and "simd" not in out.stats
 
 
 # the fixed-step methods KinStepModel steps (rotode/_lanes.hpp): ab3, the Crouch-Grossman
-# product (lie_euler, cg1, cg2, cg3), exp2 and the Magnus methods of one to four Gauss nodes
+# product (lie_euler, cg1, cg2, cg3), exp2, the Magnus methods of one to four Gauss nodes and
+# magnus_ca
 STEPPED = ["ab3", "lie_euler", "cg1", "cg2", "cg3", "exp2", "magnus2", "magnus4", "magnus6",
-           "magnus8"]
+           "magnus8", "magnus_ca"]
 GROUP = STEPPED[1:]
 
 
@@ -132,6 +137,8 @@ def _cases(method):
     """(source, options) of a method: every source and frame, the norm gain (ab3) or the
     approximate exponential (the Lie-group methods)."""
     extra = ({"norm_gain": 0.7}, {"normalize": True}) if method == "ab3" else ({"exp": "approx"},)
+    if method == "magnus_ca":
+        extra += ({"terms": 1}, {"terms": 3}, {"terms": 4, "substep": True})
     return [(source, dict(opts, frame=frame)) for source in ("constant", "sinusoid", "rows")
             for frame in ("body", "world") for opts in ({},) + extra]
 
@@ -213,6 +220,8 @@ def test_stepped_methods_backward_small_batches_and_a_failing_body(isa, method):
              (rates[:1], (0.0, 0.3), q0[:1], dict(dt=0.01)),
              (rates[:3], (0.3, 0.0), q0[:3], dict(dt=0.01, frame="world"))]
     for model, span, y0, kw in calls:
+        if method == "magnus_ca":              # (the steps of 0.3 go beyond its bound)
+            kw = dict(kw, substep=True)
         got = rotode.integrate(model, span, y0, method=method, **kw)
         _lanes.use("off")
         try:
@@ -230,7 +239,58 @@ def test_stepped_methods_backward_small_batches_and_a_failing_body(isa, method):
     grid = np.linspace(0.0, 1.0, 101)
     save = np.arange(0, 101, 10)
     for frame in ("body", "world"):
+        if method == "magnus_ca":              # 1e160 rad/s: beyond its bound, the run fails
+            with pytest.raises(ValueError, match="body 6") as got:
+                kinematic.run(method, bad, q0, grid, save, {"frame": frame})
+            with pytest.raises(ValueError, match="body 6") as ref:
+                _off_run(isa, method, bad, q0, grid, save, {"frame": frame})
+            assert str(got.value) == str(ref.value)
+            continue
         y, w, stats = _same_as_off(isa, method, bad, q0, grid, save, {"frame": frame}, failed=6)
         assert stats["status"] == 2 and "body 6, step" in stats["message"]
         assert np.isnan(y[6, -1]).all() and np.isfinite(np.delete(y, 6, axis=0)).all()
         assert stats["simd"] == isa
+
+
+@pytest.mark.parametrize("isa", ISAS, indirect=True)
+@pytest.mark.parametrize("frame", ["body", "world"])
+def test_magnus_ca_bound_and_substeps_per_lane(isa, frame):
+    """magnus_ca's convergence bound in lanes: steps long enough that some bodies of a block
+    rotate beyond pi/sqrt(2) and others not.  Without `substep` the first such body fails the
+    run with the driver's message (its body index, step and angle); with it, each of those
+    bodies takes its own number of equal sub-steps (the double instance, lane by lane) and its
+    lane-mates none: rows, rates and the sub-step counts the driver's one body at a time, and
+    each body its single run; beyond MAX_SUBSTEPS the same failure as the driver's."""
+    q0 = _quaternions(N, seed=13)
+    rates = _rates(N, seed=14) * np.linspace(0.05, 8.0, N)[:, None]
+    grid = np.linspace(0.0, 2.0, 9)                 # h = 0.25: |w| h from 0.01 to ~10 rad
+    save = np.arange(0, 9, 2)
+    angles = 0.25 * np.linalg.norm(rates, axis=1)
+    assert (angles >= 2.2214).any() and (angles < 2.2214).sum() >= N // 2
+    for model in (rates, rotode.omega.Sinusoid([6.0, 3.0, 9.0], 3.0, [0.0, 0.4, 1.1])):
+        opts = {"frame": frame, "terms": 3}
+        with pytest.raises(ValueError, match="convergence bound") as got:
+            kinematic.run("magnus_ca", model, q0, grid, save, opts)
+        with pytest.raises(ValueError, match="convergence bound") as ref:
+            _off_run(isa, "magnus_ca", model, q0, grid, save, opts)
+        assert str(got.value) == str(ref.value)
+        opts["substep"] = True
+        y, w, stats = _same_as_off(isa, "magnus_ca", model, q0, grid, save, opts)
+        assert stats["status"] == 0 and stats["n_substeps"] > 0
+        if model is rates:
+            subs = []
+            for i in range(N):
+                y1, w1, s1 = _off_run(isa, "magnus_ca", rates[i:i + 1], q0[i:i + 1], grid, save,
+                                      opts)
+                assert np.array_equal(y[i], y1[0]) and np.array_equal(w[i], w1[0]), i
+                assert (s1["n_substeps"] > 0) == (angles[i] >= 2.2214), i
+                subs.append(s1["n_substeps"])
+            assert stats["n_substeps"] == max(subs) and len(set(subs)) > 2
+    huge = rates.copy()
+    huge[5] *= 1e7
+    opts = {"frame": frame, "substep": True}
+    with pytest.raises(ValueError, match="MAX_SUBSTEPS") as got:
+        kinematic.run("magnus_ca", huge, q0, grid, save, opts)
+    with pytest.raises(ValueError, match="MAX_SUBSTEPS") as ref:
+        _off_run(isa, "magnus_ca", huge, q0, grid, save, opts)
+    assert str(got.value) == str(ref.value) and "(body 5)" in str(got.value)

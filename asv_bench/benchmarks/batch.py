@@ -118,6 +118,18 @@ class BatchAdaptiveKinematics:
                          atol=1e-11, t_eval=[0.0, 10.0], workers=1)
 
 
+class BatchFixedKinematics(BatchAdaptiveKinematics):
+    """magnus_ca (its rotation-angle bound checked per lane), magnus4 and rk4 at dt = 0.01 on
+    2 x 10^4 orientations under dispersed constant body rates over (0, 10), one thread, the
+    rows at t0 and tf: the driver's one body at a time ("off") against the AVX2 lanes."""
+
+    params = [["off", "avx2"], ["magnus_ca", "magnus4", "rk4"]]
+
+    def time_integrate(self, simd, method):
+        rotode.integrate(self.rates, (0.0, 10.0), self.q0, method=method, dt=0.01,
+                         t_eval=[0.0, 10.0], workers=1)
+
+
 class BatchAgainstLoop:
     """rotode's rk4 time (its best instruction set) over the hand-written AVX2 loop's, and
     workers=1 over workers=2.  Skipped where the loop cannot be built."""
