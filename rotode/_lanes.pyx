@@ -3,11 +3,12 @@
 rotode's fixed-step rk3, rk4, ab3, Lie-Euler and Crouch-Grossman (cg1, cg2, cg3, exp2) runs of
 `rotode.RigidBody` models whose torque is compiled (none, `rotode.torque.Gravity`,
 `rotode.torque.Constant`), and its fixed-step rk3, rk4, ab3, Lie-Euler, Crouch-Grossman
-(cg1, cg2, cg3), exp2, magnus2-magnus8 and magnus_ca runs of `rotode.QuaternionKinematics` under constant
-rates (per body, or a `rotode.omega.Constant`) or a `rotode.omega.Sinusoid`, step blocks of
-bodies in the SIMD lanes of the CPU, one body per lane (rotode/_lanes.hpp): every lane does the
-operations of the one-body instance in the same order, so each body's result is its single
-run's, bit for bit, whatever the width, the block and the number of threads.  The
+(cg1, cg2, cg3), exp2, magnus2-magnus8 and magnus_ca runs of `rotode.QuaternionKinematics`
+under constant rates (per body, or a `rotode.omega.Constant`) or a `rotode.omega.Sinusoid`,
+step blocks of bodies in the SIMD lanes of the CPU, one body per lane (rotode/_lanes.hpp):
+every lane does the operations of the one-body instance in the same order, so each body's
+result is its single run's, bit for bit, whatever the width, the block and the number of
+threads.  The
 error-controlled pairs (bs3, dopri5, dop853) and rkmk3/5/8 on such batches of either model
 (without the norm gain) run in the adaptive lanes (rotode/_lanes_erk.hpp): 4 bodies at a time in
 AVX2 registers where the set is "avx2" or "avx512", each lane with its own steps and refilled

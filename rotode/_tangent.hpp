@@ -427,8 +427,7 @@ ROTODE_INLINE int erk_tangent_body(const G& model, EngineRun* run, double* sens)
             for (int k = 0; k < C; ++k) znewv[k] = znew[k].v;
             const double err = error_norm<P>(Kv, NC, zv, znewv, h, rtol, atol, ref);
             const double angle = max_angle > 0.0      // erk_body's `max_angle` (Lie group)
-                ? std::sqrt(znewv[0] * znewv[0] + znewv[1] * znewv[1] + znewv[2] * znewv[2])
-                : 0.0;
+                ? rkmk_step_angle(znewv, 1) : 0.0;
             if (decide_step(err, exponent, angle, max_angle, h_abs, retried, rejected)) break;
         }
         if (st != ENGINE_OK) break;

@@ -245,11 +245,12 @@ def _rotode_method(fun, name, args):
     string is returned unchanged (SciPy's own error names its methods)."""
     if name in _SCIPY_METHODS:
         return name
-    key = name.lower()
-    spec = methods.REGISTRY.get(key) or next(
-        (m for m in methods.REGISTRY.values() if m.solver and m.solver.lower() == key), None)
+    spec = methods.REGISTRY.get(name.lower())
     if spec is None:
-        return name
+        try:
+            spec = methods.by_solver(name, ignore_case=True)
+        except LookupError:
+            return name
     if (isinstance(fun, (QuaternionKinematics, RigidBody)) and args is None
             and not python_override(type(fun), "__call__")):
         kind = "rigid body" if isinstance(fun, RigidBody) else "kinematics"

@@ -17,9 +17,10 @@ docs/methods-kinematic.md), and the embedded pairs the driver steps, on the quat
 Runge-Kutta-Munthe-Kaas methods, rotode/rkmk.pxd) on the rotation vector of each step.  The
 fixed-step rk3, rk4, ab3, lie_euler, cg1, cg2, cg3, exp2, magnus2-magnus8 and magnus_ca under a
 rate whose model is compiled (constant rates, `rotode.omega.Constant`, `rotode.omega.Sinusoid`;
-exp2 and magnus_ca with w' of the source or 0) run in the lane kernels instead: blocks of bodies in SIMD lanes, each
-body with its single run's bits, `_step`'s operations in its order (rotode/_lanes.hpp
-`KinLaneModel`, `KinStepModel`; ``rotode._lanes``; docs/architecture.md "The lane kernels").
+exp2 and magnus_ca with w' of the source or 0) run in the lane kernels instead: blocks of
+bodies in SIMD lanes, each body with its single run's bits, `_step`'s operations in its order
+(rotode/_lanes.hpp `KinLaneModel`, `KinStepModel`; ``rotode._lanes``; docs/architecture.md "The
+lane kernels").
 """
 import numpy as np
 

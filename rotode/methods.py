@@ -1025,10 +1025,12 @@ def unregister(name):
         raise ValueError(f"no registered method {name!r}") from None
 
 
-def by_solver(class_name):
-    """The `Method` whose ``OdeSolver`` class is called `class_name`."""
+def by_solver(class_name, ignore_case=False):
+    """The `Method` whose ``OdeSolver`` class is called `class_name` (in any case with
+    `ignore_case`); LookupError if none is."""
+    key = class_name.lower() if ignore_case else class_name
     for m in REGISTRY.values():
-        if m.solver == class_name:
+        if m.solver is not None and (m.solver.lower() if ignore_case else m.solver) == key:
             return m
     raise LookupError(f"no registry method has the solver class {class_name!r}")
 
