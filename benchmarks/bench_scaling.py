@@ -11,14 +11,15 @@ the lane kernels on the batches whose model they compile; "-": the one-body loop
 
     python benchmarks/bench_scaling.py [--bodies 10000] [--repeat 3] [--markdown]
     python benchmarks/bench_scaling.py --lanes-vs-off [--bodies 20000] [--kinematics]
-        [--methods dop853 rkmk8 ...]
+        [--methods dop853 rkmk8 ...] [--driver]
 
 With ``--markdown`` it also prints the table of docs/scaling.md and the cost of 10^8 bodies on
 100 nodes x 32 cores at the measured rates (a paper estimate: compute time only).  With
 ``--lanes-vs-off``: dop853 and rkmk8 (or ``--methods``) at rtol 1e-9 on the tops (with
 ``--kinematics``: on the orientations under dispersed constant rates) over 1 s and 10 s, the
 lanes against one body at a time (``off``), the instruction sets alternated in one process; a
-fixed-step method at dt = 0.01.
+fixed-step method at dt = 0.01; with ``--driver`` also the driver's general loop of one body
+(the specialised engine off: what ran before a method had its engine loop).
 """
 import argparse
 import time
@@ -61,7 +62,7 @@ def one(kind, name, n, repeat, rng):
     return best, work, res.stats.get("simd", "-")
 
 
-def lanes_vs_off(n, repeat, kind="rigid body", names=("dop853", "rkmk8")):
+def lanes_vs_off(n, repeat, kind="rigid body", names=("dop853", "rkmk8"), driver=False):
     """ns per body-step of batches of the methods `names`, `off` against the lane sets,
     alternated."""
     from rotode import _lanes
@@ -69,28 +70,36 @@ def lanes_vs_off(n, repeat, kind="rigid body", names=("dop853", "rkmk8")):
     print(f"{kind}, {n} bodies:")
     for name in names:
         for T in (1.0, 10.0):
-            lanes_vs_off_one(_lanes, name, model, y0, T, repeat)
+            lanes_vs_off_one(_lanes, name, model, y0, T, repeat, driver)
 
 
-def lanes_vs_off_one(_lanes, name, model, y0, T, repeat):
-    """One line of `lanes_vs_off`: method `name` over (0, T)."""
+def lanes_vs_off_one(_lanes, name, model, y0, T, repeat, driver=False):
+    """One line of `lanes_vs_off`: method `name` over (0, T) (driver: also the driver's loop,
+    "driver", the engine off)."""
+    from rotode import dynamic, kinematic
     n = len(y0)
     best = {}
     steps = ({"rtol": 1e-9, "atol": 1e-11} if methods.get(name).adaptive else {"dt": 0.01})
+    sets = ("off",) + tuple(a for a in ("avx2", "avx512") if a in _lanes.available())
     for _ in range(repeat):
-        for isa in ("off",) + tuple(a for a in ("avx2", "avx512") if a in _lanes.available()):
-            _lanes.use(isa)
+        for isa in (("driver",) if driver else ()) + sets:
+            _lanes.use("off" if isa == "driver" else isa)
+            dynamic._USE_ENGINE = kinematic._USE_ENGINE = isa != "driver"
             t0 = time.perf_counter()
-            res = rotode.integrate(model, (0, T), y0, method=name, t_eval=[T], workers=1,
-                                   **steps)
+            try:
+                res = rotode.integrate(model, (0, T), y0, method=name, t_eval=[T], workers=1,
+                                       **steps)
+            finally:
+                dynamic._USE_ENGINE = kinematic._USE_ENGINE = True
             best[isa] = min(best.get(isa, np.inf), time.perf_counter() - t0)
     _lanes.use("off" if "avx2" not in best else "avx2")
     pb = res.stats["per_body"]
     work = pb["n_steps"].sum() + pb.get("n_rejected", np.zeros(1)).sum()
     rates = ", ".join(f"{k} {v / work * 1e9:.1f} ns" for k, v in best.items())
-    lanes = min(v for k, v in best.items() if k != "off")
+    lanes = min((v for k, v in best.items() if k not in ("off", "driver")), default=np.nan)
+    vs_driver = f", driver / lanes = {best['driver'] / lanes:.2f}x" if driver else ""
     print(f"{name}, T = {T:g}: {work / n:.1f} steps per body; per body-step {rates}; "
-          f"off / lanes = {best['off'] / lanes:.2f}x")
+          f"off / lanes = {best['off'] / lanes:.2f}x{vs_driver}")
 
 
 def main():
@@ -103,10 +112,13 @@ def main():
                     help="--lanes-vs-off on the kinematics batch instead of the tops")
     ap.add_argument("--methods", nargs="+", default=["dop853", "rkmk8"],
                     help="--lanes-vs-off: the methods to measure")
+    ap.add_argument("--driver", action="store_true",
+                    help="--lanes-vs-off: also the driver's loop (the specialised engine off)")
     args = ap.parse_args()
     if args.lanes_vs_off:
         return lanes_vs_off(args.bodies, args.repeat,
-                            "kinematics" if args.kinematics else "rigid body", args.methods)
+                            "kinematics" if args.kinematics else "rigid body", args.methods,
+                            args.driver)
     rng = np.random.default_rng(0)
     rows = []
     for kind in ("rigid body", "kinematics"):

@@ -207,6 +207,27 @@ ROTODE_INLINE void rkmk_angular_velocity_v(const V* v, const V* dv, V* w) {
     rkmk_t_apply(v, dv, s1, s2, s3, w);
 }
 
+// w(t) of kind W for the parameters p at the time t (V = double: kin_omega; else one per lane,
+// a KinLanes) (OUT: w[3]): kin_omega's operations, a Sinusoid's sines lane by lane by libm, a
+// lane whose argument equals the previous lane's taking its sine (the same bits: under a shared
+// Sinusoid the bodies of rkmk and of the adaptive Magnus methods take the same steps, their
+// steps not depending on q, so that the lanes' sines are one body's)
+template <int W, class P, class V>
+ROTODE_INLINE void kin_omega_lanes(const P& p, const V& t, V* w) {
+    if constexpr (W == OMEGA_SINUSOID && width<V> > 1) {
+        for (int i = 0; i < 3; ++i) {
+            const V x = p.rate * t + p.phase[i];
+            V sn = x;
+            for (int l = 0; l < width<V>; ++l)
+                set(sn, l, l > 0 && get(x, l) == get(x, l - 1) ? get(sn, l - 1)
+                                                               : std::sin(get(x, l)));
+            w[i] = p.amp[i] * sn;
+        }
+    } else {
+        kin_omega<W>(p, t, w);
+    }
+}
+
 // The lane models of `erk_lanes`: the bodies' parameters (`Params`; `gather` every lane's,
 // `take(l, q)` lane l's), f in lanes at each lane's time (`rhs_at`; `timed`: whether f reads
 // t), the scalar model `One` of a body's start and rows (`scalar`, `at`: lane l's), and after an
@@ -311,7 +332,7 @@ struct KinStateLanes {
     ROTODE_INLINE void accept(const Mask<V>&, V*, V*) {}
     ROTODE_INLINE void rhs_at(const V& t, const V* q, V* dq) const {
         V w[3];
-        kin_omega<W>(p, t, w);
+        kin_omega_lanes<W>(p, t, w);
         kin_rhs<World, false>(p, q, w, dq);
     }
 };
@@ -336,7 +357,7 @@ struct KinRkmkLanes : LaneBases<KinRkmkModel<W, World>, KinParams, V> {
     // One's operator(): v' = T(-v)^-1 w(t) (body) or T(v)^-1 w(t) (world)
     ROTODE_INLINE void rhs_at(const V& t, const V* v, V* dv) const {
         V w[3];
-        kin_omega<W>(p, t, w);
+        kin_omega_lanes<W>(p, t, w);
         rkmk_rate_v<World>(v, w, dv);
     }
     static One scalar(const KinParams& q, bool resume) { return One{q, resume, {}}; }

@@ -2,8 +2,19 @@
 # (rotode/_lanes_erk.hpp): each lane with its own t, h, decision, counters and status, refilled
 # from the queue when its body ends, every body its single run's bits.  Its instantiations (rate
 # kind x frame x pair, on q and as RKMK) are compiled in this module only; rotode/kinematic.pyx
-# calls `kin_erk_lanes`.
+# calls `kin_erk_lanes`, and `kin_magnus_lanes` for the adaptive Magnus methods
+# (rotode/_lanes_magnus.hpp).
 from rotode._engine cimport EngineRun, KinParams
+
+
+cdef extern from "_lanes_magnus.hpp" namespace "rotode" nogil:
+    # An adaptive Magnus method: its Gauss nodes (3 or 4), those of its embedded method (2 or
+    # 3), the controller's exponent -1 / (the estimate's order + 1)
+    struct MagnusMethod:
+        int stages, estages
+        double c[4]
+        double ec[4]
+        double exponent
 
 
 # The runs of the queue runs[0 .. nb - 1] (parameters p[0 .. nb - 1], or p[0] for every body
@@ -13,3 +24,12 @@ from rotode._engine cimport EngineRun, KinParams
 # the same bits).
 cdef int kin_erk_lanes(int isa, int pair, bint rkmk, bint resume, const KinParams* p,
                        bint shared, EngineRun* runs, Py_ssize_t nb) noexcept nogil
+
+
+# The runs of the queue runs[0 .. nb - 1] (parameters as `kin_erk_lanes`) by the adaptive
+# Magnus method m, as the driver's controlled loop runs each with rotode/kinematic.pyx's Magnus
+# trial step, in the AVX2 lanes or body by body (isa ISA_SCALAR: body by body) (OUT: each run's
+# rows and counters, evals[j]: body j's evaluations of w); returns the lanes the queue ran in.
+cdef int kin_magnus_lanes(int isa, const MagnusMethod* m, bint resume, const KinParams* p,
+                          bint shared, EngineRun* runs, Py_ssize_t nb,
+                          Py_ssize_t* evals) noexcept nogil

@@ -8,7 +8,8 @@
 //
 // From the rates w_i at the step's Gauss nodes, Omega is the rotation vector of the step:
 // q(t0 + h) = exp(Omega/2) q(t0) with w in the world frame, q(t0) exp(Omega/2) in the body
-// frame.  References: Iserles & Norsett, "On the solution of linear differential equations in
+// frame.  The step h is a double (every lane's step the same: the fixed-step lanes) or a lane
+// vector (each lane its own: the adaptive lanes, rotode/_lanes_magnus.hpp).  References: Iserles & Norsett, "On the solution of linear differential equations in
 // Lie groups", Phil. Trans. R. Soc. A 357 (1999) 983-1019 (order 4); Blanes, Casas & Ros,
 // "Improved high order integrators based on the Magnus expansion", BIT 40 (2000) 434-450, and
 // Blanes, Casas, Oteo & Ros, "The Magnus expansion and some of its applications", Phys. Rep.
@@ -32,9 +33,9 @@ inline void cross3(const V* a, const V* b, V* out) {
 
 // Fourth order, two nodes c = 1/2 -+ sqrt(3)/6: Omega = h/2 (w1 + w2) - sqrt(3)/12 h^2 w1 x w2
 // in the world frame, + in the body frame (OUT: om[3])
-template <class V>
-inline void order4(const V* w1, const V* w2, double h, bool world, V* om) {
-    const double f = (world ? -0.14433756729740643 : 0.14433756729740643) * h * h;
+template <class V, class H>
+inline void order4(const V* w1, const V* w2, const H& h, bool world, V* om) {
+    const H f = (world ? -0.14433756729740643 : 0.14433756729740643) * h * h;
     V c[3];
     cross3(w1, w2, c);
     for (int i = 0; i < 3; ++i) om[i] = 0.5 * h * (w1[i] + w2[i]) + f * c[i];
@@ -45,8 +46,8 @@ inline void order4(const V* w1, const V* w2, double h, bool world, V* om) {
 // B1 = sqrt(15)/36 (a3 - a1), B2 = (a1 + a3)/24:
 //     O2 = h^2 B1 x (3/2 B0 - 6 B2)
 //     Omega = s (h B0 + O2 + h^2 B0 x (B0 x (h/2 B2 - O2/60)) + 3h/5 B1 x O2)   (OUT: om[3])
-template <class V>
-inline void order6(const V* w1, const V* w2, const V* w3, double h, bool world, V* om) {
+template <class V, class H>
+inline void order6(const V* w1, const V* w2, const V* w3, const H& h, bool world, V* om) {
     const double s = world ? 1.0 : -1.0;
     V b0[3], b1[3], b2[3], o2[3], u[3], v[3], x[3], y[3];
     for (int i = 0; i < 3; ++i) {
@@ -54,7 +55,7 @@ inline void order6(const V* w1, const V* w2, const V* w3, double h, bool world, 
         b1[i] = s * 0.10758287072798381 * (w3[i] - w1[i]);
         b2[i] = s * (w1[i] + w3[i]) / 24.0;
     }
-    const double h2 = h * h;
+    const H h2 = h * h;
     for (int i = 0; i < 3; ++i) u[i] = 1.5 * b0[i] - 6.0 * b2[i];
     cross3(b1, u, o2);
     for (int i = 0; i < 3; ++i) {
@@ -70,8 +71,8 @@ inline void order6(const V* w1, const V* w2, const V* w3, double h, bool world, 
 // Eighth order, four nodes 1/2 - v1, 1/2 - v2, 1/2 + v2, 1/2 + v1 (rates a1..a4) with
 // v1, v2 = sqrt((3 +- 2 sqrt(6/5))/7)/2: the moments B0..B3 of s a_i from the Gauss weights,
 // then Omega from the seven commutator terms Q1..Q7 (OUT: om[3])
-template <class V>
-inline void order8(const V* a1, const V* a2, const V* a3, const V* a4, double h, bool world,
+template <class V, class H>
+inline void order8(const V* a1, const V* a2, const V* a3, const V* a4, const H& h, bool world,
                    V* om) {
     const double s = world ? 1.0 : -1.0;
     const double v1 = 0.43056815579702629, v2 = 0.16999052179242813;
@@ -87,8 +88,8 @@ inline void order8(const V* a1, const V* a2, const V* a3, const V* a4, double h,
         B2[i] = 0.5 * (v1 * v1 * g1 * S1 + v2 * v2 * g2 * S2);
         B3[i] = 0.5 * (v1 * v1 * v1 * g1 * R1 + v2 * v2 * v2 * g2 * R2);
     }
-    const double h2 = h * h;
-    const double h3 = h2 * h;
+    const H h2 = h * h;
+    const H h3 = h2 * h;
     V Q1[3], Q2[3], Q3[3], Q4[3], Q5[3], Q6[3], Q7[3], u[3], v[3], x[3];
     for (int i = 0; i < 3; ++i) {
         u[i] = -7.6 * B0[i] + 24.0 * B2[i];

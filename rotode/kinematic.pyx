@@ -55,7 +55,7 @@ from rotode.omega cimport Constant as ConstantRate
 from rotode._engine cimport (BlockRun, EngineRun, KinParams, kin_erk_body, kin_eval,
                              kin_rkmk_body, ENGINE_ROTATION_BOUND, ENGINE_TOO_MANY_SUBSTEPS,
                              OMEGA_CONSTANT, OMEGA_SINUSOID)
-from rotode._lanes_erk_kin cimport kin_erk_lanes
+from rotode._lanes_erk_kin cimport MagnusMethod, kin_erk_lanes, kin_magnus_lanes
 from rotode._lanes cimport (KinLaneMethod, kin_block, lanes_width, LANES_RK3, LANES_RK4,
                             LANES_AB3, LANES_CG, LANES_EXP2, LANES_MAGNUS, LANES_MAGNUS_CA,
                             ISA_SCALAR, ISA_SSE2,
@@ -120,6 +120,9 @@ cdef struct KinCfg:
     int lane_kernel
     KinLaneMethod lane_method
     int* lanes_used
+    # adaptive magnus6/magnus8 in the specialised engine and its lanes (rotode/_lanes_magnus.hpp)
+    bint magnus_engine
+    MagnusMethod magnus
 
 
 cdef KinCfg _SIZES                  # (its arrays' sizes, checked against the registry)
@@ -505,10 +508,16 @@ cdef int _engine_body(const void* cfg, Py_ssize_t i, EngineRun* run) noexcept no
     """Body i's whole run by the specialised engine (rotode/_engine.hpp, _models.hpp): the
     pair on q' = f(t, q) with the tableau and w(t) known at compile time.  Every stored row
     evaluates w once more (its body rate), as `_store` does.  rkmk: the pair on the rotation
-    vector v of each step (`kin_rkmk_body`)."""
+    vector v of each step (`kin_rkmk_body`); adaptive magnus6/magnus8: the driver's controlled
+    loop with `_magnus_trial` (rotode/_lanes_magnus.hpp, one lane), counted as it counts."""
     cdef const KinCfg* g = <const KinCfg*>cfg
     cdef const KinParams* p = &g.params[0 if g.params_shared else i]
     cdef int st
+    if g.magnus_engine:
+        kin_magnus_lanes(ISA_SCALAR, &g.magnus, g.resume, p, True, run, 1, &g.nfev[i])
+        g.nrate[i] = 0
+        g.nsub[i] = 0
+        return run.status
     if g.kernel == KERNEL_RKMK:
         st = kin_rkmk_body(g.pair, p, g.resume, run)
     else:
@@ -522,15 +531,22 @@ cdef int _engine_body(const void* cfg, Py_ssize_t i, EngineRun* run) noexcept no
 cdef void _erk_lanes(const void* cfg, Py_ssize_t i, EngineRun* runs, Py_ssize_t nb) noexcept nogil:
     """Bodies i .. i + nb - 1 by the adaptive lane kernel (rotode/_lanes_erk.hpp): the pair on
     q, or (rkmk) on the rotation vector v of each step, with w(t) known at compile time, one
-    body per SIMD lane, each lane refilled from the queue when its body ends; each body as
-    `_engine_body` runs it, bit for bit, and counted as it counts."""
+    body per SIMD lane, each lane refilled from the queue when its body ends (adaptive
+    magnus6/magnus8: rotode/_lanes_magnus.hpp); each body as `_engine_body` runs it, bit for
+    bit, and counted as it counts."""
     cdef const KinCfg* g = <const KinCfg*>cfg
-    cdef int lanes = kin_erk_lanes(g.isa, g.pair, g.kernel == KERNEL_RKMK, g.resume,
-                                   &g.params[0 if g.params_shared else i], g.params_shared,
-                                   runs, nb)
+    cdef const KinParams* p = &g.params[0 if g.params_shared else i]
+    cdef int lanes
     cdef Py_ssize_t j
+    if g.magnus_engine:
+        lanes = kin_magnus_lanes(g.isa, &g.magnus, g.resume, p, g.params_shared, runs, nb,
+                                 &g.nfev[i])
+    else:
+        lanes = kin_erk_lanes(g.isa, g.pair, g.kernel == KERNEL_RKMK, g.resume, p,
+                              g.params_shared, runs, nb)
     for j in range(nb):
-        g.nfev[i + j] = runs[j].nfev + runs[j].stores
+        if not g.magnus_engine:
+            g.nfev[i + j] = runs[j].nfev + runs[j].stores
         g.nrate[i + j] = 0
         g.nsub[i + j] = 0
         g.lanes_used[i + j] = lanes
@@ -708,6 +724,7 @@ def run_single(model, t_span, y0, method, rtol, atol, frame):
     pair = ENGINE_PAIRS.get(method)
     g.kernel = KERNEL_ERK
     g.resume = False
+    g.magnus_engine = False
     if pair is None:
         pair = ENGINE_GROUP_PAIRS.get(method)
         g.kernel = KERNEL_RKMK
@@ -996,10 +1013,23 @@ def run_plan(plan):
     cdef KinParams* params = NULL
     lanes_used = np.ones(N, dtype=np.intc)
     isa = None
+    # adaptive magnus6/magnus8 (3 or 4 nodes, the embedded method one fewer): the engine's
+    # loop of rotode/_lanes_magnus.hpp for w(t) compiled, as the driver's with `_magnus_trial`
+    cdef int node
+    g.magnus_engine = (g.kernel == KERNEL_MAGNUS and control is not None
+                       and (g.stages == 3 or g.stages == 4) and g.estages == g.stages - 1)
+    if g.magnus_engine:
+        g.magnus.stages = g.stages
+        g.magnus.estages = g.estages
+        for node in range(4):
+            g.magnus.c[node] = g.c[node] if node < g.stages else 0.0
+            g.magnus.ec[node] = g.ec[node] if node < g.estages else 0.0
+        g.magnus.exponent = sp.exponent
     specialise = (_USE_ENGINE and control is not None and plan.steps is None
                   and not plan.h_next and events is None
                   and ((g.kernel == KERNEL_ERK and method in ENGINE_PAIRS)
-                       or (g.kernel == KERNEL_RKMK and method in ENGINE_GROUP_PAIRS)))
+                       or (g.kernel == KERNEL_RKMK and method in ENGINE_GROUP_PAIRS)
+                       or g.magnus_engine))
     # the fixed-step kernels of the lanes on a fixed grid with w(t) compiled: the lane kernels
     lanes = control is None and not g.local and not g.jumps and _lane_kernel(&g) >= 0
     try:
@@ -1007,7 +1037,7 @@ def run_plan(plan):
             _compiled_params(&g, src, wconst, &params)
         if params != NULL and specialise:
             g.pair = (ENGINE_PAIRS[method] if g.kernel == KERNEL_ERK
-                      else ENGINE_GROUP_PAIRS[method])
+                      else ENGINE_GROUP_PAIRS[method] if g.kernel == KERNEL_RKMK else -1)
             sp.body = _engine_body
             isa = _attach_erk_lanes(&sp, &g, lanes_used)
         elif params != NULL and lanes:
