@@ -11,7 +11,7 @@ the lane kernels on the batches whose model they compile; "-": the one-body loop
 
     python benchmarks/bench_scaling.py [--bodies 10000] [--repeat 3] [--markdown]
     python benchmarks/bench_scaling.py --lanes-vs-off [--bodies 20000] [--kinematics]
-        [--methods dop853 rkmk8 ...] [--driver]
+        [--methods dop853 rkmk8 ...] [--driver] [--sinusoid]
 
 With ``--markdown`` it also prints the table of docs/scaling.md and the cost of 10^8 bodies on
 100 nodes x 32 cores at the measured rates (a paper estimate: compute time only).  With
@@ -19,7 +19,9 @@ With ``--markdown`` it also prints the table of docs/scaling.md and the cost of 
 ``--kinematics``: on the orientations under dispersed constant rates) over 1 s and 10 s, the
 lanes against one body at a time (``off``), the instruction sets alternated in one process; a
 fixed-step method at dt = 0.01; with ``--driver`` also the driver's general loop of one body
-(the specialised engine off: what ran before a method had its engine loop).
+(the specialised engine off: what ran before a method had its engine loop); with
+``--sinusoid`` the kinematics under a shared ``Sinusoid([1, 0.5, 2], 3, [0, 0.4, 1.1])``
+from dispersed orientations.
 """
 import argparse
 import time
@@ -30,6 +32,7 @@ import rotode
 from rotode import methods
 
 TOP = rotode.RigidBody([1.0, 1.0, 0.5], torque=rotode.torque.Gravity(1.0, 9.81, [0, 0, 0.5]))
+SINUSOID = rotode.omega.Sinusoid([1.0, 0.5, 2.0], 3.0, [0.0, 0.4, 1.1])   # --sinusoid
 SKIP = {"rkn4"}                      # (its state carries q'; not a batch method of this table)
 
 
@@ -62,12 +65,18 @@ def one(kind, name, n, repeat, rng):
     return best, work, res.stats.get("simd", "-")
 
 
-def lanes_vs_off(n, repeat, kind="rigid body", names=("dop853", "rkmk8"), driver=False):
+def lanes_vs_off(n, repeat, kind="rigid body", names=("dop853", "rkmk8"), driver=False,
+                 sinusoid=False):
     """ns per body-step of batches of the methods `names`, `off` against the lane sets,
-    alternated."""
+    alternated (sinusoid: the kinematics under the shared `SINUSOID` rate, dispersed q0)."""
     from rotode import _lanes
-    model, y0 = states(kind, n, np.random.default_rng(0))
-    print(f"{kind}, {n} bodies:")
+    rng = np.random.default_rng(0)
+    model, y0 = states(kind, n, rng)
+    if sinusoid:
+        model = SINUSOID
+        y0 = rng.normal(size=(n, 4))
+        y0 /= np.linalg.norm(y0, axis=1)[:, None]
+    print(f"{kind}{' under a shared Sinusoid' if sinusoid else ''}, {n} bodies:")
     for name in names:
         for T in (1.0, 10.0):
             lanes_vs_off_one(_lanes, name, model, y0, T, repeat, driver)
@@ -112,13 +121,15 @@ def main():
                     help="--lanes-vs-off on the kinematics batch instead of the tops")
     ap.add_argument("--methods", nargs="+", default=["dop853", "rkmk8"],
                     help="--lanes-vs-off: the methods to measure")
+    ap.add_argument("--sinusoid", action="store_true",
+                    help="--lanes-vs-off --kinematics: under a shared Sinusoid, dispersed q0")
     ap.add_argument("--driver", action="store_true",
                     help="--lanes-vs-off: also the driver's loop (the specialised engine off)")
     args = ap.parse_args()
     if args.lanes_vs_off:
         return lanes_vs_off(args.bodies, args.repeat,
                             "kinematics" if args.kinematics else "rigid body", args.methods,
-                            args.driver)
+                            args.driver, args.sinusoid)
     rng = np.random.default_rng(0)
     rows = []
     for kind in ("rigid body", "kinematics"):

@@ -651,6 +651,39 @@ ENGINE_PAIRS = _pair_ids()
 #: The same for the Lie-group methods it runs (a pair on the rotation vector of each step,
 #: rotode/_models.hpp `kin_rkmk_body`): their name -> the PairId of their pair.
 ENGINE_GROUP_PAIRS = _group_pair_ids()
+
+
+def _magnus_engine_methods():
+    """The adaptive Magnus methods of the registry that rotode/_lanes_magnus.hpp runs (3 or 4
+    Gauss nodes, the embedded method one fewer): name -> (nodes, the embedded method's nodes,
+    the controller's exponent -1 / (the estimate's order + 1), as the driver's)."""
+    out = {}
+    for name in _methods.names("kinematics"):
+        spec = _methods.get(name, "kinematics")
+        if spec.code("kinematics") != KERNEL_MAGNUS or spec.embedded is None:
+            continue
+        nodes, enodes = tuple(spec.nodes), tuple(spec.embedded.nodes)
+        if len(nodes) in (3, 4) and len(enodes) == len(nodes) - 1:
+            out[name] = (nodes, enodes, -1.0 / (spec.embedded.error_order + 1))
+    return out
+
+
+#: Registry name -> (nodes, embedded nodes, exponent) of the adaptive Magnus methods that the
+#: specialised engine and its lanes run (rotode/_lanes_magnus.hpp).
+ENGINE_MAGNUS = _magnus_engine_methods()
+
+
+cdef void _magnus_method(MagnusMethod* m, tuple data):
+    """m from an `ENGINE_MAGNUS` entry (OUT: m)."""
+    cdef int j
+    nodes, enodes, m.exponent = data
+    m.stages = len(nodes)
+    m.estages = len(enodes)
+    for j in range(4):
+        m.c[j] = nodes[j] if j < m.stages else 0.0
+        m.ec[j] = enodes[j] if j < m.estages else 0.0
+
+
 #: False: every run takes the driver's loop (tests compare the two).
 _USE_ENGINE = True
 #: rotode._lanes' instruction sets -> their codes in rotode/_lanes.hpp (ISA_*).
@@ -706,8 +739,9 @@ def run_single(model, t_span, y0, method, rtol, atol, frame):
     """The common kinematic call of `rotode.integrate` in a few microseconds, or None.
 
     One body, ``y0`` a float64 array of shape (4,), a `rotode.omega.Constant` or `Sinusoid`
-    source, ``frame`` None, "body" or "world", a pair the engine runs (`ENGINE_PAIRS`, or an
-    rkmk method of `ENGINE_GROUP_PAIRS`), ``t_span`` a pair of Python numbers,
+    source, ``frame`` None, "body" or "world", a pair the engine runs (`ENGINE_PAIRS`, an
+    rkmk method of `ENGINE_GROUP_PAIRS`, or an adaptive Magnus method of `ENGINE_MAGNUS`),
+    ``t_span`` a pair of Python numbers,
     ``rtol``/``atol`` None or Python floats: as `rotode.dynamic.run_single`
     (anything else, refused input and failed runs give None, and `integrate`'s general path).
     Returns ``(t, y (2, 4), w (2, 3), stats)``.
@@ -728,6 +762,12 @@ def run_single(model, t_span, y0, method, rtol, atol, frame):
     if pair is None:
         pair = ENGINE_GROUP_PAIRS.get(method)
         g.kernel = KERNEL_RKMK
+    magnus = ENGINE_MAGNUS.get(method) if pair is None else None
+    if magnus is not None:            # adaptive magnus6/magnus8: rotode/_lanes_magnus.hpp
+        _magnus_method(&g.magnus, magnus)
+        g.magnus_engine = True
+        g.kernel = KERNEL_MAGNUS
+        pair = -1
     w[0] = w[1] = w[2] = 0.0
     if (pair is None or not thin_call(t_span, y0, rtol, atol, 4, &c, &run)
             or not _kin_params(model, w, FRAME_WORLD if frame == "world" else 0, 0.0, &p)):
@@ -924,6 +964,42 @@ def run(method, model, y0, t, save, options, workers=1):
     return out.y, out.w, out.stats
 
 
+cdef tuple _attach_kernel(Stepper* sp, KinCfg* g, object spec, object control):
+    """The method's kernel on the stepper: an error-controlled pair's `Engine` on q (ERK) or on
+    v (RKMK), the adaptive Magnus methods' trial step, or nothing (the fixed-step kernels)
+    (OUT: sp); returns (the Engine or None, which the run keeps alive, the control with the
+    tolerances of the state the controller sees)."""
+    engine = None
+    if g.kernel == KERNEL_ERK:
+        engine = Engine(spec, control, 4)
+        (<Engine>engine).attach(sp, _deriv)
+    elif g.kernel == KERNEL_RKMK:
+        # the error of v, a rotation vector, scaled as an error |dv|/2 of a unit q: atol of
+        # the quaternion's components, rtol relative to 1 (erk_error_norm)
+        if control is not None:
+            control = control._replace(atol=algebra_atol(control.atol))
+        engine = Engine(spec, control, 3, ref=1.0)
+        (<Engine>engine).attach(sp, _deriv_rkmk)
+        sp.nz = 3
+        sp.accept = _accept_rkmk
+        sp.max_angle = rkmk_max_step_angle()
+    elif g.kernel == KERNEL_MAGNUS and control is not None:
+        # adaptive magnus6/magnus8: the driver's controller with the Magnus trial step and its
+        # embedded Magnus method on its own nodes; the error of Omega scaled as for rkmk
+        control = control._replace(atol=algebra_atol(control.atol))
+        engine = Engine(spec, control, 3, ref=1.0)
+        (<Engine>engine).attach_control(sp)
+        sp.nz = 3
+        sp.trial = _magnus_trial
+        sp.dense = _magnus_dense
+        sp.first = _magnus_first
+        sp.exponent = -1.0 / (spec.embedded.error_order + 1)
+        sp.evals = g.stages + g.estages
+        sp.accept = _accept_local
+        sp.max_angle = rkmk_max_step_angle()
+    return engine, control
+
+
 def run_plan(plan):
     """`run` of a `rotode._runplan.Plan`, the facades' entry: with error control
     (``plan.control``), events, a step record, the proposals ``h_next``, a continued run
@@ -973,33 +1049,7 @@ def run_plan(plan):
     g.pair = -1
     g.params = NULL
     g.params_shared = True
-    if g.kernel == KERNEL_ERK:
-        engine = Engine(spec, control, 4)
-        (<Engine>engine).attach(&sp, _deriv)
-    elif g.kernel == KERNEL_RKMK:
-        # the error of v, a rotation vector, scaled as an error |dv|/2 of a unit q: atol of
-        # the quaternion's components, rtol relative to 1 (erk_error_norm)
-        if control is not None:
-            control = control._replace(atol=algebra_atol(control.atol))
-        engine = Engine(spec, control, 3, ref=1.0)
-        (<Engine>engine).attach(&sp, _deriv_rkmk)
-        sp.nz = 3
-        sp.accept = _accept_rkmk
-        sp.max_angle = rkmk_max_step_angle()
-    elif g.kernel == KERNEL_MAGNUS and control is not None:
-        # adaptive magnus6/magnus8: the driver's controller with the Magnus trial step and its
-        # embedded Magnus method on its own nodes; the error of Omega scaled as for rkmk
-        control = control._replace(atol=algebra_atol(control.atol))
-        engine = Engine(spec, control, 3, ref=1.0)
-        (<Engine>engine).attach_control(&sp)
-        sp.nz = 3
-        sp.trial = _magnus_trial
-        sp.dense = _magnus_dense
-        sp.first = _magnus_first
-        sp.exponent = -1.0 / (spec.embedded.error_order + 1)
-        sp.evals = g.stages + g.estages
-        sp.accept = _accept_local
-        sp.max_angle = rkmk_max_step_angle()
+    engine, control = _attach_kernel(&sp, &g, spec, control)   # (engine: kept for the run)
     if control is not None and plan.stops and isinstance(src, Samples):
         # no controlled step crosses a sample time, where w or w' is not smooth: between two,
         # w is a polynomial of degree <= 3, which the Gauss rules of the Magnus methods
@@ -1015,16 +1065,10 @@ def run_plan(plan):
     isa = None
     # adaptive magnus6/magnus8 (3 or 4 nodes, the embedded method one fewer): the engine's
     # loop of rotode/_lanes_magnus.hpp for w(t) compiled, as the driver's with `_magnus_trial`
-    cdef int node
     g.magnus_engine = (g.kernel == KERNEL_MAGNUS and control is not None
-                       and (g.stages == 3 or g.stages == 4) and g.estages == g.stages - 1)
+                       and method in ENGINE_MAGNUS)
     if g.magnus_engine:
-        g.magnus.stages = g.stages
-        g.magnus.estages = g.estages
-        for node in range(4):
-            g.magnus.c[node] = g.c[node] if node < g.stages else 0.0
-            g.magnus.ec[node] = g.ec[node] if node < g.estages else 0.0
-        g.magnus.exponent = sp.exponent
+        _magnus_method(&g.magnus, ENGINE_MAGNUS[method])
     specialise = (_USE_ENGINE and control is not None and plan.steps is None
                   and not plan.h_next and events is None
                   and ((g.kernel == KERNEL_ERK and method in ENGINE_PAIRS)

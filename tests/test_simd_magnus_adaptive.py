@@ -160,3 +160,20 @@ def test_the_tolerance_holds(method):
         errs.append(np.abs(res.y[-1] - ref).max())
         assert errs[-1] < 50 * rtol, (rtol, errs[-1])
     assert errs[2] < errs[0]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("frame", [None, "world"])
+def test_the_thin_path_is_the_general_one(method, source, frame):
+    """One body's call without options takes the thin path (`kinematic.run_single`): the same
+    rows and counters as the general path (`workers=None`) and the driver's loop."""
+    q0 = np.array([0.9, 0.1, -0.2, 0.3])
+    src = SOURCES[source]
+    assert kinematic.run_single(src, (0.0, 3.0), q0, method, 1e-8, 1e-10, frame) is not None
+    kw = dict(method=method, rtol=1e-8, atol=1e-10, frame=frame)
+    res = rotode.integrate(src, (0.0, 3.0), q0, **kw)
+    general = rotode.integrate(src, (0.0, 3.0), q0, workers=None, **kw)
+    assert "per_body" not in res.stats
+    _same(res, general)
+    _same(res, _driver(rotode.integrate, src, (0.0, 3.0), q0, **kw))

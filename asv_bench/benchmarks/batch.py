@@ -90,12 +90,12 @@ class BatchAdaptiveTops:
 
 
 class BatchAdaptiveKinematics:
-    """dop853 and rkmk8 (rtol 1e-9, atol 1e-11) on 2 x 10^4 orientations under dispersed
-    constant body rates over (0, 10), one thread, the rows at t0 and tf: the specialised
-    engine's run of one body at a time ("off") against the adaptive lanes (AVX2's kernel, which
-    AVX-512 machines run too)."""
+    """dop853, rkmk8 and the adaptive magnus8 (rtol 1e-9, atol 1e-11) on 2 x 10^4 orientations
+    under dispersed constant body rates over (0, 10), one thread, the rows at t0 and tf: the
+    specialised engine's run of one body at a time ("off") against the adaptive lanes (AVX2's
+    kernel, which AVX-512 machines run too)."""
 
-    params = [["off", "avx2"], ["dop853", "rkmk8"]]
+    params = [["off", "avx2"], ["dop853", "rkmk8", "magnus8"]]
     param_names = ["simd", "method"]
     timeout = 600
     number = 1
