@@ -561,6 +561,26 @@ ROTODE_INLINE void error_norms(const LaneState<V, P, N>& s, const double* ref,
     }
 }
 
+// after lane l's row (yrow, wrow) is written: its next slot, or false when the row is not
+// finite (its body ended, ENGINE_NONFINITE, the lane idle)
+template <int K>
+inline bool row_stored(LaneBody& b, const double* yrow, const double* wrow) {
+    if (!engine::finite(yrow, std::integral_constant<int, K>{})
+        || !engine::finite(wrow, std::integral_constant<int, 3>{})) {
+        end_body<K>(b, ENGINE_NONFINITE);
+        return false;
+    }
+    ++b.slot;
+    return true;
+}
+
+// lane l's accepted step taken, its rows written: t <- t_new
+inline void step_taken(LaneBody& b) {
+    b.t = b.t_new;
+    ++b.accepted;
+    b.fresh = true;
+}
+
 // whether lane l's accepted step writes a row from its interpolant (erk_body prepares it then)
 inline bool wants_dense(const LaneBody& b) {
     const EngineRun& r = *b.r;
@@ -581,8 +601,6 @@ inline bool after_step(const Model& one, int l, bool finite, LaneBody& b,
                        const LaneState<V, P, N>& s) {
     constexpr int KW = Model::k;
     constexpr std::integral_constant<int, N> NN{};
-    constexpr std::integral_constant<int, KW> KK{};
-    constexpr std::integral_constant<int, 3> THREE{};
     EngineRun& r = *b.r;
     double znew[N] = {}, z[N] = {}, zd[N], F[7 * N];
     if (!finite) {
@@ -608,15 +626,9 @@ inline bool after_step(const Model& one, int l, bool finite, LaneBody& b,
             engine::dense_eval<P>((tt - b.t) / b.h, z, F, zd, NN);
             one.store(tt, zd, yrow, wrow);
         }
-        if (!engine::finite(yrow, KK) || !engine::finite(wrow, THREE)) {
-            end_body<KW>(b, ENGINE_NONFINITE);
-            return false;
-        }
-        ++b.slot;
+        if (!row_stored<KW>(b, yrow, wrow)) return false;
     }
-    b.t = b.t_new;
-    ++b.accepted;
-    b.fresh = true;
+    step_taken(b);
     return true;
 }
 

@@ -162,8 +162,6 @@ ROTODE_INLINE void magnus_lanes(const MagnusMethod& m, const KinParams* p, bool 
     // lane l's rows inside its accepted step t -> t_new of state znew (the driver's
     // `_step_outputs`: Omega over [t, tt] of the method, or znew at t_new); false: it ended
     const auto rows = [&](int l, const double* znew) {
-        constexpr std::integral_constant<int, 4> FOUR{};
-        constexpr std::integral_constant<int, 3> THREE{};
         LaneBody& b = lb[l];
         EngineRun& r = *b.r;
         One o{*own[l], false, {}};
@@ -183,16 +181,12 @@ ROTODE_INLINE void magnus_lanes(const MagnusMethod& m, const KinParams* p, bool 
             }
             ++b.stores;
             ++om[l];
-            if (!engine::finite(yrow, FOUR) || !engine::finite(wrow, THREE)) {
-                end_body<4>(b, ENGINE_NONFINITE);
+            if (!row_stored<4>(b, yrow, wrow)) {
                 ended(l);
                 return false;
             }
-            ++b.slot;
         }
-        b.t = b.t_new;
-        ++b.accepted;
-        b.fresh = true;
+        step_taken(b);
         return true;
     };
     for (;;) {

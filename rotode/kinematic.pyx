@@ -1049,7 +1049,7 @@ def run_plan(plan):
     g.pair = -1
     g.params = NULL
     g.params_shared = True
-    engine, control = _attach_kernel(&sp, &g, spec, control)   # (engine: kept for the run)
+    _held, control = _attach_kernel(&sp, &g, spec, control)   # (_held: the Engine, kept alive)
     if control is not None and plan.stops and isinstance(src, Samples):
         # no controlled step crosses a sample time, where w or w' is not smooth: between two,
         # w is a polynomial of degree <= 3, which the Gauss rules of the Magnus methods

@@ -52,11 +52,12 @@ def _counts(out, i):
 
 
 @pytest.mark.parametrize("isa", ISAS, indirect=True)
-@pytest.mark.parametrize("method", PAIRS)
+@pytest.mark.parametrize("method", PAIRS + ["magnus8", "magnus6"])
 @pytest.mark.parametrize("workers", [1, 2])
 def test_every_body_is_its_single_run(isa, method, workers):
     """Each body's rows at t_eval (inside the span and at its ends), counters and status are
-    its single run's, forward and backward, in both frames."""
+    its single run's, forward and backward, in both frames (also the adaptive Magnus methods'
+    lanes, rotode/_lanes_magnus.hpp: tests/test_simd_magnus_adaptive.py)."""
     q0 = _q0(N)
     t_eval = np.linspace(0.0, 1.5, 11)
     for name, model, one in _cases(N):
@@ -74,7 +75,7 @@ def test_every_body_is_its_single_run(isa, method, workers):
 
 
 @pytest.mark.parametrize("isa", ISAS, indirect=True)
-@pytest.mark.parametrize("method", PAIRS)
+@pytest.mark.parametrize("method", PAIRS + ["magnus8", "magnus6"])
 def test_widths_agree_with_one_body_at_a_time(isa, method):
     """Every width gives the bits of "off" (the specialised engine's run of one body at a
     time): the rows at t0 and tf, a first step given, and failures (a body out of steps, one
