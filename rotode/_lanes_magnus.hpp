@@ -211,10 +211,8 @@ ROTODE_INLINE void magnus_lanes(const MagnusMethod& m, const KinParams* p, bool 
         magnus_step<S, W, World>(lp, m.c, t, h, znew);
         magnus_step<E, W, World>(lp, m.ec, t, h, low);
         for (int c = 0; c < 3; ++c) {
-            V a = znew[c];
-            for (int l = 0; l < L; ++l) set(a, l, std::fabs(get(a, l)));
-            const Mask<V> big = a > 1.0;
-            const V scale = atol[c] + (big ? a : one) * rtol;   // atol + fmax(|Omega|, 1) rtol
+            V scale;                                    // atol + fmax(|Omega|, 1) rtol
+            error_scale<true>(atol[c], znew[c], znew[c], rtol, 1.0, scale);
             const V e = (znew[c] - low[c]) / scale;
             acc = acc + e * e;
         }
@@ -228,7 +226,7 @@ ROTODE_INLINE void magnus_lanes(const MagnusMethod& m, const KinParams* p, bool 
                 continue;
             double z[3];
             lane_of(znew, 3, l, z);
-            if (!(z[0] - z[0] == 0.0 && z[1] - z[1] == 0.0 && z[2] - z[2] == 0.0)) {
+            if (!engine::finite(z, std::integral_constant<int, 3>{})) {
                 end_body<4>(lb[l], ENGINE_NONFINITE);
                 ended(l);
                 continue;
@@ -267,8 +265,7 @@ inline void magnus_isa(int L, const MagnusMethod& m, const KinParams* p, bool sh
 #ifdef ROTODE_LANES_X86
     if (L == 4) return magnus_avx2<S, W, World>(m, p, shared, resume, runs, nb, evals);
 #endif
-    for (std::ptrdiff_t j = 0; j < nb; ++j)    // body by body: the one-lane instance
-        magnus_one<S, W, World>(m, p + (shared ? 0 : j), true, resume, runs + j, 1, evals + j);
+    magnus_one<S, W, World>(m, p, shared, resume, runs, nb, evals);   // body by body: one lane
 }
 
 template <int S>
@@ -303,16 +300,17 @@ inline int lanes_magnus(int isa, const MagnusMethod& m, bool resume, const KinPa
         const auto d = lane_class(p + l, LANES_RK3);
         same = same && d.omega == c.omega && d.world == c.world;
     }
-    int L = erk_lanes_width(isa);
-    if (!(same && L > 1 && 2 * nb > L)) L = 1;
-    if (L == 1 && !shared) {             // (each body its own class)
+    if (!same) {                         // (each body its own class: one lane, body by body)
         for (std::ptrdiff_t j = 0; j < nb; ++j) {
             const auto d = lane_class(p + j, LANES_RK3);
-            if (m.stages == 3) magnus_class<3>(1, d, m, p + j, true, resume, runs + j, 1, evals + j);
+            if (m.stages == 3) magnus_class<3>(1, d, m, p + j, true, resume, runs + j, 1,
+                                               evals + j);
             else magnus_class<4>(1, d, m, p + j, true, resume, runs + j, 1, evals + j);
         }
         return 1;
     }
+    int L = erk_lanes_width(isa);
+    if (!(L > 1 && 2 * nb > L)) L = 1;   // (one lane takes the queue's bodies one by one)
     if (m.stages == 3) magnus_class<3>(L, c, m, p, shared, resume, runs, nb, evals);
     else magnus_class<4>(L, c, m, p, shared, resume, runs, nb, evals);
     return L;

@@ -9,9 +9,10 @@
 // From the rates w_i at the step's Gauss nodes, Omega is the rotation vector of the step:
 // q(t0 + h) = exp(Omega/2) q(t0) with w in the world frame, q(t0) exp(Omega/2) in the body
 // frame.  The step h is a double (every lane's step the same: the fixed-step lanes) or a lane
-// vector (each lane its own: the adaptive lanes, rotode/_lanes_magnus.hpp).  References: Iserles & Norsett, "On the solution of linear differential equations in
-// Lie groups", Phil. Trans. R. Soc. A 357 (1999) 983-1019 (order 4); Blanes, Casas & Ros,
-// "Improved high order integrators based on the Magnus expansion", BIT 40 (2000) 434-450, and
+// vector (each lane its own: the adaptive lanes, rotode/_lanes_magnus.hpp).  References:
+// Iserles & Norsett, "On the solution of linear differential equations in Lie groups", Phil.
+// Trans. R. Soc. A 357 (1999) 983-1019 (order 4); Blanes, Casas & Ros, "Improved high order
+// integrators based on the Magnus expansion", BIT 40 (2000) 434-450, and
 // Blanes, Casas, Oteo & Ros, "The Magnus expansion and some of its applications", Phys. Rep.
 // 470 (2009) 151-238, eq. 4.8 and sec. 5.3 (orders 6 and 8); the equations, in the notation
 // below, are in docs/methods-kinematic.md.
