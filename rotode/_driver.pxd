@@ -362,10 +362,11 @@ cdef int engine_single(body_fn body, const void* cfg, EngineRun* run) except? -2
 
 
 # The arguments of the thin call path (`rotode.integrate`'s common call, docs/architecture.md):
-# the output grid (t0, tf) and the tolerances the run reads
+# the output grid (t0, tf), the tolerances the run reads and y0 when it came as a list or tuple
 cdef struct ThinCall:
     double grid[2]
     double atol[ERK_MAX_N]
+    double y0[ERK_MAX_N]
 
 
 # Fill `run` from t_span, y0 (k values), rtol and atol when they are of the simple forms the thin
@@ -378,6 +379,21 @@ cdef bint thin_call(object t_span, object y0, object rtol, object atol, int k, T
 # The run `thin_call` prepared, by `body` on the calling thread: ``(t, y (2, k), w (2, 3))``,
 # or None when it failed (the general path then runs it again and reports the failure)
 cdef object thin_rows(body_fn body, const void* cfg, int k, const ThinCall* c, EngineRun* run)
+
+
+# A fixed-step call of one body on the thin path: `integrate`'s grid of t_span and dt (a Python
+# float or int) and its saved rows (save_every None or a Python int), y0 as in `thin_call`, in
+# `run` (OUT: c, run; the rows are the caller's); returns (the grid (n + 1,), the saved
+# indices, or None for every point), or None for anything `_plan.time_grid` would refuse or
+# handles otherwise (the general path then runs, and raises its errors)
+cdef object thin_grid(object t_span, object dt, object save_every, object y0, int k,
+                      ThinCall* c, BlockRun* run)
+
+
+# The run `thin_grid` prepared, by the lane kernel `block` on the calling thread, polled as
+# `drive` polls: ``(t, y (m, k), w (m, 3))`` of the saved rows, or None when it failed (the
+# general path then runs it again and reports the failure); `grid` is thin_grid's
+cdef object thin_block_rows(block_fn block, const void* cfg, int k, object grid, BlockRun* run)
 
 
 cdef class Engine:

@@ -29,7 +29,7 @@ from rotode.torque import _REASONS as _TORQUE_REASONS
 from cpython.exc cimport PyErr_CheckSignals
 from cpython.pyport cimport PY_SSIZE_T_MAX
 from cython.parallel cimport prange, threadid
-from libc.math cimport NAN, INFINITY, fabs, fmax, nextafter, sqrt, isfinite
+from libc.math cimport NAN, INFINITY, fabs, floor, fmax, nextafter, sqrt, isfinite
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC

@@ -44,26 +44,37 @@ cdef int _engine_tick(void* ctx) noexcept nogil:
     return _tick(tk.clk, tk.p, tk.poller)
 
 
+cdef struct _SinglePoll:
+    # the poll of one body's run on the calling thread (`engine_single`, `thin_block_rows`)
+    Poll p
+    Clock clk
+    Ticker tk
+
+
+cdef void _single_poll(_SinglePoll* sp, list errors, int** countdown, void** tick_ctx) noexcept:
+    """Set up the poll of a run on the calling thread, as `drive` polls its first thread
+    (OUT: sp, the run's countdown and tick context; `_engine_tick` is its tick)."""
+    sp.p.stop = 0
+    sp.p.errors = <void*>errors
+    sp.clk.stride = 1
+    sp.clk.countdown = 1
+    sp.clk.last_clock = _now()
+    sp.clk.last_check = sp.clk.last_clock
+    sp.tk.clk = &sp.clk
+    sp.tk.p = &sp.p
+    sp.tk.poller = True
+    countdown[0] = &sp.clk.countdown
+    tick_ctx[0] = <void*>&sp.tk
+
+
 cdef int engine_single(body_fn body, const void* cfg, EngineRun* run) except? -2:
     """One body's run by the specialised engine on the calling thread, the GIL released and
     polled as `drive` polls (OUT: run); raises what a signal handler raised (Ctrl-C)."""
     cdef list errors = []
-    cdef Poll p
-    cdef Clock clk
-    cdef Ticker tk
+    cdef _SinglePoll sp
     cdef int st
-    p.stop = 0
-    p.errors = <void*>errors
-    clk.stride = 1
-    clk.countdown = 1
-    clk.last_clock = _now()
-    clk.last_check = clk.last_clock
-    tk.clk = &clk
-    tk.p = &p
-    tk.poller = True
-    run.countdown = &clk.countdown
+    _single_poll(&sp, errors, &run.countdown, &run.tick_ctx)
     run.tick = _engine_tick
-    run.tick_ctx = <void*>&tk
     with nogil:
         st = body(cfg, 0, run)
     if errors:
@@ -93,16 +104,52 @@ cdef inline bint _real(object x, double* out):
     return False
 
 
+cdef inline bint _thin_span(object t_span, double* t0, double* tf):
+    """t_span as (t0, tf) when it is a tuple or list of two finite distinct Python numbers."""
+    return ((type(t_span) is tuple or type(t_span) is list) and len(t_span) == 2
+            and _real(t_span[0], t0) and _real(t_span[1], tf)
+            and isfinite(t0[0]) and isfinite(tf[0]) and t0[0] != tf[0])
+
+
+cdef const double* _thin_y0(object y0, int k, ThinCall* c):
+    """y0's k values when it is a float64 C-contiguous array of shape (k,) or a list or tuple
+    of k Python numbers (copied into c.y0), all finite with a quaternion part of the norm
+    `integrate` accepts; NULL otherwise."""
+    cdef cnp.ndarray arr
+    cdef const double* y
+    cdef double n2
+    cdef int j
+    if k > ERK_MAX_N:
+        return NULL
+    if type(y0) is np.ndarray:
+        arr = <cnp.ndarray>y0
+        if not (cnp.PyArray_TYPE(arr) == cnp.NPY_DOUBLE and cnp.PyArray_NDIM(arr) == 1
+                and cnp.PyArray_DIMS(arr)[0] == k and cnp.PyArray_IS_C_CONTIGUOUS(arr)):
+            return NULL
+        y = <const double*>cnp.PyArray_DATA(arr)
+    elif (type(y0) is list or type(y0) is tuple) and len(y0) == k:
+        for j in range(k):
+            if not _real(y0[j], &c.y0[j]):
+                return NULL
+        y = c.y0
+    else:
+        return NULL
+    for j in range(k):
+        if not isfinite(y[j]):
+            return NULL
+    n2 = y[0] * y[0] + y[1] * y[1] + y[2] * y[2] + y[3] * y[3]
+    if not (n2 > _TINY_NORM2 and isfinite(n2)):
+        return NULL
+    return y
+
+
 cdef bint thin_call(object t_span, object y0, object rtol, object atol, int k, ThinCall* c,
                     EngineRun* run):
     """The thin path's arguments (_driver.pxd): True when `run` is ready but for its rows."""
-    cdef double t0, tf, rt, at, n2
-    cdef cnp.ndarray arr
+    cdef double t0 = 0.0, tf = 0.0, rt, at
     cdef const double* y
     cdef int j
-    if not ((type(t_span) is tuple or type(t_span) is list) and len(t_span) == 2
-            and _real(t_span[0], &t0) and _real(t_span[1], &tf)
-            and isfinite(t0) and isfinite(tf) and t0 != tf):
+    if not _thin_span(t_span, &t0, &tf):
         return False
     if rtol is None:
         rt = 1e-3
@@ -116,18 +163,8 @@ cdef bint thin_call(object t_span, object y0, object rtol, object atol, int k, T
         at = atol
     else:
         return False
-    if not (type(y0) is np.ndarray and k <= ERK_MAX_N):
-        return False
-    arr = <cnp.ndarray>y0
-    if not (cnp.PyArray_TYPE(arr) == cnp.NPY_DOUBLE and cnp.PyArray_NDIM(arr) == 1
-            and cnp.PyArray_DIMS(arr)[0] == k and cnp.PyArray_IS_C_CONTIGUOUS(arr)):
-        return False
-    y = <const double*>cnp.PyArray_DATA(arr)
-    for j in range(k):
-        if not isfinite(y[j]):
-            return False
-    n2 = y[0] * y[0] + y[1] * y[1] + y[2] * y[2] + y[3] * y[3]
-    if not (n2 > _TINY_NORM2 and isfinite(n2)):
+    y = _thin_y0(y0, k, c)
+    if y == NULL:
         return False
     c.grid[0] = t0
     c.grid[1] = tf
@@ -156,6 +193,82 @@ cdef object thin_rows(body_fn body, const void* cfg, int k, const ThinCall* c, E
     if engine_single(body, cfg, run) != STATUS_OK:
         return None
     return np.array([c.grid[0], c.grid[1]]), y_out, w_out
+
+
+cdef object thin_grid(object t_span, object dt, object save_every, object y0, int k,
+                      ThinCall* c, BlockRun* run):
+    """The thin path's fixed grid (_driver.pxd): `_plan.time_grid` of t_span, dt and
+    save_every without t_eval, point for point."""
+    cdef double t0 = 0.0, tf = 0.0, h = 0.0, direction, length, ratio
+    cdef Py_ssize_t n, j, size, every, m
+    cdef const double* y
+    if not _thin_span(t_span, &t0, &tf) or not _real(dt, &h) or not (0.0 < h < INFINITY):
+        return None
+    if save_every is None:
+        every = 1
+    elif type(save_every) is int and 1 <= save_every <= PY_SSIZE_T_MAX:
+        every = save_every
+    else:
+        return None
+    y = _thin_y0(y0, k, c)
+    direction = 1.0 if tf > t0 else -1.0
+    length = fabs(tf - t0)
+    ratio = length / h
+    if y == NULL or not ratio <= 2e8:             # (beyond: the general path's ValueError)
+        return None
+    n = <Py_ssize_t>floor(ratio)
+    # t0 + direction dt j, and tf: in place of the last point when it is tf to round-off
+    size = n + 1 if n > 0 and fabs(tf - (t0 + direction * h * <double>n)) <= 1e-9 * h else n + 2
+    grid = np.empty(size)
+    cdef double* g = <double*>cnp.PyArray_DATA(<cnp.ndarray>grid)
+    for j in range(n + 1):
+        g[j] = t0 + direction * h * <double>j
+    g[size - 1] = tf
+    for j in range(size - 1):
+        if not direction * (g[j + 1] - g[j]) > 0.0:    # (dt below the floats' spacing)
+            return None
+    m = (size - 1) // every + (2 if (size - 1) % every else 1)     # (and the last point)
+    save = np.empty(m, dtype=np.intp)
+    cdef Py_ssize_t* sv = <Py_ssize_t*>cnp.PyArray_DATA(<cnp.ndarray>save)
+    for j in range(m):
+        sv[j] = j * every
+    sv[m - 1] = size - 1
+    run.t = g
+    run.n = size - 1
+    run.save = sv
+    run.m = m
+    run.nb = 1
+    run.y0 = y
+    return grid, save
+
+
+cdef object thin_block_rows(block_fn block, const void* cfg, int k, object grid, BlockRun* run):
+    """The rows of a thin fixed-step call's run (_driver.pxd)."""
+    cdef list errors = []
+    cdef _SinglePoll sp
+    cdef int status = STATUS_OK
+    cdef Py_ssize_t failed = -1
+    cdef long long counts[3]
+    t, save = grid
+    y_out = np.empty((run.m, k))
+    w_out = np.empty((run.m, 3))
+    run.yo = <double*>cnp.PyArray_DATA(<cnp.ndarray>y_out)
+    run.wo = <double*>cnp.PyArray_DATA(<cnp.ndarray>w_out)
+    run.status = &status
+    run.failed = &failed
+    counts[0] = counts[1] = counts[2] = 0
+    run.counts = counts
+    run.nsub = NULL
+    run.angle = NULL
+    _single_poll(&sp, errors, &run.countdown, &run.tick_ctx)
+    run.tick = _engine_tick
+    with nogil:
+        block(cfg, 0, run)
+    if errors:
+        raise errors[0]
+    if status != STATUS_OK:
+        return None
+    return (t if run.m == run.n + 1 else t[save]), y_out, w_out
 
 
 cdef tuple drive(const Stepper* s, object t, object save, object y0, int workers,

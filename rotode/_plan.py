@@ -20,8 +20,9 @@ from rotode._validation import as_float_array, as_frame, as_positive_scalar, pyt
 from rotode.omega import AngularVelocity, as_source
 from rotode.rhs import QuaternionKinematics, RigidBody
 
-__all__ = ["runner_for", "check_compiled_equations", "classify", "frame_or_body",
-           "RESERVED_OPTIONS", "check_option_names", "state_width", "as_span", "as_eval_times",
+__all__ = ["thin_run", "thin_fixed", "thin_sensitivity", "runner_for",
+           "check_compiled_equations", "classify", "frame_or_body", "RESERVED_OPTIONS",
+           "check_option_names", "state_width", "as_span", "as_eval_times",
            "output_grid", "time_grid", "sample_grid", "event_request", "event_results"]
 
 
@@ -45,6 +46,19 @@ def thin_run(model, t_span, y0, method, rtol, atol, frame, options):
             return fast
     return (kinematic.run_single(model, t_span, y0, method, rtol, atol, frame)
             if not options else None)
+
+
+def thin_fixed(model, t_span, y0, method, dt, save_every, frame, options):
+    """`integrate`'s common fixed-step call of one body (``dt`` given, no ``t_eval``), run by
+    the lane kernel of its method without the general path's set-up
+    (`dynamic.run_fixed_single`, `kinematic.run_fixed_single`): ``(t, y, w, stats)``, or None
+    when the call is anything else (the general path runs it).  No option."""
+    if options:
+        return None
+    if type(model) is RigidBody:
+        return (dynamic.run_fixed_single(model, t_span, y0, method, dt, save_every)
+                if frame is None else None)
+    return kinematic.run_fixed_single(model, t_span, y0, method, dt, save_every, frame)
 
 
 def thin_sensitivity(model, t_span, y0, method, rtol, atol, frame, options):

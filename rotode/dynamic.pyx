@@ -67,7 +67,8 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memset
 from rotode.erk cimport ERK_MAX_STAGES, ERK_MAX_POWERS
 from rotode._driver cimport (Engine, Stepper, ThinCall, advance_steps, drive, engine_single,
-                             thin_call, thin_rows, make_stepper, STATUS_OK, WORK_DOUBLES,
+                             thin_call, thin_rows, thin_grid, thin_block_rows, make_stepper,
+                             STATUS_OK, WORK_DOUBLES,
                              KERNEL_LIE_EULER, KERNEL_CG, KERNEL_RK3, KERNEL_RK4, KERNEL_AB3,
                              KERNEL_RKN4, KERNEL_ERK, KERNEL_RKMK)
 from rotode.quaternion cimport quat_rotate
@@ -906,6 +907,60 @@ def tangent_ready(plan):
     return all([_engine_params(mdl, &p) for mdl in models])
 
 
+def run_fixed_single(model, t_span, y0, method, dt, save_every):
+    """The common fixed-step call of `rotode.integrate` on a rigid body in a few microseconds,
+    or None.
+
+    One body, ``y0`` a float64 array of shape (7,) or a list or tuple of 7 numbers, a
+    `RigidBody` whose torque the lane kernels compile, a fixed-step method of theirs (rk3,
+    rk4, ab3, lie_euler, the Crouch-Grossman methods) with no option, ``t_span`` a pair of
+    Python numbers, ``dt`` a Python number, ``save_every`` None or a Python int: the lane
+    kernel is entered directly on `integrate`'s grid (`_driver.thin_grid`), as `run_plan`
+    runs one body there.  Anything else, any input `integrate` would refuse, the lanes off and
+    a failed run give None, and `integrate`'s general path.  Returns ``(t, y (m, 7),
+    w (m, 3), stats)``.
+    """
+    cdef RunCfg cfg
+    cdef RigidParams p
+    cdef Stepper sp
+    cdef BlockRun run
+    cdef ThinCall c
+    cdef long nfev = 0, nfevf = 0
+    cdef int lanes_used = 1
+    cdef double qdot[4]
+    if (type(model) is not RigidBody or type(method) is not str
+            or (<RigidBody>model).n_bodies is not None):
+        return None
+    spec = _FIXED_SPECS.get(method)
+    if spec is None:
+        return None
+    grid = thin_grid(t_span, dt, save_every, y0, 7, &c, &run)
+    if grid is None or not _engine_params(<RigidBody>model, &p, False, True):
+        return None
+    _fill_cfg(&cfg, spec, spec.code("rigid body"), _PLAIN_OPTIONS,
+              1.0 if run.t[1] > run.t[0] else -1.0, False)
+    cfg.nres = 0
+    cfg.resets = NULL
+    cfg.force = NULL
+    cfg.force_shared = True
+    cfg.shared = True
+    cfg.qdot0 = NULL
+    cfg.qdot = qdot
+    cfg.nfev = &nfev
+    cfg.nfev_force = &nfevf
+    cfg.pair = -1
+    cfg.tangent = NULL
+    isa = _attach_lanes(&sp, &cfg, &p, &lanes_used)
+    if isa is None:
+        return None
+    rows = thin_block_rows(_lane_block, &cfg, 7, grid, &run)
+    if rows is None:
+        return None
+    stats = {"n_steps": run.n, "n_main_steps": run.n, "nfev": nfev, "status": 0,
+             "message": "success", "simd": isa if lanes_used > 1 else "scalar"}
+    return rows + (stats,)
+
+
 def run_plan(plan):
     """`run` of a `rotode._runplan.Plan`, the facades' entry: with error control
     (``plan.control``, the error-controlled methods), events, a step record (one body), the
@@ -991,9 +1046,10 @@ def run_plan(plan):
     if ctx == NULL:
         raise MemoryError()
     lanes_used = np.ones(N, dtype=np.intc)
+    cdef int[::1] luv = lanes_used
     isa = None
     try:
-        lanes = code in (KERNEL_RK3, KERNEL_RK4, KERNEL_AB3, KERNEL_LIE_EULER, KERNEL_CG) and (
+        lanes = code in _LANE_CODES and (
             not adaptive and k == 7 and not (o.hold or o.restore))
         if specialise or lanes:
             _compiled_params(models, &params, specialise and plan.tangent is None, lanes)
@@ -1004,7 +1060,7 @@ def run_plan(plan):
             if plan.tangent is None and not _any_call(params, nmod):
                 isa = _attach_erk_lanes(&sp, &cfg, lanes_used)
         elif params != NULL and lanes:
-            isa = _attach_lanes(&sp, &cfg, params, lanes_used)
+            isa = _attach_lanes(&sp, &cfg, params, &luv[0])
         fctx = _force_contexts(n_fctx, o.fsrc, o.forces, o.masses)
         cfg.force = fctx
         for b_ in range(nmod):
@@ -1051,11 +1107,10 @@ cdef int _compiled_params(list models, RigidParams** out, bint call, bint lanes)
     return 1
 
 
-cdef object _attach_lanes(Stepper* sp, RunCfg* cfg, RigidParams* params, object lanes_used):
+cdef object _attach_lanes(Stepper* sp, RunCfg* cfg, RigidParams* params, int* lanes_used):
     """Run the blocks of the stepper by the lane kernels (rotode/_lanes.hpp) on the instruction
     set of `rotode._lanes.get()` (OUT: sp, cfg; lanes_used, per body, written by the run);
     returns that set's name, or None for "off" (the driver's step, body by body)."""
-    cdef int[::1] lv = lanes_used
     cdef int i_
     name = _lanes.get()
     if name == "off":
@@ -1075,7 +1130,7 @@ cdef object _attach_lanes(Stepper* sp, RunCfg* cfg, RigidParams* params, object 
             cfg.lane_tab.c[i_] = cfg.tab.c[i_] if cfg.kernel == KERNEL_CG else 0.0
         cfg.stages = cfg.lane_tab.s
     cfg.params = params
-    cfg.lanes_used = &lv[0] if lv.shape[0] else NULL
+    cfg.lanes_used = lanes_used
     sp.block = _lane_block
     sp.lanes = lanes_width(cfg.isa)
     return name
@@ -1285,3 +1340,12 @@ def _stats(status_code, message, n, substeps, nfev, counts):
         stats["nfev_pair"] = largest(counts[:, 2])
     stats["per_body"] = per_body_counts(counts, stats["n_steps"], nfev)
     return stats
+
+
+# the kernels of the fixed-step lanes (`_attach_lanes`), the methods of theirs `run_fixed_single`
+# takes (registry entries of rotode.dynamic) and the options of a call that gives none
+_LANE_CODES = (KERNEL_RK3, KERNEL_RK4, KERNEL_AB3, KERNEL_LIE_EULER, KERNEL_CG)
+_FIXED_SPECS = {name: _methods.get(name, "rigid body") for name in _methods.names("rigid body")
+                if _methods.get(name).runner("rigid body") == "dynamic"
+                and _methods.get(name).code("rigid body") in _LANE_CODES}
+_PLAIN_OPTIONS = _run_options(*next(iter(_FIXED_SPECS.items())), None, False)

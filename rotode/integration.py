@@ -21,6 +21,7 @@ from rotode._plan import (
     check_option_names,
     ode_views,
     runner_for,
+    thin_fixed,
     thin_run,
     thin_sensitivity,
 )
@@ -400,6 +401,12 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         res = _thin(model, t_span, y0, method, rtol, atol, frame, options, sensitivity)
         if res is not None:
             return res
+    elif (t_eval is None and sensitivity is None and rtol is None and atol is None
+          and first_step is None and max_step is None and max_steps is None and events is None
+          and max_events is None and workers == 1):
+        fast = thin_fixed(model, t_span, y0, method, dt, save_every, frame, options)
+        if fast is not None:
+            return IntegrationResult(*fast, method)
     check_compiled_equations(model)      # (before dask: a chunk rebuilds the base class)
     y0_rotation = isinstance(y0, Rotation)
     y0 = rotation_quaternions(y0)        # (a Rotation: its scalar-first quaternions)

@@ -38,7 +38,7 @@ from cpython.ref cimport PyObject
 from libc.math cimport floor, fabs, fmax, fmin, pow, sqrt
 from rotode.erk cimport ERK_MAX_STAGES, ERK_MAX_POWERS
 from rotode._driver cimport (Control, Engine, Stepper, ThinCall, advance_steps, drive,
-                             thin_call, thin_rows, make_stepper,
+                             thin_call, thin_rows, thin_grid, thin_block_rows, make_stepper,
                              STATUS_OK,
                              STATUS_UNAVAILABLE, STATUS_ROTATION_BOUND,
                              STATUS_TOO_MANY_SUBSTEPS, WORK_DOUBLES, KERNEL_CG, KERNEL_EXP2,
@@ -753,7 +753,8 @@ def run_single(model, t_span, y0, method, rtol, atol, frame):
     cdef Py_ssize_t nfev = 0, nrate = 0, nsub = 0
     cdef double w[3]
     if not ((type(model) is Sinusoid or type(model) is ConstantRate) and type(method) is str
-            and _USE_ENGINE and (frame is None or frame == "body" or frame == "world")):
+            and _USE_ENGINE and (frame is None or (type(frame) is str
+                                 and (frame == "body" or frame == "world")))):
         return None
     pair = ENGINE_PAIRS.get(method)
     g.kernel = KERNEL_ERK
@@ -785,6 +786,72 @@ def run_single(model, t_span, y0, method, rtol, atol, frame):
              "status": 0, "message": "success", "n_rejected": run.rejected,
              "nfev_pair": run.nfev}
     return rows + (stats,)
+
+
+def run_fixed_single(model, t_span, y0, method, dt, save_every, frame):
+    """The common fixed-step kinematic call of `rotode.integrate` in a few microseconds, or
+    None.
+
+    One body, ``y0`` a float64 array of shape (4,) or a list or tuple of 4 numbers, a
+    `rotode.omega.Constant` or `Sinusoid` source, ``frame`` None, "body" or "world", a
+    fixed-step method of the lane kernels (`_lane_kernel`: rk3, rk4, ab3, the Crouch-Grossman
+    methods, exp2, magnus2-magnus8, magnus_ca) with no option, ``t_span`` a pair of Python
+    numbers, ``dt`` a Python number, ``save_every`` None or a Python int: the lane kernel is
+    entered directly on `integrate`'s grid (`_driver.thin_grid`), as `run_plan` runs one body
+    there.  Anything else, any input `integrate` would refuse, the lanes off and a failed run
+    give None, and `integrate`'s general path.  Returns ``(t, y (m, 4), w (m, 3), stats)``.
+    """
+    cdef KinCfg g
+    cdef KinParams p
+    cdef Stepper sp
+    cdef BlockRun run
+    cdef ThinCall c
+    cdef Py_ssize_t nfev = 0, nrate = 0, nsub = 0
+    cdef double fail_angle = 0.0
+    cdef int lanes_used = 1
+    cdef double w[3]
+    if not ((type(model) is Sinusoid or type(model) is ConstantRate) and type(method) is str
+            and (frame is None or (type(frame) is str and (frame == "body" or frame == "world")))):
+        return None
+    spec = _FIXED_SPECS.get(method)
+    if spec is None:
+        return None
+    grid = thin_grid(t_span, dt, save_every, y0, 4, &c, &run)
+    if grid is None:
+        return None
+    _run_options(&g, method, spec, _FRAME_OPTIONS[frame], False)
+    _method_data(&g, spec, None, False)
+    _source_cfg(&g, model, None, run.t[0])
+    w[0] = w[1] = w[2] = 0.0
+    if (g.local or _lane_kernel(&g) < 0
+            or not _kin_params(model, w, g.frame, g.gain, &p)):
+        return None
+    g.wconst = w
+    g.alpha = w
+    g.t_start = run.t[0]
+    g.nfev = &nfev
+    g.nrate = &nrate
+    g.nsub = &nsub
+    g.fail_angle = &fail_angle
+    g.params = &p
+    g.params_shared = True
+    isa = _attach_lanes(&sp, &g, &lanes_used)
+    if isa is None:
+        return None
+    rows = thin_block_rows(_lane_block, &g, 4, grid, &run)
+    if rows is None:
+        return None
+    stats = {"n_steps": run.n, "nfev": nfev, "nrate": nrate, "n_substeps": nsub, "status": 0,
+             "message": "success", "simd": isa if lanes_used > 1 else "scalar"}
+    return rows + (stats,)
+
+
+# the fixed-step methods `run_fixed_single` may take (registry entries of rotode.kinematic),
+# and the options `integrate` implies for each frame argument
+_FIXED_SPECS = {name: _methods.get(name, "kinematics") for name in _methods.names("kinematics")
+                if _methods.get(name).runner("kinematics") == "kinematic"}
+_FRAME_OPTIONS = {None: {"frame": "body"}, "body": {"frame": "body"},
+                  "world": {"frame": "world"}}
 
 
 cdef object _run_options(KinCfg* g, object method, object spec, object options,
@@ -864,6 +931,16 @@ def _check_y0(y0):
     if first_small_norm(y0, TINY_NORM2) >= 0:
         raise ValueError("`y0` must hold nonzero quaternions")
     return y0
+
+
+cdef int _source_cfg(KinCfg* g, object src, object alpha, double t0) except -1:
+    """The angular velocity's part of the configuration (OUT: g's source, whether it jumps,
+    the carried w, the rate mode), src the run's source or None (constant rows)."""
+    g.is_source = src is not None
+    g.jumps = isinstance(src, Samples) and src.kind == "previous"
+    g.carry = g.carry and not g.jumps
+    g.src = <PyObject*>src
+    return _rate_mode(g, src, alpha, t0)
 
 
 cdef int _rate_mode(KinCfg* g, object src, object alpha, double t0) except -1:
@@ -1022,11 +1099,7 @@ def run_plan(plan):
     src = model if isinstance(model, _PyAngularVelocity) else None
     wconst = _NO_ROWS if src is not None else _as_rows(model, "model", N)
     alpha_rows = _NO_ROWS if alpha is None else _as_rows(alpha, "alpha", N, shared=True)
-    g.is_source = src is not None
-    g.jumps = isinstance(src, Samples) and src.kind == "previous"
-    g.carry = g.carry and not g.jumps
-    g.src = <PyObject*>src
-    _rate_mode(&g, src, alpha, t[0])
+    _source_cfg(&g, src, alpha, t[0])
     counters = np.zeros((3, N), dtype=np.intp)       # w and w' evaluations, sub-steps
     nfev, nrate, nsub = counters[0], counters[1], counters[2]
     fail_angle = np.zeros(N)
@@ -1062,6 +1135,7 @@ def run_plan(plan):
         sp.stops_jump = g.jumps
     cdef KinParams* params = NULL
     lanes_used = np.ones(N, dtype=np.intc)
+    cdef int[::1] luv = lanes_used
     isa = None
     # adaptive magnus6/magnus8 (3 or 4 nodes, the embedded method one fewer): the engine's
     # loop of rotode/_lanes_magnus.hpp for w(t) compiled, as the driver's with `_magnus_trial`
@@ -1085,7 +1159,7 @@ def run_plan(plan):
             sp.body = _engine_body
             isa = _attach_erk_lanes(&sp, &g, lanes_used)
         elif params != NULL and lanes:
-            isa = _attach_lanes(&sp, &g, lanes_used)
+            isa = _attach_lanes(&sp, &g, &luv[0])
         yout, wout, status, failed, counts, fail_t, rec = drive(
             &sp, t, save, y0, workers, plan.steps, plan.h_next, events)
     finally:
@@ -1159,18 +1233,17 @@ cdef void _lane_method(KinCfg* g) noexcept:
     g.lane_method.substep = g.substep
 
 
-cdef object _attach_lanes(Stepper* sp, KinCfg* g, object lanes_used):
+cdef object _attach_lanes(Stepper* sp, KinCfg* g, int* lanes_used):
     """Run the blocks of the stepper by the lane kernels (rotode/_lanes.hpp) on the instruction
     set of `rotode._lanes.get()` (OUT: sp, g; lanes_used, per body, written by the run);
     returns that set's name, or None for "off" (the driver's step, body by body)."""
-    cdef int[::1] lv = lanes_used
     name = _lanes.get()
     if name == "off":
         return None
     g.isa = _LANE_ISAS[name]
     g.lane_kernel = _lane_kernel(g)
     _lane_method(g)
-    g.lanes_used = &lv[0] if lv.shape[0] else NULL
+    g.lanes_used = lanes_used
     sp.block = _lane_block
     sp.lanes = lanes_width(g.isa)
     return name

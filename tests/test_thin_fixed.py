@@ -1,0 +1,176 @@
+"""The thin path of a fixed-step call (`rotode._plan.thin_fixed`: `kinematic.run_fixed_single`,
+`dynamic.run_fixed_single`, `_driver.thin_grid`): one body with ``dt`` entered straight into
+its method's lane kernel, with no general-path set-up.
+
+Each call is compared with the same call on the general path (``workers=None`` takes it, as
+does a batch of one body): the same grid, rows, angular velocities and stats, to the bit, on
+every lane method, both sources, both frames, forwards and backwards, with a last step shorter
+than dt, with and without ``save_every``, y0 as an array, list or tuple; and the inputs the
+general path refuses still raise its errors (the thin path declines them).  An independent
+check: a constant rate's exact orientation.
+"""
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import rotode
+from rotode import _lanes, _plan, dynamic, kinematic
+
+SOURCES = {
+    "constant": rotode.omega.Constant([0.3, -1.2, 0.7]),
+    "sinusoid": rotode.omega.Sinusoid(amplitude=[1.0, 0.5, -0.8], rate=2.0,
+                                      phase=[0.0, 1.0, 2.0]),
+}
+Q0 = [0.9, 0.1, -0.2, 0.3]
+Y0 = [0.9, 0.1, -0.2, 0.3, 1.5, -0.4, 2.0]
+TOP = rotode.RigidBody([1.0, 1.2, 0.5], torque=rotode.torque.Gravity(1.3, 9.81, [0.05, -0.02, 0.4]))
+BODIES = {"free": rotode.RigidBody([2.0, 1.5, 1.0]), "top": TOP,
+          "full": rotode.RigidBody([[2.0, 0.1, -0.05], [0.1, 1.5, 0.2], [-0.05, 0.2, 1.0]],
+                                   torque=rotode.torque.Constant([0.1, -0.2, 0.3], frame="world"))}
+KIN_METHODS = sorted(m for m in kinematic._FIXED_SPECS
+                     if m not in ("dop853", "dopri5", "bs3", "rkmk3", "rkmk5", "rkmk8"))
+RIGID_METHODS = sorted(dynamic._FIXED_SPECS)
+# (t_span, dt, save_every): dt divides the span, does not (a short last step), backwards, one
+# step longer than the span, every third row
+GRIDS = [((0.0, 1.0), 0.1, None), ((0.0, 1.05), 0.1, None), ((2.0, -1), 0.125, None),
+         ((0, 0.3), 1.0, None), ((0.5, 2.0), 0.01, 3), ((0.0, 1.0), 0.1, 10), ((0, 1), 1, 7)]
+
+
+def _same(a, b):
+    sa, sb = dict(a.stats), dict(b.stats)
+    assert "per_body" not in sa
+    sb.pop("per_body", None)
+    assert sa == sb
+    for x, y in ((a.t, b.t), (a.y, b.y), (a.w, b.w)):
+        assert x.shape == y.shape
+        np.testing.assert_array_equal(x, y)
+    assert a.method == b.method and a.success and b.success
+
+
+def _thin_and_general(model, t_span, y0, method, dt, save_every, **kw):
+    fast = _plan.thin_fixed(model, t_span, y0, method, dt, save_every, kw.get("frame"), {})
+    assert fast is not None, (method, t_span, dt)
+    thin = rotode.integrate(model, t_span, y0, method=method, dt=dt, save_every=save_every,
+                            **kw)
+    general = rotode.integrate(model, t_span, np.asarray(y0, float), method=method, dt=dt,
+                               save_every=save_every, workers=None, **kw)
+    return thin, general
+
+
+@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("frame", [None, "world"])
+@pytest.mark.parametrize("method", KIN_METHODS)
+def test_kinematic_thin_call_is_the_general_one(source, frame, method):
+    for t_span, dt, every in GRIDS:
+        if method == "magnus_ca" and dt > 0.5:     # (beyond its rotation bound: general path)
+            continue
+        thin, general = _thin_and_general(SOURCES[source], t_span, Q0, method, dt, every,
+                                          frame=frame)
+        _same(thin, general)
+
+
+@pytest.mark.parametrize("body", BODIES)
+@pytest.mark.parametrize("method", RIGID_METHODS)
+def test_rigid_thin_call_is_the_general_one(body, method):
+    for t_span, dt, every in GRIDS:
+        thin, general = _thin_and_general(BODIES[body], t_span, Y0, method, dt, every)
+        _same(thin, general)
+
+
+def test_what_the_thin_path_declines_runs_the_general_path():
+    w = SOURCES["sinusoid"]
+    q0 = np.array(Q0)
+    declined = [
+        (w, (0.0, 1.0), q0, "dop853", 0.1, None, None),      # a pair at fixed dt
+        (w, (0.0, 1.0), q0, "rk4", np.float64(0.1), None, None),   # not a Python number
+        (w, (0.0, 1.0), q0, "rk4", 0.1, np.int64(2), None),
+        (w, (0.0, 1.0), q0, "RK4", 0.1, None, None),          # the general path's lower()
+        (w, (0.0, 1.0), q0.reshape(1, 4), "rk4", 0.1, None, None),
+        (w, (0.0, 1.0), [1, 0, 0], "rk4", 0.1, None, None),
+        (w, (0.0, 1.0), [1, 0, 0, True], "rk4", 0.1, None, None),
+        (w, (0.0, 1.0), q0.astype(np.float32), "rk4", 0.1, None, None),
+        (w, (0.0, 1.0), q0, "rk4", 0.1, None, "World"),
+        (rotode.QuaternionKinematics(w), (0.0, 1.0), q0, "rk4", 0.1, None, None),
+        (lambda t: np.ones(3), (0.0, 1.0), q0, "rk4", 0.1, None, None),
+        (TOP, (0.0, 1.0), Y0, "rk4", 0.1, None, "body"),
+        (TOP, (0.0, 1.0), Y0, "rkn4", 0.1, None, None),
+        (rotode.RigidBody([1, 1, 1], torque=lambda t, q, w: np.zeros(3)), (0, 1), Y0, "rk4",
+         0.1, None, None),
+    ]
+    for model, span, y0, method, dt, every, frame in declined:
+        assert _plan.thin_fixed(model, span, y0, method, dt, every, frame, {}) is None, method
+    assert _plan.thin_fixed(w, (0.0, 1.0), q0, "rk4", 0.1, None, None, {"exp": "approx"}) is None
+
+
+@pytest.mark.parametrize("kw, error", [
+    (dict(dt=0.0), ValueError), (dict(dt=-0.1), ValueError), (dict(dt=float("nan")), ValueError),
+    (dict(dt=True), TypeError), (dict(dt=1e-12), ValueError), (dict(save_every=0), ValueError),
+    (dict(save_every=True), ValueError), (dict(t_span=(0.0, 0.0)), ValueError),
+    (dict(t_span=(0.0, float("inf"))), ValueError), (dict(y0=[0.0, 0, 0, 0]), ValueError),
+    (dict(y0=[1.0, float("nan"), 0, 0]), ValueError), (dict(y0=[1e200, 1e200, 0, 0]), ValueError),
+    (dict(t_span=(1e16, 1e16 + 64), dt=0.5), ValueError),
+])
+def test_refused_input_raises_the_general_paths_error(kw, error):
+    args = dict(t_span=(0.0, 1.0), y0=Q0, dt=0.1, save_every=None) | kw
+    with pytest.raises(error):
+        rotode.integrate(SOURCES["constant"], args["t_span"], args["y0"], method="rk4",
+                         dt=args["dt"], save_every=args["save_every"])
+
+
+def test_a_failed_run_reports_as_the_general_path():
+    # magnus_ca beyond its rotation bound: the thin run fails, the general path raises
+    with pytest.raises(ValueError, match="convergence bound"):
+        rotode.integrate(rotode.omega.Constant([3.0, 0, 0]), (0, 2), Q0, method="magnus_ca",
+                         dt=1.0)
+    # an overflowing rate: NaN rows and the general path's status
+    res = rotode.integrate(rotode.omega.Constant([1e308, 1e308, 0]), (0, 1), Q0,
+                           method="rk4", dt=0.5)
+    assert not res.success
+
+
+def test_lanes_off_and_every_width_give_the_same_bits():
+    w = SOURCES["sinusoid"]
+    ref = rotode.integrate(w, (0, 2), Q0, method="magnus8", dt=0.05)
+    previous = _lanes.get()
+    try:
+        for name in _lanes.available():
+            _lanes.use(name)
+            res = rotode.integrate(w, (0, 2), Q0, method="magnus8", dt=0.05)
+            np.testing.assert_array_equal(res.y, ref.y)
+            np.testing.assert_array_equal(res.w, ref.w)
+            assert res.stats["nfev"] == ref.stats["nfev"]
+    finally:
+        _lanes.use(previous)
+
+
+def test_a_constant_rate_gives_the_exact_orientation():
+    w = np.array([0.3, -1.2, 0.7])
+    res = rotode.integrate(rotode.omega.Constant(w), (0, 2.5), [1.0, 0, 0, 0], method="magnus4",
+                           dt=0.1)
+    exact = rotode.quaternion.exp(0.5 * w * res.t[:, None])   # q(t) = exp(w t / 2)
+    dots = np.abs(np.sum(res.q * exact, axis=1))
+    np.testing.assert_allclose(dots, 1.0, atol=1e-14)
+
+
+def test_ctrl_c_stops_a_long_thin_run():
+    sent = []
+
+    def interrupt():
+        sent.append(time.perf_counter())
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(0.3, interrupt)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            rotode.integrate(SOURCES["sinusoid"], (0.0, 5e5), Q0, method="magnus8", dt=0.1,
+                             save_every=10**9)
+        latency = time.perf_counter() - sent[0]
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+    assert latency < 0.5, latency
