@@ -363,10 +363,13 @@ cdef int engine_single(body_fn body, const void* cfg, EngineRun* run) except? -2
 
 # The arguments of the thin call path (`rotode.integrate`'s common call, docs/architecture.md):
 # the output grid (t0, tf), the tolerances the run reads and y0 when it came as a list or tuple
+# (of at most THIN_MAX_N values: a fixed-step call of a user's state)
+cdef enum:
+    THIN_MAX_N = 64
 cdef struct ThinCall:
     double grid[2]
     double atol[ERK_MAX_N]
-    double y0[ERK_MAX_N]
+    double y0[THIN_MAX_N]
 
 
 # Fill `run` from t_span, y0 (k values), rtol and atol when they are of the simple forms the thin
@@ -382,18 +385,24 @@ cdef object thin_rows(body_fn body, const void* cfg, int k, const ThinCall* c, E
 
 
 # A fixed-step call of one body on the thin path: `integrate`'s grid of t_span and dt (a Python
-# float or int) and its saved rows (save_every None or a Python int), y0 as in `thin_call`, in
-# `run` (OUT: c, run; the rows are the caller's); returns (the grid (n + 1,), the saved
-# indices, or None for every point), or None for anything `_plan.time_grid` would refuse or
-# handles otherwise (the general path then runs, and raises its errors)
+# float or int) and its saved rows (save_every None or a Python int), y0 as in `thin_call` (k <=
+# THIN_MAX_N values; its first four a nonzero quaternion when `quaternion`), in `run` (OUT: c,
+# run; the rows are the caller's); returns (the grid (n + 1,), the saved indices (m,)), or None
+# for anything `_plan.time_grid` would refuse or handles otherwise (the general path then
+# runs, and raises its errors)
 cdef object thin_grid(object t_span, object dt, object save_every, object y0, int k,
-                      ThinCall* c, BlockRun* run)
+                      bint quaternion, ThinCall* c, BlockRun* run)
 
 
 # The run `thin_grid` prepared, by the lane kernel `block` on the calling thread, polled as
 # `drive` polls: ``(t, y (m, k), w (m, 3))`` of the saved rows, or None when it failed (the
 # general path then runs it again and reports the failure); `grid` is thin_grid's
 cdef object thin_block_rows(block_fn block, const void* cfg, int k, object grid, BlockRun* run)
+
+
+# The same by the driver's own fixed-grid loop over the stepper `s` (no lane kernel: a user's
+# equations), as `drive` runs one body on the calling thread
+cdef object thin_stepper_rows(const Stepper* s, object grid, BlockRun* run)
 
 
 cdef class Engine:

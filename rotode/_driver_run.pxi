@@ -90,9 +90,13 @@ cdef Py_ssize_t[2] _SAVE_ENDS = [0, 1]
 cdef long long _DEFAULT_MAX_STEPS = DEFAULT_MAX_STEPS
 
 
+cdef object _FLOAT64 = np.float64
+
+
 cdef inline bint _real(object x, double* out):
-    """x as a double when it is a Python float or int (not bool) (OUT: out)."""
-    if type(x) is float:
+    """x as a double when it is a Python float, a NumPy float64 scalar or a Python int (not
+    bool) (OUT: out)."""
+    if type(x) is float or type(x) is _FLOAT64:
         out[0] = <double>x
         return True
     if type(x) is int:
@@ -111,15 +115,15 @@ cdef inline bint _thin_span(object t_span, double* t0, double* tf):
             and isfinite(t0[0]) and isfinite(tf[0]) and t0[0] != tf[0])
 
 
-cdef const double* _thin_y0(object y0, int k, ThinCall* c):
+cdef const double* _thin_y0(object y0, int k, bint quaternion, ThinCall* c):
     """y0's k values when it is a float64 C-contiguous array of shape (k,) or a list or tuple
-    of k Python numbers (copied into c.y0), all finite with a quaternion part of the norm
-    `integrate` accepts; NULL otherwise."""
+    of k Python numbers (copied into c.y0), all finite, with (`quaternion`) a first four of the
+    norm `integrate` accepts; NULL otherwise."""
     cdef cnp.ndarray arr
     cdef const double* y
     cdef double n2
     cdef int j
-    if k > ERK_MAX_N:
+    if not 1 <= k <= THIN_MAX_N or (quaternion and k < 4):
         return NULL
     if type(y0) is np.ndarray:
         arr = <cnp.ndarray>y0
@@ -137,9 +141,10 @@ cdef const double* _thin_y0(object y0, int k, ThinCall* c):
     for j in range(k):
         if not isfinite(y[j]):
             return NULL
-    n2 = y[0] * y[0] + y[1] * y[1] + y[2] * y[2] + y[3] * y[3]
-    if not (n2 > _TINY_NORM2 and isfinite(n2)):
-        return NULL
+    if quaternion:
+        n2 = y[0] * y[0] + y[1] * y[1] + y[2] * y[2] + y[3] * y[3]
+        if not (n2 > _TINY_NORM2 and isfinite(n2)):
+            return NULL
     return y
 
 
@@ -163,7 +168,7 @@ cdef bint thin_call(object t_span, object y0, object rtol, object atol, int k, T
         at = atol
     else:
         return False
-    y = _thin_y0(y0, k, c)
+    y = _thin_y0(y0, k, True, c) if k <= ERK_MAX_N else NULL
     if y == NULL:
         return False
     c.grid[0] = t0
@@ -196,7 +201,7 @@ cdef object thin_rows(body_fn body, const void* cfg, int k, const ThinCall* c, E
 
 
 cdef object thin_grid(object t_span, object dt, object save_every, object y0, int k,
-                      ThinCall* c, BlockRun* run):
+                      bint quaternion, ThinCall* c, BlockRun* run):
     """The thin path's fixed grid (_driver.pxd): `_plan.time_grid` of t_span, dt and
     save_every without t_eval, point for point."""
     cdef double t0 = 0.0, tf = 0.0, h = 0.0, direction, length, ratio
@@ -210,7 +215,7 @@ cdef object thin_grid(object t_span, object dt, object save_every, object y0, in
         every = save_every
     else:
         return None
-    y = _thin_y0(y0, k, c)
+    y = _thin_y0(y0, k, quaternion, c)
     direction = 1.0 if tf > t0 else -1.0
     length = fabs(tf - t0)
     ratio = length / h
@@ -264,6 +269,51 @@ cdef object thin_block_rows(block_fn block, const void* cfg, int k, object grid,
     run.tick = _engine_tick
     with nogil:
         block(cfg, 0, run)
+    if errors:
+        raise errors[0]
+    if status != STATUS_OK:
+        return None
+    return (t if run.m == run.n + 1 else t[save]), y_out, w_out
+
+
+cdef object thin_stepper_rows(const Stepper* s, object grid, BlockRun* run):
+    """The rows of a thin fixed-step call's run by the driver's loop (_driver.pxd)."""
+    cdef list errors = []
+    cdef Poll p
+    cdef Clock clk
+    cdef Run r
+    cdef int status = STATUS_OK
+    cdef Py_ssize_t failed = -1
+    cdef double fail_t = 0.0
+    cdef long long counts[3]
+    t, save = grid
+    _check_run(s, 1, s.k0, NULL)
+    y_out = np.empty((run.m, s.k))
+    w_out = np.empty((run.m, 3))
+    r.s = s
+    r.g.t = run.t
+    r.g.n = run.n
+    r.g.m = run.m
+    r.g.save = run.save
+    r.y0 = run.y0
+    r.yo = <double*>cnp.PyArray_DATA(<cnp.ndarray>y_out)
+    r.wo = <double*>cnp.PyArray_DATA(<cnp.ndarray>w_out)
+    r.status = &status
+    r.failed = &failed
+    r.fail_t = &fail_t
+    r.counts = counts
+    r.h_next = NULL
+    r.trace = NULL
+    r.poll = &p
+    r.adaptive = False
+    p.stop = 0
+    p.errors = <void*>errors
+    clk.stride = 1
+    clk.countdown = 1
+    clk.last_clock = _now()
+    clk.last_check = clk.last_clock
+    with nogil:
+        _one(&r, 0, &clk, True)
     if errors:
         raise errors[0]
     if status != STATUS_OK:

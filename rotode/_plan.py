@@ -51,8 +51,15 @@ def thin_run(model, t_span, y0, method, rtol, atol, frame, options):
 def thin_fixed(model, t_span, y0, method, dt, save_every, frame, options):
     """`integrate`'s common fixed-step call of one body (``dt`` given, no ``t_eval``), run by
     the lane kernel of its method without the general path's set-up
-    (`dynamic.run_fixed_single`, `kinematic.run_fixed_single`): ``(t, y, w, stats)``, or None
-    when the call is anything else (the general path runs it).  No option."""
+    (`dynamic.run_fixed_single`, `kinematic.run_fixed_single`; a user's `ode.ODE` by the
+    driver's loop, `ode.run_fixed_single`, its result then needing `ode_views`): ``(t, y, w,
+    stats)``, or None when the call is anything else (the general path runs it).  No option
+    (an ODE's ``normalize`` aside)."""
+    if type(model) is ode.ODE:
+        if frame is not None or not options.keys() <= {"normalize"}:
+            return None
+        return ode.run_fixed_single(model, t_span, y0, method, dt, save_every,
+                                    options.get("normalize", True))
     if options:
         return None
     if type(model) is RigidBody:

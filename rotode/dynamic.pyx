@@ -934,7 +934,7 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every):
     spec = _FIXED_SPECS.get(method)
     if spec is None:
         return None
-    grid = thin_grid(t_span, dt, save_every, y0, 7, &c, &run)
+    grid = thin_grid(t_span, dt, save_every, y0, 7, True, &c, &run)
     if grid is None or not _engine_params(<RigidBody>model, &p, False, True):
         return None
     _fill_cfg(&cfg, spec, spec.code("rigid body"), _PLAIN_OPTIONS,

@@ -406,7 +406,8 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
           and max_events is None and workers == 1):
         fast = thin_fixed(model, t_span, y0, method, dt, save_every, frame, options)
         if fast is not None:
-            return IntegrationResult(*fast, method)
+            res = IntegrationResult(*fast, method)
+            return ode_views(res, model) if type(model) is ODE else res
     check_compiled_equations(model)      # (before dask: a chunk rebuilds the base class)
     y0_rotation = isinstance(y0, Rotation)
     y0 = rotation_quaternions(y0)        # (a Rotation: its scalar-first quaternions)

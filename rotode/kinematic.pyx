@@ -816,7 +816,7 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every, frame):
     spec = _FIXED_SPECS.get(method)
     if spec is None:
         return None
-    grid = thin_grid(t_span, dt, save_every, y0, 4, &c, &run)
+    grid = thin_grid(t_span, dt, save_every, y0, 4, True, &c, &run)
     if grid is None:
         return None
     _run_options(&g, method, spec, _FRAME_OPTIONS[frame], False)

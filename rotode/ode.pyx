@@ -36,9 +36,9 @@ from rotode._validation import (DEFAULT_MAX_STEPS, as_bool_option, as_float_arra
 cimport numpy as cnp
 from libc.math cimport INFINITY, isfinite
 from libc.stdint cimport uintptr_t
-from rotode._engine cimport EngineRun
+from rotode._engine cimport BlockRun, EngineRun
 from rotode._driver cimport (Stepper, make_stepper, drive, advance_steps, engine_single, Engine,
-                             STATUS_OK,
+                             ThinCall, thin_grid, thin_stepper_rows, STATUS_OK,
                              STATUS_SOURCE_ERROR, STATUS_UNAVAILABLE, STATUS_NONFINITE_ITERATE,
                              KERNEL_RKMK, KERNEL_AB3)
 from rotode.dynamic cimport ab3_weights
@@ -1062,6 +1062,71 @@ cdef void _thin_algebra(OdeCfg* cfg, int* rest, const double* atols, double* zat
     cfg.nz = 3 * cfg.nq + j
 
 
+def run_fixed_single(model, t_span, y0, method, dt, save_every, normalize=True):
+    """The common fixed-step call of `rotode.integrate` on an `ODE` without its general path's
+    set-up, or None.
+
+    One body, a compiled or Cython ``fun`` with no per-body ``params``, ``y0`` a float64 array
+    of shape (n,) or a list or tuple of n numbers (n <= 64), a fixed-step method on the state
+    (rk3, rk4, ab3, or a pair at fixed steps: not a Lie-group method), ``t_span`` a pair of
+    Python numbers, ``dt`` a Python number, ``save_every`` None or a Python int, ``normalize``
+    a Python bool: the driver's fixed-grid loop is entered on `integrate`'s grid
+    (`_driver.thin_grid`) as `run_plan` runs one body.  Anything else, any input `integrate`
+    would refuse and a run that fails give None, and `integrate`'s general path.  Returns
+    ``(t, y (m, n), w (m, 3), stats)``.
+    """
+    cdef OdeCfg cfg
+    cdef BlockRun run
+    cdef ThinCall c
+    cdef const double* y
+    cdef double n2
+    cdef int n, o
+    if (type(model) is not ODE or type(method) is not str or model.kind == FUN_PYTHON
+            or model.n_bodies is not None or type(normalize) is not bool):
+        return None
+    spec = _FIXED_SPECS.get(method)
+    n = model.n if model.n is not None else (len(y0) if type(y0) in (list, tuple, np.ndarray)
+                                             and np.ndim(y0) == 1 else 0)
+    blocks = model.quaternions
+    grid = thin_grid(t_span, dt, save_every, y0, n, False, &c, &run) if spec is not None else None
+    if grid is None:
+        return None
+    y = run.y0
+    for b in blocks:                       # (each block inside the state, nonzero)
+        o = b
+        if o + 4 > n:
+            return None
+        n2 = y[o] * y[o] + y[o + 1] * y[o + 1] + y[o + 2] * y[o + 2] + y[o + 3] * y[o + 3]
+        if not (n2 > _TINY_NORM2 and isfinite(n2)):
+            return None
+    nfev = np.zeros(1, dtype=np.int64)
+    cdef int code = spec.code("ode")
+    _fill_cfg(&cfg, model, n, _layout(blocks, n), nfev, False, normalize, False)
+    cfg.nz = n
+    cfg.ab3 = code == KERNEL_AB3
+    cfg.pair = -1
+    cdef Stepper sp = make_stepper(&cfg, _begin, _advance_ab3 if cfg.ab3 else _advance_none,
+                                   _store, NULL, n, n, cfg.nz, True)
+    sp.work_doubles = AB3_HEAD + 6 * n if cfg.ab3 else 1
+    sp.y0_row = False
+    engine = None
+    if not cfg.ab3:
+        engine = Engine(spec, None, cfg.nz)
+        (<Engine>engine).attach(&sp, _deriv)
+        if cfg.normalize and cfg.nq:
+            sp.accept = _accept_unit
+    model.error = None
+    try:
+        rows = thin_stepper_rows(&sp, grid, &run)
+    finally:
+        model.error = None
+    if rows is None:
+        return None
+    stats = {"n_steps": run.n, "n_main_steps": run.n, "nfev": int(nfev[0]), "status": 0,
+             "message": "success"}
+    return rows + (stats,)
+
+
 def run_single(model, t_span, y0, method, rtol, atol, normalize=True):
     """The common call of `rotode.integrate` on an `ODE` in a few microseconds, or None.
 
@@ -1134,3 +1199,8 @@ def run_single(model, t_span, y0, method, rtol, atol, normalize=True):
              "status": 0, "message": "success", "n_rejected": run.rejected,
              "nfev_pair": run.nfev}
     return np.array([grid[0], grid[1]]), y_out, w_out, stats
+
+
+# the fixed-step methods on the state that `run_fixed_single` takes (registry entries)
+_FIXED_SPECS = {name: _methods.get(name, "ode") for name in METHODS
+                if not _methods.get(name).group}

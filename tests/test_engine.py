@@ -163,7 +163,8 @@ def test_the_thin_call_path_is_the_general_one():
 @pytest.mark.parametrize("args", [
     dict(rtol=np.float64(1e-6)),                 # not a Python float: the general path
     dict(t_span=np.array([0.0, 1.0])),
-    dict(y0=list(Y0)),
+    dict(y0=list(Y0.astype(np.float32))),      # (a list of Python or float64 numbers: taken)
+    dict(y0=list(Y0)[:6]),
     dict(y0=Y0.astype(np.float32)),
     dict(model=rotode.RigidBody(np.eye(3), torque=lambda t, q, w: np.zeros(3))),
     dict(method="DOP853"),
@@ -175,6 +176,15 @@ def test_the_thin_path_declines_what_it_does_not_check(args):
     call.update(args)
     assert dynamic.run_single(call["model"], call["t_span"], call["y0"], call["method"],
                               call["rtol"], call["atol"]) is None
+
+
+def test_the_thin_path_takes_lists_of_numbers():
+    body = rotode.RigidBody(np.diag([1.0, 1.0, 0.5]), torque=TORQUES["gravity"])
+    for y0 in (list(Y0), Y0.tolist(), tuple(Y0.tolist())):
+        assert dynamic.run_single(body, (0.0, 3.0), y0, "dop853", 1e-8, 1e-10) is not None
+        _same(rotode.integrate(body, (0.0, 3.0), y0, method="dop853", rtol=1e-8, atol=1e-10),
+              rotode.integrate(body, (0.0, 3.0), Y0, method="dop853", rtol=1e-8, atol=1e-10,
+                               workers=None))
 
 
 @pytest.mark.parametrize("bad, error, match", [

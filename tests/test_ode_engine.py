@@ -61,10 +61,15 @@ Y0 = np.array([0.0, 0.9, 0.1, -0.2, 0.3, 1.5, -0.4, 2.0,
 
 @pytest.fixture(scope="module")
 def duo(tmp_path_factory):
+    return build_duo(tmp_path_factory.mktemp("odeengine"))
+
+
+def build_duo(d):
+    """`C_SOURCE`'s ``duo`` compiled in the directory d, as a ctypes function (the test
+    skipped without a C compiler)."""
     cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
     if shutil.which(cc) is None:
         pytest.skip("no C compiler")
-    d = tmp_path_factory.mktemp("odeengine")
     (d / "duo.c").write_text(C_SOURCE)
     subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(d / "libduo.so"),
                     str(d / "duo.c"), "-lm"], check=True)

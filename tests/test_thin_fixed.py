@@ -1,6 +1,7 @@
 """The thin path of a fixed-step call (`rotode._plan.thin_fixed`: `kinematic.run_fixed_single`,
 `dynamic.run_fixed_single`, `_driver.thin_grid`): one body with ``dt`` entered straight into
-its method's lane kernel, with no general-path set-up.
+its method's lane kernel, with no general-path set-up; a user's `rotode.ODE` into the driver's
+fixed-grid loop (`ode.run_fixed_single`, `_driver.thin_stepper_rows`).
 
 Each call is compared with the same call on the general path (``workers=None`` takes it, as
 does a batch of one body): the same grid, rows, angular velocities and stats, to the bit, on
@@ -15,9 +16,11 @@ import time
 
 import numpy as np
 import pytest
+from test_ode_engine import P0, build_duo
+from test_ode_engine import Y0 as DUO_Y0
 
 import rotode
-from rotode import _lanes, _plan, dynamic, kinematic
+from rotode import _lanes, _plan, dynamic, kinematic, ode
 
 SOURCES = {
     "constant": rotode.omega.Constant([0.3, -1.2, 0.7]),
@@ -80,12 +83,58 @@ def test_rigid_thin_call_is_the_general_one(body, method):
         _same(thin, general)
 
 
+@pytest.fixture(scope="module")
+def duo(tmp_path_factory):
+    return build_duo(tmp_path_factory.mktemp("thinfixed"))
+
+
+@pytest.mark.parametrize("method", sorted(ode._FIXED_SPECS))
+@pytest.mark.parametrize("normalize", [None, False])
+def test_ode_thin_call_is_the_general_one(duo, method, normalize):
+    model = rotode.ODE(duo, n=15, quaternions=[1, 8], params=P0)
+    y0 = DUO_Y0.copy()
+    y0[1:5] *= 1.2                       # not unit: normalize shows
+    opts = {} if normalize is None else {"normalize": normalize}
+    for t_span, dt, every in GRIDS:
+        fast = _plan.thin_fixed(model, t_span, list(y0), method, dt, every, None, opts)
+        assert fast is not None, (method, t_span, dt)
+        thin = rotode.integrate(model, t_span, list(y0), method=method, dt=dt,
+                                save_every=every, **opts)
+        general = rotode.integrate(model, t_span, y0, method=method, dt=dt, save_every=every,
+                                   workers=None, **opts)
+        sa, sb = dict(thin.stats), dict(general.stats)
+        sb.pop("per_body", None)
+        assert list(sa.items()) == list(sb.items())
+        for x, y in ((thin.t, general.t), (thin.y, general.y)):
+            assert x.shape == y.shape
+            np.testing.assert_array_equal(x, y)
+        assert thin.w is None and general.w is None and thin.quaternions == (1, 8)
+
+
+def test_ode_failures_and_what_the_thin_path_declines(duo):
+    failing = rotode.ODE(duo, n=15, quaternions=[1, 8], params=np.r_[P0[:7], 0.5, 0.0])
+    res = rotode.integrate(failing, (0, 1), DUO_Y0, method="rk4", dt=0.1)
+    assert not res.success and np.isnan(res.y[-1]).all()
+    model = rotode.ODE(duo, n=15, quaternions=[1, 8], params=P0)
+    for method, opts, y0 in [("rkmk8", {}, DUO_Y0), ("rk4", {"normalize": 1}, DUO_Y0),
+                             ("rk4", {}, DUO_Y0[:14]), ("rk4", {}, np.r_[DUO_Y0[:1], 0, 0, 0, 0,
+                                                                       DUO_Y0[5:]])]:
+        assert _plan.thin_fixed(model, (0, 1), y0, method, 0.1, None, None, opts) is None
+    with pytest.raises(ValueError):
+        rotode.integrate(model, (0, 1), DUO_Y0[:14], method="rk4", dt=0.1)
+    with pytest.raises(ValueError):
+        rotode.integrate(model, (0, 1), np.r_[DUO_Y0[:1], 0, 0, 0, 0, DUO_Y0[5:]],
+                         method="rk4", dt=0.1)
+    python = rotode.ODE(lambda t, y: np.zeros(15), n=15, quaternions=[1, 8])
+    assert _plan.thin_fixed(python, (0, 1), DUO_Y0, "rk4", 0.1, None, None, {}) is None
+
+
 def test_what_the_thin_path_declines_runs_the_general_path():
     w = SOURCES["sinusoid"]
     q0 = np.array(Q0)
     declined = [
         (w, (0.0, 1.0), q0, "dop853", 0.1, None, None),      # a pair at fixed dt
-        (w, (0.0, 1.0), q0, "rk4", np.float64(0.1), None, None),   # not a Python number
+        (w, (0.0, 1.0), q0, "rk4", np.float32(0.1), None, None),   # not a Python number
         (w, (0.0, 1.0), q0, "rk4", 0.1, np.int64(2), None),
         (w, (0.0, 1.0), q0, "RK4", 0.1, None, None),          # the general path's lower()
         (w, (0.0, 1.0), q0.reshape(1, 4), "rk4", 0.1, None, None),
@@ -129,6 +178,14 @@ def test_a_failed_run_reports_as_the_general_path():
     res = rotode.integrate(rotode.omega.Constant([1e308, 1e308, 0]), (0, 1), Q0,
                            method="rk4", dt=0.5)
     assert not res.success
+
+
+def test_numpy_scalars_and_lists_of_them_take_the_thin_path():
+    w = SOURCES["sinusoid"]
+    t1, dt = np.float64(1.5), np.float64(0.1)
+    assert _plan.thin_fixed(w, (0.0, t1), list(np.array(Q0)), "rk4", dt, None, None, {})
+    _same(rotode.integrate(w, (0.0, t1), list(np.array(Q0)), method="rk4", dt=dt),
+          rotode.integrate(w, (0.0, t1), Q0, method="rk4", dt=dt, workers=None))
 
 
 def test_lanes_off_and_every_width_give_the_same_bits():
