@@ -63,8 +63,11 @@ def thin_fixed(model, t_span, y0, method, dt, save_every, frame, options):
     if options:
         return None
     if type(model) is RigidBody:
-        return (dynamic.run_fixed_single(model, t_span, y0, method, dt, save_every)
-                if frame is None else None)
+        if frame is not None:
+            return None
+        fast = dynamic.run_fixed_single(model, t_span, y0, method, dt, save_every)
+        return fast if fast is not None else implicit.run_fixed_single(
+            model, t_span, y0, method, dt, save_every)
     return kinematic.run_fixed_single(model, t_span, y0, method, dt, save_every, frame)
 
 

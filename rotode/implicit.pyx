@@ -30,13 +30,15 @@ import numpy as np
 
 from rotode import methods as _methods
 from rotode._driver import outcome, per_body_counts
+from rotode.torque import Constant as _Constant, Gravity as _Gravity, GravityGradient as _GG
 
 from cpython.ref cimport PyObject
 from libc.stdlib cimport malloc, free
 from libc.math cimport sqrt, isfinite, NAN
 
-from rotode._driver cimport (Stepper, advance_steps, drive, make_stepper, STATUS_OK,
-                             KERNEL_IMPLICIT)
+from rotode._driver cimport (Stepper, ThinCall, advance_steps, drive, make_stepper,
+                             thin_grid, thin_stepper_rows, STATUS_OK, KERNEL_IMPLICIT)
+from rotode._engine cimport BlockRun
 from rotode.dual cimport dual, seed_duals
 from rotode.rhs cimport RigidBody
 from rotode.torque cimport Torque
@@ -239,12 +241,25 @@ def _options(options):
     return solver, tol, int(max_iter), int(max_substeps), BOUNDS.index(bound), angle
 
 
+# the smallest principal moment of each inertia met so far (its bytes -> the eigenvalue): a
+# game loop's one-step calls on one body solve it once
+cdef dict _SMALLEST = {}
+
+
 cdef void _fill_body(RigidBody body, ImplicitBody* b):
     cdef int i
     for i in range(9):
         b.I[i] = body._I[i]
         b.Iinv[i] = body._Iinv[i]
-    b.lam = float(np.linalg.eigvalsh(np.asarray(body.inertia))[0])
+    inertia = np.asarray(body.inertia)
+    key = inertia.tobytes()
+    lam = _SMALLEST.get(key)
+    if lam is None:
+        lam = float(np.linalg.eigvalsh(inertia)[0])
+        if len(_SMALLEST) >= 1024:
+            _SMALLEST.clear()
+        _SMALLEST[key] = lam
+    b.lam = lam
 
 
 def run(method, model, y0, t, save, options=None, workers=1):
@@ -303,6 +318,96 @@ def run(method, model, y0, t, save, options=None, workers=1):
     return out.y, out.w, out.stats
 
 
+cdef void _set_options(ImpCfg* g, object spec, object solver, double tol, int max_iter,
+                       int max_substeps, int bound, object angle):
+    """The method's options in g (OUT: g.o), as `_options` returned them."""
+    g.o.method = VARIANTS[spec.variant]
+    g.o.solver = SOLVER_NEWTON if solver == "newton" else SOLVER_FIXED_POINT
+    g.o.tol = tol
+    g.o.max_iter = max_iter
+    g.o.max_substeps = max_substeps
+    g.o.bound = bound
+    g.o.substep_angle = spec.defaults["substep_angle"] if angle is None else angle
+
+
+cdef void _set_torque(RigidBody body, PyObject** tq, bint* wdep):
+    """The body's torque, borrowed (NULL: torque-free), and whether it reads w (OUT)."""
+    tq[0] = NULL
+    wdep[0] = False
+    if body.torque is not None:
+        tq[0] = <PyObject*>body.torque
+        wdep[0] = body.torque._uses_w()
+
+
+def _stats(n, nfev, substeps, iterations, substeps_all, itmax, resmax, retries, result, L):
+    """The stats of a run of n steps (the counters' largest and sums over the bodies; result:
+    the status code and message)."""
+    code, message = result
+    return {
+        "n_steps": int(n),
+        "nfev": nfev,
+        "n_substeps": substeps,
+        "newton_iter_mean": float(iterations / substeps_all) if substeps_all else 0.0,
+        "newton_iter_max": int(itmax),
+        "residual_max": float(resmax),
+        "substep_retries": int(retries),
+        "status": code,
+        "message": message,
+        "L": L,
+    }
+
+
+def run_fixed_single(model, t_span, y0, method, dt, save_every):
+    """The common call of `rotode.integrate` with an implicit method on one rigid body (a game
+    loop's frame) without the general path's set-up, or None.
+
+    A `RigidBody` of one body with the gyroscopic term, torque-free or with a built-in
+    `Constant`, `Gravity` or `GravityGradient` torque, ``y0`` a float64 array of shape (7,) or
+    a list or tuple of 7 numbers, no option, ``t_span`` a pair of Python numbers, ``dt`` a
+    Python number, ``save_every`` None or a Python int: the driver's fixed-grid loop is entered
+    on `integrate`'s grid (`_driver.thin_grid`) as `run_plan` runs one body.  Anything else,
+    any input `integrate` would refuse, a run that fails or one that warns of its sub-steps
+    give None, and `integrate`'s general path.  Returns ``(t, y (m, 7), w (m, 3), stats)``.
+    """
+    cdef BlockRun run
+    cdef ThinCall c
+    cdef ImpCfg g
+    cdef ImplicitBody bd
+    cdef ImplicitCounters cn
+    cdef PyObject* tq
+    cdef bint wdep
+    cdef long nfev = 0
+    if (type(model) is not RigidBody or type(method) is not str
+            or (<RigidBody>model).n_bodies is not None or not (<RigidBody>model).gyroscopic
+            or not ((<RigidBody>model).torque is None
+                    or type((<RigidBody>model).torque) in _THIN_TORQUES)):
+        return None
+    spec = _FIXED_SPECS.get(method)
+    grid = thin_grid(t_span, dt, save_every, y0, 7, True, &c, &run) if spec is not None else None
+    if grid is None:
+        return None
+    L = np.empty((1, 3))
+    cdef double[:, ::1] Lv = L
+    g.L0 = NULL
+    g.L = &Lv[0, 0]
+    solver, tol, max_iter, max_substeps, bound, angle = _DEFAULT_OPTIONS
+    _set_options(&g, spec, solver, tol, max_iter, max_substeps, bound, angle)
+    cdef Stepper sp = make_stepper(&g, _begin, _advance, _store_row, _end, 7, 7, 7, True)
+    sp.y0_row = True
+    _fill_body(<RigidBody>model, &bd)
+    _set_torque(<RigidBody>model, &tq, &wdep)
+    g.bodies = &bd
+    g.torques = &tq
+    g.w_dependent = &wdep
+    g.counters = &cn
+    g.nfev = &nfev
+    rows = thin_stepper_rows(&sp, grid, &run)
+    if rows is None or (run.n and cn.substeps > WARN_SUBSTEPS * run.n):
+        return None
+    return rows + (_stats(run.n, nfev, cn.substeps, cn.iterations, cn.substeps,
+                          cn.max_iterations, cn.residual, cn.retries, (0, "success"), L),)
+
+
 def run_plan(plan):
     """`run` of a `rotode._runplan.Plan`, the facades' entry; returns a
     `rotode._runplan.RunOutput`.  The implicit methods take fixed steps: a plan with error
@@ -349,13 +454,7 @@ def run_plan(plan):
     cdef ImpCfg g
     g.L0 = &L0v[0, 0] if L0 is not None else NULL
     g.L = &Lv[0, 0] if N else NULL
-    g.o.method = VARIANTS[spec.variant]
-    g.o.solver = SOLVER_NEWTON if solver == "newton" else SOLVER_FIXED_POINT
-    g.o.tol = tol
-    g.o.max_iter = max_iter
-    g.o.max_substeps = max_substeps
-    g.o.bound = bound
-    g.o.substep_angle = spec.defaults["substep_angle"] if angle is None else angle
+    _set_options(&g, spec, solver, tol, max_iter, max_substeps, bound, angle)
     cdef Stepper sp = make_stepper(&g, _begin, _advance, _store_row, _end, 7, 7, 7, True)
     sp.y0_row = True
     cdef ImplicitBody* bd = <ImplicitBody*>malloc(max(N, 1) * sizeof(ImplicitBody))
@@ -377,12 +476,7 @@ def run_plan(plan):
                 bd[i] = bd[i - 1]
             else:
                 _fill_body(body, &bd[i])
-            if body.torque is None:
-                tq[i] = NULL
-                wdep[i] = False
-            else:
-                tq[i] = <PyObject*>body.torque
-                wdep[i] = body.torque._uses_w()
+            _set_torque(body, &tq[i], &wdep[i])
         g.bodies = bd
         g.torques = tq
         g.w_dependent = wdep
@@ -401,19 +495,10 @@ def run_plan(plan):
         free(wdep)
     code, message = outcome(statuses, failed, T, [(<RigidBody>b).torque for b in bodies],
                             last=counts[:, 0])
-    stats = {
-        "n_steps": int(n),
-        "nfev": int(nfev.max()) if N else 0,
-        "n_substeps": int(subs.max()) if N else 0,
-        "newton_iter_mean": float(iters.sum() / subs.sum()) if N and subs.sum() else 0.0,
-        "newton_iter_max": int(itmax),
-        "residual_max": float(resmax),
-        "substep_retries": int(retries),
-        "status": code,
-        "message": message,
-        "L": L_out,
-        "per_body": per_body_counts(None, int(n), nfev),
-    }
+    stats = _stats(n, int(nfev.max()) if N else 0, int(subs.max()) if N else 0,
+                   int(iters.sum()), int(subs.sum()), itmax, resmax, retries, (code, message),
+                   L_out)
+    stats["per_body"] = per_body_counts(None, int(n), nfev)
     if N and n and subs.max() > WARN_SUBSTEPS * n:
         warnings.warn(
             f"{method}: {subs.max() / n:.3g} sub-steps per step on average: `dt` is long "
@@ -547,3 +632,10 @@ def residual_jacobian(inertia, l_vec, v, method="implicit_midpoint"):
         for j in range(3):
             Jdv[i, j] = Fd[i].d[j]
     return F, J, Jd
+
+
+# the implicit methods `run_fixed_single` takes (registry entries), their default options, and
+# the built-in torques it takes (compiled: no Python error can come from them)
+_FIXED_SPECS = {name: _methods.get(name, "rigid body") for name in METHODS}
+_DEFAULT_OPTIONS = _options({})
+_THIN_TORQUES = (_Constant, _Gravity, _GG)

@@ -20,7 +20,7 @@ from test_ode_engine import P0, build_duo
 from test_ode_engine import Y0 as DUO_Y0
 
 import rotode
-from rotode import _lanes, _plan, dynamic, kinematic, ode
+from rotode import _lanes, _plan, dynamic, implicit, kinematic, ode
 
 SOURCES = {
     "constant": rotode.omega.Constant([0.3, -1.2, 0.7]),
@@ -81,6 +81,37 @@ def test_rigid_thin_call_is_the_general_one(body, method):
     for t_span, dt, every in GRIDS:
         thin, general = _thin_and_general(BODIES[body], t_span, Y0, method, dt, every)
         _same(thin, general)
+
+
+IMPLICIT_BODIES = {
+    "free": rotode.RigidBody([2.5, 1.4, 1.3]),
+    "constant": rotode.RigidBody([2.0, 1.5, 1.0], torque=rotode.torque.Constant([0.1, -0.2, 0.3])),
+    "gravity": TOP,
+    "gravity gradient": rotode.RigidBody([[2.0, 0.1, 0.0], [0.1, 1.5, 0.2], [0.0, 0.2, 1.0]],
+                                         torque=rotode.torque.GravityGradient(
+                                             [[2.0, 0.1, 0.0], [0.1, 1.5, 0.2], [0.0, 0.2, 1.0]],
+                                             1.1e-3, inclination=0.9)),
+}
+
+
+@pytest.mark.parametrize("body", IMPLICIT_BODIES)
+@pytest.mark.parametrize("method", implicit.METHODS)
+def test_implicit_thin_call_is_the_general_one(body, method):
+    for t_span, dt, every in GRIDS:
+        thin, general = _thin_and_general(IMPLICIT_BODIES[body], t_span, Y0, method, dt, every)
+        L_thin, L_general = thin.stats.pop("L"), general.stats.pop("L")
+        np.testing.assert_array_equal(L_thin, L_general)
+        _same(thin, general)
+
+
+def test_implicit_thin_path_declines():
+    free = IMPLICIT_BODIES["free"]
+    for model, opts in [(rotode.RigidBody([1, 2, 3], torque=lambda t, q, w: np.zeros(3)), {}),
+                        (rotode.RigidBody([1, 2, 3], gyroscopic=False), {}),
+                        (free, {"solver": "fixed-point"}), (free, {"L0": [0.1, 0.2, 0.3]})]:
+        assert _plan.thin_fixed(model, (0, 1), Y0, "implicit_midpoint", 0.1, None, None,
+                                opts) is None
+    assert implicit.run_fixed_single(free, (0, 1), Y0, "rk4", 0.1, None) is None
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import numpy as np
 
 import rotode
 
-from .common import T_END, TOP_INERTIA, TOP_W0
+from .common import T_END, T_HANDLE, T_HANDLE_W0, TOP_INERTIA, TOP_W0, seed004_omega
 
 # benchmarks/engine/build.py of this checkout (asv imports this suite from the clone)
 BUILD = Path(__file__).resolve().parents[2] / "benchmarks" / "engine" / "build.py"
@@ -46,6 +46,34 @@ class EngineOneStep:
     def time_dop853_one_step(self):
         rotode.integrate(self.top, (0.0, 1e-3), self.y0, method="dop853", rtol=1e-5,
                          atol=1e-7)
+
+
+class FixedStepCall:
+    """A call of one fixed step on one body (a game or control loop's frame), the thin path of
+    a fixed-step call: rk4 on the upright top, implicit_midpoint on the T-handle at 60 Hz,
+    magnus8 under the Rucker benchmark's rates; and the same call on the general path
+    (``workers=None``), the cost the thin path saves."""
+
+    params = [["rk4 top", "implicit_midpoint T-handle", "magnus8 kinematics"],
+              ["thin", "general"]]
+    param_names = ["case", "path"]
+
+    def setup(self, case, path):
+        if case == "rk4 top":
+            self.model, self.y0 = _top()
+            self.method, self.dt = "rk4", 0.01
+        elif case == "implicit_midpoint T-handle":
+            self.model = rotode.RigidBody(T_HANDLE)
+            self.y0 = np.concatenate([[1.0, 0.0, 0.0, 0.0], T_HANDLE_W0])
+            self.method, self.dt = "implicit_midpoint", 1.0 / 60.0
+        else:
+            self.model, self.y0 = seed004_omega(), np.array([1.0, 0.0, 0.0, 0.0])
+            self.method, self.dt = "magnus8", 0.1
+        self.workers = 1 if path == "thin" else None
+
+    def time_one_step(self, case, path):
+        rotode.integrate(self.model, (0.0, self.dt), self.y0, method=self.method, dt=self.dt,
+                         workers=self.workers)
 
 
 class EngineAgainstLoop:
