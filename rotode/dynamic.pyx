@@ -67,8 +67,8 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memset
 from rotode.erk cimport ERK_MAX_STAGES, ERK_MAX_POWERS
 from rotode._driver cimport (Engine, Stepper, ThinCall, advance_steps, drive, engine_single,
-                             thin_call, thin_rows, thin_grid, thin_block_rows, make_stepper,
-                             STATUS_OK, WORK_DOUBLES,
+                             thin_call, thin_rows, thin_grid, thin_block_rows,
+                             thin_stepper_rows, make_stepper, STATUS_OK, WORK_DOUBLES,
                              KERNEL_LIE_EULER, KERNEL_CG, KERNEL_RK3, KERNEL_RK4, KERNEL_AB3,
                              KERNEL_RKN4, KERNEL_ERK, KERNEL_RKMK)
 from rotode.quaternion cimport quat_rotate
@@ -916,12 +916,15 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every):
     rk4, ab3, lie_euler, the Crouch-Grossman methods) with no option, ``t_span`` a pair of
     Python numbers, ``dt`` a Python number, ``save_every`` None or a Python int: the lane
     kernel is entered directly on `integrate`'s grid (`_driver.thin_grid`), as `run_plan`
-    runs one body there.  Anything else, any input `integrate` would refuse, the lanes off and
-    a failed run give None, and `integrate`'s general path.  Returns ``(t, y (m, 7),
-    w (m, 3), stats)``.
+    runs one body there; rkn4 (torque-free or a built-in `Constant`, `Gravity` or
+    `GravityGradient` torque) by the driver's fixed-grid loop (`_driver.thin_stepper_rows`).
+    Anything else, any input `integrate` would refuse, the lanes off and a failed run give
+    None, and `integrate`'s general path.  Returns ``(t, y (m, 7), w (m, 3), stats)``.
     """
     cdef RunCfg cfg
     cdef RigidParams p
+    cdef BodyCtx body
+    cdef ForceCtx force
     cdef Stepper sp
     cdef BlockRun run
     cdef ThinCall c
@@ -932,24 +935,44 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every):
             or (<RigidBody>model).n_bodies is not None):
         return None
     spec = _FIXED_SPECS.get(method)
-    if spec is None:
+    rkn4 = spec is None and method == _RKN4_NAME and (<RigidBody>model).gyroscopic and (
+        (<RigidBody>model).torque is None or type((<RigidBody>model).torque) in _THIN_TORQUES)
+    if spec is None and not rkn4:
         return None
     grid = thin_grid(t_span, dt, save_every, y0, 7, True, &c, &run)
-    if grid is None or not _engine_params(<RigidBody>model, &p, False, True):
+    if grid is None or not (rkn4 or _engine_params(<RigidBody>model, &p, False, True)):
         return None
+    if rkn4:
+        spec = _RKN4_SPEC
     _fill_cfg(&cfg, spec, spec.code("rigid body"), _PLAIN_OPTIONS,
               1.0 if run.t[1] > run.t[0] else -1.0, False)
     cfg.nres = 0
     cfg.resets = NULL
-    cfg.force = NULL
     cfg.force_shared = True
     cfg.shared = True
     cfg.qdot0 = NULL
     cfg.qdot = qdot
     cfg.nfev = &nfev
     cfg.nfev_force = &nfevf
+    cdef int[1] no_lanes = [1]
     cfg.pair = -1
+    cfg.params = NULL               # (the lanes: `_attach_lanes` sets it)
     cfg.tangent = NULL
+    cfg.isa = ISA_SCALAR
+    cfg.lanes_used = no_lanes
+    _fill_body(&body, <RigidBody>model, False, 0, False)
+    cfg.bodies = &body
+    _no_force(&force)
+    cfg.force = &force
+    if rkn4:        # (the driver's fixed-grid loop over `_advance`, as run_plan's stepper)
+        sp = make_stepper(&cfg, _begin, _advance, _store_row, _end, 7, 7, cfg.nz, True)
+        sp.y0_row = True
+        rows = thin_stepper_rows(&sp, grid, &run)
+        if rows is None:
+            return None
+        return rows + ({"n_steps": run.n, "n_main_steps": run.n, "nfev": nfev, "status": 0,
+                        "message": "success", "qdot": np.array([qdot[0], qdot[1], qdot[2],
+                                                                qdot[3]])},)
     isa = _attach_lanes(&sp, &cfg, &p, &lanes_used)
     if isa is None:
         return None
@@ -1293,6 +1316,17 @@ cdef int _fill_cfg(RunCfg* cfg, object spec, int code, object o, double directio
     return 0
 
 
+cdef void _no_force(ForceCtx* f) noexcept:
+    """A force context without a force (OUT: f)."""
+    f.source = NULL
+    f.constant = False
+    f.F[0] = 0.0
+    f.F[1] = 0.0
+    f.F[2] = 0.0
+    f.inv_mass = 0.0
+    f.nfev = 0
+
+
 cdef ForceCtx* _force_contexts(Py_ssize_t n_fctx, ForceSource fsrc, object forces,
                                object masses) except NULL:
     """One force context shared by every body, or one per body (per-body force or mass
@@ -1305,13 +1339,7 @@ cdef ForceCtx* _force_contexts(Py_ssize_t n_fctx, ForceSource fsrc, object force
     if fctx == NULL:
         raise MemoryError()
     for b_ in range(n_fctx):
-        fctx[b_].source = NULL
-        fctx[b_].constant = False
-        fctx[b_].F[0] = 0.0
-        fctx[b_].F[1] = 0.0
-        fctx[b_].F[2] = 0.0
-        fctx[b_].inv_mass = 0.0
-        fctx[b_].nfev = 0
+        _no_force(&fctx[b_])
     if fsrc is None:
         return fctx
     try:
@@ -1349,3 +1377,9 @@ _FIXED_SPECS = {name: _methods.get(name, "rigid body") for name in _methods.name
                 if _methods.get(name).runner("rigid body") == "dynamic"
                 and _methods.get(name).code("rigid body") in _LANE_CODES}
 _PLAIN_OPTIONS = _run_options(*next(iter(_FIXED_SPECS.items())), None, False)
+# the second-order method on q (the driver's loop: `run_fixed_single` with a compiled torque)
+_RKN4_SPEC = next(_methods.get(name) for name in _methods.names("rigid body")
+                  if _methods.get(name).runner("rigid body") == "dynamic"
+                  and _methods.get(name).code("rigid body") == KERNEL_RKN4)
+_RKN4_NAME = _RKN4_SPEC.name
+_THIN_TORQUES = (Constant, Gravity, GravityGradient)

@@ -664,8 +664,14 @@ def _magnus_engine_methods():
             continue
         nodes, enodes = tuple(spec.nodes), tuple(spec.embedded.nodes)
         if len(nodes) in (3, 4) and len(enodes) == len(nodes) - 1:
-            out[name] = (nodes, enodes, -1.0 / (spec.embedded.error_order + 1))
+            out[name] = (nodes, enodes, _magnus_exponent(spec))
     return out
+
+
+def _magnus_exponent(spec):
+    """The step controller's exponent of an adaptive Magnus method, -1 / (the order of its
+    error estimate + 1): the driver's and the engine's."""
+    return -1.0 / (spec.embedded.error_order + 1)
 
 
 #: Registry name -> (nodes, embedded nodes, exponent) of the adaptive Magnus methods that the
@@ -835,6 +841,9 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every, frame):
     g.fail_angle = &fail_angle
     g.params = &p
     g.params_shared = True
+    g.pair = -1                     # (every field a hook reads set, as run_plan sets them)
+    g.magnus_engine = False
+    g.estages = 0
     isa = _attach_lanes(&sp, &g, &lanes_used)
     if isa is None:
         return None
@@ -1070,7 +1079,7 @@ cdef tuple _attach_kernel(Stepper* sp, KinCfg* g, object spec, object control):
         sp.trial = _magnus_trial
         sp.dense = _magnus_dense
         sp.first = _magnus_first
-        sp.exponent = -1.0 / (spec.embedded.error_order + 1)
+        sp.exponent = _magnus_exponent(spec)
         sp.evals = g.stages + g.estages
         sp.accept = _accept_local
         sp.max_angle = rkmk_max_step_angle()

@@ -104,6 +104,18 @@ def test_implicit_thin_call_is_the_general_one(body, method):
         _same(thin, general)
 
 
+@pytest.mark.parametrize("body", IMPLICIT_BODIES)
+def test_rkn4_thin_call_is_the_general_one(body):
+    for t_span, dt, every in GRIDS:
+        thin, general = _thin_and_general(IMPLICIT_BODIES[body], t_span, Y0, "rkn4", dt, every)
+        np.testing.assert_array_equal(thin.stats.pop("qdot"), general.stats.pop("qdot"))
+        _same(thin, general)
+    for model, opts in [(rotode.RigidBody([1, 2, 3], torque=lambda t, q, w: np.zeros(3)), {}),
+                        (rotode.RigidBody([1, 2, 3], gyroscopic=False), {}),
+                        (TOP, {"qdot0": [0.0, 0.1, 0.2, 0.3]})]:
+        assert _plan.thin_fixed(model, (0, 1), Y0, "rkn4", 0.1, None, None, opts) is None
+
+
 def test_implicit_thin_path_declines():
     free = IMPLICIT_BODIES["free"]
     for model, opts in [(rotode.RigidBody([1, 2, 3], torque=lambda t, q, w: np.zeros(3)), {}),
@@ -176,7 +188,6 @@ def test_what_the_thin_path_declines_runs_the_general_path():
         (rotode.QuaternionKinematics(w), (0.0, 1.0), q0, "rk4", 0.1, None, None),
         (lambda t: np.ones(3), (0.0, 1.0), q0, "rk4", 0.1, None, None),
         (TOP, (0.0, 1.0), Y0, "rk4", 0.1, None, "body"),
-        (TOP, (0.0, 1.0), Y0, "rkn4", 0.1, None, None),
         (rotode.RigidBody([1, 1, 1], torque=lambda t, q, w: np.zeros(3)), (0, 1), Y0, "rk4",
          0.1, None, None),
     ]
