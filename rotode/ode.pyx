@@ -998,14 +998,32 @@ cdef bint _thin_tolerances(object rtol, object atol, int n, EngineRun* run, doub
     return True
 
 
+cdef int _thin_blocks(object model, const double* y, int n, int* qoff):
+    """The number of the model's quaternion blocks, or -1 unless each lies inside the n values
+    y with a nonzero finite |q|^2, as `run_plan` checks them (OUT: their offsets in qoff, when
+    not NULL)."""
+    cdef double n2
+    cdef int o, nq = 0
+    for off in model.quaternions:
+        o = off
+        if o + 4 > n:
+            return -1
+        n2 = y[o] * y[o] + y[o + 1] * y[o + 1] + y[o + 2] * y[o + 2] + y[o + 3] * y[o + 3]
+        if not (n2 > _TINY_NORM2 and isfinite(n2)):
+            return -1
+        if qoff != NULL:
+            qoff[nq] = o
+        nq += 1
+    return nq
+
+
 cdef bint _thin_state(object model, object y0, OdeCfg* cfg, int* qoff):
     """y0 and the model's layout when the thin path takes them (OUT: cfg's state fields,
     qoff): y0 a float64 array (n,) of finite values, n <= ODE_CAP, each block inside it with a
     nonzero finite |q|^2, as `run_plan` checks them."""
     cdef cnp.ndarray arr
     cdef const double* y
-    cdef double n2
-    cdef int n, k, o
+    cdef int n, k
     if type(y0) is not np.ndarray:
         return False
     arr = <cnp.ndarray>y0
@@ -1019,16 +1037,9 @@ cdef bint _thin_state(object model, object y0, OdeCfg* cfg, int* qoff):
     for k in range(n):
         if not isfinite(y[k]):
             return False
-    cfg.nq = 0
-    for off in model.quaternions:
-        o = off
-        if o + 4 > n:
-            return False
-        n2 = y[o] * y[o] + y[o + 1] * y[o + 1] + y[o + 2] * y[o + 2] + y[o + 3] * y[o + 3]
-        if not (n2 > _TINY_NORM2 and isfinite(n2)):
-            return False
-        qoff[cfg.nq] = o
-        cfg.nq += 1
+    cfg.nq = _thin_blocks(model, y, n, qoff)
+    if cfg.nq < 0:
+        return False
     cfg.n = cfg.nz = n
     cfg.qoff = qoff
     return True
@@ -1078,9 +1089,7 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every, normalize=True):
     cdef OdeCfg cfg
     cdef BlockRun run
     cdef ThinCall c
-    cdef const double* y
-    cdef double n2
-    cdef int n, o
+    cdef int n
     if (type(model) is not ODE or type(method) is not str or model.kind == FUN_PYTHON
             or model.n_bodies is not None or type(normalize) is not bool):
         return None
@@ -1091,14 +1100,8 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every, normalize=True):
     grid = thin_grid(t_span, dt, save_every, y0, n, False, &c, &run) if spec is not None else None
     if grid is None:
         return None
-    y = run.y0
-    for b in blocks:                       # (each block inside the state, nonzero)
-        o = b
-        if o + 4 > n:
-            return None
-        n2 = y[o] * y[o] + y[o + 1] * y[o + 1] + y[o + 2] * y[o + 2] + y[o + 3] * y[o + 3]
-        if not (n2 > _TINY_NORM2 and isfinite(n2)):
-            return None
+    if _thin_blocks(model, run.y0, n, NULL) < 0:
+        return None
     nfev = np.zeros(1, dtype=np.int64)
     cdef int code = spec.code("ode")
     _fill_cfg(&cfg, model, n, _layout(blocks, n), nfev, False, normalize, False)

@@ -10,12 +10,10 @@ checked against the Cython kernels evaluation by evaluation, the generated heade
 registry, and the thin call path (`dynamic.run_single`) against the general one.
 """
 import signal
-import threading
-import time
-import warnings
 
 import numpy as np
 import pytest
+from test_driver import ctrl_c_latency
 
 import rotode
 from rotode import _codegen, dynamic, kinematic
@@ -214,24 +212,9 @@ def test_a_tiny_rtol_still_warns():
 def test_ctrl_c_stops_the_engine_within_half_a_second(batch):
     body = rotode.RigidBody(np.diag([1.0, 2.0, 2.5]), torque=TORQUES["gravity"])
     y0 = np.tile(Y0, (2, 1)) if batch else Y0
-    sent = []
-
-    def interrupt():
-        sent.append(time.perf_counter())
-        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
-
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    timer = threading.Timer(0.3, interrupt)
-    timer.start()
-    try:
-        with pytest.raises(KeyboardInterrupt), warnings.catch_warnings():
-            rotode.integrate(body, (0.0, 1e7), y0, method="dop853", rtol=1e-12,
-                             atol=1e-14, workers=2 if batch else 1)
-        latency = time.perf_counter() - sent[0]
-    finally:
-        timer.cancel()
-        signal.signal(signal.SIGINT, previous)
-    assert latency < 0.5, latency
+    assert ctrl_c_latency(lambda: rotode.integrate(
+        body, (0.0, 1e7), y0, method="dop853", rtol=1e-12, atol=1e-14,
+        workers=2 if batch else 1)) < 0.5
 
 
 # ---- kinematics ----------------------------------------------------------------------------

@@ -11,11 +11,10 @@ general path refuses still raise its errors (the thin path declines them).  An i
 check: a constant rate's exact orientation.
 """
 import signal
-import threading
-import time
 
 import numpy as np
 import pytest
+from test_driver import ctrl_c_latency
 from test_ode_engine import P0, build_duo
 from test_ode_engine import Y0 as DUO_Y0
 
@@ -254,22 +253,7 @@ def test_a_constant_rate_gives_the_exact_orientation():
     np.testing.assert_allclose(dots, 1.0, atol=1e-14)
 
 
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="needs POSIX signals")
 def test_ctrl_c_stops_a_long_thin_run():
-    sent = []
-
-    def interrupt():
-        sent.append(time.perf_counter())
-        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
-
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    timer = threading.Timer(0.3, interrupt)
-    timer.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            rotode.integrate(SOURCES["sinusoid"], (0.0, 5e5), Q0, method="magnus8", dt=0.1,
-                             save_every=10**9)
-        latency = time.perf_counter() - sent[0]
-    finally:
-        timer.cancel()
-        signal.signal(signal.SIGINT, previous)
-    assert latency < 0.5, latency
+    assert ctrl_c_latency(lambda: rotode.integrate(
+        SOURCES["sinusoid"], (0.0, 5e5), Q0, method="magnus8", dt=0.1, save_every=10**9)) < 0.5
