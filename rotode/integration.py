@@ -401,9 +401,9 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         res = _thin(model, t_span, y0, method, rtol, atol, frame, options, sensitivity)
         if res is not None:
             return res
-    elif (t_eval is None and sensitivity is None and rtol is None and atol is None
-          and first_step is None and max_step is None and max_steps is None and events is None
-          and max_events is None and workers == 1):
+    elif (dt is not None and t_eval is None and sensitivity is None and rtol is None
+          and atol is None and first_step is None and max_step is None and max_steps is None
+          and events is None and max_events is None and workers == 1):
         fast = thin_fixed(model, t_span, y0, method, dt, save_every, frame, options)
         if fast is not None:
             res = IntegrationResult(*fast, method)
