@@ -279,8 +279,7 @@ cdef object thin_block_rows(block_fn block, const void* cfg, int k, object grid,
 cdef object thin_stepper_rows(const Stepper* s, object grid, BlockRun* run):
     """The rows of a thin fixed-step call's run by the driver's loop (_driver.pxd)."""
     cdef list errors = []
-    cdef Poll p
-    cdef Clock clk
+    cdef _SinglePoll sp
     cdef Run r
     cdef int status = STATUS_OK
     cdef Py_ssize_t failed = -1
@@ -304,16 +303,11 @@ cdef object thin_stepper_rows(const Stepper* s, object grid, BlockRun* run):
     r.counts = counts
     r.h_next = NULL
     r.trace = NULL
-    r.poll = &p
     r.adaptive = False
-    p.stop = 0
-    p.errors = <void*>errors
-    clk.stride = 1
-    clk.countdown = 1
-    clk.last_clock = _now()
-    clk.last_check = clk.last_clock
+    _single_poll(&sp, errors, &run.countdown, &run.tick_ctx)     # (the run's: unused here)
+    r.poll = &sp.p
     with nogil:
-        _one(&r, 0, &clk, True)
+        _one(&r, 0, &sp.clk, True)
     if errors:
         raise errors[0]
     if status != STATUS_OK:
