@@ -742,6 +742,145 @@ ROTODE_INLINE void erk_lanes(const typename C::Params* p, bool shared, bool resu
     }
 }
 
+// ---- The pairs at fixed steps in lanes ------------------------------------------------------
+//
+// A pair given `dt` steps the shared grid without its error estimate: the driver's `_body` with
+// `_erk_fixed` (rotode/_driver_loop.pxi) on one body, f(t0, y0) once, then per step the stages
+// 1 .. s-1 (`erk_step`), y1 = y0 + h sum b_j K_j, f(t1, y1) as the next step's K[0] and the
+// model's accept (rkmk: the re-anchoring), the state's finite check after each step.  Here the
+// bodies of a block step the grid together, every lane the driver's operations on its body in
+// its order (the lane models of `erk_lanes`; `stages_v` forms a stage of c = 1 at t0 + h as
+// `erk_step` is given it, t0 + (t1 - t0), and the FSAL stage at t1 as `_erk_fixed`), a lane that
+// fails dropping out with the driver's status, step indices and NaN rows.
+
+// the block's lanes' rows at `slot` from the state z (the driver's `store` and `_check_row` by
+// lane l's scalar model; first: the row at t0, `first_row`, unchecked) (IN/OUT: alive, live,
+// stores)
+template <class LM, class V, class Params>
+inline void pair_rows(const LM& f, const Params* const* own, const V* z, std::ptrdiff_t j,
+                      std::ptrdiff_t slot, bool first, BlockRun* b, bool* alive, int* live,
+                      long long* stores) {
+    constexpr int N = LM::N, KW = LM::One::k;
+    for (int l = 0; l < b->nb; ++l) {
+        if (!alive[l]) continue;
+        double zl[N];
+        double* y = b->yo + (l * b->m + slot) * KW;
+        double* w = b->wo + (l * b->m + slot) * 3;
+        lane_of(z, N, l, zl);
+        const auto one = f.at(l, *own[l]);
+        ++stores[l];
+        if (first) {
+            one.first_row(b->t[j], b->y0 + KW * l, zl, y, w);
+        } else {
+            one.store(b->t[j], zl, y, w);
+            if (!(engine::finite(y, std::integral_constant<int, KW>{})
+                  && engine::finite(w, std::integral_constant<int, 3>{}))) {
+                fail_lane<KW>(b, l, ENGINE_NONFINITE, j - 1, j, slot);
+                alive[l] = false;
+                --*live;
+            }
+        }
+    }
+}
+
+// The fixed-grid run of a block of b->nb <= L bodies (parameters p[0 .. nb - 1], or p[0] for all
+// when `shared`: one class, no norm gain) by the pair P on the lane model C::model<V> (as
+// `erk_lanes`; resume: an RKMK body's y0 an earlier call's row), as the driver's `_body` runs
+// each with `_erk_fixed` (chunks of steps up to the next row or the thread's next tick, the rows
+// at t[save], NaN from a failure on, its status codes and step indices; without `to_end`, no
+// step after the last row).  Each body's f evaluations in b->counts[3 l + 2], its rows in
+// b->counts[3 l + 1] (the runner turns them into nfev).
+template <class P, int L, class C>
+ROTODE_INLINE void erk_fixed_block(const typename C::Params* p, bool shared, bool resume,
+                                   bool to_end, BlockRun* b) {
+    using V = Lanes<L>;
+    typedef typename C::template model<V> LM;
+    constexpr int N = LM::N, KW = LM::One::k;
+    constexpr auto later = offset_seq<1>(std::make_integer_sequence<int, P::s - 1>{});
+    constexpr auto all = std::make_integer_sequence<int, P::s>{};
+    LM f;
+    V z[N], znew[N], K[P::s][N];
+    const typename C::Params* own[L];
+    bool alive[L];
+    long long evals[L] = {}, stores[L] = {};
+    const std::ptrdiff_t nb = b->nb, n = b->n, m = b->m;
+    int live = int(nb);
+    f.gather(p, shared, nb);
+    for (int l = 0; l < L; ++l) {           // (lanes past nb: the last body's, never stored)
+        const std::ptrdiff_t i = l < nb ? l : nb - 1;
+        own[l] = p + (shared ? 0 : i);
+        const auto one = LM::scalar(*own[l], resume);
+        double zl[N];
+        one.begin(b->y0 + KW * i, zl);
+        f.started(l, one);
+        for (int c = 0; c < N; ++c) {
+            set(z[c], l, zl[c]);
+            for (int r = 0; r < P::s; ++r) set(K[r][c], l, 0.0);
+        }
+        alive[l] = l < nb;
+        if (l < nb) {
+            b->status[l] = ENGINE_OK;
+            b->failed[l] = -1;
+            b->counts[3 * l] = n;
+        }
+    }
+    std::ptrdiff_t j = 0, slot = 0;
+    if (m > 0 && b->save[0] == 0) {
+        pair_rows(f, own, z, 0, 0, true, b, alive, &live, stores);
+        slot = 1;
+    }
+    V all_lanes;
+    models::splat(all_lanes, 0.0);
+    const Mask<V> every = all_lanes == all_lanes;
+    bool have_f = false;
+    while (j < n && live > 0 && (to_end || slot < m)) {
+        std::ptrdiff_t jend = slot < m ? b->save[slot] : n;
+        if (jend - j > *b->countdown) jend = j + *b->countdown;
+        for (std::ptrdiff_t jj = j; jj < jend; ++jj) {
+            const double t0 = b->t[jj], t1 = b->t[jj + 1];
+            V tv, hv, t1v;
+            models::splat(tv, t0);
+            models::splat(hv, t1 - t0);
+            models::splat(t1v, t1);
+            if (!have_f) {                  // f(t0, y0), the first step's K[0]
+                f.rhs_at(tv, z, K[0]);
+                have_f = true;
+                for (int l = 0; l < nb; ++l) evals[l] += alive[l];
+            }
+            stages_v<P, true>(f, tv, hv, z, K, later);
+            for (int k = 0; k < N; ++k)
+                znew[k] = z[k] + hv * engine::wsum<engine::RowB<P>>(K, k, all);
+            f.rhs_at(t1v, znew, K[0]);      // f(t1, y1): the next step's K[0]
+            for (int k = 0; k < N; ++k) z[k] = znew[k];
+            f.accept(every, z, K[0]);
+            for (int l = 0; l < nb; ++l) {
+                if (!alive[l]) continue;
+                evals[l] += P::s;
+                if (!finite_lane<N>(z, l)) {    // found at its step: that step alone
+                    fail_lane<KW>(b, l, ENGINE_NONFINITE, jj, jj + 1, slot);
+                    alive[l] = false;
+                    --live;
+                }
+            }
+        }
+        *b->countdown -= int(jend - j);
+        j = jend;
+        if (live > 0 && *b->countdown <= 0 && b->tick(b->tick_ctx)) {
+            for (int l = 0; l < nb; ++l)
+                if (alive[l]) fail_lane<KW>(b, l, ENGINE_INTERRUPTED, j, j, slot);
+            break;
+        }
+        if (slot < m && b->save[slot] == j) {
+            pair_rows(f, own, z, j, slot, false, b, alive, &live, stores);
+            ++slot;
+        }
+    }
+    for (int l = 0; l < nb; ++l) {
+        b->counts[3 * l + 1] = stores[l];
+        b->counts[3 * l + 2] = evals[l];
+    }
+}
+
 // The class tags of `erk_lanes`: the rigid body on [q, w] (`StateLanes`, of RigidBodyModel) or,
 // as RKMK, on [v, w] of each step (`RkmkLanes`, of RigidRkmkModel), with torque kind T and
 // inertia shape Diag; the kinematics on q (`KinStateLanes`, of KinematicsModel) or on v
@@ -778,6 +917,18 @@ ROTODE_ERK_LANE_ENTRY(erk_avx2, __attribute__((target("avx2"))), 4)
 #endif
 #undef ROTODE_ERK_LANE_ENTRY
 
+// The same for `erk_fixed_block` (the AVX2 instance alone, as the adaptive lanes').
+#define ROTODE_ERK_FIXED_ENTRY(name, attrs, L)                                               \
+    template <class P, class C>                                                              \
+    attrs __attribute__((noinline)) void name(const typename C::Params* p, bool shared,      \
+                                              bool resume, bool to_end, BlockRun* b) {       \
+        erk_fixed_block<P, L, C>(p, shared, resume, to_end, b);                              \
+    }
+#ifdef ROTODE_LANES_X86
+ROTODE_ERK_FIXED_ENTRY(erk_fixed_avx2, __attribute__((target("avx2"))), 4)
+#endif
+#undef ROTODE_ERK_FIXED_ENTRY
+
 // the lanes of the adaptive kernel on the instruction set `isa`: 4 (AVX2 or AVX-512) or 1
 inline int erk_lanes_width(int isa) {
 #ifdef ROTODE_LANES_X86
@@ -804,46 +955,64 @@ inline void erk_isa(int isa, const LaneQueue<typename C::Params>& q) {
     (void)isa, (void)q;
 }
 
-template <class P, bool Diag, bool Rkmk>
-inline void erk_torque(int isa, int torque, const LaneQueue<RigidParams>& q) {
+// The class tag of a queue's or block's class to `go` (a generic callable taking the tag: the
+// adaptive queues' `erk_isa`, the fixed grid's `erk_fixed_isa`), one instantiation each.
+template <bool Diag, bool Rkmk, class Go>
+inline void erk_torque(int torque, Go&& go) {
     switch (torque) {
-        case TORQUE_NONE: return erk_isa<P, RigidErkTag<TORQUE_NONE, Diag, Rkmk>>(isa, q);
-        case TORQUE_GRAVITY: return erk_isa<P, RigidErkTag<TORQUE_GRAVITY, Diag, Rkmk>>(isa, q);
-        case TORQUE_GRAVITY_AXIS:
-            return erk_isa<P, RigidErkTag<TORQUE_GRAVITY_AXIS, Diag, Rkmk>>(isa, q);
-        case TORQUE_BODY: return erk_isa<P, RigidErkTag<TORQUE_BODY, Diag, Rkmk>>(isa, q);
-        case TORQUE_GG: return erk_isa<P, RigidErkTag<TORQUE_GG, Diag, Rkmk>>(isa, q);
-        // (TORQUE_CALL never comes here: `lanes_erk` runs it body by body)
-        default: return erk_isa<P, RigidErkTag<TORQUE_WORLD, Diag, Rkmk>>(isa, q);
+        case TORQUE_NONE: return go(RigidErkTag<TORQUE_NONE, Diag, Rkmk>{});
+        case TORQUE_GRAVITY: return go(RigidErkTag<TORQUE_GRAVITY, Diag, Rkmk>{});
+        case TORQUE_GRAVITY_AXIS: return go(RigidErkTag<TORQUE_GRAVITY_AXIS, Diag, Rkmk>{});
+        case TORQUE_BODY: return go(RigidErkTag<TORQUE_BODY, Diag, Rkmk>{});
+        case TORQUE_GG: return go(RigidErkTag<TORQUE_GG, Diag, Rkmk>{});
+        // (TORQUE_CALL never comes here: `lanes_erk` runs it body by body, `lanes_erk_fixed`
+        // declines it)
+        default: return go(RigidErkTag<TORQUE_WORLD, Diag, Rkmk>{});
     }
 }
 
-template <class P>
-inline void erk_class(int isa, const RigidClass& c, bool rkmk, const LaneQueue<RigidParams>& q) {
+template <class Go>
+inline void erk_class(const RigidClass& c, bool rkmk, Go&& go) {
     if (rkmk) {
-        if (c.diag) erk_torque<P, true, true>(isa, c.torque, q);
-        else erk_torque<P, false, true>(isa, c.torque, q);
+        if (c.diag) erk_torque<true, true>(c.torque, go);
+        else erk_torque<false, true>(c.torque, go);
     } else {
-        if (c.diag) erk_torque<P, true, false>(isa, c.torque, q);
-        else erk_torque<P, false, false>(isa, c.torque, q);
+        if (c.diag) erk_torque<true, false>(c.torque, go);
+        else erk_torque<false, false>(c.torque, go);
     }
 }
 
-template <class P, bool World, bool Rkmk>
-inline void erk_omega(int isa, int omega, const LaneQueue<KinParams>& q) {
-    if (omega == OMEGA_CONSTANT) erk_isa<P, KinErkTag<OMEGA_CONSTANT, World, Rkmk>>(isa, q);
-    else erk_isa<P, KinErkTag<OMEGA_SINUSOID, World, Rkmk>>(isa, q);
+template <bool World, bool Rkmk, class Go>
+inline void erk_omega(int omega, Go&& go) {
+    if (omega == OMEGA_CONSTANT) go(KinErkTag<OMEGA_CONSTANT, World, Rkmk>{});
+    else go(KinErkTag<OMEGA_SINUSOID, World, Rkmk>{});
 }
 
-template <class P>
-inline void erk_class(int isa, const KinClass& c, bool rkmk, const LaneQueue<KinParams>& q) {
+template <class Go>
+inline void erk_class(const KinClass& c, bool rkmk, Go&& go) {
     if (rkmk) {
-        if (c.world) erk_omega<P, true, true>(isa, c.omega, q);
-        else erk_omega<P, false, true>(isa, c.omega, q);
+        if (c.world) erk_omega<true, true>(c.omega, go);
+        else erk_omega<false, true>(c.omega, go);
     } else {
-        if (c.world) erk_omega<P, true, false>(isa, c.omega, q);
-        else erk_omega<P, false, false>(isa, c.omega, q);
+        if (c.world) erk_omega<true, false>(c.omega, go);
+        else erk_omega<false, false>(c.omega, go);
     }
+}
+
+// A block's bodies and parameters (`erk_fixed_block`'s arguments).
+template <class Params>
+struct PairBlock {
+    const Params* p;
+    bool shared, resume, to_end;
+    BlockRun* b;
+};
+
+template <class P, class C>
+inline void erk_fixed_isa(int isa, const PairBlock<typename C::Params>& q) {
+#ifdef ROTODE_LANES_X86
+    erk_fixed_avx2<P, C>(q.p, q.shared, q.resume, q.to_end, q.b);
+#endif
+    (void)isa, (void)q;
 }
 
 }  // namespace lanes
@@ -877,7 +1046,9 @@ inline int lanes_erk(int isa, int pair, bool rkmk, bool resume, const Params* p,
     if (same && L > 1 && 2 * nb > L && lanes_erk_pair(pair)) {
         const LaneQueue<Params> q{p, shared, resume, runs, nb};
         with_pair(pair, [&](auto pair_tag) {
-            erk_class<decltype(pair_tag)>(isa, c, rkmk, q);
+            erk_class(c, rkmk, [&](auto tag) {
+                erk_isa<decltype(pair_tag), decltype(tag)>(isa, q);
+            });
             return 0;
         });
         return L;
@@ -893,6 +1064,45 @@ inline int lanes_erk(int isa, int pair, bool rkmk, bool resume, const Params* p,
         }
     }
     return 1;
+}
+
+// The bodies per block of the pairs' fixed-grid lanes (`lanes_erk_fixed`) on the nb bodies
+// p[0 .. nb - 1] (or p[0] for every body when `shared`) with the pair `pair` on the instruction
+// set `isa`, 0 where they do not run them: they take one class of bodies, without a norm gain or
+// a torque of kind TORQUE_CALL, a pair of the engine's, on AVX2 or AVX-512 (4 lanes); any other
+// run takes the driver's `_erk_fixed` body by body (the same bits).
+template <class Params>
+inline int lanes_erk_fixed_width(int isa, int pair, const Params* p, bool shared,
+                                 std::ptrdiff_t nb) {
+    using namespace lanes;
+    if (nb < 1 || erk_lanes_width(isa) < 2 || !lanes_erk_pair(pair)) return 0;
+    const auto c = lane_class(p, LANES_RK3);
+    bool same = !c.gain;
+    if constexpr (std::is_same_v<Params, RigidParams>) same = same && c.torque != TORQUE_CALL;
+    for (std::ptrdiff_t l = 1; l < nb && !shared; ++l)
+        same = same && lane_class(p + l, LANES_RK3) == c;
+    return same ? erk_lanes_width(isa) : 0;
+}
+
+// The fixed-grid run of the block b (b->nb bodies, parameters p[0 .. nb - 1] or p[0] when
+// `shared`, which `lanes_erk_fixed_width` accepted) with the pair `pair` on the state or, with
+// `rkmk`, as its Runge-Kutta-Munthe-Kaas method (resume: as `rigid_rkmk_body`), in the 4 lanes of
+// the AVX2 kernel (`lanes::erk_fixed_block`; to_end: steps after the last row, the rigid body's
+// driver) (OUT: b's rows, status, failed, counts: [3 l] the steps, [3 l + 1] the rows stored,
+// [3 l + 2] the f evaluations).  Returns the lanes the block ran in.
+template <class Params>
+inline int lanes_erk_fixed(int isa, int pair, bool rkmk, bool resume, bool to_end,
+                           const Params* p, bool shared, BlockRun* b) {
+    using namespace lanes;
+    const auto c = lane_class(p, LANES_RK3);
+    const PairBlock<Params> q{p, shared, resume, to_end, b};
+    with_pair(pair, [&](auto pair_tag) {
+        erk_class(c, rkmk, [&](auto tag) {
+            erk_fixed_isa<decltype(pair_tag), decltype(tag)>(isa, q);
+        });
+        return 0;
+    });
+    return erk_lanes_width(isa);
 }
 
 }  // namespace rotode

@@ -8,7 +8,7 @@ This module holds those instantiations alone, so that a build compiles them on o
 the other modules compile on the others; `rotode.dynamic` runs them through `rigid_erk_lanes`
 (rotode/_lanes_erk.pxd).  Nothing here is called from Python.
 """
-from rotode._engine cimport EngineRun, RigidParams
+from rotode._engine cimport BlockRun, EngineRun, RigidParams
 
 __all__ = []
 
@@ -16,8 +16,21 @@ __all__ = []
 cdef extern from "_lanes_erk.hpp" namespace "rotode" nogil:
     int lanes_erk(int isa, int pair, bint rkmk, bint resume, const RigidParams* p, bint shared,
                   EngineRun* runs, Py_ssize_t nb)
+    int lanes_erk_fixed_width(int isa, int pair, const RigidParams* p, bint shared, Py_ssize_t nb)
+    int lanes_erk_fixed(int isa, int pair, bint rkmk, bint resume, bint to_end,
+                        const RigidParams* p, bint shared, BlockRun* b)
 
 
 cdef int rigid_erk_lanes(int isa, int pair, bint rkmk, bint resume, const RigidParams* p,
                          bint shared, EngineRun* runs, Py_ssize_t nb) noexcept nogil:
     return lanes_erk(isa, pair, rkmk, resume, p, shared, runs, nb)
+
+
+cdef int rigid_erk_fixed_width(int isa, int pair, const RigidParams* p, bint shared,
+                               Py_ssize_t nb) noexcept nogil:
+    return lanes_erk_fixed_width(isa, pair, p, shared, nb)
+
+
+cdef int rigid_erk_fixed(int isa, int pair, bint rkmk, bint resume, bint to_end,
+                         const RigidParams* p, bint shared, BlockRun* b) noexcept nogil:
+    return lanes_erk_fixed(isa, pair, rkmk, resume, to_end, p, shared, b)

@@ -4,7 +4,7 @@
 # kind x frame x pair, on q and as RKMK) are compiled in this module only; rotode/kinematic.pyx
 # calls `kin_erk_lanes`, and `kin_magnus_lanes` for the adaptive Magnus methods
 # (rotode/_lanes_magnus.hpp).
-from rotode._engine cimport EngineRun, KinParams
+from rotode._engine cimport BlockRun, EngineRun, KinParams
 
 
 cdef extern from "_lanes_magnus.hpp" namespace "rotode" nogil:
@@ -33,3 +33,19 @@ cdef int kin_erk_lanes(int isa, int pair, bint rkmk, bint resume, const KinParam
 cdef int kin_magnus_lanes(int isa, const MagnusMethod* m, bint resume, const KinParams* p,
                           bint shared, EngineRun* runs, Py_ssize_t nb,
                           Py_ssize_t* evals) noexcept nogil
+
+
+# The bodies per block of `kin_erk_fixed` on the nb bodies p[0 .. nb - 1] (or p[0] for every body
+# when shared) with the pair `pair` on the instruction set isa (4), 0 where it does not run them
+# (more than one class, a norm gain, neither AVX2 nor AVX-512).
+cdef int kin_erk_fixed_width(int isa, int pair, const KinParams* p, bint shared,
+                             Py_ssize_t nb) noexcept nogil
+
+
+# The fixed-grid run of the block b with the pair `pair` (on the state, or with rkmk as its
+# Runge-Kutta-Munthe-Kaas method, resume as above; to_end: steps after the last row), every body
+# as the driver's `_erk_fixed` steps it, bit for bit, 4 bodies at a time in the AVX2 lanes (OUT:
+# b's rows, status, failed, counts[3 l]: the steps, counts[3 l + 1]: the rows stored,
+# counts[3 l + 2]: the evaluations of f); returns the lanes it ran in.
+cdef int kin_erk_fixed(int isa, int pair, bint rkmk, bint resume, bint to_end,
+                       const KinParams* p, bint shared, BlockRun* b) noexcept nogil

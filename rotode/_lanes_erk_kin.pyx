@@ -11,7 +11,7 @@ rotode._lanes_erk's rigid-body ones, so that a build compiles the two on two cor
 `rotode.kinematic` runs them through `kin_erk_lanes` and `kin_magnus_lanes`
 (rotode/_lanes_erk_kin.pxd).  Nothing here is called from Python.
 """
-from rotode._engine cimport EngineRun, KinParams
+from rotode._engine cimport BlockRun, EngineRun, KinParams
 
 __all__ = []
 
@@ -19,6 +19,9 @@ __all__ = []
 cdef extern from "_lanes_erk.hpp" namespace "rotode" nogil:
     int lanes_erk(int isa, int pair, bint rkmk, bint resume, const KinParams* p, bint shared,
                   EngineRun* runs, Py_ssize_t nb)
+    int lanes_erk_fixed_width(int isa, int pair, const KinParams* p, bint shared, Py_ssize_t nb)
+    int lanes_erk_fixed(int isa, int pair, bint rkmk, bint resume, bint to_end,
+                        const KinParams* p, bint shared, BlockRun* b)
 
 
 cdef extern from "_lanes_magnus.hpp" namespace "rotode" nogil:
@@ -35,3 +38,13 @@ cdef int kin_magnus_lanes(int isa, const MagnusMethod* m, bint resume, const Kin
                           bint shared, EngineRun* runs, Py_ssize_t nb,
                           Py_ssize_t* evals) noexcept nogil:
     return lanes_magnus(isa, m[0], resume, p, shared, runs, nb, evals)
+
+
+cdef int kin_erk_fixed_width(int isa, int pair, const KinParams* p, bint shared,
+                             Py_ssize_t nb) noexcept nogil:
+    return lanes_erk_fixed_width(isa, pair, p, shared, nb)
+
+
+cdef int kin_erk_fixed(int isa, int pair, bint rkmk, bint resume, bint to_end,
+                       const KinParams* p, bint shared, BlockRun* b) noexcept nogil:
+    return lanes_erk_fixed(isa, pair, rkmk, resume, to_end, p, shared, b)

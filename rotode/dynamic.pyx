@@ -81,7 +81,7 @@ from rotode._engine cimport (BlockRun, EngineRun, RigidParams, rigid_erk_body, r
                              TORQUE_NONE, TORQUE_GRAVITY, TORQUE_GRAVITY_AXIS, TORQUE_BODY,
                              TORQUE_WORLD, TORQUE_CALL, TORQUE_GG)
 from rotode._tangent_engine cimport tangent_body, fixed_tangent_pass, TangentSeeds
-from rotode._lanes_erk cimport rigid_erk_lanes
+from rotode._lanes_erk cimport rigid_erk_lanes, rigid_erk_fixed, rigid_erk_fixed_width
 from rotode._lanes cimport (rigid_block, lanes_width, LANES_RK3, LANES_RK4, LANES_AB3, LANES_CG,
                             LaneTableau, ISA_SCALAR, ISA_SSE2, ISA_AVX2, ISA_AVX512)
 from rotode._codegen import pair_ids as _pair_ids, group_pair_ids as _group_pair_ids
@@ -456,6 +456,22 @@ cdef void _erk_lanes(const void* c, Py_ssize_t i, EngineRun* runs, Py_ssize_t nb
     cdef Py_ssize_t j
     for j in range(nb):
         cfg.nfev[i + j] = runs[j].nfev
+        cfg.lanes_used[i + j] = lanes
+
+
+cdef void _pair_block(const void* c, Py_ssize_t i, BlockRun* run) noexcept nogil:
+    """Bodies i .. i + run.nb - 1 of a fixed-step pair (dop853, dopri5, bs3 given `dt`, or the
+    rkmk methods) by the lanes of rotode/_lanes_erk.hpp (`erk_fixed_block`): the driver's
+    `_erk_fixed` on each, the torque known at compile time, one body per AVX2 lane, steps to the
+    grid's end; nfev: each body's evaluations of f (the torque's, as `body_rhs` counts them)."""
+    cdef const RunCfg* cfg = <const RunCfg*>c
+    cdef int lanes = rigid_erk_fixed(cfg.isa, cfg.pair, cfg.kernel == KERNEL_RKMK, cfg.resume,
+                                     True, &cfg.params[0 if cfg.shared else i], cfg.shared, run)
+    cdef Py_ssize_t j
+    for j in range(run.nb):
+        cfg.nfev[i + j] = run.counts[3 * j + 2]
+        run.counts[3 * j + 1] = 0
+        run.counts[3 * j + 2] = 0
         cfg.lanes_used[i + j] = lanes
 
 
@@ -1074,8 +1090,14 @@ def run_plan(plan):
     try:
         lanes = code in _LANE_CODES and (
             not adaptive and k == 7 and not (o.hold or o.restore))
-        if specialise or lanes:
-            _compiled_params(models, &params, specialise and plan.tangent is None, lanes)
+        # a pair given dt (a fixed grid), the torque compiled: the pairs' fixed-grid lanes
+        pair_lanes = (not adaptive and k == 7 and not (o.hold or o.restore) and _USE_ENGINE
+                      and plan.steps is None and not plan.h_next
+                      and (method in ENGINE_PAIRS if code == KERNEL_ERK
+                           else code == KERNEL_RKMK and method in ENGINE_GROUP_PAIRS))
+        if specialise or lanes or pair_lanes:
+            _compiled_params(models, &params, specialise and plan.tangent is None,
+                             lanes or pair_lanes)
         if plan.tangent is not None and (params == NULL or not specialise):
             raise ValueError("Plan.tangent needs a run that `tangent_ready` accepts")
         if params != NULL and specialise:
@@ -1084,6 +1106,9 @@ def run_plan(plan):
                 isa = _attach_erk_lanes(&sp, &cfg, lanes_used)
         elif params != NULL and lanes:
             isa = _attach_lanes(&sp, &cfg, params, &luv[0])
+        elif params != NULL and pair_lanes:
+            cfg.pair = ENGINE_PAIRS[method] if code == KERNEL_ERK else ENGINE_GROUP_PAIRS[method]
+            isa = _attach_pair_lanes(&sp, &cfg, params, nmod, &luv[0])
         fctx = _force_contexts(n_fctx, o.fsrc, o.forces, o.masses)
         cfg.force = fctx
         for b_ in range(nmod):
@@ -1167,6 +1192,27 @@ cdef bint _any_call(const RigidParams* params, Py_ssize_t n):
         if params[i].torque == TORQUE_CALL:
             return True
     return False
+
+
+cdef object _attach_pair_lanes(Stepper* sp, RunCfg* cfg, RigidParams* params, Py_ssize_t nmod,
+                               int* lanes_used):
+    """Run the blocks of a fixed-step pair (cfg.pair) by the pairs' fixed-grid lanes
+    (rotode/_lanes_erk.hpp) on the instruction set of `rotode._lanes.get()` where they take the
+    bodies (OUT: sp, cfg; lanes_used, per body, written by the run); returns "avx2" (their
+    kernel's), that set's name where they do not (the driver's `_erk_fixed` body by body: the
+    same bits), or None for "off"."""
+    name = _lanes.get()
+    if name == "off":
+        return None
+    cfg.isa = _LANE_ISAS[name]
+    cdef int width = rigid_erk_fixed_width(cfg.isa, cfg.pair, params, nmod == 1, nmod)
+    if width < 2:
+        return name
+    cfg.params = params
+    cfg.lanes_used = lanes_used
+    sp.block = _pair_block
+    sp.lanes = width
+    return "avx2"
 
 
 cdef object _attach_erk_lanes(Stepper* sp, RunCfg* cfg, object lanes_used):

@@ -55,7 +55,8 @@ from rotode.omega cimport Constant as ConstantRate
 from rotode._engine cimport (BlockRun, EngineRun, KinParams, kin_erk_body, kin_eval,
                              kin_rkmk_body, ENGINE_ROTATION_BOUND, ENGINE_TOO_MANY_SUBSTEPS,
                              OMEGA_CONSTANT, OMEGA_SINUSOID)
-from rotode._lanes_erk_kin cimport MagnusMethod, kin_erk_lanes, kin_magnus_lanes
+from rotode._lanes_erk_kin cimport (MagnusMethod, kin_erk_lanes, kin_magnus_lanes, kin_erk_fixed,
+                                    kin_erk_fixed_width)
 from rotode._lanes cimport (KinLaneMethod, kin_block, lanes_width, LANES_RK3, LANES_RK4,
                             LANES_AB3, LANES_CG, LANES_EXP2, LANES_MAGNUS, LANES_MAGNUS_CA,
                             ISA_SCALAR, ISA_SSE2,
@@ -579,6 +580,25 @@ cdef void _lane_block(const void* cfg, Py_ssize_t i, BlockRun* run) noexcept nog
             g.nrate[i + j] = run.counts[3 * j + 1]
             run.counts[3 * j + 1] = 0
             run.counts[3 * j + 2] = 0
+        g.lanes_used[i + j] = lanes
+
+
+cdef void _pair_block(const void* cfg, Py_ssize_t i, BlockRun* run) noexcept nogil:
+    """Bodies i .. i + run.nb - 1 of a fixed-step pair (dop853, dopri5, bs3 given `dt` on q, or
+    the rkmk methods on v) by the lanes of rotode/_lanes_erk.hpp (`erk_fixed_block`): the
+    driver's `_erk_fixed` on each, w(t) known at compile time, one body per AVX2 lane, no step
+    after the last row; the w evaluations counted as `_deriv` and `_store` count them (one per
+    evaluation of f and one per row)."""
+    cdef const KinCfg* g = <const KinCfg*>cfg
+    cdef int lanes = kin_erk_fixed(g.isa, g.pair, g.kernel == KERNEL_RKMK, g.resume, False,
+                                   &g.params[0 if g.params_shared else i], g.params_shared, run)
+    cdef Py_ssize_t j
+    for j in range(run.nb):
+        g.nfev[i + j] = run.counts[3 * j + 1] + run.counts[3 * j + 2]
+        g.nrate[i + j] = 0
+        g.nsub[i + j] = 0
+        run.counts[3 * j + 1] = 0
+        run.counts[3 * j + 2] = 0
         g.lanes_used[i + j] = lanes
 
 
@@ -1159,8 +1179,13 @@ def run_plan(plan):
                        or g.magnus_engine))
     # the fixed-step kernels of the lanes on a fixed grid with w(t) compiled: the lane kernels
     lanes = control is None and not g.local and not g.jumps and _lane_kernel(&g) >= 0
+    # a pair given dt (a fixed grid) with w(t) compiled: the pairs' fixed-grid lanes
+    pair_lanes = (control is None and _USE_ENGINE and not g.jumps and plan.steps is None
+                  and not plan.h_next and events is None
+                  and ((g.kernel == KERNEL_ERK and method in ENGINE_PAIRS)
+                       or (g.kernel == KERNEL_RKMK and method in ENGINE_GROUP_PAIRS)))
     try:
-        if N > 0 and (specialise or lanes):
+        if N > 0 and (specialise or lanes or pair_lanes):
             _compiled_params(&g, src, wconst, &params)
         if params != NULL and specialise:
             g.pair = (ENGINE_PAIRS[method] if g.kernel == KERNEL_ERK
@@ -1169,6 +1194,10 @@ def run_plan(plan):
             isa = _attach_erk_lanes(&sp, &g, lanes_used)
         elif params != NULL and lanes:
             isa = _attach_lanes(&sp, &g, &luv[0])
+        elif params != NULL and pair_lanes:
+            g.pair = (ENGINE_PAIRS[method] if g.kernel == KERNEL_ERK
+                      else ENGINE_GROUP_PAIRS[method])
+            isa = _attach_pair_lanes(&sp, &g, 1 if g.params_shared else N, &luv[0])
         yout, wout, status, failed, counts, fail_t, rec = drive(
             &sp, t, save, y0, workers, plan.steps, plan.h_next, events)
     finally:
@@ -1256,6 +1285,25 @@ cdef object _attach_lanes(Stepper* sp, KinCfg* g, int* lanes_used):
     sp.block = _lane_block
     sp.lanes = lanes_width(g.isa)
     return name
+
+
+cdef object _attach_pair_lanes(Stepper* sp, KinCfg* g, Py_ssize_t nparams, int* lanes_used):
+    """Run the blocks of a fixed-step pair (g.pair) by the pairs' fixed-grid lanes
+    (rotode/_lanes_erk.hpp) on the instruction set of `rotode._lanes.get()` where they take the
+    bodies (nparams: g.params' count) (OUT: sp, g; lanes_used, per body, written by the run);
+    returns "avx2" (their kernel's), that set's name where they do not (the driver's
+    `_erk_fixed` body by body: the same bits), or None for "off"."""
+    name = _lanes.get()
+    if name == "off":
+        return None
+    g.isa = _LANE_ISAS[name]
+    cdef int width = kin_erk_fixed_width(g.isa, g.pair, g.params, g.params_shared, nparams)
+    if width < 2:
+        return name
+    g.lanes_used = lanes_used
+    sp.block = _pair_block
+    sp.lanes = width
+    return "avx2"
 
 
 cdef object _attach_erk_lanes(Stepper* sp, KinCfg* g, object lanes_used):
