@@ -932,8 +932,10 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every):
     rk4, ab3, lie_euler, the Crouch-Grossman methods) with no option, ``t_span`` a pair of
     Python numbers, ``dt`` a Python number, ``save_every`` None or a Python int: the lane
     kernel is entered directly on `integrate`'s grid (`_driver.thin_grid`), as `run_plan`
-    runs one body there; rkn4 (torque-free or a built-in `Constant`, `Gravity` or
-    `GravityGradient` torque) by the driver's fixed-grid loop (`_driver.thin_stepper_rows`).
+    runs one body there; the pairs at fixed steps (dop853, dopri5, bs3, rkmk8, rkmk5, rkmk3) by
+    the pairs' fixed-grid lanes (`_pair_block`); rkn4 (torque-free or a built-in `Constant`,
+    `Gravity` or `GravityGradient` torque) by the driver's fixed-grid loop
+    (`_driver.thin_stepper_rows`).
     Anything else, any input `integrate` would refuse, the lanes off and a failed run give
     None, and `integrate`'s general path.  Returns ``(t, y (m, 7), w (m, 3), stats)``.
     """
@@ -953,13 +955,16 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every):
     spec = _FIXED_SPECS.get(method)
     rkn4 = spec is None and method == _RKN4_NAME and (<RigidBody>model).gyroscopic and (
         (<RigidBody>model).torque is None or type((<RigidBody>model).torque) in _THIN_TORQUES)
-    if spec is None and not rkn4:
+    pair = _FIXED_PAIRS.get(method, -1) if spec is None else -1
+    if spec is None and not rkn4 and pair < 0:
         return None
     grid = thin_grid(t_span, dt, save_every, y0, 7, True, &c, &run)
     if grid is None or not (rkn4 or _engine_params(<RigidBody>model, &p, False, True)):
         return None
     if rkn4:
         spec = _RKN4_SPEC
+    elif pair >= 0:
+        spec = _methods.get(method, "rigid body")
     _fill_cfg(&cfg, spec, spec.code("rigid body"), _PLAIN_OPTIONS,
               1.0 if run.t[1] > run.t[0] else -1.0, False)
     cfg.nres = 0
@@ -989,10 +994,15 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every):
         return rows + ({"n_steps": run.n, "n_main_steps": run.n, "nfev": nfev, "status": 0,
                         "message": "success", "qdot": np.array([qdot[0], qdot[1], qdot[2],
                                                                 qdot[3]])},)
-    isa = _attach_lanes(&sp, &cfg, &p, &lanes_used)
-    if isa is None:
+    sp.block = NULL
+    if pair >= 0:      # (the pairs' fixed-grid lanes, as run_plan attaches them)
+        cfg.pair = pair
+        isa = _attach_pair_lanes(&sp, &cfg, &p, 1, &lanes_used)
+    else:
+        isa = _attach_lanes(&sp, &cfg, &p, &lanes_used)
+    if isa is None or (pair >= 0 and sp.block == NULL):
         return None
-    rows = thin_block_rows(_lane_block, &cfg, 7, grid, &run)
+    rows = thin_block_rows(sp.block, &cfg, 7, grid, &run)
     if rows is None:
         return None
     stats = {"n_steps": run.n, "n_main_steps": run.n, "nfev": nfev, "status": 0,
@@ -1423,6 +1433,8 @@ _FIXED_SPECS = {name: _methods.get(name, "rigid body") for name in _methods.name
                 if _methods.get(name).runner("rigid body") == "dynamic"
                 and _methods.get(name).code("rigid body") in _LANE_CODES}
 _PLAIN_OPTIONS = _run_options(*next(iter(_FIXED_SPECS.items())), None, False)
+# the pairs given dt, by their pair ids (the pairs' fixed-grid lanes: `run_fixed_single`)
+_FIXED_PAIRS = {**ENGINE_PAIRS, **ENGINE_GROUP_PAIRS}
 # the second-order method on q (the driver's loop: `run_fixed_single` with a compiled torque)
 _RKN4_SPEC = next(_methods.get(name) for name in _methods.names("rigid body")
                   if _methods.get(name).runner("rigid body") == "dynamic"

@@ -821,11 +821,13 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every, frame):
     One body, ``y0`` a float64 array of shape (4,) or a list or tuple of 4 numbers, a
     `rotode.omega.Constant` or `Sinusoid` source, ``frame`` None, "body" or "world", a
     fixed-step method of the lane kernels (`_lane_kernel`: rk3, rk4, ab3, the Crouch-Grossman
-    methods, exp2, magnus2-magnus8, magnus_ca) with no option, ``t_span`` a pair of Python
-    numbers, ``dt`` a Python number, ``save_every`` None or a Python int: the lane kernel is
-    entered directly on `integrate`'s grid (`_driver.thin_grid`), as `run_plan` runs one body
-    there.  Anything else, any input `integrate` would refuse, the lanes off and a failed run
-    give None, and `integrate`'s general path.  Returns ``(t, y (m, 4), w (m, 3), stats)``.
+    methods, exp2, magnus2-magnus8, magnus_ca) or a pair at fixed steps (dop853, dopri5, bs3,
+    rkmk8, rkmk5, rkmk3: the pairs' fixed-grid lanes, `_pair_block`) with no option,
+    ``t_span`` a pair of Python numbers, ``dt`` a Python number, ``save_every`` None or a
+    Python int: the lane kernel is entered directly on `integrate`'s grid
+    (`_driver.thin_grid`), as `run_plan` runs one body there.  Anything else, any input
+    `integrate` would refuse, the lanes off and a failed run give None, and `integrate`'s
+    general path.  Returns ``(t, y (m, 4), w (m, 3), stats)``.
     """
     cdef KinCfg g
     cdef KinParams p
@@ -849,7 +851,9 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every, frame):
     _method_data(&g, spec, None, False)
     _source_cfg(&g, model, None, run.t[0])
     w[0] = w[1] = w[2] = 0.0
-    if (g.local or _lane_kernel(&g) < 0
+    pair = (ENGINE_PAIRS.get(method, -1) if g.kernel == KERNEL_ERK
+            else ENGINE_GROUP_PAIRS.get(method, -1) if g.kernel == KERNEL_RKMK else -1)
+    if ((pair < 0 and (g.local or _lane_kernel(&g) < 0))
             or not _kin_params(model, w, g.frame, g.gain, &p)):
         return None
     g.wconst = w
@@ -861,13 +865,17 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every, frame):
     g.fail_angle = &fail_angle
     g.params = &p
     g.params_shared = True
-    g.pair = -1                     # (every field a hook reads set, as run_plan sets them)
+    g.pair = pair                   # (every field a hook reads set, as run_plan sets them)
     g.magnus_engine = False
     g.estages = 0
-    isa = _attach_lanes(&sp, &g, &lanes_used)
-    if isa is None:
+    sp.block = NULL
+    if pair >= 0:                   # (the pairs' fixed-grid lanes, as run_plan attaches them)
+        isa = _attach_pair_lanes(&sp, &g, 1, &lanes_used)
+    else:
+        isa = _attach_lanes(&sp, &g, &lanes_used)
+    if isa is None or sp.block == NULL:
         return None
-    rows = thin_block_rows(_lane_block, &g, 4, grid, &run)
+    rows = thin_block_rows(sp.block, &g, 4, grid, &run)
     if rows is None:
         return None
     stats = {"n_steps": run.n, "nfev": nfev, "nrate": nrate, "n_substeps": nsub, "status": 0,
