@@ -409,8 +409,10 @@ def method_costs(case, repeat):
     """Per-call and per-step cost of every rotode method for the case's model kind."""
     kind = "rigid body" if isinstance(case["model"], rotode.RigidBody) else "kinematics"
     out = {}
-    for method in rotode.methods.names(kind):
-        adaptive = rotode.methods.get(method).adaptive
+    # (an error-controlled method also given dt: its row "name, dt", at fixed steps)
+    names = [(m, rotode.methods.get(m).adaptive) for m in rotode.methods.names(kind)]
+    for label, adaptive in names + [(f"{m}, dt", False) for m, a in names if a]:
+        method = label.removesuffix(", dt")
         runs, steps = {}, {}
         try:
             if adaptive:
@@ -428,13 +430,13 @@ def method_costs(case, repeat):
                                method=method, dt=ONE_STEP_SPAN)
                 one = Run(call, None)
         except (TypeError, ValueError) as exc:
-            out[method] = dict(error=str(exc))
+            out[label] = dict(error=str(exc))
             continue
         runs["one"] = one
         seconds = measure(runs, repeat)
         x = [steps[k] for k in steps]
         intercept, slope = line(x, [seconds[k] for k in steps])
-        out[method] = dict(adaptive=adaptive, per_call=float(intercept), per_step=float(slope),
+        out[label] = dict(adaptive=adaptive, per_call=float(intercept), per_step=float(slope),
                            one_step=seconds["one"], steps=x)
     return out
 

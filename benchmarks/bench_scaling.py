@@ -4,22 +4,24 @@ For each method of the registry: a batch of Lagrange tops (rigid body: I = diag(
 m g h = 4.905, w0 = (0, 0, 5) + N(0, 0.5^2) rad/s per axis, so the bodies take different
 steps under error control) or of orientations under dispersed constant body rates
 (kinematics), integrated with ``workers=1`` (one core) and only the final state kept:
-fixed-step methods with dt = 0.01, error-controlled ones at rtol 1e-9 (atol 1e-11). A
+fixed-step methods with dt = 0.01, error-controlled ones at rtol 1e-9 (atol 1e-11) and again
+given dt = 0.01 (the rows "name, dt": the pairs at fixed steps). A
 body-step is one attempted step of one body (accepted or rejected). The minimum of
 ``--repeat`` runs is reported, with the SIMD instruction set the lanes ran on (``stats["simd"]``:
 the lane kernels on the batches whose model they compile; "-": the one-body loop).
 
     python benchmarks/bench_scaling.py [--bodies 10000] [--repeat 3] [--markdown]
     python benchmarks/bench_scaling.py --lanes-vs-off [--bodies 20000] [--kinematics]
-        [--methods dop853 rkmk8 ...] [--driver] [--sinusoid]
+        [--methods dop853 rkmk8 ...] [--driver] [--sinusoid] [--fixed]
 
 With ``--markdown`` it also prints the table of docs/scaling.md and the cost of 10^8 bodies on
 100 nodes x 32 cores at the measured rates (a paper estimate: compute time only).  With
 ``--lanes-vs-off``: dop853 and rkmk8 (or ``--methods``) at rtol 1e-9 on the tops (with
 ``--kinematics``: on the orientations under dispersed constant rates) over 1 s and 10 s, the
 lanes against one body at a time (``off``), the instruction sets alternated in one process; a
-fixed-step method at dt = 0.01; with ``--driver`` also the driver's general loop of one body
-(the specialised engine off: what ran before a method had its engine loop); with
+fixed-step method (and with ``--fixed`` a pair) at dt = 0.01; with ``--driver`` also the
+driver's general loop of one body (the specialised engine off: what ran before a method had
+its engine loop); with
 ``--sinusoid`` the kinematics under a shared ``Sinusoid([1, 0.5, 2], 3, [0, 0.4, 1.1])``
 from dispersed orientations.
 """
@@ -46,11 +48,12 @@ def states(kind, n, rng):
     return w, np.tile([1.0, 0, 0, 0], (n, 1))
 
 
-def one(kind, name, n, repeat, rng):
-    """(seconds, body-steps, simd) of the fastest of `repeat` runs."""
+def one(kind, name, n, repeat, rng, fixed=False):
+    """(seconds, body-steps, simd) of the fastest of `repeat` runs (fixed: an error-controlled
+    pair given dt, at fixed steps)."""
     model, y0 = states(kind, n, rng)
     spec = methods.get(name)
-    if spec.adaptive:
+    if spec.adaptive and not fixed:
         span, steps = (0.0, 10.0), {"rtol": 1e-9, "atol": 1e-11}
     else:
         span, steps = (0.0, 1.0 if kind == "rigid body" else 2.0), {"dt": 0.01}
@@ -66,9 +69,10 @@ def one(kind, name, n, repeat, rng):
 
 
 def lanes_vs_off(n, repeat, kind="rigid body", names=("dop853", "rkmk8"), driver=False,
-                 sinusoid=False):
+                 sinusoid=False, fixed=False):
     """ns per body-step of batches of the methods `names`, `off` against the lane sets,
-    alternated (sinusoid: the kinematics under the shared `SINUSOID` rate, dispersed q0)."""
+    alternated (sinusoid: the kinematics under the shared `SINUSOID` rate, dispersed q0;
+    fixed: the pairs given dt = 0.01)."""
     from rotode import _lanes
     rng = np.random.default_rng(0)
     model, y0 = states(kind, n, rng)
@@ -79,16 +83,17 @@ def lanes_vs_off(n, repeat, kind="rigid body", names=("dop853", "rkmk8"), driver
     print(f"{kind}{' under a shared Sinusoid' if sinusoid else ''}, {n} bodies:")
     for name in names:
         for T in (1.0, 10.0):
-            lanes_vs_off_one(_lanes, name, model, y0, T, repeat, driver)
+            lanes_vs_off_one(_lanes, name, model, y0, T, repeat, driver, fixed)
 
 
-def lanes_vs_off_one(_lanes, name, model, y0, T, repeat, driver=False):
+def lanes_vs_off_one(_lanes, name, model, y0, T, repeat, driver=False, fixed=False):
     """One line of `lanes_vs_off`: method `name` over (0, T) (driver: also the driver's loop,
-    "driver", the engine off)."""
+    "driver", the engine off; fixed: a pair given dt = 0.01)."""
     from rotode import dynamic, kinematic
     n = len(y0)
     best = {}
-    steps = ({"rtol": 1e-9, "atol": 1e-11} if methods.get(name).adaptive else {"dt": 0.01})
+    steps = ({"rtol": 1e-9, "atol": 1e-11} if methods.get(name).adaptive and not fixed
+             else {"dt": 0.01})
     sets = ("off",) + tuple(a for a in ("avx2", "avx512") if a in _lanes.available())
     for _ in range(repeat):
         for isa in (("driver",) if driver else ()) + sets:
@@ -125,11 +130,13 @@ def main():
                     help="--lanes-vs-off --kinematics: under a shared Sinusoid, dispersed q0")
     ap.add_argument("--driver", action="store_true",
                     help="--lanes-vs-off: also the driver's loop (the specialised engine off)")
+    ap.add_argument("--fixed", action="store_true",
+                    help="--lanes-vs-off: the pairs given dt = 0.01 (fixed steps)")
     args = ap.parse_args()
     if args.lanes_vs_off:
         return lanes_vs_off(args.bodies, args.repeat,
                             "kinematics" if args.kinematics else "rigid body", args.methods,
-                            args.driver, args.sinusoid)
+                            args.driver, args.sinusoid, args.fixed)
     rng = np.random.default_rng(0)
     rows = []
     for kind in ("rigid body", "kinematics"):
@@ -137,17 +144,22 @@ def main():
             if name in SKIP or methods.get(name).kernel(kind) == "implicit":
                 continue
             n = args.bodies if not methods.get(name).adaptive else max(args.bodies // 10, 100)
-            sec, work, simd = one(kind, name, n, args.repeat, rng)
-            rate = work / sec
-            rows.append((kind, name, simd, n, work / n, sec, rate))
-            print(f"{kind:11s} {name:10s} {simd:7s} {n:6d} bodies {work / n:8.1f} steps/body "
-                  f"{sec * 1e3:9.1f} ms  {rate / 1e6:8.2f} M body-steps/s/core  "
-                  f"{1e9 / rate:8.1f} ns/body-step", flush=True)
+            # (a pair also given dt: at fixed steps, in the pairs' fixed-grid lanes)
+            for fixed in (False, True) if methods.get(name).adaptive else (False,):
+                n = args.bodies if fixed or not methods.get(name).adaptive else n
+                sec, work, simd = one(kind, name, n, args.repeat, rng, fixed)
+                rate = work / sec
+                label = f"{name}, dt" if fixed else name
+                rows.append((kind, label, simd, n, work / n, sec, rate))
+                print(f"{kind:11s} {label:12s} {simd:7s} {n:6d} bodies {work / n:8.1f} "
+                      f"steps/body {sec * 1e3:9.1f} ms  {rate / 1e6:8.2f} M body-steps/s/core"
+                      f"  {1e9 / rate:8.1f} ns/body-step", flush=True)
     if args.markdown:
         print("\n| model | method | lanes | ns per body-step | M body-steps/s per core |")
         print("|---|---|---|---|---|")
         for kind, name, simd, _, _, _, rate in rows:
-            print(f"| {kind} | `{name}` | {simd} | {1e9 / rate:.1f} | {rate / 1e6:.2f} |")
+            shown = f"`{name[:-4]}`, dt" if name.endswith(", dt") else f"`{name}`"
+            print(f"| {kind} | {shown} | {simd} | {1e9 / rate:.1f} | {rate / 1e6:.2f} |")
         print("\n10^8 bodies on 100 nodes x 32 cores (compute only, at the rates above):")
         for kind, name, _, _, per_body, _, rate in rows:
             if kind == "rigid body" and name in ("rk4", "dop853", "rkmk8"):

@@ -424,6 +424,37 @@ inline void end_body(LaneBody& b, int st) {
     b.r = nullptr;
 }
 
+// The first lines of every body's run in a lane (erk_body's, the adaptive Magnus loop's): its
+// LaneBody from the run, the state from y0 by the scalar model `one` (OUT: z) and the row at
+// t0 when the run stores it (unfinite: ENGINE_NONFINITE); returns the status.
+template <class One>
+inline int begin_body(const One& one, EngineRun* run, LaneBody& b, double* z) {
+    constexpr int KW = One::k;
+    EngineRun& r = *run;
+    b = LaneBody{run, r.t[0], r.t[r.n], 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, 0, 0, 0,
+                 false, false, true, false};
+    b.direction = b.tf > b.t ? 1.0 : -1.0;
+    b.t0_requested = r.t_eval && r.m > 0 && r.save[0] == 0;
+    one.begin(r.y0, z);
+    if (r.m > 0 && r.save[0] == 0) {
+        one.first_row(b.t, r.y0, z, r.yo, r.wo);
+        ++b.stores;
+        if (!engine::finite(r.yo, std::integral_constant<int, KW>{})
+            || !engine::finite(r.wo, std::integral_constant<int, 3>{}))
+            return ENGINE_NONFINITE;
+        b.slot = 1;
+    }
+    return ENGINE_OK;
+}
+
+// A body of the queue that a Ctrl-C ended before it began: ENGINE_INTERRUPTED, its rows NaN.
+template <int K>
+inline void interrupted_body(EngineRun* run, LaneBody& b) {
+    b = LaneBody{run, run->t[0], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, 0, 0, 0,
+                 false, false, true, false};
+    end_body<K>(b, ENGINE_INTERRUPTED);
+}
+
 // The start of a body's run in lane l (erk_body's lines before its loop, on the scalar model
 // `one`, then its state and base in the lanes of f); false: it ended there (its status
 // written, the lane idle).
@@ -433,21 +464,7 @@ inline bool start_body(LM& f, const typename LM::One& one, EngineRun* run, int l
     constexpr int KW = LM::One::k;
     EngineRun& r = *run;
     double z[N], K0[N];
-    b = LaneBody{run, r.t[0], r.t[r.n], 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, 0, 0, 0,
-                 false, false, true, false};
-    b.direction = b.tf > b.t ? 1.0 : -1.0;
-    b.t0_requested = r.t_eval && r.m > 0 && r.save[0] == 0;
-    int st = ENGINE_OK;
-    one.begin(r.y0, z);
-    if (r.m > 0 && r.save[0] == 0) {
-        one.first_row(b.t, r.y0, z, r.yo, r.wo);
-        ++b.stores;
-        if (!engine::finite(r.yo, std::integral_constant<int, KW>{})
-            || !engine::finite(r.wo, std::integral_constant<int, 3>{}))
-            st = ENGINE_NONFINITE;
-        else
-            b.slot = 1;
-    }
+    int st = begin_body(one, run, b, z);
     if (st == ENGINE_OK) {
         one(b.t, z, K0);
         b.nfev += 1;
@@ -682,9 +699,7 @@ ROTODE_INLINE void erk_lanes(const typename C::Params* p, bool shared, bool resu
             const typename C::Params& q = p[shared ? 0 : next];
             EngineRun* run = runs + next++;
             if (stop) {
-                lb[l] = LaneBody{run, run->t[0], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, 0, 0, 0,
-                                 false, false, true, false};
-                end_body<KW>(lb[l], ENGINE_INTERRUPTED);
+                interrupted_body<KW>(run, lb[l]);
                 continue;
             }
             if (start_body<P>(f, LM::scalar(q, resume), run, l, lb[l], s)) {

@@ -97,26 +97,13 @@ ROTODE_INLINE void magnus_lanes(const MagnusMethod& m, const KinParams* p, bool 
     // body `run` of parameters q begins in lane l (the driver's `_adaptive_start` and
     // `_magnus_first`); false: it ended there
     const auto start = [&](int l, const KinParams& q, EngineRun* run) {
-        constexpr std::integral_constant<int, 4> FOUR{};
-        constexpr std::integral_constant<int, 3> THREE{};
         EngineRun& r = *run;
         LaneBody& b = lb[l];
         const One o{q, resume, {}};
         double z[3];
-        b = LaneBody{run, r.t[0], r.t[r.n], 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, 0, 0, 0,
-                     false, false, true, false};
-        b.direction = b.tf > b.t ? 1.0 : -1.0;
         cur[l] = run;
-        om[l] = 0;
-        int st = ENGINE_OK;
-        o.begin(r.y0, z);
-        if (r.m > 0 && r.save[0] == 0) {
-            o.first_row(b.t, r.y0, z, r.yo, r.wo);
-            ++b.stores;
-            ++om[l];
-            if (!engine::finite(r.yo, FOUR) || !engine::finite(r.wo, THREE)) st = ENGINE_NONFINITE;
-            else b.slot = 1;
-        }
+        int st = begin_body(o, run, b, z);
+        om[l] = b.stores;                   // (the row at t0 evaluates w)
         if (st == ENGINE_OK) {
             if (r.first_step > 0.0) {
                 b.h_abs = r.first_step;
@@ -148,11 +135,9 @@ ROTODE_INLINE void magnus_lanes(const MagnusMethod& m, const KinParams* p, bool 
             const KinParams& q = p[shared ? 0 : next];
             EngineRun* run = runs + next++;
             if (stop) {
-                lb[l] = LaneBody{run, run->t[0], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, 0, 0, 0,
-                                 false, false, true, false};
                 cur[l] = run;
                 om[l] = 0;
-                end_body<4>(lb[l], ENGINE_INTERRUPTED);
+                interrupted_body<4>(run, lb[l]);
                 ended(l);
                 continue;
             }

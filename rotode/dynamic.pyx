@@ -967,19 +967,8 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every):
         spec = _methods.get(method, "rigid body")
     _fill_cfg(&cfg, spec, spec.code("rigid body"), _PLAIN_OPTIONS,
               1.0 if run.t[1] > run.t[0] else -1.0, False)
-    cfg.nres = 0
-    cfg.resets = NULL
-    cfg.force_shared = True
-    cfg.shared = True
-    cfg.qdot0 = NULL
-    cfg.qdot = qdot
-    cfg.nfev = &nfev
-    cfg.nfev_force = &nfevf
+    _cfg_links(&cfg, NULL, 0, True, True, NULL, qdot, &nfev, &nfevf)   # (as run_plan's)
     cdef int[1] no_lanes = [1]
-    cfg.pair = -1
-    cfg.params = NULL               # (the lanes: `_attach_lanes` sets it)
-    cfg.tangent = NULL
-    cfg.isa = ISA_SCALAR
     cfg.lanes_used = no_lanes
     _fill_body(&body, <RigidBody>model, False, 0, False)
     cfg.bodies = &body
@@ -1045,9 +1034,6 @@ def run_plan(plan):
     cdef RunCfg cfg
     cdef const double[::1] resv = resets_arr
     _fill_cfg(&cfg, spec, code, o, direction, plan.resume)
-    cfg.nres = resets_arr.shape[0]
-    cfg.resets = &resv[0] if cfg.nres else NULL
-
     cdef Py_ssize_t nmod = len(models), b_
     cdef ForceCtx* fctx = NULL
 
@@ -1059,17 +1045,10 @@ def run_plan(plan):
     cdef const double[:, ::1] qd0v = qdot0 if qdot0 is not None else np.empty((1, 4))
     cdef long[::1] nv = nfev
     cdef long[::1] nfv = nfevf
-    cfg.force = NULL
-    cfg.force_shared = n_fctx == 1
-    cfg.shared = nmod == 1
-    cfg.qdot0 = &qd0v[0, 0] if qdot0 is not None else NULL
-    cfg.qdot = &qdv[0, 0] if N else NULL
-    cfg.nfev = &nv[0] if N else NULL
-    cfg.nfev_force = &nfv[0] if N else NULL
+    _cfg_links(&cfg, &resv[0] if resets_arr.shape[0] else NULL, resets_arr.shape[0],
+               nmod == 1, n_fctx == 1, &qd0v[0, 0] if qdot0 is not None else NULL,
+               &qdv[0, 0] if N else NULL, &nv[0] if N else NULL, &nfv[0] if N else NULL)
     cdef Stepper sp = make_stepper(&cfg, _begin, _advance, _store_row, _end, k, k, cfg.nz, True)
-    cfg.pair = -1
-    cfg.params = NULL
-    cfg.tangent = NULL
     sp.y0_row = True
     specialise = False
     if code == KERNEL_ERK:
@@ -1370,6 +1349,31 @@ cdef int _fill_cfg(RunCfg* cfg, object spec, int code, object o, double directio
             for j_ in range(i_):
                 cfg.tab.a[3 * i_ + j_] = a[i_][j_]
     return 0
+
+
+cdef void _cfg_links(RunCfg* cfg, const double* resets, Py_ssize_t nres, bint shared,
+                     bint force_shared, const double* qdot0, double* qdot, long* nfev,
+                     long* nfev_force) noexcept:
+    """The run's links and counters beside `_fill_cfg`'s choices, every other RunCfg field a
+    hook reads, set in this one place for `run_plan` and `run_fixed_single`: the torque's reset
+    times, whether the bodies share one model and one force, rkn4's q' at t0 (NULL: from w)
+    and at the end, the evaluation counters; no force yet (`_force_contexts`, `_no_force`), no
+    engine pair, parameters, tangent or lanes (the `_attach_*` functions set them) (OUT:
+    cfg)."""
+    cfg.nres = nres
+    cfg.resets = resets if nres else NULL
+    cfg.shared = shared
+    cfg.force_shared = force_shared
+    cfg.force = NULL
+    cfg.qdot0 = qdot0
+    cfg.qdot = qdot
+    cfg.nfev = nfev
+    cfg.nfev_force = nfev_force
+    cfg.pair = -1
+    cfg.params = NULL
+    cfg.tangent = NULL
+    cfg.isa = ISA_SCALAR
+    cfg.lanes_used = NULL
 
 
 cdef void _no_force(ForceCtx* f) noexcept:

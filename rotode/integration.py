@@ -395,15 +395,15 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     >>> res.success, res.q.shape
     (True, (3, 2, 4))
     """
-    if (dt is None and t_eval is None and first_step is None and max_step is None
-            and max_steps is None and save_every is None and events is None
-            and max_events is None and workers == 1):
+    # one body's common calls, straight into their kernels (the thin paths), where nothing
+    # else is asked: under error control (no dt, t_eval, save_every), or at fixed steps
+    thin = (t_eval is None and first_step is None and max_step is None and max_steps is None
+            and events is None and max_events is None and workers == 1)
+    if thin and dt is None and save_every is None:
         res = _thin(model, t_span, y0, method, rtol, atol, frame, options, sensitivity)
         if res is not None:
             return res
-    elif (dt is not None and t_eval is None and sensitivity is None and rtol is None
-          and atol is None and first_step is None and max_step is None and max_steps is None
-          and events is None and max_events is None and workers == 1):
+    elif thin and dt is not None and sensitivity is None and rtol is None and atol is None:
         fast = thin_fixed(model, t_span, y0, method, dt, save_every, frame, options)
         if fast is not None:
             res = IntegrationResult(*fast, method)
