@@ -333,23 +333,30 @@ def test_rkmk_lanes_take_the_large_steps_of_one_body(isa, method, workers):
 @pytest.mark.parametrize("isa", ISAS, indirect=True)
 @pytest.mark.parametrize("method", ["rkmk8", "rkmk3"])
 @pytest.mark.parametrize("resume", [False, True])
-def test_rkmk_lanes_continue_a_run(isa, method, resume):
+@pytest.mark.parametrize("fixed", [False, True])
+def test_rkmk_lanes_continue_a_run(isa, method, resume, fixed):
     """A continued rkmk run (`Plan.resume`: each body's base its row retracted) in lanes gives
-    one body at a time's bits."""
+    one body at a time's bits: under error control (the adaptive lanes) and at fixed steps
+    (the pairs' fixed-grid lanes, against the driver's `_erk_fixed`)."""
     model = _models(N)["gravity"]
     y0 = _states(N, seed=10)
     y0[:, 0] *= 1.0 + 1e-15
-    t = np.array([0.0, 0.5, 1.0])
-    save = np.array([0, 1, 2])
-    control = as_control(1e-8, 1e-10, None, None, None, 7, 1.0)
-    plan = Plan(method, model, y0, t, save, control=control, resume=resume)
+    if fixed:
+        plan = Plan(method, model, y0, np.linspace(0.0, 0.5, 26), np.array([0, 5, 25]),
+                    resume=resume)
+    else:
+        plan = Plan(method, model, y0, np.array([0.0, 0.5, 1.0]), np.array([0, 1, 2]),
+                    control=as_control(1e-8, 1e-10, None, None, None, 7, 1.0), resume=resume)
     got = dynamic.run_plan(plan)
     ref = _off(isa, dynamic.run_plan, plan)
     assert np.array_equal(got.y, ref.y) and np.array_equal(got.w, ref.w)
     assert got.stats["status"] == ref.stats["status"] == 0
-    assert got.stats.get("simd") == ("avx2" if isa in ("avx2", "avx512") else None)
-    for key in ref.stats["per_body"]:
-        assert np.array_equal(got.stats["per_body"][key], ref.stats["per_body"][key]), key
+    want = "avx2" if isa in ("avx2", "avx512") else ("scalar" if fixed else None)
+    assert got.stats.get("simd") == want and "simd" not in ref.stats
+    for key in ("per_body",) if not fixed else ():
+        for name in ref.stats[key]:
+            assert np.array_equal(got.stats[key][name], ref.stats[key][name]), name
+    assert np.array_equal(got.stats["nfev"], ref.stats["nfev"])
 
 
 GROUP = ["lie_euler", "cg1", "cg2", "cg3"]     # (the rigid body's Lie-group kernels in lanes)

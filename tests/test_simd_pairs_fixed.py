@@ -4,7 +4,7 @@ torque kind, diagonal and full inertia) and of quaternion kinematics (a shared `
 `Sinusoid`, per-body constant rates, the body and the world frame), 4 bodies per AVX2 block.
 Every body's rows, rates, counters, status and failure are the driver's `_erk_fixed` run of it
 (the lanes "off"), bit for bit, on every instruction set this CPU runs, with any number of
-threads and any block a body lands in."""
+threads and any block a body lands in (a continued rkmk run: tests/test_simd_batch.py)."""
 import numpy as np
 import pytest
 from test_driver import ctrl_c_latency
@@ -82,25 +82,6 @@ def test_rigid_grids_and_failures(isa, method):
         ref = _off(isa, dynamic.run, method, model, y0, grid, save)
         assert np.array_equal(got[0], ref[0]) and np.array_equal(got[1], ref[1]), name
         assert got[2]["nfev"] == ref[2]["nfev"] and got[2]["simd"] == _want(isa, model)
-
-
-@pytest.mark.parametrize("isa", ISAS, indirect=True)
-@pytest.mark.parametrize("method", ["rkmk8", "rkmk3"])
-@pytest.mark.parametrize("resume", [False, True])
-def test_rkmk_continues_a_run(isa, method, resume):
-    """A continued rkmk run at fixed steps (`Plan.resume`: each body's base its row retracted)
-    in lanes gives the driver's bits."""
-    model = _models(N)["gravity"]
-    y0 = _states(N, seed=24)
-    y0[:, 0] *= 1.0 + 1e-15
-    t = np.linspace(0.0, 0.5, 26)
-    save = np.array([0, 5, 25])
-    plan = Plan(method, model, y0, t, save, resume=resume)
-    got = dynamic.run_plan(plan)
-    ref = _off(isa, dynamic.run_plan, plan)
-    assert np.array_equal(got.y, ref.y) and np.array_equal(got.w, ref.w)
-    assert got.stats["status"] == ref.stats["status"] == 0
-    assert got.stats["nfev"] == ref.stats["nfev"] and got.stats["simd"] == _want(isa)
 
 
 def test_mixed_classes_and_the_engine_switch_keep_the_drivers_loop():

@@ -30,7 +30,21 @@ def _rk4(top, y0, workers=1):
                             workers=workers)
 
 
-class BatchTops:
+class _OnLaneSet:
+    """A benchmark run on one lane instruction set, its first parameter (`use`), the set
+    before restored after it."""
+
+    def use(self, simd):
+        if simd not in _lanes.available():
+            raise NotImplementedError(f"this CPU does not run {simd}")
+        self.before = _lanes.use(simd)
+
+    def teardown(self, simd, *params):
+        if hasattr(self, "before"):      # (setup skipped: a lane set this CPU lacks)
+            _lanes.use(self.before)
+
+
+class BatchTops(_OnLaneSet):
     """rk4 on 10^5 tops, 1000 steps, on each instruction set this CPU runs ("off": the
     driver's step of one body at a time)."""
 
@@ -41,14 +55,8 @@ class BatchTops:
     repeat = 2
 
     def setup(self, simd):
-        if simd not in _lanes.available():
-            raise NotImplementedError(f"this CPU does not run {simd}")
+        self.use(simd)
         self.top, self.y0 = _tops()
-        self.before = _lanes.use(simd)
-
-    def teardown(self, simd):
-        if hasattr(self, "before"):      # (setup skipped: a lane set this CPU lacks)
-            _lanes.use(self.before)
 
     def time_rk4(self, simd):
         _rk4(self.top, self.y0)
@@ -63,7 +71,7 @@ def _dispersed_tops():
     return top, y0
 
 
-class BatchAdaptiveTops:
+class BatchAdaptiveTops(_OnLaneSet):
     """dop853 (rtol 1e-9, atol 1e-11) on 10^5 tops with dispersed rates over (0, 1), one thread,
     the rows at t0 and tf, on each instruction set this CPU runs ("off": the specialised
     engine's run of one body at a time; the others: the adaptive lanes, rotode/_lanes_erk.hpp)."""
@@ -75,21 +83,37 @@ class BatchAdaptiveTops:
     repeat = 2
 
     def setup(self, simd):
-        if simd not in _lanes.available():
-            raise NotImplementedError(f"this CPU does not run {simd}")
+        self.use(simd)
         self.top, self.y0 = _dispersed_tops()
-        self.before = _lanes.use(simd)
-
-    def teardown(self, simd):
-        if hasattr(self, "before"):      # (setup skipped: a lane set this CPU lacks)
-            _lanes.use(self.before)
 
     def time_dop853(self, simd):
         rotode.integrate(self.top, (0.0, 1.0), self.y0, method="dop853", rtol=1e-9, atol=1e-11,
                          t_eval=[0.0, 1.0])
 
 
-class BatchAdaptiveKinematics:
+class BatchFixedPairs(_OnLaneSet):
+    """dop853 and rkmk8 given dt = 0.01 (fixed steps) on 2 x 10^4 tops with dispersed rates over
+    (0, 1), one thread, the rows at t0 and tf: the driver's `_erk_fixed` of one body at a time
+    ("off") against the pairs' fixed-grid lanes (AVX2's kernel, rotode/_lanes_erk.hpp
+    `erk_fixed_block`)."""
+
+    params = [["off", "avx2"], ["dop853", "rkmk8"]]
+    param_names = ["simd", "method"]
+    timeout = 300
+    number = 1
+    repeat = 2
+
+    def setup(self, simd, method):
+        self.use(simd)
+        self.top, y0 = _dispersed_tops()
+        self.y0 = y0[:20000]
+
+    def time_integrate(self, simd, method):
+        rotode.integrate(self.top, (0.0, 1.0), self.y0, method=method, dt=0.01,
+                         t_eval=[0.0, 1.0], workers=1)
+
+
+class BatchAdaptiveKinematics(_OnLaneSet):
     """dop853, rkmk8 and the adaptive magnus8 (rtol 1e-9, atol 1e-11) on 2 x 10^4 orientations
     under dispersed constant body rates over (0, 10), one thread, the rows at t0 and tf: the
     specialised engine's run of one body at a time ("off") against the adaptive lanes (AVX2's
@@ -102,16 +126,10 @@ class BatchAdaptiveKinematics:
     repeat = 2
 
     def setup(self, simd, method):
-        if simd not in _lanes.available():
-            raise NotImplementedError(f"this CPU does not run {simd}")
+        self.use(simd)
         rng = np.random.default_rng(0)
         self.rates = rng.normal(size=(20000, 3))
         self.q0 = np.tile([1.0, 0.0, 0.0, 0.0], (20000, 1))
-        self.before = _lanes.use(simd)
-
-    def teardown(self, simd, method):
-        if hasattr(self, "before"):      # (setup skipped: a lane set this CPU lacks)
-            _lanes.use(self.before)
 
     def time_integrate(self, simd, method):
         rotode.integrate(self.rates, (0.0, 10.0), self.q0, method=method, rtol=1e-9,

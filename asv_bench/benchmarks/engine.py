@@ -51,17 +51,18 @@ class EngineOneStep:
 class FixedStepCall:
     """A call of one fixed step on one body (a game or control loop's frame), the thin path of
     a fixed-step call: rk4 on the upright top, implicit_midpoint on the T-handle at 60 Hz,
-    magnus8 under the Rucker benchmark's rates; and the same call on the general path
-    (``workers=None``), the cost the thin path saves."""
+    magnus8 under the Rucker benchmark's rates, dop853 given dt on the top (the pairs'
+    fixed-grid lanes); and the same call on the general path (``workers=None``), the cost the
+    thin path saves."""
 
-    params = [["rk4 top", "implicit_midpoint T-handle", "magnus8 kinematics"],
+    params = [["rk4 top", "implicit_midpoint T-handle", "magnus8 kinematics", "dop853 top"],
               ["thin", "general"]]
     param_names = ["case", "path"]
 
     def setup(self, case, path):
-        if case == "rk4 top":
+        if case in ("rk4 top", "dop853 top"):
             self.model, self.y0 = _top()
-            self.method, self.dt = "rk4", 0.01
+            self.method, self.dt = case.split()[0], 0.01
         elif case == "implicit_midpoint T-handle":
             self.model = rotode.RigidBody(T_HANDLE)
             self.y0 = np.concatenate([[1.0, 0.0, 0.0, 0.0], T_HANDLE_W0])
