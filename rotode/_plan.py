@@ -44,8 +44,26 @@ def thin_run(model, t_span, y0, method, rtol, atol, frame, options):
         fast = dynamic.run_single(model, t_span, y0, method, rtol, atol)
         if fast is not None:
             return fast
-    return (kinematic.run_single(model, t_span, y0, method, rtol, atol, frame)
-            if not options else None)
+    if options:
+        return None
+    model, frame = _thin_kinematics(model, frame)
+    return kinematic.run_single(model, t_span, y0, method, rtol, atol, frame)
+
+
+def _thin_kinematics(model, frame):
+    """The rate source and frame the thin kinematic paths take for `model`, as `classify` reads
+    it: a `QuaternionKinematics` without a norm gain unwrapped (its source and its frame, with
+    ``frame`` None or the same), a float64 array of shape (3,) of finite rates as a `Constant`;
+    anything else as it is (the runner declines what it does not take)."""
+    if type(model) is QuaternionKinematics:
+        if model.norm_gain == 0.0 and (frame is None or frame == model.frame):
+            return model.omega, model.frame
+    elif type(model) is np.ndarray and model.shape == (3,) and model.dtype == np.float64:
+        try:
+            return as_source(model, "model"), frame
+        except ValueError:          # (not finite: the general path raises it)
+            pass
+    return model, frame
 
 
 def thin_fixed(model, t_span, y0, method, dt, save_every, frame, options):
@@ -68,6 +86,7 @@ def thin_fixed(model, t_span, y0, method, dt, save_every, frame, options):
         fast = dynamic.run_fixed_single(model, t_span, y0, method, dt, save_every)
         return fast if fast is not None else implicit.run_fixed_single(
             model, t_span, y0, method, dt, save_every)
+    model, frame = _thin_kinematics(model, frame)
     return kinematic.run_fixed_single(model, t_span, y0, method, dt, save_every, frame)
 
 

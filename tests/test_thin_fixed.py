@@ -185,7 +185,10 @@ def test_what_the_thin_path_declines_runs_the_general_path():
         (w, (0.0, 1.0), [1, 0, 0, True], "rk4", 0.1, None, None),
         (w, (0.0, 1.0), q0.astype(np.float32), "rk4", 0.1, None, None),
         (w, (0.0, 1.0), q0, "rk4", 0.1, None, "World"),
-        (rotode.QuaternionKinematics(w), (0.0, 1.0), q0, "rk4", 0.1, None, None),
+        (rotode.QuaternionKinematics(w, norm_gain=0.5), (0.0, 1.0), q0, "rk4", 0.1, None, None),
+        (rotode.QuaternionKinematics(w), (0.0, 1.0), q0, "rk4", 0.1, None, "world"),
+        (np.array([0.3, np.nan, 0.1]), (0.0, 1.0), q0, "rk4", 0.1, None, None),
+        (np.array([0.3, 0.2, 0.1], dtype=np.float32), (0.0, 1.0), q0, "rk4", 0.1, None, None),
         (lambda t: np.ones(3), (0.0, 1.0), q0, "rk4", 0.1, None, None),
         (TOP, (0.0, 1.0), Y0, "rk4", 0.1, None, "body"),
         (rotode.RigidBody([1, 1, 1], torque=lambda t, q, w: np.zeros(3)), (0, 1), Y0, "rk4",
@@ -249,6 +252,27 @@ def test_lanes_off_and_every_width_give_the_same_bits(model, y0, method):
             assert res.stats["nfev"] == ref.stats["nfev"]
     finally:
         _lanes.use(previous)
+
+
+@pytest.mark.parametrize("method, steps", [("rk4", {"dt": 0.1}), ("magnus8", {"dt": 0.1}),
+                                           ("rkmk8", {"dt": 0.1}), ("dop853", {"rtol": 1e-9}),
+                                           ("magnus8", {"rtol": 1e-9})])
+def test_a_wrapper_and_an_array_take_the_thin_path(method, steps):
+    """A `QuaternionKinematics` without a norm gain (its source and frame) and an array of
+    shape (3,) (a `Constant`, as `integrate` reads it) take the thin paths, fixed-step and
+    error-controlled: the general path's bits and stats."""
+    for model, frame in [(rotode.QuaternionKinematics(SOURCES["sinusoid"], frame="world"), None),
+                         (rotode.QuaternionKinematics(SOURCES["constant"]), "body"),
+                         (np.array([0.3, -1.2, 0.7]), "world")]:
+        if "dt" in steps:
+            fast = _plan.thin_fixed(model, (0.0, 1.0), Q0, method, steps["dt"], None, frame, {})
+        else:
+            fast = _plan.thin_run(model, (0.0, 1.0), Q0, method, steps["rtol"], None, frame, {})
+        lanes = _lanes.get() in ("avx2", "avx512")    # (a pair given dt: AVX2's lanes)
+        assert (fast is not None) == (method not in PAIRS or "dt" not in steps or lanes)
+        _same(rotode.integrate(model, (0.0, 1.0), Q0, method=method, frame=frame, **steps),
+              rotode.integrate(model, (0.0, 1.0), Q0, method=method, frame=frame,
+                               workers=None, **steps))
 
 
 def test_a_constant_rate_gives_the_exact_orientation():
