@@ -1032,6 +1032,21 @@ inline void erk_fixed_isa(int isa, const PairBlock<typename C::Params>& q) {
 
 }  // namespace lanes
 
+// Whether the nb bodies p[0 .. nb - 1] (or p[0] alone when `shared`) are of one class that the
+// pairs' lanes take: the same class, no norm gain, and for the rigid body no torque of kind
+// TORQUE_CALL (a source called through its pointer counts its own evaluations: such a queue or
+// block runs body by body).
+template <class Params>
+inline bool lanes_one_class(const Params* p, bool shared, std::ptrdiff_t nb) {
+    using namespace lanes;
+    const auto c = lane_class(p, LANES_RK3);
+    bool same = !c.gain;
+    if constexpr (std::is_same_v<Params, RigidParams>) same = same && c.torque != TORQUE_CALL;
+    for (std::ptrdiff_t l = 1; l < nb && !shared; ++l)
+        same = same && lane_class(p + l, LANES_RK3) == c;
+    return same;
+}
+
 // Whether the adaptive lane kernels run the pair `pair` (a PairId): every pair of the registry's
 // specialised engine (rotode/_tableaux.hpp), on the state or (rkmk) on [v, w] of each step.
 inline bool lanes_erk_pair(int pair) { return pair >= 0 && pair < PAIR_COUNT; }
@@ -1052,11 +1067,7 @@ inline int lanes_erk(int isa, int pair, bool rkmk, bool resume, const Params* p,
     using namespace lanes;
     constexpr bool rigid = std::is_same_v<Params, RigidParams>;
     const auto c = lane_class(p, LANES_RK3);
-    // (a TORQUE_CALL source is called body by body: its queue runs on rigid_erk_body)
-    bool same = !c.gain;
-    if constexpr (rigid) same = same && c.torque != TORQUE_CALL;
-    for (std::ptrdiff_t l = 1; l < nb && !shared; ++l)
-        same = same && lane_class(p + l, LANES_RK3) == c;
+    const bool same = lanes_one_class(p, shared, nb);
     const int L = erk_lanes_width(isa);
     if (same && L > 1 && 2 * nb > L && lanes_erk_pair(pair)) {
         const LaneQueue<Params> q{p, shared, resume, runs, nb};
@@ -1091,12 +1102,7 @@ inline int lanes_erk_fixed_width(int isa, int pair, const Params* p, bool shared
                                  std::ptrdiff_t nb) {
     using namespace lanes;
     if (nb < 1 || erk_lanes_width(isa) < 2 || !lanes_erk_pair(pair)) return 0;
-    const auto c = lane_class(p, LANES_RK3);
-    bool same = !c.gain;
-    if constexpr (std::is_same_v<Params, RigidParams>) same = same && c.torque != TORQUE_CALL;
-    for (std::ptrdiff_t l = 1; l < nb && !shared; ++l)
-        same = same && lane_class(p + l, LANES_RK3) == c;
-    return same ? erk_lanes_width(isa) : 0;
+    return lanes_one_class(p, shared, nb) ? erk_lanes_width(isa) : 0;
 }
 
 // The fixed-grid run of the block b (b->nb bodies, parameters p[0 .. nb - 1] or p[0] when

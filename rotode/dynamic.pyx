@@ -989,7 +989,7 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every):
         isa = _attach_pair_lanes(&sp, &cfg, &p, 1, &lanes_used)
     else:
         isa = _attach_lanes(&sp, &cfg, &p, &lanes_used)
-    if isa is None or (pair >= 0 and sp.block == NULL):
+    if sp.block == NULL:            # (the lanes off, or not taking the body)
         return None
     rows = thin_block_rows(sp.block, &cfg, 7, grid, &run)
     if rows is None:
@@ -1082,8 +1082,7 @@ def run_plan(plan):
         # a pair given dt (a fixed grid), the torque compiled: the pairs' fixed-grid lanes
         pair_lanes = (not adaptive and k == 7 and not (o.hold or o.restore) and _USE_ENGINE
                       and plan.steps is None and not plan.h_next
-                      and (method in ENGINE_PAIRS if code == KERNEL_ERK
-                           else code == KERNEL_RKMK and method in ENGINE_GROUP_PAIRS))
+                      and _pair_id(code, method) >= 0)
         if specialise or lanes or pair_lanes:
             _compiled_params(models, &params, specialise and plan.tangent is None,
                              lanes or pair_lanes)
@@ -1096,7 +1095,7 @@ def run_plan(plan):
         elif params != NULL and lanes:
             isa = _attach_lanes(&sp, &cfg, params, &luv[0])
         elif params != NULL and pair_lanes:
-            cfg.pair = ENGINE_PAIRS[method] if code == KERNEL_ERK else ENGINE_GROUP_PAIRS[method]
+            cfg.pair = _pair_id(code, method)
             isa = _attach_pair_lanes(&sp, &cfg, params, nmod, &luv[0])
         fctx = _force_contexts(n_fctx, o.fsrc, o.forces, o.masses)
         cfg.force = fctx
@@ -1181,6 +1180,16 @@ cdef bint _any_call(const RigidParams* params, Py_ssize_t n):
         if params[i].torque == TORQUE_CALL:
             return True
     return False
+
+
+cdef int _pair_id(int code, object method):
+    """The engine's pair id (`ENGINE_PAIRS`, `ENGINE_GROUP_PAIRS`) of `method` stepped by the
+    kernel `code`: a pair on the state, or rkmk's pair on [v, w]; -1 for any other method."""
+    if code == KERNEL_ERK:
+        return ENGINE_PAIRS.get(method, -1)
+    if code == KERNEL_RKMK:
+        return ENGINE_GROUP_PAIRS.get(method, -1)
+    return -1
 
 
 cdef object _attach_pair_lanes(Stepper* sp, RunCfg* cfg, RigidParams* params, Py_ssize_t nmod,

@@ -851,8 +851,7 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every, frame):
     _method_data(&g, spec, None, False)
     _source_cfg(&g, model, None, run.t[0])
     w[0] = w[1] = w[2] = 0.0
-    pair = (ENGINE_PAIRS.get(method, -1) if g.kernel == KERNEL_ERK
-            else ENGINE_GROUP_PAIRS.get(method, -1) if g.kernel == KERNEL_RKMK else -1)
+    pair = _pair_id(g.kernel, method)
     if ((pair < 0 and (g.local or _lane_kernel(&g) < 0))
             or not _kin_params(model, w, g.frame, g.gain, &p)):
         return None
@@ -873,7 +872,7 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every, frame):
         isa = _attach_pair_lanes(&sp, &g, 1, &lanes_used)
     else:
         isa = _attach_lanes(&sp, &g, &lanes_used)
-    if isa is None or sp.block == NULL:
+    if sp.block == NULL:            # (the lanes off, or not taking the body)
         return None
     rows = thin_block_rows(sp.block, &g, 4, grid, &run)
     if rows is None:
@@ -1182,29 +1181,23 @@ def run_plan(plan):
         _magnus_method(&g.magnus, ENGINE_MAGNUS[method])
     specialise = (_USE_ENGINE and control is not None and plan.steps is None
                   and not plan.h_next and events is None
-                  and ((g.kernel == KERNEL_ERK and method in ENGINE_PAIRS)
-                       or (g.kernel == KERNEL_RKMK and method in ENGINE_GROUP_PAIRS)
-                       or g.magnus_engine))
+                  and (_pair_id(g.kernel, method) >= 0 or g.magnus_engine))
     # the fixed-step kernels of the lanes on a fixed grid with w(t) compiled: the lane kernels
     lanes = control is None and not g.local and not g.jumps and _lane_kernel(&g) >= 0
     # a pair given dt (a fixed grid) with w(t) compiled: the pairs' fixed-grid lanes
     pair_lanes = (control is None and _USE_ENGINE and not g.jumps and plan.steps is None
-                  and not plan.h_next and events is None
-                  and ((g.kernel == KERNEL_ERK and method in ENGINE_PAIRS)
-                       or (g.kernel == KERNEL_RKMK and method in ENGINE_GROUP_PAIRS)))
+                  and not plan.h_next and events is None and _pair_id(g.kernel, method) >= 0)
     try:
         if N > 0 and (specialise or lanes or pair_lanes):
             _compiled_params(&g, src, wconst, &params)
         if params != NULL and specialise:
-            g.pair = (ENGINE_PAIRS[method] if g.kernel == KERNEL_ERK
-                      else ENGINE_GROUP_PAIRS[method] if g.kernel == KERNEL_RKMK else -1)
+            g.pair = _pair_id(g.kernel, method)
             sp.body = _engine_body
             isa = _attach_erk_lanes(&sp, &g, lanes_used)
         elif params != NULL and lanes:
             isa = _attach_lanes(&sp, &g, &luv[0])
         elif params != NULL and pair_lanes:
-            g.pair = (ENGINE_PAIRS[method] if g.kernel == KERNEL_ERK
-                      else ENGINE_GROUP_PAIRS[method])
+            g.pair = _pair_id(g.kernel, method)
             isa = _attach_pair_lanes(&sp, &g, 1 if g.params_shared else N, &luv[0])
         yout, wout, status, failed, counts, fail_t, rec = drive(
             &sp, t, save, y0, workers, plan.steps, plan.h_next, events)
@@ -1293,6 +1286,16 @@ cdef object _attach_lanes(Stepper* sp, KinCfg* g, int* lanes_used):
     sp.block = _lane_block
     sp.lanes = lanes_width(g.isa)
     return name
+
+
+cdef int _pair_id(int kernel, object method):
+    """The engine's pair id (`ENGINE_PAIRS`, `ENGINE_GROUP_PAIRS`) of `method` stepped by
+    `kernel`: a pair on q, or rkmk's pair on v; -1 for any other method."""
+    if kernel == KERNEL_ERK:
+        return ENGINE_PAIRS.get(method, -1)
+    if kernel == KERNEL_RKMK:
+        return ENGINE_GROUP_PAIRS.get(method, -1)
+    return -1
 
 
 cdef object _attach_pair_lanes(Stepper* sp, KinCfg* g, Py_ssize_t nparams, int* lanes_used):
