@@ -37,7 +37,7 @@ cimport numpy as cnp
 from rotode._loops cimport thread_count
 from rotode.events cimport Event
 from rotode.torque cimport TORQUE_FAILED, TORQUE_NONFINITE
-from rotode._engine cimport EngineRun, clip_step, decide_step, cbool
+from rotode._engine cimport EngineRun, EngineStep, clip_step, decide_step, cbool
 from rotode.rkmk cimport rkmk_step_angle
 from rotode.erk cimport (ERK, ErkRhs, ErkTol, ERK_MAX_STAGES, ERK_MAX_N, ERK_MAX_POWERS,
                          ERK_STANDARD, ERK_DOP853, erk_step, erk_error_norm, erk_initial_step,
@@ -218,6 +218,7 @@ cdef struct BodyRun:
     Py_ssize_t accepted
     Py_ssize_t rejected
     long long nfev           # right-hand-side evaluations, counted as SciPy counts them
+    long long stores         # rows with w its events' code stored (`store`, not `store_row`)
     # -- events: where the accepted step ends (a terminal event's time, else t_new), g at the
     # step's start and at the previous step's start t_prev (NaN: none), each event's
     # occurrences, and an output row's scratch

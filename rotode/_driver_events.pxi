@@ -23,6 +23,7 @@ cdef int _event_values(BodyRun* b, double t, const double* z, double* row, doubl
             w = &z[4]
     else:
         if E.needs_w or s.store_row == NULL:
+            b.stores += 1
             st = s.store(s.cfg, b.i, t, z, row, wrow, <void*>b.work)
         else:
             st = s.store_row(s.cfg, b.i, t, z, row, wrow, <void*>b.work)
@@ -95,6 +96,7 @@ cdef int _events_in_step(BodyRun* b) noexcept nogil:
         a = at[j]
         if not found[a]:
             st = _dense_at(b, te[j], b.zd)
+            b.stores += 1
             if st == STATUS_OK:
                 st = s.store(s.cfg, b.i, te[j], b.zd, &rows[a * b.rs],
                              &rows[a * b.rs + s.k], <void*>b.work)

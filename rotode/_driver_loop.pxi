@@ -28,6 +28,7 @@ cdef void _body_init(BodyRun* b, const Run* r, Py_ssize_t i, Clock* clk,
     b.clk = clk
     b.poller = poller
     b.began = False
+    b.stores = 0
     b.rhs.f = s.deriv
     b.rhs.cfg = s.cfg
     b.rhs.i = i
@@ -87,7 +88,7 @@ cdef void _one(const Run* r, Py_ssize_t i, Clock* clk, bint poller) noexcept nog
         rotode_set_flag(&b.poll.stop)
         return
     if (r.adaptive and r.s.body != NULL and b.tr == NULL and b.h_next == NULL
-            and r.s.events == NULL):
+            and (r.s.events == NULL or r.s.erk != NULL)):
         _body_engine(&b)
     elif r.adaptive:
         _body_adaptive(&b)
@@ -268,24 +269,122 @@ cdef void _body_engine(BodyRun* b) noexcept nogil:
     run.countdown = &b.clk.countdown
     run.tick = _engine_tick
     run.tick_ctx = <void*>&tk
-    run.accepted = run.rejected = run.nfev = run.stores = 0
+    run.accepted = run.rejected = run.nfev = run.stores = run.hook_stores = 0
     run.t_end = g.t[0]
+    run.on_step = NULL
+    run.step_ctx = <void*>b
+    st = STATUS_OK
     if rotode_load_flag(&b.poll.stop):
         st = STATUS_INTERRUPTED
+    elif s.events != NULL:              # the driver's events on the engine's steps
+        run.on_step = _engine_events
+        st = _engine_events_start(b)
+        run.hook_stores = b.stores
+    if st != STATUS_OK:
         for c in range(g.m * s.k):
             b.yo[c] = NAN
         for c in range(g.m * 3):
             b.wo[c] = NAN
     else:
         st = s.body(s.cfg, b.i, &run)
-    if st == STATUS_SOURCE_ERROR:     # a Python error: the caller raises it, stop the others
+    if st == STATUS_SOURCE_ERROR or st == STATUS_NO_MEMORY:    # (the caller raises)
         rotode_set_flag(&b.poll.stop)
     b.status[0] = st
-    b.failed[0] = run.accepted if st != STATUS_OK else -1
+    b.failed[0] = run.accepted if st != STATUS_OK and st != STATUS_TERMINATED else -1
     b.fail_t[0] = run.t_end
     b.counts[0] = run.accepted
     b.counts[1] = run.rejected
     b.counts[2] = run.nfev
+    if s.events != NULL:
+        _engine_events_end(b, st, run.t_end)
+
+
+cdef int _engine_events_start(BodyRun* b) noexcept nogil:
+    """The driver's state of body b.i for its events on the engine's steps, as
+    `_adaptive_start` makes it: the stepper's state at t0 (`begin`), g there, no occurrences
+    (OUT: b.z, t, g_old, g_prev, t_prev, occurrences; the events' t_stop NaN)."""
+    cdef const Stepper* s = b.s
+    cdef int c
+    b.pair = True
+    b.t = b.g.t[0]
+    b.t_prev = NAN
+    b.direction = 1.0 if b.g.t[b.g.n] > b.t else -1.0
+    b.nfev = b.stores = 0
+    s.events.t_stop[b.i] = NAN
+    for c in range(s.events.n):
+        b.occurrences[c] = 0
+        b.g_prev[c] = NAN
+    b.began = True
+    cdef int st = s.begin(s.cfg, b.i, b.y0, b.z, <void*>b.work)
+    if st == STATUS_OK:
+        st = _event_values(b, b.t, b.z, b.row, b.wrow, b.g_old, -1, False)
+    return st
+
+
+cdef int _engine_events(void* ctx, EngineStep* es) noexcept nogil:
+    """The engine's hook after each accepted step (rotode/_engine.hpp `EngineRun.on_step`):
+    the step's events by `_events_in_step` on the engine's own step, its stages and its
+    interpolant's storage (the driver's dense output: the same arithmetic), then the
+    stepper's `accept` on the driver's copy of the state, as `_accept`; a terminal event
+    ends the body at its time, as `_terminate` (OUT: es.prepared, nfev, stores, t_stop; b).
+    """
+    cdef BodyRun* b = <BodyRun*>ctx
+    cdef const Stepper* s = b.s
+    cdef int st, c, j, n = s.nz
+    cdef long long nfev0 = b.nfev, stores0 = b.stores
+    cdef double* K = b.K
+    cdef double* F = b.F
+    b.t = es.t
+    b.t_new = es.t_new
+    b.h = es.h
+    b.t_end = es.t_new
+    b.prepared = False
+    for c in range(n):
+        b.z[c] = es.z[c]
+        b.znew[c] = es.znew[c]
+    if es.kstride == n:
+        b.K = es.K
+    else:                           # (a state sized at run time: its stages, packed)
+        for j in range(b.T.s + 1):
+            for c in range(n):
+                b.K[j * n + c] = es.K[j * es.kstride + c]
+    b.F = es.F
+    st = _events_in_step(b)
+    if st == STATUS_TERMINATED:
+        st = _dense_at(b, b.t_end, b.zd)        # (the state there: the events' final row)
+        for c in range(n):
+            b.z[c] = b.zd[c]
+        b.t = b.t_end
+        if st == STATUS_OK:
+            st = STATUS_TERMINATED
+    elif st == STATUS_OK:
+        for c in range(n):
+            b.z[c] = b.znew[c]
+            b.zd[c] = b.K[b.T.s * n + c]        # (the FSAL stage: a copy for `accept`)
+        if s.accept != NULL:        # (the runner's copy of a Lie-group state's base)
+            s.accept(s.cfg, b.i, b.z, b.zd, <void*>b.work)
+        b.t_prev = b.t
+        b.t = b.t_new
+    b.K = K
+    b.F = F
+    es.prepared = b.prepared
+    es.nfev = b.nfev - nfev0
+    es.stores = b.stores - stores0
+    es.t_stop = b.t_end
+    return st
+
+
+cdef void _engine_events_end(BodyRun* b, int st, double t_end) noexcept nogil:
+    """Body b.i's events after the engine's run, as `_adaptive_end`: their counts, the time
+    of a terminal one, the row where the run ended (OUT: the EventSet's count, t_stop,
+    y_stop, w_stop)."""
+    cdef const EventSet* E = b.s.events
+    cdef int c
+    for c in range(E.n):
+        E.count[b.i * E.n + c] = b.occurrences[c]
+    if st == STATUS_TERMINATED:
+        E.t_stop[b.i] = t_end
+    _store_final(b, st)
 
 
 cdef void _engine_run(const Run* r, Py_ssize_t i, Ticker* tk, EngineRun* run) noexcept nogil:
@@ -308,7 +407,8 @@ cdef void _engine_run(const Run* r, Py_ssize_t i, Ticker* tk, EngineRun* run) no
     run.countdown = &tk.clk.countdown
     run.tick = _engine_tick
     run.tick_ctx = <void*>tk
-    run.accepted = run.rejected = run.nfev = run.stores = 0
+    run.accepted = run.rejected = run.nfev = run.stores = run.hook_stores = 0
+    run.on_step = NULL
     run.t_end = g.t[0]
     run.status = STATUS_INTERRUPTED
 

@@ -75,6 +75,8 @@ cdef int engine_single(body_fn body, const void* cfg, EngineRun* run) except? -2
     cdef int st
     _single_poll(&sp, errors, &run.countdown, &run.tick_ctx)
     run.tick = _engine_tick
+    run.on_step = NULL                  # (no events on these paths)
+    run.hook_stores = 0
     with nogil:
         st = body(cfg, 0, run)
     if errors:

@@ -9,8 +9,10 @@
 // does for a pair on the state, to the same arithmetic, with the tableau as compile-time
 // constants (every stage sum unrolled over its nonzero coefficients) and the model's equations
 // inlined into the stages instead of a call through a function pointer and a virtual torque call
-// per evaluation.  What it does not do (events, step records, sample-time stops, a Lie-group
-// re-anchoring) stays with the driver; rotode/dynamic.pyx, kinematic.pyx and ode.pyx choose.
+// per evaluation.  Events are located by the driver's own code on each accepted step, through
+// the run's `on_step` hook (a terminal one ends the body there); what it does not do (step
+// records, sample-time stops) stays with the driver; rotode/dynamic.pyx, kinematic.pyx and
+// ode.pyx choose.
 // A model's f may fail (return a nonzero status, as a user's function may): the body then
 // stops where the driver's loop stops, with that status.
 //
@@ -45,12 +47,30 @@ namespace rotode {
 // driver, e.g. -2 STATUS_UNAVAILABLE, which stops the body with that status)
 enum EngineStatus {
     ENGINE_OK = 0,
+    ENGINE_TERMINATED = 1,
     ENGINE_NONFINITE = 2,
     ENGINE_INTERRUPTED = -3,
     ENGINE_TOO_MANY_SUBSTEPS = -6,
     ENGINE_ROTATION_BOUND = -7,
     ENGINE_STEP_TOO_SMALL = -8,
     ENGINE_MAX_STEPS = -9,
+};
+
+// An accepted step as a loop hands it to its run's `on_step` hook (the driver's events,
+// rotode/_driver_loop.pxi `_engine_events`): the step t -> t_new from z to znew, its stages and
+// its interpolant's storage, which the hook may fill (the driver's own dense output, the same
+// arithmetic), and where a terminal event ends the body.
+struct EngineStep {
+    double t, t_new, h;
+    const double* z;         // the state at t (the model's coordinates)
+    const double* znew;      // and at t_new
+    double* K;               // the stages, kstride apart: K[0] = f(t, z) .. K[s] = f(t_new, znew),
+    std::ptrdiff_t kstride;  // with room for the interpolant's extra stages
+    double* F;               // the interpolant's coefficients (7 rows of the state size)
+    bool prepared;           // OUT: F holds this step's interpolant
+    long long nfev;          // OUT: evaluations of f the hook made (its interpolant's stages)
+    long long stores;        // OUT: rows with w the hook's model wrote (kinematics: one w(t) each)
+    double t_stop;           // OUT, with ENGINE_TERMINATED: where the body ends, in (t, t_new]
 };
 
 // One body's run: what it reads, what it writes, and its counters (by pointer, one struct).
@@ -74,10 +94,16 @@ struct EngineRun {
     int* countdown;
     int (*tick)(void*);
     void* tick_ctx;
+    // NULL, or called after each accepted step before its rows (`erk_body` alone; the lanes
+    // and the other loops are not given one): ENGINE_OK, ENGINE_TERMINATED (the body ends at
+    // its t_stop) or a failure status, which stops the body
+    int (*on_step)(void*, EngineStep*);
+    void* step_ctx;
     // OUT: counters, where the run ended and its status
     long long accepted, rejected, nfev;
     long long stores;        // rows written by the model's store/first_row (kinematics: each
                              // evaluates w(t) once more, counted by the runner)
+    long long hook_stores;   // rows with w the hook wrote (kinematics: counted as `stores`)
     double t_end;
     int status;
 };
@@ -471,6 +497,9 @@ ROTODE_INLINE bool finite(const double* x, Nt N) {
 //                                         rejected, and the next step's growth capped)
 //   double step_angle(const double* z) const;  optional, with max_angle: that rotation of the
 //                                         trial step z (`step_angle`; without it |z[0:3]|)
+// The run's `on_step` (when not NULL) sees each accepted step before its rows; rows then go up
+// to the hook's t_stop, and a terminal hook (ENGINE_TERMINATED) ends the body there, the step
+// counted as accepted, with run.t_end = t_stop.
 template <class P, class M>
 int erk_body(const M& model, EngineRun* run) {
     using namespace engine;
@@ -553,8 +582,23 @@ int erk_body(const M& model, EngineRun* run) {
             break;
         }
         bool prepared = false;
-        if (r.t_eval && (t0_requested
-                         || (slot < r.m && direction * (r.t[r.save[slot]] - t_new) <= 0.0))) {
+        double t_stop = t_new;                     // a terminal event may end the body earlier
+        int hooked = ENGINE_OK;
+        if (r.on_step != nullptr) {
+            EngineStep es{t, t_new, h, z, znew, &K[0][0], C, F, false, 0, 0, t_new};
+            hooked = r.on_step(r.step_ctx, &es);
+            nfev += es.nfev;
+            r.hook_stores += es.stores;
+            prepared = es.prepared;
+            t_stop = es.t_stop;
+            if (hooked != ENGINE_OK && hooked != ENGINE_TERMINATED) {
+                st = hooked;
+                break;
+            }
+        }
+        if (r.t_eval && !prepared
+            && (t0_requested
+                || (slot < r.m && direction * (r.t[r.save[slot]] - t_stop) <= 0.0))) {
             // as SciPy: a step holding a requested time prepares its interpolant (in nfev)
             nfev += P::s_dense - P::s - 1;
             st = dense_prepare<P>(f, t, h, z, znew, K, F);
@@ -562,7 +606,7 @@ int erk_body(const M& model, EngineRun* run) {
             prepared = true;
         }
         t0_requested = false;
-        while (slot < r.m && direction * (r.t[r.save[slot]] - t_new) <= 0.0) {
+        while (slot < r.m && direction * (r.t[r.save[slot]] - t_stop) <= 0.0) {
             const double tt = r.t[r.save[slot]];
             double* yrow = r.yo + slot * KW;
             double* wrow = r.wo + slot * 3;
@@ -586,6 +630,12 @@ int erk_body(const M& model, EngineRun* run) {
             ++slot;
         }
         if (st != ENGINE_OK) break;
+        if (hooked == ENGINE_TERMINATED) {         // (the hook keeps the state at t_stop)
+            t = t_stop;
+            ++accepted;
+            st = ENGINE_TERMINATED;
+            break;
+        }
         for (int k = 0; k < N; ++k) {
             z[k] = znew[k];
             K[0][k] = K[P::s][k];

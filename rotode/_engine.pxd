@@ -18,12 +18,29 @@ cdef extern from "_engine.hpp" namespace "rotode::engine" nogil:
 cdef extern from "_engine.hpp" namespace "rotode" nogil:
     cdef enum:
         ENGINE_OK
+        ENGINE_TERMINATED
         ENGINE_NONFINITE
         ENGINE_INTERRUPTED
         ENGINE_TOO_MANY_SUBSTEPS
         ENGINE_ROTATION_BOUND
         ENGINE_STEP_TOO_SMALL
         ENGINE_MAX_STEPS
+
+    # an accepted step handed to a run's `on_step` hook (IN: t .. F; OUT: prepared, nfev,
+    # stores, t_stop)
+    cdef struct EngineStep:
+        double t
+        double t_new
+        double h
+        const double* z
+        const double* znew
+        double* K
+        Py_ssize_t kstride
+        double* F
+        cbool prepared
+        long long nfev
+        long long stores
+        double t_stop
 
     cdef struct EngineRun:
         const double* t
@@ -42,10 +59,13 @@ cdef extern from "_engine.hpp" namespace "rotode" nogil:
         int* countdown
         int (*tick)(void*) noexcept nogil
         void* tick_ctx
+        int (*on_step)(void*, EngineStep*) noexcept nogil
+        void* step_ctx
         long long accepted
         long long rejected
         long long nfev
         long long stores
+        long long hook_stores
         double t_end
         int status
 

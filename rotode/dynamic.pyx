@@ -1056,7 +1056,7 @@ def run_plan(plan):
         (<Engine>engine).attach(&sp, _deriv)
         sp.row_is_state = k == 7 and cfg.kernel != KERNEL_RKN4      # (`_store`: z[:7] as it is)
         specialise = (_USE_ENGINE and control is not None and plan.steps is None
-                      and not plan.h_next and events is None and method in ENGINE_PAIRS)
+                      and not plan.h_next and method in ENGINE_PAIRS)
     elif code == KERNEL_RKMK:
         # v's error scaled as an error |dv|/2 of a unit q (rotode/kinematic.pyx, erk_error_norm)
         if control is not None:
@@ -1066,8 +1066,7 @@ def run_plan(plan):
         sp.accept = _accept_rkmk
         sp.max_angle = rkmk_max_step_angle()
         specialise = (_USE_ENGINE and control is not None and plan.steps is None
-                      and not plan.h_next and events is None and method in ENGINE_GROUP_PAIRS
-                      and k == 7)
+                      and not plan.h_next and method in ENGINE_GROUP_PAIRS and k == 7)
     adaptive = control is not None
     cdef BodyCtx* ctx = <BodyCtx*>malloc(nmod * sizeof(BodyCtx))
     cdef RigidParams* params = NULL
@@ -1090,7 +1089,7 @@ def run_plan(plan):
             raise ValueError("Plan.tangent needs a run that `tangent_ready` accepts")
         if params != NULL and specialise:
             _attach_engine(&sp, &cfg, method, params, plan.tangent)
-            if plan.tangent is None and not _any_call(params, nmod):
+            if plan.tangent is None and events is None and not _any_call(params, nmod):
                 isa = _attach_erk_lanes(&sp, &cfg, lanes_used)
         elif params != NULL and lanes:
             isa = _attach_lanes(&sp, &cfg, params, &luv[0])

@@ -523,7 +523,7 @@ cdef int _engine_body(const void* cfg, Py_ssize_t i, EngineRun* run) noexcept no
         st = kin_rkmk_body(g.pair, p, g.resume, run)
     else:
         st = kin_erk_body(g.pair, p, run)
-    g.nfev[i] = run.nfev + run.stores
+    g.nfev[i] = run.nfev + run.stores + run.hook_stores
     g.nrate[i] = 0
     g.nsub[i] = 0
     return st
@@ -1180,8 +1180,9 @@ def run_plan(plan):
     if g.magnus_engine:
         _magnus_method(&g.magnus, ENGINE_MAGNUS[method])
     specialise = (_USE_ENGINE and control is not None and plan.steps is None
-                  and not plan.h_next and events is None
-                  and (_pair_id(g.kernel, method) >= 0 or g.magnus_engine))
+                  and not plan.h_next
+                  and (_pair_id(g.kernel, method) >= 0
+                       or (g.magnus_engine and events is None)))
     # the fixed-step kernels of the lanes on a fixed grid with w(t) compiled: the lane kernels
     lanes = control is None and not g.local and not g.jumps and _lane_kernel(&g) >= 0
     # a pair given dt (a fixed grid) with w(t) compiled: the pairs' fixed-grid lanes
@@ -1193,7 +1194,8 @@ def run_plan(plan):
         if params != NULL and specialise:
             g.pair = _pair_id(g.kernel, method)
             sp.body = _engine_body
-            isa = _attach_erk_lanes(&sp, &g, lanes_used)
+            if events is None:              # (the lanes locate no events)
+                isa = _attach_erk_lanes(&sp, &g, lanes_used)
         elif params != NULL and lanes:
             isa = _attach_lanes(&sp, &g, &luv[0])
         elif params != NULL and pair_lanes:

@@ -930,11 +930,11 @@ cdef int _engine_attach(Stepper* sp, OdeCfg* cfg, object method, object control,
                         object plan) except -1:
     """The engine for `run_plan`'s stepper (OUT: sp.body, cfg.pair) where it runs the run: a
     pair on the state, or a Runge-Kutta-Munthe-Kaas method on a state with quaternion blocks,
-    under error control, a state of at most ODE_CAP values, no events, step record or step
-    proposals (those keep the driver's loop)."""
+    under error control, a state of at most ODE_CAP values, no step record or step proposals
+    (those keep the driver's loop; events are the driver's, on the engine's steps)."""
     cfg.pair = -1
     if (_USE_ENGINE and control is not None and cfg.n <= ODE_CAP
-            and plan.steps is None and not plan.h_next and plan.events is None):
+            and plan.steps is None and not plan.h_next):
         if not cfg.group:
             pair = ENGINE_PAIRS.get(method)
         else:               # (without a block, the driver's loop: its max_angle is then off)
