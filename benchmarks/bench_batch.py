@@ -167,35 +167,46 @@ def dispersed_tops(n, seed=0):
     return top, y0
 
 
-def adaptive_run(top, y0, isa, rtol=1e-9):
+# --events: each sign change of w_x (body frame) and each crossing of a 10 degree tilt of the
+# tops' symmetry axis (the body's e3 against the world's z)
+TOP_EVENTS = [rotode.events.Component("w", 0, value=0.0),
+              rotode.events.AxisAngle([0, 0, 1], [0, 0, 1], np.radians(10.0))]
+
+
+def adaptive_run(top, y0, isa, rtol=1e-9, events=None):
     """A Run of rotode's dop853 (rtol, atol = rtol / 100) on `isa`, rows at t0 and tf only."""
 
     def call():
         before = _lanes.use(isa)
         try:
             return rotode.integrate(top, (0.0, 1.0), y0, method="dop853", rtol=rtol,
-                                    atol=rtol / 100, t_eval=[0.0, 1.0])
+                                    atol=rtol / 100, t_eval=[0.0, 1.0], events=events)
         finally:
             _lanes.use(before)
 
     return Run(call, call)
 
 
-def adaptive(n, turns):
-    """Print the adaptive rows: ns per body-step of "off" and each set (dop853, rtol 1e-9)."""
+def adaptive(n, turns, events=None):
+    """Print the adaptive rows: ns per body-step of "off" and each set (dop853, rtol 1e-9),
+    with `events` located in each lane (TOP_EVENTS) or none."""
     top, y0 = dispersed_tops(n)
-    ref = adaptive_run(top, y0, "off").call()
+    ref = adaptive_run(top, y0, "off", events=events).call()
     steps = int(ref.stats["per_body"]["n_steps"].sum())
     print(f"dop853, rtol 1e-9, atol 1e-11, {n} Lagrange tops with dispersed rates over (0, 1): "
           f"{steps} accepted steps ({steps / n:.1f} per body, "
-          f"{ref.stats['per_body']['n_rejected'].sum()} rejected)")
+          f"{ref.stats['per_body']['n_rejected'].sum()} rejected)"
+          + (f"; events located: {int(ref.stats['n_events'].sum())}" if events else ""))
     same = True
     for isa in _lanes.available()[1:]:
-        got = adaptive_run(top, y0, isa).call()
+        got = adaptive_run(top, y0, isa, events=events).call()
         same = same and np.array_equal(got.y, ref.y) and np.array_equal(
             got.stats["per_body"]["nfev_pair"], ref.stats["per_body"]["nfev_pair"])
+        if events:
+            same = same and all(np.array_equal(a, b) for ta, tb in zip(
+                got.t_events, ref.t_events, strict=True) for a, b in zip(ta, tb, strict=True))
     print(f"every set's rows and counters == off's, bit for bit: {same}")
-    seconds = measure({f"dop853, rotode {isa}": adaptive_run(top, y0, isa)
+    seconds = measure({f"dop853, rotode {isa}": adaptive_run(top, y0, isa, events=events)
                        for isa in _lanes.available()}, turns)
     off = seconds["dop853, rotode off"]
     print(f"{'':34s} {'ns/body-step':>12s} {'total s':>8s} {'speed-up vs off':>15s}")
@@ -236,6 +247,8 @@ def main(argv=None):
                              "magnus4)")
     parser.add_argument("--adaptive", action="store_true",
                         help="the error-controlled rows only (dop853 in lanes)")
+    parser.add_argument("--events", action="store_true",
+                        help="with --adaptive: two events located per lane (TOP_EVENTS)")
     parser.add_argument("--group", nargs="*", metavar="METHOD", default=None,
                         help="the Lie-group rows only (default: lie_euler cg3)")
     args = parser.parse_args(argv)
@@ -245,7 +258,7 @@ def main(argv=None):
         methods = args.kinematics or ["rk4", "ab3", "lie_euler", "cg3", "exp2", "magnus4"]
         return 0 if kinematics(n, args.steps, turns, methods) else 1
     if args.adaptive:
-        return 0 if adaptive(n, turns) else 1
+        return 0 if adaptive(n, turns, TOP_EVENTS if args.events else None) else 1
     if args.group is not None:
         return 0 if group(n, args.steps, turns, args.group or ["lie_euler", "cg3"]) else 1
     top, y0 = tops(n)

@@ -59,10 +59,7 @@ cdef int _adaptive_start(BodyRun* b) noexcept nogil:
     for c in range(7 * s.nz):
         b.F[c] = 0.0
     if s.events != NULL:            # (counts and t_stop are reported whatever happens next)
-        s.events.t_stop[b.i] = NAN
-        for c in range(s.events.n):
-            b.occurrences[c] = 0
-            b.g_prev[c] = NAN
+        _events_reset(b)
     b.began = not rotode_load_flag(&b.poll.stop)
     st = s.begin(s.cfg, b.i, b.y0, b.z, <void*>b.work) if b.began else STATUS_INTERRUPTED
     if st == STATUS_OK and g.m > 0 and g.save[0] == 0:
@@ -302,6 +299,16 @@ cdef int _dense_at(BodyRun* b, double tt, double* zout) noexcept nogil:
         return st
     erk_dense(b.T, s.nz, (tt - b.t) / b.h, b.z, b.F, zout)
     return STATUS_OK
+
+
+cdef void _events_reset(BodyRun* b) noexcept nogil:
+    """Body b.i's events before its run: no occurrences, no stop, no g before t0 (OUT:
+    occurrences, g_prev; the EventSet's t_stop)."""
+    cdef int c
+    b.s.events.t_stop[b.i] = NAN
+    for c in range(b.s.events.n):
+        b.occurrences[c] = 0
+        b.g_prev[c] = NAN
 
 
 cdef void _store_final(BodyRun* b, int st) noexcept nogil:

@@ -272,14 +272,13 @@ cdef void _body_engine(BodyRun* b) noexcept nogil:
     run.accepted = run.rejected = run.nfev = run.stores = run.hook_stores = 0
     run.t_end = g.t[0]
     run.on_step = NULL
-    run.step_ctx = <void*>b
     st = STATUS_OK
+    if s.events != NULL:
+        _events_reset(b)
     if rotode_load_flag(&b.poll.stop):
         st = STATUS_INTERRUPTED
     elif s.events != NULL:              # the driver's events on the engine's steps
-        run.on_step = _engine_events
-        st = _engine_events_start(b)
-        run.hook_stores = b.stores
+        st = _engine_events_start(b, &run)
     if st != STATUS_OK:
         for c in range(g.m * s.k):
             b.yo[c] = NAN
@@ -299,25 +298,24 @@ cdef void _body_engine(BodyRun* b) noexcept nogil:
         _engine_events_end(b, st, run.t_end)
 
 
-cdef int _engine_events_start(BodyRun* b) noexcept nogil:
+cdef int _engine_events_start(BodyRun* b, EngineRun* run) noexcept nogil:
     """The driver's state of body b.i for its events on the engine's steps, as
-    `_adaptive_start` makes it: the stepper's state at t0 (`begin`), g there, no occurrences
-    (OUT: b.z, t, g_old, g_prev, t_prev, occurrences; the events' t_stop NaN)."""
+    `_adaptive_start` makes it: the stepper's state at t0 (`begin`), g there (OUT: b.z, t,
+    t_prev, g_old; run's hook, its count of rows stored).  After `_events_reset`."""
     cdef const Stepper* s = b.s
-    cdef int c
+    cdef int st
     b.pair = True
     b.t = b.g.t[0]
     b.t_prev = NAN
     b.direction = 1.0 if b.g.t[b.g.n] > b.t else -1.0
     b.nfev = b.stores = 0
-    s.events.t_stop[b.i] = NAN
-    for c in range(s.events.n):
-        b.occurrences[c] = 0
-        b.g_prev[c] = NAN
     b.began = True
-    cdef int st = s.begin(s.cfg, b.i, b.y0, b.z, <void*>b.work)
+    st = s.begin(s.cfg, b.i, b.y0, b.z, <void*>b.work)
     if st == STATUS_OK:
         st = _event_values(b, b.t, b.z, b.row, b.wrow, b.g_old, -1, False)
+    run.on_step = _engine_events
+    run.step_ctx = <void*>b
+    run.hook_stores = b.stores
     return st
 
 
@@ -416,33 +414,61 @@ cdef void _engine_run(const Run* r, Py_ssize_t i, Ticker* tk, EngineRun* run) no
 cdef void _queue(const Run* r, Py_ssize_t i0, Py_ssize_t nb, Clock* clk,
                  bint poller) noexcept nogil:
     """Bodies i0 .. i0 + nb - 1 (nb <= QUEUE_BODIES) of r by the stepper's `bodies` (the
-    adaptive lanes), with `_body_engine`'s grid, control, polling and status contract (OUT:
-    their rows, status, failed, fail_t, counts)."""
+    adaptive lanes), with `_body_engine`'s grid, control, polling, events and status contract
+    (OUT: their rows, status, failed, fail_t, counts)."""
     cdef EngineRun runs[QUEUE_BODIES]
+    cdef int begun[QUEUE_BODIES]
+    cdef BodyRun* br = NULL             # (with events: each body's driver state, on the heap)
     cdef Ticker tk
     cdef Py_ssize_t i, j, c
     cdef const Stepper* s = r.s
+    cdef bint stop = rotode_load_flag(&r.poll.stop)
     tk.clk = clk
     tk.p = r.poll
     tk.poller = poller
     for j in range(nb):
         _engine_run(r, i0 + j, &tk, &runs[j])
-    if rotode_load_flag(&r.poll.stop):
+        begun[j] = STATUS_INTERRUPTED if stop else STATUS_OK
+    if s.events != NULL:
+        br = <BodyRun*>malloc(nb * sizeof(BodyRun))
         for j in range(nb):
+            if br == NULL:
+                begun[j] = STATUS_NO_MEMORY
+                continue
+            _body_init(&br[j], r, i0 + j, clk, poller)
+            if not _buffers(&br[j]):
+                begun[j] = STATUS_NO_MEMORY
+                continue
+            _events_reset(&br[j])
+            if begun[j] == STATUS_OK:
+                begun[j] = _engine_events_start(&br[j], &runs[j])
+            if begun[j] != STATUS_OK:   # (the lanes run it to no avail, without its events)
+                runs[j].on_step = NULL
+    if not stop:
+        s.bodies(s.cfg, i0, runs, nb)
+    for j in range(nb):
+        i = i0 + j
+        if begun[j] != STATUS_OK:
+            runs[j].status = begun[j]
+            runs[j].accepted = runs[j].rejected = runs[j].nfev = 0
+            runs[j].t_end = r.g.t[0]
             for c in range(r.g.m * s.k):
                 runs[j].yo[c] = NAN
             for c in range(r.g.m * 3):
                 runs[j].wo[c] = NAN
-    else:
-        s.bodies(s.cfg, i0, runs, nb)
-    for j in range(nb):
-        i = i0 + j
+        if runs[j].status == STATUS_SOURCE_ERROR or runs[j].status == STATUS_NO_MEMORY:
+            rotode_set_flag(&r.poll.stop)
+        if br != NULL and begun[j] != STATUS_NO_MEMORY:
+            _engine_events_end(&br[j], runs[j].status, runs[j].t_end)
+            free(br[j].heap)
         r.status[i] = runs[j].status
-        r.failed[i] = runs[j].accepted if runs[j].status != STATUS_OK else -1
+        r.failed[i] = (runs[j].accepted if runs[j].status != STATUS_OK
+                       and runs[j].status != STATUS_TERMINATED else -1)
         r.fail_t[i] = runs[j].t_end
         r.counts[3 * i] = runs[j].accepted
         r.counts[3 * i + 1] = runs[j].rejected
         r.counts[3 * i + 2] = runs[j].nfev
+    free(br)
 
 
 cdef void _block(const Run* r, Py_ssize_t i0, Py_ssize_t nb, Clock* clk,

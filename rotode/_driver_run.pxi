@@ -437,7 +437,7 @@ cdef int _run_bodies(const Run* r, Py_ssize_t nbodies, int workers) except -1:
     if r.s.block != NULL and not r.adaptive and r.s.lanes >= 1:
         _run_blocks(r, nbodies, nthreads, clocks)
     elif (r.s.bodies != NULL and r.adaptive and r.s.body != NULL and r.trace == NULL
-          and r.h_next == NULL and r.s.events == NULL):
+          and r.h_next == NULL and (r.s.events == NULL or r.s.erk != NULL)):
         _run_queues(r, nbodies, nthreads, clocks)
     elif nthreads == 1 or nbodies < 2:
         with nogil:

@@ -387,6 +387,11 @@ struct LaneBody {
     std::ptrdiff_t slot;
     long long accepted, rejected, nfev, stores;
     bool retried, t0_requested, fresh, prepare;
+    // the accepted step's hook (`EngineRun.on_step`, `lane_hook`): its status, where the step's
+    // rows end (a terminal event's time, else t_new), whether it prepared the interpolant
+    int hooked;
+    double t_stop;
+    bool hook_dense;
 };
 
 // The lanes' vectors: the state (N values), the trial state, the stages, the interpolant, the
@@ -598,24 +603,45 @@ inline void step_taken(LaneBody& b) {
     b.fresh = true;
 }
 
-// whether lane l's accepted step writes a row from its interpolant (erk_body prepares it then)
+// whether lane l's accepted step writes a row from its interpolant (erk_body prepares it then;
+// not when its hook prepared it)
 inline bool wants_dense(const LaneBody& b) {
     const EngineRun& r = *b.r;
     const auto due = [&](std::ptrdiff_t slot) {
-        return slot < r.m && b.direction * (r.t[r.save[slot]] - b.t_new) <= 0.0;
+        return slot < r.m && b.direction * (r.t[r.save[slot]] - b.t_stop) <= 0.0;
     };
+    if (b.hook_dense) return false;
     if (r.t_eval && (b.t0_requested || due(b.slot))) return true;
     for (std::ptrdiff_t slot = b.slot; due(slot); ++slot)
         if (r.t[r.save[slot]] != b.t_new) return true;
     return false;
 }
 
-// Lane l's accepted step (`finite`: its new state is finite): the rows it holds, then the step
-// taken (erk_body's lines after its trial loop; the caller moves the lane's state and FSAL
-// stage); false: its body ended.
+// Lane l's accepted step, its state finite: the run's `on_step` hook (erk_body's, on the lane's
+// step, its stages and an interpolant's storage HF of its own) (OUT: b.hooked, t_stop,
+// hook_dense, nfev; HK, HF)
+template <class P, class V, int N>
+inline void lane_hook(int l, LaneBody& b, const LaneState<V, P, N>& s, double (*HK)[N],
+                      double* HF) {
+    double z[N], znew[N];
+    lane_of(s.z, N, l, z);
+    lane_of(s.znew, N, l, znew);
+    for (int j = 0; j <= P::s; ++j) lane_of(s.K[j], N, l, HK[j]);
+    EngineStep es{b.t, b.t_new, b.h, z, znew, &HK[0][0], N, HF, false, 0, 0, b.t_new};
+    b.hooked = b.r->on_step(b.r->step_ctx, &es);
+    b.nfev += es.nfev;
+    b.r->hook_stores += es.stores;
+    b.hook_dense = es.prepared;
+    b.t_stop = es.t_stop;
+}
+
+// Lane l's accepted step (`finite`: its new state is finite): the rows it holds up to its
+// t_stop (the interpolant the lanes prepared, or its hook's, HF), then the step taken, or the
+// body ended at a terminal event (erk_body's lines after its trial loop; the caller moves the
+// lane's state and FSAL stage); false: its body ended.
 template <class P, class Model, class V, int N>
 inline bool after_step(const Model& one, int l, bool finite, LaneBody& b,
-                       const LaneState<V, P, N>& s) {
+                       const LaneState<V, P, N>& s, const double* HF) {
     constexpr int KW = Model::k;
     constexpr std::integral_constant<int, N> NN{};
     EngineRun& r = *b.r;
@@ -624,15 +650,22 @@ inline bool after_step(const Model& one, int l, bool finite, LaneBody& b,
         end_body<KW>(b, ENGINE_NONFINITE);
         return false;
     }
-    const bool due = b.slot < r.m && b.direction * (r.t[r.save[b.slot]] - b.t_new) <= 0.0;
+    if (b.hooked != ENGINE_OK && b.hooked != ENGINE_TERMINATED) {
+        end_body<KW>(b, b.hooked);
+        return false;
+    }
+    const bool due = b.slot < r.m && b.direction * (r.t[r.save[b.slot]] - b.t_stop) <= 0.0;
     if (due) lane_of(s.znew, N, l, znew);
     if (b.prepare) {
         b.nfev += P::s_dense - P::s - 1;
         lane_of(s.z, N, l, z);
         lane_of(s.F, 7 * N, l, F);
+    } else if (b.hook_dense && due) {
+        lane_of(s.z, N, l, z);
+        for (int c = 0; c < 7 * N; ++c) F[c] = HF[c];
     }
     b.t0_requested = false;
-    while (due && b.slot < r.m && b.direction * (r.t[r.save[b.slot]] - b.t_new) <= 0.0) {
+    while (due && b.slot < r.m && b.direction * (r.t[r.save[b.slot]] - b.t_stop) <= 0.0) {
         const double tt = r.t[r.save[b.slot]];
         double* yrow = r.yo + b.slot * KW;
         double* wrow = r.wo + b.slot * 3;
@@ -644,6 +677,12 @@ inline bool after_step(const Model& one, int l, bool finite, LaneBody& b,
             one.store(tt, zd, yrow, wrow);
         }
         if (!row_stored<KW>(b, yrow, wrow)) return false;
+    }
+    if (b.hooked == ENGINE_TERMINATED) {       // (erk_body's: the step counted, t = t_stop)
+        b.t = b.t_stop;
+        ++b.accepted;
+        end_body<KW>(b, ENGINE_TERMINATED);
+        return false;
     }
     step_taken(b);
     return true;
@@ -676,6 +715,7 @@ ROTODE_INLINE void erk_lanes(const typename C::Params* p, bool shared, bool resu
     LaneBody lb[L];
     const typename C::Params* own[L];           // each lane's body's parameters (its rows)
     double err[L], angle[L];
+    double HK[L][P::s_dense][N], HF[L][7 * N];  // each lane's step as its hook reads it
     V zero;
     models::splat(zero, 0.0);
     const Mask<V> none = zero != zero;          // no lane set
@@ -741,14 +781,20 @@ ROTODE_INLINE void erk_lanes(const typename C::Params* p, bool shared, bool resu
             const bool ok = lb[l].r != nullptr && decide<P, LM::lie>(lb[l], err[l], angle[l]);
             set_mask<V>(accepted, l, ok);
             if (ok) {
-                lb[l].prepare = wants_dense(lb[l]);
+                lb[l].hooked = ENGINE_OK;
+                lb[l].t_stop = lb[l].t_new;
+                lb[l].hook_dense = false;
+                if (lb[l].r->on_step != nullptr && mask_at<V>(finite, l))
+                    lane_hook<P>(l, lb[l], s, HK[l], HF[l]);      // (the driver's events)
+                lb[l].prepare = (lb[l].hooked == ENGINE_OK
+                                 || lb[l].hooked == ENGINE_TERMINATED) && wants_dense(lb[l]);
                 dense = dense || lb[l].prepare;
             }
         }
         if (dense) dense_prepare_v<P>(f, s.t, s.h, s.z, s.znew, s.K, s.F);
         for (int l = 0; l < L; ++l)        // (the rows: lane l's scalar model, a copy)
             if (mask_at<V>(accepted, l))
-                after_step<P>(f.at(l, *own[l]), l, mask_at<V>(finite, l), lb[l], s);
+                after_step<P>(f.at(l, *own[l]), l, mask_at<V>(finite, l), lb[l], s, HF[l]);
         for (int c = 0; c < N; ++c) {      // the accepted lanes' step taken (a lane whose body
             s.z[c] = accepted ? s.znew[c] : s.z[c];         // ended takes its next one's)
             s.K[0][c] = accepted ? s.K[P::s][c] : s.K[0][c];

@@ -1089,7 +1089,7 @@ def run_plan(plan):
             raise ValueError("Plan.tangent needs a run that `tangent_ready` accepts")
         if params != NULL and specialise:
             _attach_engine(&sp, &cfg, method, params, plan.tangent)
-            if plan.tangent is None and events is None and not _any_call(params, nmod):
+            if plan.tangent is None and not _any_call(params, nmod):
                 isa = _attach_erk_lanes(&sp, &cfg, lanes_used)
         elif params != NULL and lanes:
             isa = _attach_lanes(&sp, &cfg, params, &luv[0])

@@ -547,7 +547,7 @@ cdef void _erk_lanes(const void* cfg, Py_ssize_t i, EngineRun* runs, Py_ssize_t 
                               g.params_shared, runs, nb)
     for j in range(nb):
         if not g.magnus_engine:
-            g.nfev[i + j] = runs[j].nfev + runs[j].stores
+            g.nfev[i + j] = runs[j].nfev + runs[j].stores + runs[j].hook_stores
         g.nrate[i + j] = 0
         g.nsub[i + j] = 0
         g.lanes_used[i + j] = lanes
@@ -1194,8 +1194,7 @@ def run_plan(plan):
         if params != NULL and specialise:
             g.pair = _pair_id(g.kernel, method)
             sp.body = _engine_body
-            if events is None:              # (the lanes locate no events)
-                isa = _attach_erk_lanes(&sp, &g, lanes_used)
+            isa = _attach_erk_lanes(&sp, &g, lanes_used)
         elif params != NULL and lanes:
             isa = _attach_lanes(&sp, &g, &luv[0])
         elif params != NULL and pair_lanes:

@@ -16,7 +16,7 @@ import pytest
 import test_engine
 
 import rotode
-from rotode import dynamic, kinematic, ode
+from rotode import _lanes, dynamic, kinematic, ode
 
 FULL_I = np.array([[2.0, 0.1, -0.05], [0.1, 1.5, 0.2], [-0.05, 0.2, 1.0]])
 TORQUES = {
@@ -33,6 +33,7 @@ Y0 = np.array([0.9, 0.1, -0.2, 0.3, 1.5, -0.4, 2.0])
 Q0 = np.array([0.9, 0.1, -0.2, 0.3])
 RIGID = tuple(dynamic.ENGINE_PAIRS) + tuple(dynamic.ENGINE_GROUP_PAIRS)
 KIN = tuple(kinematic.ENGINE_PAIRS) + tuple(kinematic.ENGINE_GROUP_PAIRS)
+ISAS = [name for name in _lanes.available() if name != "off"]
 
 
 def _both(module, *args, **kw):
@@ -117,6 +118,75 @@ def test_batches_and_threads(method):
         assert float(one.t_stop) == runs[0][0].t_stop[i]
         for e in range(len(ev)):
             np.testing.assert_array_equal(one.t_events[e], runs[0][0].t_events[i][e])
+
+
+def _lanes_off(call):
+    before = _lanes.use("off")
+    try:
+        return call()
+    finally:
+        _lanes.use(before)
+
+
+def _per_lane(batch, one, i):
+    """Body i of a batch run with events is its single run `one`, to the bit."""
+    for key in ("n_steps", "n_rejected", "nfev"):
+        assert batch.stats["per_body"][key][i] == one.stats[key]
+    shared = np.isin(batch.t, one.t)          # (a stopped body's later rows: NaN in a batch)
+    np.testing.assert_array_equal(batch.y[i][shared], one.y[np.isin(one.t, batch.t)])
+    assert np.isnan(batch.y[i][~shared]).all()
+    np.testing.assert_array_equal(batch.t_stop[i], one.t_stop)
+    for e in range(len(one.t_events)):
+        np.testing.assert_array_equal(batch.t_events[i][e], one.t_events[e])
+        np.testing.assert_array_equal(batch.y_events[i][e], one.y_events[e])
+    np.testing.assert_array_equal(batch.y_final[i], one.y_final)
+
+
+@pytest.mark.parametrize("isa", ISAS, indirect=True)
+@pytest.mark.parametrize("method", RIGID)
+@pytest.mark.parametrize("workers", [1, 2])
+def test_events_per_lane_are_each_bodys_single_run(isa, method, workers):
+    """The adaptive lanes locate each lane's events with the driver's code on that lane's
+    steps: dispersed rates (the lanes' bodies stop at their own terminal events, at different
+    times, refilled from the queue), every body's events, stop and rows its single run's, and
+    the batch the lanes off's (the engine's run of one body at a time)."""
+    n = 23
+    rng = np.random.default_rng(11)
+    y0 = np.tile(Y0, (n, 1))
+    y0[:, 4:] = rng.normal(0.0, 1.5, (n, 3))
+    body = rotode.RigidBody([2.5, 1.4, 1.3], torque=TORQUES["gravity"])
+    ts = np.linspace(0, 5, 11)
+    kw = dict(method=method, rtol=1e-8, atol=1e-10, t_eval=ts,
+              events=_events(0) + [rotode.events.Component("w", 2, value=0.0, terminal=2)])
+    batch = rotode.integrate(body, (0, 5), y0, workers=workers, **kw)
+    want = "avx2" if isa in ("avx2", "avx512") else None
+    assert batch.stats.get("simd") == want
+    assert 0 < np.sum(np.isfinite(batch.t_stop)) < n                 # (some stop, not all)
+    off = _lanes_off(lambda: rotode.integrate(body, (0, 5), y0, workers=workers, **kw))
+    for e in range(4):
+        for i in range(n):
+            np.testing.assert_array_equal(batch.t_events[i][e], off.t_events[i][e])
+    np.testing.assert_array_equal(batch.y, off.y)
+    np.testing.assert_array_equal(batch.t_stop, off.t_stop)
+    for i in (0, 1, 5, 12, n - 1):
+        _per_lane(batch, rotode.integrate(body, (0, 5), y0[i], **kw), i)
+
+
+@pytest.mark.parametrize("isa", ISAS, indirect=True)
+@pytest.mark.parametrize("method", ["dop853", "rkmk5"])
+def test_kinematic_events_per_lane(isa, method):
+    n = 13
+    rates = np.random.default_rng(5).normal(0.0, 1.0, (n, 3))
+    ev = [rotode.events.RotationAngle([1, 0, 0, 0], 1.2, terminal=True),
+          rotode.events.Component("w", 0, value=0.0), rotode.events.Component("q", 1, value=0.1)]
+    kw = dict(method=method, rtol=1e-9, atol=1e-11, events=ev)
+    q0 = np.tile(Q0, (n, 1))
+    batch = rotode.integrate(rates, (0, 4), q0, **kw)            # (a rate per body)
+    assert batch.stats.get("simd") == ("avx2" if isa in ("avx2", "avx512") else None)
+    for i in (0, 3, n - 1):
+        one = rotode.integrate(rates[i], (0, 4), Q0, **kw)
+        assert one.status == 1
+        _per_lane(batch, one, i)
 
 
 @pytest.mark.parametrize("method", KIN)
