@@ -91,6 +91,30 @@ class BatchAdaptiveTops(_OnLaneSet):
                          t_eval=[0.0, 1.0])
 
 
+class BatchAdaptiveEvents(_OnLaneSet):
+    """dop853 (rtol 1e-9, atol 1e-11) on 2 x 10^4 of those tops with two events located in
+    each lane (each sign change of w_x, each crossing of a 10 degree tilt of the symmetry
+    axis; the driver's root search on each lane's steps), one thread: the engine's run of one
+    body at a time ("off") against the adaptive lanes."""
+
+    params = [["off", "avx2"]]
+    param_names = ["simd"]
+    timeout = 300
+    number = 1
+    repeat = 2
+
+    def setup(self, simd):
+        self.use(simd)
+        self.top, y0 = _dispersed_tops()
+        self.y0 = y0[:20000]
+        self.events = [rotode.events.Component("w", 0, value=0.0),
+                       rotode.events.AxisAngle([0, 0, 1], [0, 0, 1], np.radians(10.0))]
+
+    def time_dop853(self, simd):
+        rotode.integrate(self.top, (0.0, 1.0), self.y0, method="dop853", rtol=1e-9, atol=1e-11,
+                         t_eval=[0.0, 1.0], events=self.events, workers=1)
+
+
 class BatchFixedPairs(_OnLaneSet):
     """dop853 and rkmk8 given dt = 0.01 (fixed steps) on 2 x 10^4 tops with dispersed rates over
     (0, 1), one thread, the rows at t0 and tf: the driver's `_erk_fixed` of one body at a time
