@@ -14,23 +14,13 @@ events, directions, batches and threads; and the event times against closed form
 import numpy as np
 import pytest
 import test_engine
+import test_engine_rkmk
+from test_engine_rkmk import FULL_I, Q0, SOURCES, Y0
 
 import rotode
 from rotode import _lanes, dynamic, kinematic, ode
 
-FULL_I = np.array([[2.0, 0.1, -0.05], [0.1, 1.5, 0.2], [-0.05, 0.2, 1.0]])
-TORQUES = {
-    "none": None,
-    "gravity": rotode.torque.Gravity(1.3, 9.81, [0.05, -0.02, 0.4]),
-    "body": rotode.torque.Constant([0.1, -0.2, 0.3]),
-}
-SOURCES = {
-    "constant": rotode.omega.Constant([0.3, -1.2, 0.7]),
-    "sinusoid": rotode.omega.Sinusoid(amplitude=[1.0, 0.5, -0.8], rate=2.0,
-                                      phase=[0.0, 1.0, 2.0]),
-}
-Y0 = np.array([0.9, 0.1, -0.2, 0.3, 1.5, -0.4, 2.0])
-Q0 = np.array([0.9, 0.1, -0.2, 0.3])
+TORQUES = {key: test_engine_rkmk.TORQUES[key] for key in ("none", "gravity", "body")}
 RIGID = tuple(dynamic.ENGINE_PAIRS) + tuple(dynamic.ENGINE_GROUP_PAIRS)
 KIN = tuple(kinematic.ENGINE_PAIRS) + tuple(kinematic.ENGINE_GROUP_PAIRS)
 ISAS = [name for name in _lanes.available() if name != "off"]
