@@ -7,9 +7,9 @@ the 60 degree tilt crossings of Rucker's gyro, a kinematic run) and every adapti
 the case's kind, the time of ``rotode.integrate(model, (0, 100), y0, method, rtol=1e-10)``
 without the events (by its own call path, and by the general one that a call with events
 takes), with the compiled events (minimum of repeated runs, one BLAS thread), the overhead
-against the general path, the roots located and the accepted steps; then the evaluations of g per located
-root, counted with a Python event of the same function (the compiled search takes the same
-points). docs/events.md quotes these figures.
+against the general path, the roots located and the accepted steps; then the evaluations of g
+per located root, counted with a Python event of the same function (the compiled search takes
+the same points). docs/events.md quotes these figures.
 """
 import os
 import sys

@@ -389,9 +389,10 @@ cdef object thin_rows(body_fn body, const void* cfg, int k, const ThinCall* c, E
 # THIN_MAX_N values; its first four a nonzero quaternion when `quaternion`), in `run` (OUT: c,
 # run; the rows are the caller's); returns (the grid (n + 1,), the saved indices (m,)), or None
 # for anything `_plan.time_grid` would refuse or handles otherwise (the general path then
-# runs, and raises its errors)
+# runs, and raises its errors); `given`: None, or that grid and those indices already made by
+# `_plan.time_grid` (a call with t_eval), then taken as they are
 cdef object thin_grid(object t_span, object dt, object save_every, object y0, int k,
-                      bint quaternion, ThinCall* c, BlockRun* run)
+                      bint quaternion, ThinCall* c, BlockRun* run, object given)
 
 
 # The run `thin_grid` prepared, by the lane kernel `block` on the calling thread, polled as

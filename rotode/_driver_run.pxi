@@ -203,12 +203,15 @@ cdef object thin_rows(body_fn body, const void* cfg, int k, const ThinCall* c, E
 
 
 cdef object thin_grid(object t_span, object dt, object save_every, object y0, int k,
-                      bint quaternion, ThinCall* c, BlockRun* run):
+                      bint quaternion, ThinCall* c, BlockRun* run, object given):
     """The thin path's fixed grid (_driver.pxd): `_plan.time_grid` of t_span, dt and
-    save_every without t_eval, point for point."""
+    save_every without t_eval, point for point, or `given`, that function's grid of a call
+    with t_eval."""
     cdef double t0 = 0.0, tf = 0.0, h = 0.0, direction, length, ratio
     cdef Py_ssize_t n, j, size, every, m
     cdef const double* y
+    if given is not None:
+        return _given_grid(given, y0, k, quaternion, c, run)
     if not _thin_span(t_span, &t0, &tf) or not _real(dt, &h) or not (0.0 < h < INFINITY):
         return None
     if save_every is None:
@@ -244,6 +247,24 @@ cdef object thin_grid(object t_span, object dt, object save_every, object y0, in
     run.n = size - 1
     run.save = sv
     run.m = m
+    run.nb = 1
+    run.y0 = y
+    return grid, save
+
+
+cdef object _given_grid(object given, object y0, int k, bint quaternion, ThinCall* c,
+                        BlockRun* run):
+    """`thin_grid` of a grid and saved indices made by `_plan.time_grid` (OUT: c, run)."""
+    grid, save = given
+    grid = np.ascontiguousarray(grid, dtype=np.float64)
+    save = np.ascontiguousarray(save, dtype=np.intp)
+    cdef const double* y = _thin_y0(y0, k, quaternion, c)
+    if y == NULL or grid.shape[0] < 2 or save.shape[0] < 1:
+        return None
+    run.t = <double*>cnp.PyArray_DATA(<cnp.ndarray>grid)
+    run.n = grid.shape[0] - 1
+    run.save = <Py_ssize_t*>cnp.PyArray_DATA(<cnp.ndarray>save)
+    run.m = save.shape[0]
     run.nb = 1
     run.y0 = y
     return grid, save

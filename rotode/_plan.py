@@ -66,28 +66,38 @@ def _thin_kinematics(model, frame):
     return model, frame
 
 
-def thin_fixed(model, t_span, y0, method, dt, save_every, frame, options):
-    """`integrate`'s common fixed-step call of one body (``dt`` given, no ``t_eval``), run by
-    the lane kernel of its method without the general path's set-up
-    (`dynamic.run_fixed_single`, `kinematic.run_fixed_single`; a user's `ode.ODE` by the
-    driver's loop, `ode.run_fixed_single`, its result then needing `ode_views`): ``(t, y, w,
-    stats)``, or None when the call is anything else (the general path runs it).  No option
-    (an ODE's ``normalize`` aside)."""
+def thin_fixed(model, t_span, y0, method, dt, save_every, frame, options, t_eval=None):
+    """`integrate`'s common fixed-step call of one body (``dt`` given), run by the lane kernel
+    of its method without the general path's set-up (`dynamic.run_fixed_single`,
+    `kinematic.run_fixed_single`; a user's `ode.ODE` by the driver's loop,
+    `ode.run_fixed_single`, its result then needing `ode_views`): ``(t, y, w, stats)``, or
+    None when the call is anything else (the general path runs it).  No option (an ODE's
+    ``normalize`` aside).  With ``t_eval`` the grid is `time_grid`'s, made here (a grid it
+    refuses: None, and the general path raises its error)."""
+    grid = None
+    if t_eval is not None:
+        if type(dt) not in (float, int):
+            return None
+        try:
+            grid = time_grid(t_span, dt, t_eval, save_every)
+        except (TypeError, ValueError):
+            return None
     if type(model) is ode.ODE:
         if frame is not None or not options.keys() <= {"normalize"}:
             return None
         return ode.run_fixed_single(model, t_span, y0, method, dt, save_every,
-                                    options.get("normalize", True))
+                                    options.get("normalize", True), grid=grid)
     if options:
         return None
     if type(model) is RigidBody:
         if frame is not None:
             return None
-        fast = dynamic.run_fixed_single(model, t_span, y0, method, dt, save_every)
+        fast = dynamic.run_fixed_single(model, t_span, y0, method, dt, save_every, grid=grid)
         return fast if fast is not None else implicit.run_fixed_single(
-            model, t_span, y0, method, dt, save_every)
+            model, t_span, y0, method, dt, save_every, grid=grid)
     model, frame = _thin_kinematics(model, frame)
-    return kinematic.run_fixed_single(model, t_span, y0, method, dt, save_every, frame)
+    return kinematic.run_fixed_single(model, t_span, y0, method, dt, save_every, frame,
+                                      grid=grid)
 
 
 def thin_sensitivity(model, t_span, y0, method, rtol, atol, frame, options):

@@ -923,7 +923,7 @@ def tangent_ready(plan):
     return all([_engine_params(mdl, &p) for mdl in models])
 
 
-def run_fixed_single(model, t_span, y0, method, dt, save_every):
+def run_fixed_single(model, t_span, y0, method, dt, save_every, grid=None):
     """The common fixed-step call of `rotode.integrate` on a rigid body in a few microseconds,
     or None.
 
@@ -938,6 +938,8 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every):
     (`_driver.thin_stepper_rows`).
     Anything else, any input `integrate` would refuse, the lanes off and a failed run give
     None, and `integrate`'s general path.  Returns ``(t, y (m, 7), w (m, 3), stats)``.
+    ``grid``: None, or `_plan.time_grid`'s grid and saved indices of a call with ``t_eval``
+    (taken as they are).
     """
     cdef RunCfg cfg
     cdef RigidParams p
@@ -958,7 +960,7 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every):
     pair = _FIXED_PAIRS.get(method, -1) if spec is None else -1
     if spec is None and not rkn4 and pair < 0:
         return None
-    grid = thin_grid(t_span, dt, save_every, y0, 7, True, &c, &run)
+    grid = thin_grid(t_span, dt, save_every, y0, 7, True, &c, &run, grid)
     if grid is None or not (rkn4 or _engine_params(<RigidBody>model, &p, False, True)):
         return None
     if rkn4:

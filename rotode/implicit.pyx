@@ -357,7 +357,7 @@ def _stats(n, nfev, substeps, iterations, substeps_all, itmax, resmax, retries, 
     }
 
 
-def run_fixed_single(model, t_span, y0, method, dt, save_every):
+def run_fixed_single(model, t_span, y0, method, dt, save_every, grid=None):
     """The common call of `rotode.integrate` with an implicit method on one rigid body (a game
     loop's frame) without the general path's set-up, or None.
 
@@ -368,6 +368,8 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every):
     on `integrate`'s grid (`_driver.thin_grid`) as `run_plan` runs one body.  Anything else,
     any input `integrate` would refuse, a run that fails or one that warns of its sub-steps
     give None, and `integrate`'s general path.  Returns ``(t, y (m, 7), w (m, 3), stats)``.
+    ``grid``: None, or `_plan.time_grid`'s grid and saved indices of a call with ``t_eval``
+    (taken as they are).
     """
     cdef BlockRun run
     cdef ThinCall c
@@ -383,7 +385,8 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every):
                     or type((<RigidBody>model).torque) in _THIN_TORQUES)):
         return None
     spec = _FIXED_SPECS.get(method)
-    grid = thin_grid(t_span, dt, save_every, y0, 7, True, &c, &run) if spec is not None else None
+    grid = (thin_grid(t_span, dt, save_every, y0, 7, True, &c, &run, grid)
+            if spec is not None else None)
     if grid is None:
         return None
     L = np.empty((1, 3))

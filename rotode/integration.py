@@ -397,14 +397,14 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     """
     # one body's common calls, straight into their kernels (the thin paths), where nothing
     # else is asked: under error control (no dt, t_eval, save_every), or at fixed steps
-    thin = (t_eval is None and first_step is None and max_step is None and max_steps is None
+    thin = (first_step is None and max_step is None and max_steps is None
             and events is None and max_events is None and workers == 1)
-    if thin and dt is None and save_every is None:
+    if thin and t_eval is None and dt is None and save_every is None:
         res = _thin(model, t_span, y0, method, rtol, atol, frame, options, sensitivity)
         if res is not None:
             return res
     elif thin and dt is not None and sensitivity is None and rtol is None and atol is None:
-        fast = thin_fixed(model, t_span, y0, method, dt, save_every, frame, options)
+        fast = thin_fixed(model, t_span, y0, method, dt, save_every, frame, options, t_eval)
         if fast is not None:
             res = IntegrationResult(*fast, method)
             return ode_views(res, model) if type(model) is ODE else res

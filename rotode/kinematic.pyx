@@ -814,7 +814,7 @@ def run_single(model, t_span, y0, method, rtol, atol, frame):
     return rows + (stats,)
 
 
-def run_fixed_single(model, t_span, y0, method, dt, save_every, frame):
+def run_fixed_single(model, t_span, y0, method, dt, save_every, frame, grid=None):
     """The common fixed-step kinematic call of `rotode.integrate` in a few microseconds, or
     None.
 
@@ -828,6 +828,8 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every, frame):
     (`_driver.thin_grid`), as `run_plan` runs one body there.  Anything else, any input
     `integrate` would refuse, the lanes off and a failed run give None, and `integrate`'s
     general path.  Returns ``(t, y (m, 4), w (m, 3), stats)``.
+    ``grid``: None, or `_plan.time_grid`'s grid and saved indices of a call with ``t_eval``
+    (taken as they are).
     """
     cdef KinCfg g
     cdef KinParams p
@@ -844,7 +846,7 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every, frame):
     spec = _FIXED_SPECS.get(method)
     if spec is None:
         return None
-    grid = thin_grid(t_span, dt, save_every, y0, 4, True, &c, &run)
+    grid = thin_grid(t_span, dt, save_every, y0, 4, True, &c, &run, grid)
     if grid is None:
         return None
     _run_options(&g, method, spec, _FRAME_OPTIONS[frame], False)

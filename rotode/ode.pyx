@@ -1073,7 +1073,7 @@ cdef void _thin_algebra(OdeCfg* cfg, int* rest, const double* atols, double* zat
     cfg.nz = 3 * cfg.nq + j
 
 
-def run_fixed_single(model, t_span, y0, method, dt, save_every, normalize=True):
+def run_fixed_single(model, t_span, y0, method, dt, save_every, normalize=True, grid=None):
     """The common fixed-step call of `rotode.integrate` on an `ODE` without its general path's
     set-up, or None.
 
@@ -1085,6 +1085,8 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every, normalize=True):
     (`_driver.thin_grid`) as `run_plan` runs one body.  Anything else, any input `integrate`
     would refuse and a run that fails give None, and `integrate`'s general path.  Returns
     ``(t, y (m, n), w (m, 3), stats)``.
+    ``grid``: None, or `_plan.time_grid`'s grid and saved indices of a call with ``t_eval``
+    (taken as they are).
     """
     cdef OdeCfg cfg
     cdef BlockRun run
@@ -1097,7 +1099,8 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every, normalize=True):
     n = model.n if model.n is not None else (len(y0) if type(y0) in (list, tuple, np.ndarray)
                                              and np.ndim(y0) == 1 else 0)
     blocks = model.quaternions
-    grid = thin_grid(t_span, dt, save_every, y0, n, False, &c, &run) if spec is not None else None
+    grid = (thin_grid(t_span, dt, save_every, y0, n, False, &c, &run, grid)
+            if spec is not None else None)
     if grid is None:
         return None
     if _thin_blocks(model, run.y0, n, NULL) < 0:

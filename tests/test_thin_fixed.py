@@ -288,3 +288,54 @@ def test_a_constant_rate_gives_the_exact_orientation():
 def test_ctrl_c_stops_a_long_thin_run():
     assert ctrl_c_latency(lambda: rotode.integrate(
         SOURCES["sinusoid"], (0.0, 5e5), Q0, method="magnus8", dt=0.1, save_every=10**9)) < 0.5
+
+
+# (t_span, dt, t_eval): times on the grid, between its points, near one (moved onto it), t0 and
+# tf alone, backwards, one time; a fixed step's rows there
+EVAL_GRIDS = [((0.0, 1.0), 0.1, [0.0, 0.3, 0.55, 1.0]),
+              ((0.0, 1.05), 0.1, np.linspace(0.0, 1.05, 8)),
+              ((0.0, 1.0), 0.1, [0.2 + 1e-12, 0.7]),
+              ((2.0, -1.0), 0.125, [2.0, 1.1, -0.3, -1.0]),
+              ((0.0, 1.0), 0.25, [0.5])]
+
+
+@pytest.mark.parametrize("method", ["rk4", "lie_euler", "dop853", "rkmk8", "rkn4", "magnus4",
+                                    "implicit_midpoint"])
+def test_t_eval_takes_the_thin_path_with_the_general_grid(method):
+    kind = "kinematics" if method == "magnus4" else "rigid body"
+    model, y0 = (SOURCES["sinusoid"], Q0) if kind == "kinematics" else (TOP, Y0)
+    for t_span, dt, t_eval in EVAL_GRIDS:
+        fast = _plan.thin_fixed(model, t_span, y0, method, dt, None, None, {}, t_eval)
+        assert (fast is not None) == (method not in PAIRS or _lanes.get() in ("avx2", "avx512"))
+        thin = rotode.integrate(model, t_span, y0, method=method, dt=dt, t_eval=t_eval)
+        general = rotode.integrate(model, t_span, np.asarray(y0, float), method=method, dt=dt,
+                                   t_eval=t_eval, workers=None)
+        for key in ("L", "qdot"):
+            np.testing.assert_array_equal(thin.stats.pop(key, 0), general.stats.pop(key, 0))
+        _same(thin, general)
+        np.testing.assert_array_equal(thin.t, np.asarray(t_eval, float))
+
+
+def test_t_eval_on_the_thin_path_of_a_users_equations(duo):
+    model = rotode.ODE(duo, n=15, quaternions=[1, 8], params=P0)
+    for t_span, dt, t_eval in EVAL_GRIDS:
+        assert _plan.thin_fixed(model, t_span, DUO_Y0, "rk4", dt, None, None, {},
+                                t_eval) is not None
+        thin = rotode.integrate(model, t_span, DUO_Y0, method="rk4", dt=dt, t_eval=t_eval)
+        general = rotode.integrate(model, t_span, DUO_Y0, method="rk4", dt=dt, t_eval=t_eval,
+                                   workers=None)
+        sb = dict(general.stats)
+        sb.pop("per_body", None)
+        assert thin.stats == sb
+        np.testing.assert_array_equal(thin.t, general.t)
+        np.testing.assert_array_equal(thin.y, general.y)
+
+
+@pytest.mark.parametrize("t_eval, error", [([0.5, 2.0], ValueError), ([0.5, np.nan], ValueError),
+                                           ([[0.5]], ValueError), ("a", (TypeError, ValueError))])
+def test_a_refused_t_eval_raises_the_general_paths_error(t_eval, error):
+    assert _plan.thin_fixed(TOP, (0.0, 1.0), Y0, "rk4", 0.1, None, None, {}, t_eval) is None
+    with pytest.raises(error):
+        rotode.integrate(TOP, (0.0, 1.0), Y0, method="rk4", dt=0.1, t_eval=t_eval)
+    with pytest.raises(ValueError, match="save_every"):
+        rotode.integrate(TOP, (0.0, 1.0), Y0, method="rk4", dt=0.1, t_eval=[0.5], save_every=2)
