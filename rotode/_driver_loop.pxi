@@ -89,7 +89,7 @@ cdef void _one(const Run* r, Py_ssize_t i, Clock* clk, bint poller) noexcept nog
         return
     if (r.adaptive and r.s.body != NULL and b.tr == NULL and b.h_next == NULL
             and (r.s.events == NULL or r.s.erk != NULL)):
-        _body_engine(&b)
+        _body_engine(&b, r)
     elif r.adaptive:
         _body_adaptive(&b)
     else:
@@ -240,12 +240,11 @@ cdef int _erk_fixed(BodyRun* b, double t0, double t1, bint* have_f) noexcept nog
     return st
 
 
-cdef void _body_engine(BodyRun* b) noexcept nogil:
-    """Body b.i by the specialised engine (`Stepper.body`), with the driver's grid, control,
-    polling and status contract (OUT: as `_body_adaptive`)."""
+cdef void _body_engine(BodyRun* b, const Run* r) noexcept nogil:
+    """Body b.i of the run r by the specialised engine (`Stepper.body`), with the driver's
+    grid, control, polling and status contract (OUT: as `_body_adaptive`)."""
     cdef const Stepper* s = b.s
     cdef const Grid* g = b.g
-    cdef const Control* C = s.control
     cdef EngineRun run
     cdef Ticker tk
     cdef int st
@@ -253,25 +252,7 @@ cdef void _body_engine(BodyRun* b) noexcept nogil:
     tk.clk = b.clk
     tk.p = b.poll
     tk.poller = b.poller
-    run.t = g.t
-    run.n = g.n
-    run.save = g.save
-    run.m = g.m
-    run.y0 = b.y0
-    run.yo = b.yo
-    run.wo = b.wo
-    run.rtol = C.rtol
-    run.atol = C.atol
-    run.first_step = C.first_step
-    run.max_step = C.max_step
-    run.max_steps = C.max_steps
-    run.t_eval = C.t_eval
-    run.countdown = &b.clk.countdown
-    run.tick = _engine_tick
-    run.tick_ctx = <void*>&tk
-    run.accepted = run.rejected = run.nfev = run.stores = run.hook_stores = 0
-    run.t_end = g.t[0]
-    run.on_step = NULL
+    _engine_run(r, b.i, &tk, &run)
     st = STATUS_OK
     if s.events != NULL:
         _events_reset(b)
@@ -304,12 +285,9 @@ cdef int _engine_events_start(BodyRun* b, EngineRun* run) noexcept nogil:
     t_prev, g_old; run's hook, its count of rows stored).  After `_events_reset`."""
     cdef const Stepper* s = b.s
     cdef int st
-    b.pair = True
     b.t = b.g.t[0]
     b.t_prev = NAN
-    b.direction = 1.0 if b.g.t[b.g.n] > b.t else -1.0
     b.nfev = b.stores = 0
-    b.began = True
     st = s.begin(s.cfg, b.i, b.y0, b.z, <void*>b.work)
     if st == STATUS_OK:
         st = _event_values(b, b.t, b.z, b.row, b.wrow, b.g_old, -1, False)

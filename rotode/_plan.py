@@ -76,8 +76,6 @@ def thin_fixed(model, t_span, y0, method, dt, save_every, frame, options, t_eval
     refuses: None, and the general path raises its error)."""
     grid = None
     if t_eval is not None:
-        if type(dt) not in (float, int):
-            return None
         try:
             grid = time_grid(t_span, dt, t_eval, save_every)
         except (TypeError, ValueError):

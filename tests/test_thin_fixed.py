@@ -310,10 +310,21 @@ def test_t_eval_takes_the_thin_path_with_the_general_grid(method):
         thin = rotode.integrate(model, t_span, y0, method=method, dt=dt, t_eval=t_eval)
         general = rotode.integrate(model, t_span, np.asarray(y0, float), method=method, dt=dt,
                                    t_eval=t_eval, workers=None)
-        for key in ("L", "qdot"):
-            np.testing.assert_array_equal(thin.stats.pop(key, 0), general.stats.pop(key, 0))
-        _same(thin, general)
+        _same_arrays_too(thin, general)
         np.testing.assert_array_equal(thin.t, np.asarray(t_eval, float))
+    # (a NumPy dt: the same grid, time_grid's own)
+    _same_arrays_too(
+        rotode.integrate(model, (0.0, 1.0), y0, method=method, dt=np.float64(0.1),
+                         t_eval=[0.5]),
+        rotode.integrate(model, (0.0, 1.0), y0, method=method, dt=0.1, t_eval=[0.5],
+                         workers=None))
+
+
+def _same_arrays_too(thin, general):
+    """`_same`, the array stats (implicit methods' L, rkn4's qdot) compared apart."""
+    for key in ("L", "qdot"):
+        np.testing.assert_array_equal(thin.stats.pop(key, 0), general.stats.pop(key, 0))
+    _same(thin, general)
 
 
 def test_t_eval_on_the_thin_path_of_a_users_equations(duo):
