@@ -12,7 +12,9 @@ a quaternion is perturbed on the right, ``q exp(dtheta/2)`` with ``dtheta`` in t
   ``workers``.
 - Otherwise every step is taken again on dual numbers (rotode/_tangent.pyx), the state, the
   principal moments or a torque's parameters (``"torque"`` of `rotode.torque.Constant`;
-  ``"mass"``, ``"g"``, ``"com"`` of `rotode.torque.Gravity`) carrying up to
+  ``"mass"``, ``"g"``, ``"com"`` of `rotode.torque.Gravity`; ``"mean_motion"``,
+  ``"argument_of_latitude"``, ``"inclination"``, ``"raan"`` of
+  `rotode.torque.GravityGradient`, whose torque moves with ``"inertia"`` too) carrying up to
   ``rotode._tangent.DIRECTIONS`` directions at once; an
   error-controlled run's accepted steps come from a record of the run (rotode/_runplan.py
   `StepRequest`).
@@ -42,7 +44,9 @@ __all__ = ["PARAMETERS", "propagate_covariance"]
 #: The parameters each model kind differentiates, with their number of directions.
 PARAMETERS = {"kinematics": {"y0": 3, "omega": 3, "bias": 3, "scale": 3, "amplitude": 3,
                              "rate": 1, "phase": 3},
-              "rigid body": {"y0": 6, "inertia": 3, "torque": 3, "mass": 1, "g": 1, "com": 3}}
+              "rigid body": {"y0": 6, "inertia": 3, "torque": 3, "mass": 1, "g": 1, "com": 3,
+                             "mean_motion": 1, "argument_of_latitude": 1, "inclination": 1,
+                             "raan": 1}}
 
 
 #: The options of an implicit rule a differentiated run takes (not ``L0``: a continued run).
@@ -67,6 +71,20 @@ def _valid(kind, model):
     if isinstance(model, (Constant, np.ndarray)):
         return ("y0", "omega")
     return ("y0",)
+
+
+def _check_gravity_gradient_inertia(model):
+    """ValueError when a `rotode.torque.GravityGradient` torque of a body holds an inertia
+    other than the body's: the derivative by the ``inertia`` moves both (the torque depends on
+    the body's mass distribution), which is only defined when they are one."""
+    for b in (model if isinstance(model, list) else [model]):
+        for g in _tangent.gravity_gradient_parts(b.torque):
+            mine, its = np.asarray(b.inertia), np.asarray(g.inertia)
+            if mine.shape != its.shape or not np.array_equal(mine, its):
+                shown = mine.tolist() if mine.ndim == 2 else f"shape {mine.shape}"
+                raise ValueError(
+                    "`sensitivity` to 'inertia' needs the GravityGradient torque's `inertia` to "
+                    f"be the body's ({shown}); the derivative moves both together")
 
 
 def refuse_dask(sensitivity):
@@ -102,6 +120,8 @@ def check_request(sensitivity, kind, name, options, events, model=None):
             ok = tuple(m for m in methods.names(kind) if methods.get(m).sensitivity(kind, p))
             raise ValueError(f"method {name!r} does not support the sensitivity to {p!r} for "
                              f"{kind}; the methods that do are {ok}")
+    if kind == "rigid body" and "inertia" in names:
+        _check_gravity_gradient_inertia(model)
     allowed = ("frame", "norm_gain", "normalize")
     if kind == "rigid body" and methods.get(name).runner(kind) == "implicit":
         allowed += IMPLICIT_OPTIONS          # the run's sub-steps and roots, replayed as they are

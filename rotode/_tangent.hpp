@@ -196,8 +196,19 @@ ROTODE_INLINE void rigid_rhs_any(const P& p, bool diag, const dual* y, dual* dy)
 #undef ROTODE_DUAL_RHS
 }
 
-ROTODE_INLINE void rigid_rhs_dual(const RigidParams& p, const dual* y, dual* dy) {
-    rigid_rhs_any(p, rigid_diagonal(&p), y, dy);
+// The same at time t for a RigidParams, whose torque may also be TORQUE_GG (time-dependent:
+// `rigid_rhs_at`) (OUT: dy[7])
+ROTODE_INLINE void rigid_rhs_dual(const RigidParams& p, double t, const dual* y, dual* dy) {
+    const bool diag = rigid_diagonal(&p);
+    if (p.torque != TORQUE_GG) {
+        rigid_rhs_any(p, diag, y, dy);
+    } else if (diag) {
+        if (p.gain != 0.0) rigid_rhs_at<TORQUE_GG, true, true>(p, t, y, dy);
+        else rigid_rhs_at<TORQUE_GG, true, false>(p, t, y, dy);
+    } else {
+        if (p.gain != 0.0) rigid_rhs_at<TORQUE_GG, false, true>(p, t, y, dy);
+        else rigid_rhs_at<TORQUE_GG, false, false>(p, t, y, dy);
+    }
 }
 
 // The rows of a rigid body's tangent loop on the state [q, w] (RigidBodyModel's rows: they do
@@ -228,26 +239,27 @@ struct RigidRows {
 // A rigid body on duals for the tangent loop, f(t, y, dy) by the function `rhs` (one compiled
 // per instruction set, below).
 struct DualRigid : RigidRows {
-    void (*rhs)(const RigidParams&, const dual*, dual*);
+    void (*rhs)(const RigidParams&, double, const dual*, dual*);
 
-    ROTODE_INLINE void operator()(double, const dual* y, dual* dy) const { rhs(p, y, dy); }
+    ROTODE_INLINE void operator()(double t, const dual* y, dual* dy) const { rhs(p, t, y, dy); }
 };
 
 // The same with the torque kind and inertia shape known at compile time (no gain): f inlined
 // into every stage, the stage values kept in registers across it.
 template <int T, bool Diag>
 struct DualRigidFixed : RigidRows {
-    ROTODE_INLINE void operator()(double, const dual* y, dual* dy) const {
-        rigid_rhs<T, Diag, false>(p, y, dy);
+    ROTODE_INLINE void operator()(double t, const dual* y, dual* dy) const {
+        rigid_rhs_at<T, Diag, false>(p, t, y, dy);
     }
 };
 
-// Euler's equations on duals at the orientation q for the torque kind and inertia shape of p,
-// chosen at run time (rigid_torque, rigid_euler of rotode/_models.hpp) (OUT: dw[3])
-ROTODE_INLINE void rigid_euler_dual(const RigidParams& p, const dual* q, const dual* w,
-                                    dual* dw) {
+// Euler's equations on duals at time t and orientation q for the torque kind and inertia shape
+// of p, chosen at run time (rigid_torque_at, rigid_euler of rotode/_models.hpp) (OUT: dw[3])
+ROTODE_INLINE void rigid_euler_dual(const RigidParams& p, double t, const dual* q,
+                                    const dual* w, dual* dw) {
     dual tau[3];
     switch (p.torque) {
+        case TORQUE_GG: rigid_torque_at<TORQUE_GG>(p, t, q, tau); break;
         case TORQUE_NONE: rigid_torque<TORQUE_NONE>(p, q, tau); break;
         case TORQUE_GRAVITY: rigid_torque<TORQUE_GRAVITY>(p, q, tau); break;
         case TORQUE_GRAVITY_AXIS: rigid_torque<TORQUE_GRAVITY_AXIS>(p, q, tau); break;
@@ -269,14 +281,14 @@ struct DualRkmkRigid {
     static constexpr int n = 6;
     RigidParams p;
     bool resume;
-    void (*euler)(const RigidParams&, const dual*, const dual*, dual*);
+    void (*euler)(const RigidParams&, double, const dual*, const dual*, dual*);
     mutable dual qb[4];
 
-    ROTODE_INLINE void operator()(double, const dual* z, dual* dz) const {
+    ROTODE_INLINE void operator()(double t, const dual* z, dual* dz) const {
         dual q[4];
         quat_times_exp(qb, z, 1.0, q);
         rkmk_rate(z, z + 3, RKMK_FRAME_BODY, dz);
-        euler(p, q, z + 3, dz + 3);
+        euler(p, t, q, z + 3, dz + 3);
     }
     inline void seed(const double* y0, dual* z) const {
         for (int i = 0; i < 4; ++i) qb[i] = dual(y0[i]);
@@ -500,13 +512,13 @@ ROTODE_INLINE int erk_tangent_body(const G& model, EngineRun* run, double* sens)
 // instructions; the results are the same bits on every set and either way (the same
 // operations in every lane).
 #define ROTODE_TANGENT_ENTRY(name, attrs)                                                      \
-    attrs __attribute__((noinline)) static void name##_rhs(const RigidParams& p,              \
+    attrs __attribute__((noinline)) static void name##_rhs(const RigidParams& p, double t,    \
                                                            const dual* y, dual* dy) {          \
-        rigid_rhs_dual(p, y, dy);                                                              \
+        rigid_rhs_dual(p, t, y, dy);                                                           \
     }                                                                                          \
     attrs __attribute__((noinline)) static void name##_euler(                                  \
-            const RigidParams& p, const dual* q, const dual* w, dual* dw) {                   \
-        rigid_euler_dual(p, q, w, dw);                                                         \
+            const RigidParams& p, double t, const dual* q, const dual* w, dual* dw) {         \
+        rigid_euler_dual(p, t, q, w, dw);                                                      \
     }                                                                                          \
     template <class P>                                                                         \
     attrs __attribute__((noinline)) int name(const RigidParams* p, EngineRun* run,            \
@@ -539,6 +551,7 @@ inline int tangent_avx512_torque(const RigidParams* p, EngineRun* run, double* s
         case TORQUE_GRAVITY_AXIS:
             return tangent_avx512_fixed<P, TORQUE_GRAVITY_AXIS, Diag>(p, run, sens);
         case TORQUE_BODY: return tangent_avx512_fixed<P, TORQUE_BODY, Diag>(p, run, sens);
+        case TORQUE_GG: return tangent_avx512_fixed<P, TORQUE_GG, Diag>(p, run, sens);
         // (TORQUE_CALL never comes here: rotode/dynamic.pyx `_engine_params(..., call=False)`)
         default: return tangent_avx512_fixed<P, TORQUE_WORLD, Diag>(p, run, sens);
     }

@@ -261,12 +261,41 @@ cdef int _torque_directions(const Body* p, double t, const dual* y, dual* tau) n
 
 
 #: The torque parameters `rigid_body` differentiates: torque class -> names.
-TORQUE_PARAMETERS = {_torque.Constant: ("torque",), _torque.Gravity: ("mass", "g", "com")}
+TORQUE_PARAMETERS = {_torque.Constant: ("torque",), _torque.Gravity: ("mass", "g", "com"),
+                     _torque.GravityGradient: _torque._GG_SCALARS}
+
+
+def gravity_gradient_parts(tq):
+    """The `rotode.torque.GravityGradient` parts of the torque `tq` (itself, or a `Sum`'s):
+    the built-in torques whose value depends on the body's inertia."""
+    parts = tq.parts if isinstance(tq, _torque.Sum) else (tq,)
+    return [p for p in parts if type(p) is _torque.GravityGradient]
+
+
+def _inertia_units(tq, js, full):
+    """The torques whose value is dtau/dI along the inertia directions `js` (the moment j, or
+    with `full` the tensor component `TENSOR`[j]): those of the gravity-gradient parts of `tq`
+    (which take the body's inertia: rotode/_sensitivity.py checks that they hold the body's),
+    summed; [] when no part depends on the inertia."""
+    gg = gravity_gradient_parts(tq)
+    if not gg:
+        return []
+    units = []
+    for j in js:
+        a, b = TENSOR[j] if full else (j, j)
+        E = np.zeros((3, 3))
+        E[a, b] = E[b, a] = 1.0
+        parts = [_torque._gravity_gradient_tangent(g, "inertia", E) for g in gg]
+        units.append(parts[0] if len(parts) == 1 else _torque.Sum(*parts))
+    return units
 
 
 def _unit_torques(tq, name, js):
-    """The torques whose value is dtau/dp_j of the parameter `name` of `tq`, j in `js` (every
-    built-in torque parameter enters linearly)."""
+    """The torques whose value is dtau/dp_j of the parameter `name` of `tq`, j in `js`
+    (Constant's and Gravity's parameters enter linearly: the torque at the unit parameter;
+    GravityGradient's by its derivative, rotode/torque.pyx `_gravity_gradient_tangent`)."""
+    if type(tq) is _torque.GravityGradient:
+        return [_torque._gravity_gradient_tangent(tq, name)]
     if name == "torque":
         return [_torque.Constant(np.eye(3)[j], frame=tq.frame) for j in js]
     if name == "mass":
@@ -716,9 +745,13 @@ def rigid_body(method, RigidBody body, y0, ts, tout, cols, normalize=False, full
         p.rkmk = T.kernel == TAB_RKMK
         if p.full:
             _seed_tensor(body, cols, c0, c1, &p)
-        units = []
-        if cols[c0][0] not in ("y0", "inertia"):
-            units = _unit_torques(body.torque, cols[c0][0], [cols[c][1] for c in range(c0, c1)])
+        js = [cols[c][1] for c in range(c0, c1)]
+        if cols[c0][0] == "inertia":
+            units = _inertia_units(body.torque, js, full)
+        elif cols[c0][0] != "y0":
+            units = _unit_torques(body.torque, cols[c0][0], js)
+        else:
+            units = []
         p.ntq = len(units)
         for k in range(p.ntq):
             p.units[k] = <void*>units[k]

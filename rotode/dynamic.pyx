@@ -539,13 +539,15 @@ cdef bint _compiled_source(object tq):
     return type(tq) in (Gravity, Constant, GravityGradient, Compiled)
 
 
-cdef bint _engine_params(RigidBody body, RigidParams* p, bint call=False, bint lanes=False):
+cdef bint _engine_params(RigidBody body, RigidParams* p, bint call=False, bint timed=False):
     """The engine's parameters of `body` (OUT: p); False when its torque has no compiled
-    model there (a callable, a Python subclass, a held torque history).  With `call` or `lanes`,
+    model there (a callable, a Python subclass, a held torque history).  With `call` or `timed`,
     a one-body `GravityGradient` is TORQUE_GG (its time-dependent formula compiled in: the
-    engine's models, the adaptive and the fixed-step lanes); with `call`, any other compiled
-    source (`_compiled_source`: `Compiled`, a `Sum`) is a TORQUE_CALL, evaluated through its
-    pointer (the one-body engine's models only).  The tangent models have neither kind."""
+    engine's models, the adaptive and the fixed-step lanes, the engine's tangent models of
+    rotode/_tangent.hpp); with `call`, any other compiled source (`_compiled_source`:
+    `Compiled`, a `Sum`) is a TORQUE_CALL, evaluated through its pointer (the one-body
+    engine's models only; the tangent models and the fixed-step tangent passes of
+    rotode/_tangent_fixed.hpp do not have it, nor do the passes have TORQUE_GG)."""
     cdef int i
     cdef object tq = body.torque
     cdef GravityGradient gg
@@ -575,8 +577,8 @@ cdef bint _engine_params(RigidBody body, RigidParams* p, bint call=False, bint l
         p.torque = TORQUE_WORLD if (<Constant>tq)._world else TORQUE_BODY
         for i in range(3):
             p.tau[i] = (<Constant>tq)._tau[i]
-    elif (call or lanes) and type(tq) is GravityGradient and (<GravityGradient>tq)._rows is None:
-        p.torque = TORQUE_GG                         # (time-dependent: not the tangents')
+    elif (call or timed) and type(tq) is GravityGradient and (<GravityGradient>tq)._rows is None:
+        p.torque = TORQUE_GG                         # (time-dependent)
         gg = <GravityGradient>tq
         p.gg_k = gg._k
         p.gg_n = gg._n
@@ -662,7 +664,7 @@ def run_single(model, t_span, y0, method, rtol, atol, tangent=False):
         cfg.kernel = KERNEL_RKMK
     if (pair is None or (<RigidBody>model).n_bodies is not None
             or not thin_call(t_span, y0, rtol, atol, 7, &c, &run)
-            or not _engine_params(<RigidBody>model, &p, not tangent)):
+            or not _engine_params(<RigidBody>model, &p, not tangent, True)):
         return None
     cfg.pair = pair
     cfg.params = &p
@@ -920,7 +922,7 @@ def tangent_ready(plan):
             and not plan.options and np.shape(plan.y0)[1] == 7):
         return False
     models = rigid_body_list(plan.model, np.shape(plan.y0)[0])
-    return all([_engine_params(mdl, &p) for mdl in models])
+    return all([_engine_params(mdl, &p, False, True) for mdl in models])
 
 
 def run_fixed_single(model, t_span, y0, method, dt, save_every, grid=None):
@@ -1086,7 +1088,7 @@ def run_plan(plan):
                       and _pair_id(code, method) >= 0)
         if specialise or lanes or pair_lanes:
             _compiled_params(models, &params, specialise and plan.tangent is None,
-                             lanes or pair_lanes)
+                             lanes or pair_lanes or specialise)
         if plan.tangent is not None and (params == NULL or not specialise):
             raise ValueError("Plan.tangent needs a run that `tangent_ready` accepts")
         if params != NULL and specialise:
@@ -1126,10 +1128,10 @@ def run_plan(plan):
     return RunOutput(y_out, w_out, stats, rec.events, rec.steps, rec.h_next)
 
 
-cdef int _compiled_params(list models, RigidParams** out, bint call, bint lanes) except -1:
+cdef int _compiled_params(list models, RigidParams** out, bint call, bint timed) except -1:
     """Every body's parameters for the compiled models (rotode/_models.hpp), malloc'ed (the
     caller frees *out): 1, or 0 (out NULL) when a torque has none there (a callable, a Python
-    subclass; with `call` or `lanes` a GravityGradient is TORQUE_GG, with `call` the other
+    subclass; with `call` or `timed` a GravityGradient is TORQUE_GG, with `call` the other
     compiled sources are TORQUE_CALL: `_engine_params`)."""
     cdef Py_ssize_t b_, nmod = len(models)
     cdef RigidParams* params = <RigidParams*>malloc(nmod * sizeof(RigidParams))
@@ -1137,7 +1139,7 @@ cdef int _compiled_params(list models, RigidParams** out, bint call, bint lanes)
     if params == NULL:
         raise MemoryError()
     for b_ in range(nmod):
-        if not _engine_params(models[b_], &params[b_], call, lanes):
+        if not _engine_params(models[b_], &params[b_], call, timed):
             free(params)
             return 0
     out[0] = params

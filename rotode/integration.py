@@ -338,7 +338,9 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         Parameters to differentiate the computed solution by (``res.sensitivity``): ``"y0"``
         (every model); a rigid body's ``"inertia"`` (the principal moments, or the six
         components of a non-diagonal tensor) and its torque's ``"torque"``, ``"mass"``,
-        ``"g"``, ``"com"``; a kinematics rate's ``"omega"`` (a constant rate), ``"bias"`` and
+        ``"g"``, ``"com"``, ``"mean_motion"``, ``"argument_of_latitude"``,
+        ``"inclination"``, ``"raan"`` (`rotode.torque.GravityGradient`, whose torque
+        ``"inertia"`` moves too); a kinematics rate's ``"omega"`` (a constant rate), ``"bias"`` and
         ``"scale"`` (`rotode.omega.Samples`) or ``"amplitude"``, ``"rate"`` and ``"phase"``
         (`rotode.omega.Sinusoid`); a `rotode.ODE`'s ``"params"``.  The derivative is that of
         the computed solution with its accepted steps held fixed (forward mode through the

@@ -218,7 +218,10 @@ def _kernels():
     kin = {"runner": "kinematic", "model": "kinematics", "sensitivity": True}
     rates = dict(kin, parameters=("omega", "bias", "scale", "amplitude", "rate", "phase"))
     rb = {"runner": "dynamic", "model": "rigid body"}
-    rbs = dict(rb, sensitivity=True, parameters=("inertia", "torque", "mass", "g", "com"))
+    # the inertia and the built-in torques' parameters (Constant, Gravity, GravityGradient)
+    rigid = ("inertia", "torque", "mass", "g", "com", "mean_motion", "argument_of_latitude",
+             "inclination", "raan")
+    rbs = dict(rb, sensitivity=True, parameters=rigid)
     ode = {"runner": "ode", "model": "ode"}
     odes = dict(ode, sensitivity=True, parameters=("params",))
     vector = ("norm_gain", "normalize")
@@ -258,7 +261,7 @@ def _kernels():
         Kernel("implicit", runner="implicit", model="rigid body", group=True,
                options=("solver", "tol", "bound", "max_iter", "max_substeps", "substep_angle",
                         "L0"), sensitivity=True,
-               parameters=("inertia", "torque", "mass", "g", "com")),
+               parameters=rigid),
     )
     return {(k.model, k.name): k for k in out}
 

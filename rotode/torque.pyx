@@ -885,6 +885,117 @@ cdef class GravityGradient(Torque):
                 f"raan={self._raan!r})")
 
 
+cdef class _GravityGradientTangent(Torque):
+    """The derivative of a `GravityGradient`'s torque along one direction of its parameters,
+    at a given state: ``dtau = dk o3 x (I o3) + k (do3 x (I o3) + o3 x (I do3 + dI o3))``,
+    ``do3 = R(q)^T dnadir``, ``dnadir = -(du (-sin(u) P + cos(u) Q) + cos(u) dP + sin(u) dQ)``,
+    ``du = du0 + dn t`` (`gravity_gradient_torque` differentiated by hand).  A unit of the
+    dual-number replay (rotode/_tangent.pyx `_torque_directions`)."""
+
+    cdef double _k, _n, _u0         # the source's values (GravityGradient's fields)
+    cdef double _P[3]
+    cdef double _Q[3]
+    cdef double _I[9]
+    cdef double _dk, _dn, _du0      # the direction
+    cdef double _dP[3]
+    cdef double _dQ[3]
+    cdef double _dI[9]
+
+    cdef int evaluate(self, double t, const double* q, const double* w,
+                      double* tau) noexcept nogil:
+        cdef double u = self._u0 + self._n * t, du = self._du0 + self._dn * t
+        cdef double cu, su
+        cdef double nadir[3]
+        cdef double dnadir[3]
+        cdef double o[3]
+        cdef double dov[3]
+        cdef double io[3]
+        cdef double dio[3]
+        cdef double eo[3]
+        cdef int k
+        sin_cos_d(u, &su, &cu)
+        for k in range(3):
+            nadir[k] = -(cu * self._P[k] + su * self._Q[k])
+            dnadir[k] = -(du * (cu * self._Q[k] - su * self._P[k]) + cu * self._dP[k]
+                          + su * self._dQ[k])
+        world_to_body(q, nadir, o)
+        world_to_body(q, dnadir, dov)
+        mat3_vec(self._I, o, io)
+        mat3_vec(self._I, dov, dio)
+        mat3_vec(self._dI, o, eo)
+        for k in range(3):
+            dio[k] = dio[k] + eo[k]
+        tau[0] = (self._dk * (o[1] * io[2] - o[2] * io[1])
+                  + self._k * (dov[1] * io[2] - dov[2] * io[1] + o[1] * dio[2] - o[2] * dio[1]))
+        tau[1] = (self._dk * (o[2] * io[0] - o[0] * io[2])
+                  + self._k * (dov[2] * io[0] - dov[0] * io[2] + o[2] * dio[0] - o[0] * dio[2]))
+        tau[2] = (self._dk * (o[0] * io[1] - o[1] * io[0])
+                  + self._k * (dov[0] * io[1] - dov[1] * io[0] + o[0] * dio[1] - o[1] * dio[0]))
+        return TORQUE_OK
+
+
+def _gravity_gradient_tangent(GravityGradient gg, name, dI=None):
+    """The torque ``dtau/dp`` of one parameter direction of the one-body `gg` (a private
+    helper of the sensitivities, rotode/_tangent.pyx).
+
+    Parameters
+    ----------
+    gg : GravityGradient
+        One body's source (no per-body parameters).
+    name : str
+        ``"inertia"`` (the direction `dI`, a (3, 3) symmetric matrix) or one of
+        `_GG_SCALARS`.
+    dI : array_like, shape (3, 3), optional
+        The inertia's direction (``name == "inertia"`` only).
+
+    Returns
+    -------
+    Torque
+        Its ``evaluate(t, q, w)`` is the derivative of ``gg``'s torque at that state.
+    """
+    if gg._rows is not None:
+        raise ValueError("gravity_gradient_tangent takes a one-body GravityGradient")
+    cdef _GravityGradientTangent u = _GravityGradientTangent.__new__(_GravityGradientTangent)
+    cdef int k
+    cdef double si = sin(gg._inc), ci = cos(gg._inc), sr = sin(gg._raan), cr = cos(gg._raan)
+    u._k = gg._k
+    u._n = gg._n
+    u._u0 = gg._u0
+    for k in range(3):
+        u._P[k] = gg._P[k]
+        u._Q[k] = gg._Q[k]
+    for k in range(9):
+        u._I[k] = gg._I[k]
+    u.n_bodies = None
+    u._dk = u._dn = u._du0 = 0.0
+    for k in range(3):
+        u._dP[k] = u._dQ[k] = 0.0
+    for k in range(9):
+        u._dI[k] = 0.0
+    if name == "inertia":
+        E = np.ascontiguousarray(dI, dtype=float).reshape(9)
+        for k in range(9):
+            u._dI[k] = E[k]
+    elif name == "mean_motion":             # k = 3 n^2, u = u0 + n t
+        u._dk = 6.0 * gg._n
+        u._dn = 1.0
+    elif name == "argument_of_latitude":
+        u._du0 = 1.0
+    elif name == "inclination":             # Q = (-sin raan cos i, cos raan cos i, sin i)
+        u._dQ[0] = sr * si
+        u._dQ[1] = -cr * si
+        u._dQ[2] = ci
+    elif name == "raan":                    # P = (cos raan, sin raan, 0)
+        u._dP[0] = -sr
+        u._dP[1] = cr
+        u._dQ[0] = -cr * ci
+        u._dQ[1] = -sr * ci
+    else:
+        raise ValueError(f"unknown GravityGradient parameter {name!r}; the valid ones are "
+                         f"{('inertia',) + _GG_SCALARS}")
+    return u
+
+
 # ---- compiled functions -----------------------------------------------------------------
 
 #: The C signature of a compiled torque function (rotode/torque.pxd's `torque_fn`).
