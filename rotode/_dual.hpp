@@ -54,6 +54,10 @@ struct dual {
 };
 static_assert(sizeof(dual) == sizeof(dual_vec), "dual: 8 doubles");
 
+// the value part (rotode/_engine.hpp's loop reads it where it decides: the error norm, the
+// step's rotation, the finiteness checks)
+inline double value_of(const dual& x) { return x.v; }
+
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"      // vectors passed only to always-inline functions

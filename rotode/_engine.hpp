@@ -206,8 +206,8 @@ struct Sizes<M, std::void_t<decltype(std::declval<const M&>().size())>> {
 
 // f(t, y) into dy: its status (a model's f returning void cannot fail: 0, known at compile
 // time, so the checks of its status compile to nothing)
-template <class M>
-ROTODE_INLINE int eval(const M& f, double t, const double* y, double* dy) {
+template <class M, class V>
+ROTODE_INLINE int eval(const M& f, double t, const V* y, V* dy) {
     if constexpr (std::is_void_v<decltype(f(t, y, dy))>) {
         f(t, y, dy);
         return 0;
@@ -218,11 +218,36 @@ ROTODE_INLINE int eval(const M& f, double t, const double* y, double* dy) {
 
 // after an accepted step, the model's `accept(z, K0)` (a projection of the state, the FSAL
 // stage K0 of the next step beside it), when it has one
-template <class M, class = void>
+template <class M, class V = double, class = void>
 struct HasAccept : std::false_type {};
+template <class M, class V>
+struct HasAccept<M, V, std::void_t<decltype(std::declval<const M&>().accept(
+                           std::declval<V*>(), std::declval<V*>()))>> : std::true_type {};
+
+// The value type of a model's state: double, or the model's `value_type` (rotode/_tangent.hpp:
+// dual numbers, whose value parts are the double model's bits and decide the steps)
+template <class M, class = void>
+struct ValueType {
+    using type = double;
+};
 template <class M>
-struct HasAccept<M, std::void_t<decltype(std::declval<const M&>().accept(
-                        std::declval<double*>(), std::declval<double*>()))>> : std::true_type {};
+struct ValueType<M, std::void_t<typename M::value_type>> {
+    using type = typename M::value_type;
+};
+
+template <class M, class = void>
+struct HasUnreached : std::false_type {};
+template <class M>
+struct HasUnreached<M, std::void_t<decltype(std::declval<const M&>().unreached(
+                           std::ptrdiff_t(0), std::ptrdiff_t(0)))>> : std::true_type {};
+
+ROTODE_INLINE double value_of(double x) { return x; }
+
+// the value parts of x[0..N-1] (OUT: out)
+template <class V, class Nt>
+ROTODE_INLINE void values(const V* x, double* out, Nt N) {
+    for (int k = 0; k < N; ++k) out[k] = value_of(x[k]);
+}
 
 // the model's reference magnitudes `ref()` (a pointer to n values), when it has them: component k
 // is then scaled by atol_k + rtol max(|y_k|, |ynew_k|, ref_k), as the driver's erk_error_norm
@@ -295,19 +320,18 @@ template <class P, int R> struct RowD {      // DOP853's dense output, row 3 + R
 };
 
 // ys = y + h sum_{j<R} a_Rj K_j (stage R's argument)
-template <class P, int N, int R, class Nt>
-ROTODE_INLINE void stage_state(const double (*K)[N], Nt n, double h, const double* y,
-                               double* ys) {
+template <class P, int N, int R, class Nt, class V>
+ROTODE_INLINE void stage_state(const V (*K)[N], Nt n, double h, const V* y, V* ys) {
     for (int k = 0; k < n; ++k)
         ys[k] = y[k] + h * wsum<RowA<P, R>>(K, k, std::make_integer_sequence<int, R>{});
 }
 
 // stages 1..s-1; the stages with c = 1 are evaluated at t + h (the driver's t_end); the first
 // nonzero status of f stops them (returned)
-template <class P, class M, int C, class Nt, int... R>
-ROTODE_INLINE int step_stages(const M& f, Nt n, double t, double h, const double* y,
-                              double (*K)[C], std::integer_sequence<int, R...>) {
-    double ys[C];
+template <class P, class M, int C, class Nt, class V, int... R>
+ROTODE_INLINE int step_stages(const M& f, Nt n, double t, double h, const V* y, V (*K)[C],
+                              std::integer_sequence<int, R...>) {
+    V ys[C];
     int st = 0;
     (void)((stage_state<P, C, R + 1>(K, n, h, y, ys),
             (st = eval(f, P::c[R + 1] == 1.0 ? t + h : t + P::c[R + 1] * h, ys, K[R + 1]))
@@ -398,10 +422,10 @@ inline int initial_step(const M& f, double t0, const double* y0, const double* f
 
 // The interpolant of an accepted step t -> t + h (OUT: F, and DOP853's extra stages in K; the
 // first nonzero status of f).
-template <class P, class M, int C, class Nt, int... R>
-inline int dense_extra(const M& f, Nt n, double t, double h, const double* y, double (*K)[C],
+template <class P, class M, int C, class Nt, class V, int... R>
+inline int dense_extra(const M& f, Nt n, double t, double h, const V* y, V (*K)[C],
                        std::integer_sequence<int, R...>) {
-    double ys[C];
+    V ys[C];
     int st = 0;
     (void)((stage_state<P, C, P::s + 1 + R>(K, n, h, y, ys),
             (st = eval(f, t + P::c[P::s + 1 + R] * h, ys, K[P::s + 1 + R])) == 0)
@@ -409,9 +433,8 @@ inline int dense_extra(const M& f, Nt n, double t, double h, const double* y, do
     return st;
 }
 
-template <class P, int C, class Nt, int... R>
-inline void dense_rows(const double (*K)[C], Nt N, double h, double* F,
-                       std::integer_sequence<int, R...>) {
+template <class P, int C, class Nt, class V, int... R>
+inline void dense_rows(const V (*K)[C], Nt N, double h, V* F, std::integer_sequence<int, R...>) {
     constexpr int S = P::kind == 0 ? P::s + 1 : P::s_dense;
     constexpr auto cols = std::make_integer_sequence<int, S>{};
     constexpr int first = P::kind == 0 ? 0 : 3;
@@ -423,9 +446,9 @@ inline void dense_rows(const double (*K)[C], Nt N, double h, double* F,
     }
 }
 
-template <class P, class M, int C>
-inline int dense_prepare(const M& f, double t, double h, const double* y, const double* ynew,
-                         double (*K)[C], double* F) {
+template <class P, class M, int C, class V>
+inline int dense_prepare(const M& f, double t, double h, const V* y, const V* ynew, V (*K)[C],
+                         V* F) {
     const auto N = Sizes<M>::n(f);
     if constexpr (P::kind == 0) {
         dense_rows<P>(K, N, h, F, std::make_integer_sequence<int, P::degree>{});
@@ -434,7 +457,7 @@ inline int dense_prepare(const M& f, double t, double h, const double* y, const 
                                       std::make_integer_sequence<int, P::s_dense - P::s - 1>{});
         if (st != 0) return st;
         for (int k = 0; k < N; ++k) {
-            const double dy = ynew[k] - y[k];
+            const V dy = ynew[k] - y[k];
             F[k] = dy;
             F[N + k] = h * K[0][k] - dy;
             F[2 * N + k] = 2.0 * dy - h * (K[P::s][k] + K[0][k]);
@@ -445,11 +468,12 @@ inline int dense_prepare(const M& f, double t, double h, const double* y, const 
 }
 
 // the interpolant at t + x h (OUT: out)
-template <class P, class Nt>
-inline void dense_eval(double x, const double* y, const double* F, double* out, Nt N) {
+template <class P, class Nt, class V>
+inline void dense_eval(double x, const V* y, const V* F, V* out, Nt N) {
     if constexpr (P::kind == 0) {
         for (int k = 0; k < N; ++k) {
-            double acc = 0.0, p = 1.0;
+            V acc{};
+            double p = 1.0;
             for (int r = 0; r < P::degree; ++r) {
                 p = p * x;
                 acc = acc + F[r * N + k] * p;
@@ -459,7 +483,7 @@ inline void dense_eval(double x, const double* y, const double* F, double* out, 
     } else {
         const double u = 1.0 - x;
         for (int k = 0; k < N; ++k) {
-            double acc = 0.0;
+            V acc{};
             for (int r = 0; r < 7; ++r) acc = (acc + F[(6 - r) * N + k]) * (r % 2 == 0 ? x : u);
             out[k] = y[k] + acc;
         }
@@ -473,13 +497,224 @@ ROTODE_INLINE bool finite(const double* x, Nt N) {
     return ok;
 }
 
+// `finite` of the value parts
+template <class V, class Nt>
+ROTODE_INLINE bool finite_values(const V* x, Nt N) {
+    bool ok = true;
+    for (int k = 0; k < N; ++k) {
+        const double v = value_of(x[k]);
+        ok = ok && (v - v == 0.0);
+    }
+    return ok;
+}
+
+// The double model of a model M on another value type V (its f on the value parts, with zero
+// tangents: V's value parts are the double model's bits), for `initial_step`.
+template <class M, class V>
+struct ValuesOf {
+    static constexpr int n = M::n;
+    static constexpr int k = M::k;
+    const M* f;
+
+    inline int operator()(double t, const double* y, double* dy) const {
+        V z[n], dz[n];
+        for (int i = 0; i < n; ++i) z[i] = V(y[i]);
+        const int st = eval(*f, t, z, dz);
+        values(dz, dy, std::integral_constant<int, n>{});
+        return st;
+    }
+    inline const double* ref() const { return model_ref(*f); }
+};
+
+// `error_norm` of stages and states of value type V: on their value parts
+template <class P, int C, class Nt, class V>
+ROTODE_INLINE double error_norm_of(const V (*K)[C], Nt N, const V* y, const V* ynew, double h,
+                                   double rtol, const double* atol, const double* ref) {
+    if constexpr (std::is_same_v<V, double>) {
+        return error_norm<P>(K, N, y, ynew, h, rtol, atol, ref);
+    } else {
+        double Kv[P::s + 1][C], yv[C], ynv[C];
+        for (int j = 0; j <= P::s; ++j) values(K[j], Kv[j], N);
+        values(y, yv, N);
+        values(ynew, ynv, N);
+        return error_norm<P>(Kv, N, yv, ynv, h, rtol, atol, ref);
+    }
+}
+
+// One body's loop state: the state at t and the trial step's end, the stages (with room for
+// the interpolant's), the interpolant's coefficients, and the counters.
+template <class V, int C, int S>
+struct ErkState {
+    V z[C], znew[C], zd[C];
+    V K[S][C];
+    V F[7 * C];
+    double t, h_abs;
+    std::ptrdiff_t slot;
+    long long accepted, rejected, nfev, stores;
+};
+
+// The body's start: its state, the row at t0 when asked for, f(t0) and the first step (OUT: s;
+// a nonzero status ends the body)
+template <class P, class M, class St>
+ROTODE_INLINE int erk_begin(const M& f, EngineRun& r, St& s, double direction, double tf) {
+    using V = typename ValueType<M>::type;
+    constexpr int C = Sizes<M>::cap;
+    const auto N = Sizes<M>::n(f);
+    const auto KW = Sizes<M>::k(f);
+    int st = ENGINE_OK;
+    for (int k = 0; k < 7 * N; ++k) s.F[k] = V{};
+    f.begin(r.y0, s.z);
+    if (r.m > 0 && r.save[0] == 0) {
+        f.first_row(s.t, r.y0, s.z, r.yo, r.wo);
+        ++s.stores;
+        if (!finite(r.yo, KW) || !finite(r.wo, std::integral_constant<int, 3>{}))
+            st = ENGINE_NONFINITE;
+        else
+            s.slot = 1;
+    }
+    if (st != ENGINE_OK) return st;
+    st = eval(f, s.t, s.z, s.K[0]);
+    s.nfev += 1;
+    if (st != ENGINE_OK) return st;
+    if (r.first_step > 0.0) {
+        s.h_abs = r.first_step;
+        return ENGINE_OK;
+    }
+    s.nfev += 1;
+    const double length = std::fabs(tf - s.t);
+    if constexpr (std::is_same_v<V, double>) {
+        return initial_step<P>(f, s.t, s.z, s.K[0], direction, length, r, &s.h_abs);
+    } else {
+        double zv[C], kv[C];
+        values(s.z, zv, N);
+        values(s.K[0], kv, N);
+        return initial_step<P>(ValuesOf<M, V>{&f}, s.t, zv, kv, direction, length, r, &s.h_abs);
+    }
+}
+
+// Trial steps from s.t until one is accepted (OUT: t_new, h, the stages and s.znew; s.h_abs the
+// next step's size): ENGINE_OK, or the status that ends the body
+template <class P, class M, class St, class Nt>
+ROTODE_INLINE int erk_attempt(const M& f, const EngineRun& r, St& s, Nt N, double direction,
+                              double tf, const double* atol, double& t_new, double& h) {
+    using V = typename ValueType<M>::type;
+    constexpr int C = Sizes<M>::cap;
+    constexpr double exponent = -1.0 / (P::error_order + 1);
+    const double min_step = clip_step(s.t, direction, r.max_step, s.h_abs);
+    bool retried = false;
+    for (;;) {
+        if (s.h_abs < min_step) return ENGINE_STEP_TOO_SMALL;
+        trial_end(s.t, tf, direction, s.h_abs, t_new, h);
+        s.nfev += P::s;
+        int st = step_stages<P>(f, N, s.t, h, s.z, s.K,
+                                std::make_integer_sequence<int, P::s - 1>{});
+        if (st != ENGINE_OK) return st;
+        for (int k = 0; k < N; ++k)
+            s.znew[k] = s.z[k] + h * wsum<RowB<P>>(s.K, k,
+                                                   std::make_integer_sequence<int, P::s>{});
+        st = eval(f, t_new, s.znew, s.K[P::s]);      // FSAL: the next step's K[0]
+        if (st != ENGINE_OK) return st;
+        const double err = error_norm_of<P>(s.K, N, s.z, s.znew, h, r.rtol, atol,
+                                            model_ref(f));
+        double angle = 0.0, max_angle = 0.0;
+        if constexpr (HasMaxAngle<M>::value) {     // the driver's `Stepper.max_angle`
+            max_angle = f.max_angle();
+            if constexpr (std::is_same_v<V, double>) {
+                angle = step_angle(f, s.znew);
+            } else {
+                double zv[C];
+                values(s.znew, zv, N);
+                angle = step_angle(f, zv);
+            }
+        }
+        if (decide_step(err, exponent, angle, max_angle, s.h_abs, retried, s.rejected))
+            return ENGINE_OK;
+    }
+}
+
+// The run's hook on the accepted step s.t -> t_new (a double state only: the models on other
+// value types run without events), then the step's rows up to t_stop, by its interpolant where
+// they fall inside it (OUT: hooked, the hook's status, and t_stop): ENGINE_OK, or the status
+// that ends the body
+template <class P, class M, class St, class Nt, class Kt>
+ROTODE_INLINE int erk_rows(const M& f, EngineRun& r, St& s, Nt N, Kt KW, double direction,
+                           double t_new, double h, bool& t0_requested, int& hooked,
+                           double& t_stop) {
+    using V = typename ValueType<M>::type;
+    constexpr int C = Sizes<M>::cap;
+    bool prepared = false;
+    t_stop = t_new;                                // a terminal event may end the body earlier
+    hooked = ENGINE_OK;
+    if constexpr (std::is_same_v<V, double>) {
+        if (r.on_step != nullptr) {
+            EngineStep es{s.t, t_new, h, s.z, s.znew, &s.K[0][0], C, s.F, false, 0, 0, t_new};
+            hooked = r.on_step(r.step_ctx, &es);
+            s.nfev += es.nfev;
+            r.hook_stores += es.stores;
+            prepared = es.prepared;
+            t_stop = es.t_stop;
+            if (hooked != ENGINE_OK && hooked != ENGINE_TERMINATED) return hooked;
+        }
+    }
+    if (r.t_eval && !prepared
+        && (t0_requested || (s.slot < r.m && direction * (r.t[r.save[s.slot]] - t_stop) <= 0.0))) {
+        // as SciPy: a step holding a requested time prepares its interpolant (in nfev)
+        s.nfev += P::s_dense - P::s - 1;
+        const int st = dense_prepare<P>(f, s.t, h, s.z, s.znew, s.K, s.F);
+        if (st != ENGINE_OK) return st;
+        prepared = true;
+    }
+    t0_requested = false;
+    while (s.slot < r.m && direction * (r.t[r.save[s.slot]] - t_stop) <= 0.0) {
+        const double tt = r.t[r.save[s.slot]];
+        double* yrow = r.yo + s.slot * KW;
+        double* wrow = r.wo + s.slot * 3;
+        ++s.stores;
+        if (tt == t_new) {
+            f.store(tt, s.znew, yrow, wrow);
+        } else {
+            if (!prepared) {
+                s.nfev += P::s_dense - P::s - 1;
+                const int st = dense_prepare<P>(f, s.t, h, s.z, s.znew, s.K, s.F);
+                if (st != ENGINE_OK) return st;
+                prepared = true;
+            }
+            dense_eval<P>((tt - s.t) / h, s.z, s.F, s.zd, N);
+            f.store(tt, s.zd, yrow, wrow);
+        }
+        if (!finite(yrow, KW) || !finite(wrow, std::integral_constant<int, 3>{}))
+            return ENGINE_NONFINITE;
+        ++s.slot;
+    }
+    return ENGINE_OK;
+}
+
+// The body's end: NaN rows where it did not reach, the counters, where it ended (OUT: r)
+template <class M, class St, class Kt>
+ROTODE_INLINE void erk_finish(const M& f, EngineRun& r, St& s, Kt KW, int st) {
+    for (std::ptrdiff_t slot = s.slot; slot < r.m; ++slot) {
+        for (int k = 0; k < KW; ++k) r.yo[slot * KW + k] = NAN;
+        for (int k = 0; k < 3; ++k) r.wo[slot * 3 + k] = NAN;
+    }
+    if constexpr (HasUnreached<M>::value) f.unreached(s.slot, r.m);
+    r.accepted = s.accepted;
+    r.rejected = s.rejected;
+    r.nfev = s.nfev;
+    r.stores = s.stores;
+    r.t_end = s.t;
+    r.status = st;
+}
+
 }  // namespace engine
 
 // One body of an error-controlled run of the pair P on the model M.  M provides
 //   static constexpr int n, k;            state size, output row width
 //     or static constexpr int cap; int size() const; int width() const;
 //                                         the same known at run time (size() <= cap)
-//   void operator()(double t, const double* y, double* dy) const;   y' = f(t, y)
+//   using value_type = V;                 optional: the state's value type (default double;
+//                                         rotode/_tangent.hpp's dual numbers: the loop's
+//                                         decisions read their value parts, and without events)
+//   void operator()(double t, const double* y, double* dy) const;   y' = f(t, y) (V* for V)
 //     or int operator()(...) const;       the same with a status: nonzero stops the body
 //                                         with that status
 //   void begin(const double* y0, double* z) const;                  the state from a row
@@ -500,160 +735,62 @@ ROTODE_INLINE bool finite(const double* x, Nt N) {
 // The run's `on_step` (when not NULL) sees each accepted step before its rows; rows then go up
 // to the hook's t_stop, and a terminal hook (ENGINE_TERMINATED) ends the body there, the step
 // counted as accepted, with run.t_end = t_stop.
+//   void unreached(std::ptrdiff_t slot, std::ptrdiff_t m) const;  optional: the rows slot..m-1
+//                                         were not reached (after the loop's NaN rows)
 template <class P, class M>
 int erk_body(const M& model, EngineRun* run) {
     using namespace engine;
+    using V = typename ValueType<M>::type;
     constexpr int C = Sizes<M>::cap;
-    constexpr int S = P::s_dense;
     EngineRun& r = *run;
     const M f = model;          // local copies: no store of the loop aliases them
     const auto N = Sizes<M>::n(f);
     const auto KW = Sizes<M>::k(f);
     double atol[C];
     for (int k = 0; k < N; ++k) atol[k] = r.atol[k];
-    const double rtol = r.rtol, max_step = r.max_step;
-    double z[C], znew[C], zd[C];
-    double K[S][C];
-    double F[7 * C];
-    double t = r.t[0];
+    ErkState<V, C, P::s_dense> s;
+    s.t = r.t[0];
+    s.h_abs = 0.0;
+    s.slot = 0;
+    s.accepted = s.rejected = s.nfev = s.stores = 0;
     const double tf = r.t[r.n];
-    const double direction = tf > t ? 1.0 : -1.0;
-    constexpr double exponent = -1.0 / (P::error_order + 1);
-    constexpr std::integral_constant<int, 3> THREE{};
-    std::ptrdiff_t slot = 0;
-    long long accepted = 0, rejected = 0, nfev = 0, stores = 0;
-    int st = ENGINE_OK;
+    const double direction = tf > s.t ? 1.0 : -1.0;
     bool t0_requested = r.t_eval && r.m > 0 && r.save[0] == 0;
-    double h_abs = 0.0;
-    for (int k = 0; k < 7 * N; ++k) F[k] = 0.0;
-    f.begin(r.y0, z);
-    if (r.m > 0 && r.save[0] == 0) {
-        f.first_row(t, r.y0, z, r.yo, r.wo);
-        ++stores;
-        if (!finite(r.yo, KW) || !finite(r.wo, THREE)) st = ENGINE_NONFINITE;
-        else slot = 1;
-    }
-    if (st == ENGINE_OK) {
-        st = eval(f, t, z, K[0]);
-        nfev += 1;
-        if (st == ENGINE_OK && r.first_step > 0.0) {
-            h_abs = r.first_step;
-        } else if (st == ENGINE_OK) {
-            nfev += 1;
-            st = initial_step<P>(f, t, z, K[0], direction, std::fabs(tf - t), r, &h_abs);
-        }
-    }
-    while (st == ENGINE_OK && direction * (tf - t) > 0.0) {
+    int st = erk_begin<P>(f, r, s, direction, tf);
+    while (st == ENGINE_OK && direction * (tf - s.t) > 0.0) {
         if (--*r.countdown <= 0 && r.tick(r.tick_ctx)) {
             st = ENGINE_INTERRUPTED;
             break;
         }
-        if (accepted >= r.max_steps) {
+        if (s.accepted >= r.max_steps) {
             st = ENGINE_MAX_STEPS;
             break;
         }
-        const double min_step = clip_step(t, direction, max_step, h_abs);
-        bool retried = false;
-        double t_new, h;
-        for (;;) {
-            if (h_abs < min_step) {
-                st = ENGINE_STEP_TOO_SMALL;
-                break;
-            }
-            trial_end(t, tf, direction, h_abs, t_new, h);
-            nfev += P::s;
-            st = step_stages<P>(f, N, t, h, z, K, std::make_integer_sequence<int, P::s - 1>{});
-            if (st != ENGINE_OK) break;
-            for (int k = 0; k < N; ++k)
-                znew[k] = z[k] + h * wsum<RowB<P>>(K, k, std::make_integer_sequence<int, P::s>{});
-            st = eval(f, t_new, znew, K[P::s]);      // FSAL: the next step's K[0]
-            if (st != ENGINE_OK) break;
-            const double err = error_norm<P>(K, N, z, znew, h, rtol, atol, model_ref(f));
-            double angle = 0.0, max_angle = 0.0;
-            if constexpr (HasMaxAngle<M>::value) {     // the driver's `Stepper.max_angle`
-                angle = step_angle(f, znew);
-                max_angle = f.max_angle();
-            }
-            if (decide_step(err, exponent, angle, max_angle, h_abs, retried, rejected)) break;
-        }
+        double t_new, h, t_stop;
+        int hooked;
+        st = erk_attempt<P>(f, r, s, N, direction, tf, atol, t_new, h);
         if (st != ENGINE_OK) break;
-        if (!finite(znew, N)) {
+        if (!finite_values(s.znew, N)) {
             st = ENGINE_NONFINITE;
             break;
         }
-        bool prepared = false;
-        double t_stop = t_new;                     // a terminal event may end the body earlier
-        int hooked = ENGINE_OK;
-        if (r.on_step != nullptr) {
-            EngineStep es{t, t_new, h, z, znew, &K[0][0], C, F, false, 0, 0, t_new};
-            hooked = r.on_step(r.step_ctx, &es);
-            nfev += es.nfev;
-            r.hook_stores += es.stores;
-            prepared = es.prepared;
-            t_stop = es.t_stop;
-            if (hooked != ENGINE_OK && hooked != ENGINE_TERMINATED) {
-                st = hooked;
-                break;
-            }
-        }
-        if (r.t_eval && !prepared
-            && (t0_requested
-                || (slot < r.m && direction * (r.t[r.save[slot]] - t_stop) <= 0.0))) {
-            // as SciPy: a step holding a requested time prepares its interpolant (in nfev)
-            nfev += P::s_dense - P::s - 1;
-            st = dense_prepare<P>(f, t, h, z, znew, K, F);
-            if (st != ENGINE_OK) break;
-            prepared = true;
-        }
-        t0_requested = false;
-        while (slot < r.m && direction * (r.t[r.save[slot]] - t_stop) <= 0.0) {
-            const double tt = r.t[r.save[slot]];
-            double* yrow = r.yo + slot * KW;
-            double* wrow = r.wo + slot * 3;
-            ++stores;
-            if (tt == t_new) {
-                f.store(tt, znew, yrow, wrow);
-            } else {
-                if (!prepared) {
-                    nfev += P::s_dense - P::s - 1;
-                    st = dense_prepare<P>(f, t, h, z, znew, K, F);
-                    if (st != ENGINE_OK) break;
-                    prepared = true;
-                }
-                dense_eval<P>((tt - t) / h, z, F, zd, N);
-                f.store(tt, zd, yrow, wrow);
-            }
-            if (!finite(yrow, KW) || !finite(wrow, THREE)) {
-                st = ENGINE_NONFINITE;
-                break;
-            }
-            ++slot;
-        }
+        st = erk_rows<P>(f, r, s, N, KW, direction, t_new, h, t0_requested, hooked, t_stop);
         if (st != ENGINE_OK) break;
         if (hooked == ENGINE_TERMINATED) {         // (the hook keeps the state at t_stop)
-            t = t_stop;
-            ++accepted;
+            s.t = t_stop;
+            ++s.accepted;
             st = ENGINE_TERMINATED;
             break;
         }
         for (int k = 0; k < N; ++k) {
-            z[k] = znew[k];
-            K[0][k] = K[P::s][k];
+            s.z[k] = s.znew[k];
+            s.K[0][k] = s.K[P::s][k];
         }
-        if constexpr (HasAccept<M>::value) f.accept(z, K[0]);
-        t = t_new;
-        ++accepted;
+        if constexpr (HasAccept<M, V>::value) f.accept(s.z, s.K[0]);
+        s.t = t_new;
+        ++s.accepted;
     }
-    for (; slot < r.m; ++slot) {
-        for (int k = 0; k < KW; ++k) r.yo[slot * KW + k] = NAN;
-        for (int k = 0; k < 3; ++k) r.wo[slot * 3 + k] = NAN;
-    }
-    r.accepted = accepted;
-    r.rejected = rejected;
-    r.nfev = nfev;
-    r.stores = stores;
-    r.t_end = t;
-    r.status = st;
+    erk_finish(f, r, s, KW, st);
     return st;
 }
 
