@@ -17,7 +17,7 @@ from rotode import dynamic, implicit, kinematic, ode
 from rotode import events as _events
 from rotode._runplan import EventRequest
 from rotode._validation import as_float_array, as_frame, as_positive_scalar, python_override
-from rotode.omega import AngularVelocity, as_source
+from rotode.omega import AngularVelocity, Samples, as_source
 from rotode.rhs import QuaternionKinematics, RigidBody
 
 __all__ = ["thin_run", "thin_fixed", "thin_sensitivity", "runner_for",
@@ -74,6 +74,8 @@ def thin_fixed(model, t_span, y0, method, dt, save_every, frame, options, t_eval
     None when the call is anything else (the general path runs it).  No option (an ODE's
     ``normalize`` aside).  With ``t_eval`` the grid is `time_grid`'s, made here (a grid it
     refuses: None, and the general path raises its error)."""
+    if type(dt) is str:
+        return _thin_samples(model, t_span, y0, method, dt, save_every, frame, options, t_eval)
     grid = None
     if t_eval is not None:
         try:
@@ -94,6 +96,23 @@ def thin_fixed(model, t_span, y0, method, dt, save_every, frame, options, t_eval
         return fast if fast is not None else implicit.run_fixed_single(
             model, t_span, y0, method, dt, save_every, grid=grid)
     model, frame = _thin_kinematics(model, frame)
+    return kinematic.run_fixed_single(model, t_span, y0, method, dt, save_every, frame,
+                                      grid=grid)
+
+
+def _thin_samples(model, t_span, y0, method, dt, save_every, frame, options, t_eval):
+    """`thin_fixed` of ``dt="samples"``: one body under a `Samples` rate (gyroscope data, or a
+    `QuaternionKinematics` of one without a norm gain) on `sample_grid`'s grid, by
+    `kinematic.run_fixed_single`; None for anything else."""
+    if dt != "samples" or options:
+        return None
+    model, frame = _thin_kinematics(model, frame)
+    if type(model) is not Samples:
+        return None
+    try:
+        grid = sample_grid(model, t_span, t_eval, save_every)
+    except (TypeError, ValueError):
+        return None
     return kinematic.run_fixed_single(model, t_span, y0, method, dt, save_every, frame,
                                       grid=grid)
 
@@ -353,19 +372,21 @@ def sample_grid(samples, t_span, t_eval, save_every):
     times = np.asarray(samples.times, dtype=np.float64)
     s = direction * (times - t0)
     inner = times[(s > 0) & (s < direction * (tf - t0))]
-    points = [np.array([t0]), inner, np.array([tf])]
-    if t_eval is not None:
-        if save_every is not None:
-            raise ValueError("give either `t_eval` or `save_every`, not both")
-        te = as_eval_times(t_eval, t0, tf)
-        points.append(te)
-    grid = np.unique(np.concatenate(points))            # sorted, exact values, no duplicates
+    if t_eval is None:
+        # t0, the sample times strictly between t0 and tf (Samples holds them strictly
+        # increasing), tf: already strictly monotonic, the grid np.unique would give
+        grid = np.empty(inner.size + 2)
+        grid[0], grid[-1] = t0, tf
+        grid[1:-1] = inner if direction > 0 else inner[::-1]
+        return grid, _every(grid.size, save_every)
+    if save_every is not None:
+        raise ValueError("give either `t_eval` or `save_every`, not both")
+    te = as_eval_times(t_eval, t0, tf)
+    grid = np.unique(np.concatenate([[t0], inner, [tf], te]))   # sorted, exact, no duplicates
     if direction < 0:
         grid = grid[::-1].copy()
-    if t_eval is not None:
-        save = np.searchsorted(direction * (grid - t0), direction * (te - t0)).astype(np.intp)
-        return np.ascontiguousarray(grid), save
-    return np.ascontiguousarray(grid), _every(grid.size, save_every)
+    save = np.searchsorted(direction * (grid - t0), direction * (te - t0)).astype(np.intp)
+    return np.ascontiguousarray(grid), save
 
 
 def _every(size, save_every):

@@ -38,7 +38,8 @@ from cpython.ref cimport PyObject
 from libc.math cimport floor, fabs, fmax, fmin, pow, sqrt
 from rotode.erk cimport ERK_MAX_STAGES, ERK_MAX_POWERS
 from rotode._driver cimport (Control, Engine, Stepper, ThinCall, advance_steps, drive,
-                             thin_call, thin_rows, thin_grid, thin_block_rows, make_stepper,
+                             thin_call, thin_rows, thin_grid, thin_block_rows,
+                             thin_stepper_rows, make_stepper,
                              STATUS_OK,
                              STATUS_UNAVAILABLE, STATUS_ROTATION_BOUND,
                              STATUS_TOO_MANY_SUBSTEPS, WORK_DOUBLES, KERNEL_CG, KERNEL_EXP2,
@@ -819,7 +820,8 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every, frame, grid=None
     None.
 
     One body, ``y0`` a float64 array of shape (4,) or a list or tuple of 4 numbers, a
-    `rotode.omega.Constant` or `Sinusoid` source, ``frame`` None, "body" or "world", a
+    `rotode.omega.Constant` or `Sinusoid` source (a `Samples` source with ``dt="samples"``:
+    `_samples_single`), ``frame`` None, "body" or "world", a
     fixed-step method of the lane kernels (`_lane_kernel`: rk3, rk4, ab3, the Crouch-Grossman
     methods, exp2, magnus2-magnus8, magnus_ca) or a pair at fixed steps (dop853, dopri5, bs3,
     rkmk8, rkmk5, rkmk3: the pairs' fixed-grid lanes, `_pair_block`) with no option,
@@ -840,8 +842,12 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every, frame, grid=None
     cdef double fail_angle = 0.0
     cdef int lanes_used = 1
     cdef double w[3]
-    if not ((type(model) is Sinusoid or type(model) is ConstantRate) and type(method) is str
+    if not (type(method) is str
             and (frame is None or (type(frame) is str and (frame == "body" or frame == "world")))):
+        return None
+    if type(model) is Samples:
+        return _samples_single(model, y0, method, frame, grid)
+    if not (type(model) is Sinusoid or type(model) is ConstantRate):
         return None
     spec = _FIXED_SPECS.get(method)
     if spec is None:
@@ -882,6 +888,51 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every, frame, grid=None
     stats = {"n_steps": run.n, "nfev": nfev, "nrate": nrate, "n_substeps": nsub, "status": 0,
              "message": "success", "simd": isa if lanes_used > 1 else "scalar"}
     return rows + (stats,)
+
+
+cdef object _samples_single(object model, object y0, str method, object frame, object grid):
+    """`run_fixed_single` under a `Samples` rate (gyroscope data; ``dt="samples"``, `grid`
+    `_plan.sample_grid`'s grid and saved indices, or None): the driver's fixed-grid loop over
+    `run_plan`'s stepper for one body (the lane kernels do not interpolate samples), on the
+    calling thread.  Every fixed-step method and the pairs at fixed steps; ``(t, y, w, stats)``
+    as `run_plan` gives them, or None (the general path then runs, and raises its errors)."""
+    cdef KinCfg g
+    cdef Stepper sp
+    cdef BlockRun run
+    cdef ThinCall c
+    cdef Py_ssize_t nfev = 0, nrate = 0, nsub = 0
+    cdef double fail_angle = 0.0
+    cdef double w[3]
+    spec = _FIXED_SPECS.get(method)
+    if spec is None or grid is None:
+        return None
+    grid = thin_grid(None, None, None, y0, 4, True, &c, &run, grid)
+    if grid is None:
+        return None
+    _run_options(&g, method, spec, _FRAME_OPTIONS[frame], False)
+    _method_data(&g, spec, None, False)
+    _source_cfg(&g, model, None, run.t[0])
+    w[0] = w[1] = w[2] = 0.0
+    g.wconst = w                    # (run_plan's, for a source: no rows read)
+    g.alpha = w
+    g.t_start = run.t[0]
+    g.nfev = &nfev
+    g.nrate = &nrate
+    g.nsub = &nsub
+    g.fail_angle = &fail_angle
+    sp = make_stepper(&g, _begin, _advance, _store, _end, 4, 4, 4, False)
+    sp.store_row = _store_q
+    g.pair = -1                     # (every field a hook reads set, as run_plan sets them)
+    g.params = NULL
+    g.params_shared = True
+    g.magnus_engine = False
+    held = _attach_kernel(&sp, &g, spec, None)       # (held: the pair's Engine, kept alive)
+    rows = thin_stepper_rows(&sp, grid, &run)
+    del held
+    if rows is None:
+        return None
+    return rows + ({"n_steps": run.n, "nfev": nfev, "nrate": nrate, "n_substeps": nsub,
+                    "status": 0, "message": "success"},)
 
 
 # the fixed-step methods `run_fixed_single` may take (registry entries of rotode.kinematic),

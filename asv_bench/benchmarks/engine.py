@@ -52,14 +52,16 @@ class FixedStepCall:
     """A call of one fixed step on one body (a game or control loop's frame), the thin path of
     a fixed-step call: rk4 on the upright top, implicit_midpoint on the T-handle at 60 Hz,
     magnus8 under the Rucker benchmark's rates, dop853 given dt on the top (the pairs'
-    fixed-grid lanes); and the same call on the general path (``workers=None``), the cost the
-    thin path saves."""
+    fixed-grid lanes), exp2 on one 100 Hz packet of 10 gyroscope samples (``dt="samples"``);
+    and the same call on the general path (``workers=None``), the cost the thin path saves."""
 
-    params = [["rk4 top", "implicit_midpoint T-handle", "magnus8 kinematics", "dop853 top"],
+    params = [["rk4 top", "implicit_midpoint T-handle", "magnus8 kinematics", "dop853 top",
+               "exp2 gyro packet"],
               ["thin", "general"]]
     param_names = ["case", "path"]
 
     def setup(self, case, path):
+        self.span = None
         if case in ("rk4 top", "dop853 top"):
             self.model, self.y0 = _top()
             self.method, self.dt = case.split()[0], 0.01
@@ -67,13 +69,21 @@ class FixedStepCall:
             self.model = rotode.RigidBody(T_HANDLE)
             self.y0 = np.concatenate([[1.0, 0.0, 0.0, 0.0], T_HANDLE_W0])
             self.method, self.dt = "implicit_midpoint", 1.0 / 60.0
+        elif case == "exp2 gyro packet":
+            t = np.arange(11) * 0.01
+            w = np.c_[np.sin(t), 0.5 * np.cos(t), 0.2 + 0.1 * t]
+            self.model = rotode.omega.Samples(t, w, kind="previous")
+            self.y0 = np.array([1.0, 0.0, 0.0, 0.0])
+            self.method, self.dt, self.span = "exp2", "samples", (0.0, 0.1)
         else:
             self.model, self.y0 = seed004_omega(), np.array([1.0, 0.0, 0.0, 0.0])
             self.method, self.dt = "magnus8", 0.1
+        if self.span is None:
+            self.span = (0.0, self.dt)
         self.workers = 1 if path == "thin" else None
 
     def time_one_step(self, case, path):
-        rotode.integrate(self.model, (0.0, self.dt), self.y0, method=self.method, dt=self.dt,
+        rotode.integrate(self.model, self.span, self.y0, method=self.method, dt=self.dt,
                          workers=self.workers)
 
 
