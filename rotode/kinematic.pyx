@@ -838,7 +838,7 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every, frame, grid=None
     cdef Stepper sp
     cdef BlockRun run
     cdef ThinCall c
-    cdef Py_ssize_t nfev = 0, nrate = 0, nsub = 0
+    cdef Py_ssize_t counters[3]
     cdef double fail_angle = 0.0
     cdef int lanes_used = 1
     cdef double w[3]
@@ -855,25 +855,14 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every, frame, grid=None
     grid = thin_grid(t_span, dt, save_every, y0, 4, True, &c, &run, grid)
     if grid is None:
         return None
-    _run_options(&g, method, spec, _FRAME_OPTIONS[frame], False)
-    _method_data(&g, spec, None, False)
-    _source_cfg(&g, model, None, run.t[0])
-    w[0] = w[1] = w[2] = 0.0
+    _thin_cfg(&g, method, spec, frame, model, run.t[0], w, counters, &fail_angle)
     pair = _pair_id(g.kernel, method)
     if ((pair < 0 and (g.local or _lane_kernel(&g) < 0))
             or not _kin_params(model, w, g.frame, g.gain, &p)):
         return None
-    g.wconst = w
-    g.alpha = w
-    g.t_start = run.t[0]
-    g.nfev = &nfev
-    g.nrate = &nrate
-    g.nsub = &nsub
-    g.fail_angle = &fail_angle
     g.params = &p
     g.params_shared = True
     g.pair = pair                   # (every field a hook reads set, as run_plan sets them)
-    g.magnus_engine = False
     g.estages = 0
     sp.block = NULL
     if pair >= 0:                   # (the pairs' fixed-grid lanes, as run_plan attaches them)
@@ -885,9 +874,7 @@ def run_fixed_single(model, t_span, y0, method, dt, save_every, frame, grid=None
     rows = thin_block_rows(sp.block, &g, 4, grid, &run)
     if rows is None:
         return None
-    stats = {"n_steps": run.n, "nfev": nfev, "nrate": nrate, "n_substeps": nsub, "status": 0,
-             "message": "success", "simd": isa if lanes_used > 1 else "scalar"}
-    return rows + (stats,)
+    return rows + (_thin_stats(run.n, counters) | {"simd": isa if lanes_used > 1 else "scalar"},)
 
 
 cdef object _samples_single(object model, object y0, str method, object frame, object grid):
@@ -900,7 +887,7 @@ cdef object _samples_single(object model, object y0, str method, object frame, o
     cdef Stepper sp
     cdef BlockRun run
     cdef ThinCall c
-    cdef Py_ssize_t nfev = 0, nrate = 0, nsub = 0
+    cdef Py_ssize_t counters[3]
     cdef double fail_angle = 0.0
     cdef double w[3]
     spec = _FIXED_SPECS.get(method)
@@ -909,30 +896,46 @@ cdef object _samples_single(object model, object y0, str method, object frame, o
     grid = thin_grid(None, None, None, y0, 4, True, &c, &run, grid)
     if grid is None:
         return None
-    _run_options(&g, method, spec, _FRAME_OPTIONS[frame], False)
-    _method_data(&g, spec, None, False)
-    _source_cfg(&g, model, None, run.t[0])
-    w[0] = w[1] = w[2] = 0.0
-    g.wconst = w                    # (run_plan's, for a source: no rows read)
-    g.alpha = w
-    g.t_start = run.t[0]
-    g.nfev = &nfev
-    g.nrate = &nrate
-    g.nsub = &nsub
-    g.fail_angle = &fail_angle
+    _thin_cfg(&g, method, spec, frame, model, run.t[0], w, counters, &fail_angle)
     sp = make_stepper(&g, _begin, _advance, _store, _end, 4, 4, 4, False)
     sp.store_row = _store_q
     g.pair = -1                     # (every field a hook reads set, as run_plan sets them)
     g.params = NULL
     g.params_shared = True
-    g.magnus_engine = False
     held = _attach_kernel(&sp, &g, spec, None)       # (held: the pair's Engine, kept alive)
     rows = thin_stepper_rows(&sp, grid, &run)
     del held
     if rows is None:
         return None
-    return rows + ({"n_steps": run.n, "nfev": nfev, "nrate": nrate, "n_substeps": nsub,
-                    "status": 0, "message": "success"},)
+    return rows + (_thin_stats(run.n, counters),)
+
+
+cdef int _thin_cfg(KinCfg* g, object method, object spec, object frame, object model,
+                   double t0, double* w, Py_ssize_t* counters, double* fail_angle) except -1:
+    """The configuration of a thin fixed-step call of one body (`run_fixed_single`,
+    `_samples_single`) as `run_plan` fills it for one body: its method, frame and source, no
+    constant rows (w zeroed) and the counters (OUT: g, w[3], counters[3] zeroed: the w and w'
+    evaluations and the sub-steps)."""
+    _run_options(g, method, spec, _FRAME_OPTIONS[frame], False)
+    _method_data(g, spec, None, False)
+    _source_cfg(g, model, None, t0)
+    w[0] = w[1] = w[2] = 0.0
+    counters[0] = counters[1] = counters[2] = 0
+    g.wconst = w                    # (for a source, run_plan's: no rows read)
+    g.alpha = w
+    g.t_start = t0
+    g.nfev = &counters[0]
+    g.nrate = &counters[1]
+    g.nsub = &counters[2]
+    g.fail_angle = fail_angle
+    g.magnus_engine = False
+    return 0
+
+
+cdef dict _thin_stats(Py_ssize_t n, const Py_ssize_t* counters):
+    """The stats of a thin fixed-step call's successful run of n steps (`run_plan`'s)."""
+    return {"n_steps": n, "nfev": counters[0], "nrate": counters[1], "n_substeps": counters[2],
+            "status": 0, "message": "success"}
 
 
 # the fixed-step methods `run_fixed_single` may take (registry entries of rotode.kinematic),
