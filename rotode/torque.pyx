@@ -1217,11 +1217,14 @@ cdef void _sum_set(Sum s, tuple parts, object n_bodies) except *:
 
 cdef int _sum_failed(PyObject* s, PyObject* part, int status) noexcept nogil:
     """A part's failure as the sum's: a Python error moves to the sum, where the caller looks
-    for it."""
+    for it.  Bodies on several threads share the part: between a thread's failed call and its
+    move here, another thread's move may already have taken the part's error (its own or this
+    one's); the sum then holds an error already, which an empty part must not clear."""
     if status == TORQUE_ERROR:
         with gil:
-            (<Torque>s).error = (<Torque>part).error
-            (<Torque>part).error = None
+            if (<Torque>part).error is not None:
+                (<Torque>s).error = (<Torque>part).error
+                (<Torque>part).error = None
     return status
 
 
