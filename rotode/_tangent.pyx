@@ -1519,6 +1519,7 @@ def kinematics_rates(kernel, tableau, frame, rates, C, sel, y0, ts, save):
     cdef double th[3 * MAX_RATE_COLS]
     cdef Py_ssize_t i, slot = 0
     cdef int k
+    cdef double[:, :, ::1] ov
     b, c = tableau
     source, aux, wconst = rates
     Cv = np.ascontiguousarray(C, dtype=float)
@@ -1540,12 +1541,14 @@ def kinematics_rates(kernel, tableau, frame, rates, C, sel, y0, ts, save):
         P.wc[k] = wconst[k]
     for k in range(4):
         q[k] = y0[k]
-    save = np.asarray(save, dtype=np.intp)
-    out = np.empty((save.shape[0], 3, P.ncols))
+    cdef const Py_ssize_t[::1] sv = np.ascontiguousarray(save, dtype=np.intp)
+    out = np.empty((sv.shape[0], 3, P.ncols))
+    ov = out
     for i in range(tsv.shape[0]):
         if i > 0:
             _kin_step(&P, source, aux, tsv[i - 1], tsv[i] - tsv[i - 1], q, th)
-        while slot < save.shape[0] and save[slot] == i:
-            out[slot] = np.asarray(<double[:3 * P.ncols]>th).reshape(3, P.ncols)
+        while slot < sv.shape[0] and sv[slot] == i:
+            for k in range(3 * P.ncols):      # (the row in place: no array made per row)
+                ov[slot, k // P.ncols, k % P.ncols] = th[k]
             slot += 1
     return out
