@@ -490,16 +490,9 @@ inline void dense_eval(double x, const V* y, const V* F, V* out, Nt N) {
     }
 }
 
-template <class Nt>
-ROTODE_INLINE bool finite(const double* x, Nt N) {
-    bool ok = true;
-    for (int k = 0; k < N; ++k) ok = ok && (x[k] - x[k] == 0.0);
-    return ok;
-}
-
-// `finite` of the value parts
+// whether x[0..N-1] are all finite (of a model's dual numbers: their value parts)
 template <class V, class Nt>
-ROTODE_INLINE bool finite_values(const V* x, Nt N) {
+ROTODE_INLINE bool finite(const V* x, Nt N) {
     bool ok = true;
     for (int k = 0; k < N; ++k) {
         const double v = value_of(x[k]);
@@ -689,20 +682,28 @@ ROTODE_INLINE int erk_rows(const M& f, EngineRun& r, St& s, Nt N, Kt KW, double 
     return ENGINE_OK;
 }
 
-// The body's end: NaN rows where it did not reach, the counters, where it ended (OUT: r)
-template <class M, class St, class Kt>
-ROTODE_INLINE void erk_finish(const M& f, EngineRun& r, St& s, Kt KW, int st) {
-    for (std::ptrdiff_t slot = s.slot; slot < r.m; ++slot) {
+// A body's end with status st: NaN rows (KW wide) from the first slot it did not reach, its
+// counters, where it ended (OUT: r); b is its loop state (`ErkState`, the lanes' `LaneBody`:
+// slot, accepted, rejected, nfev, stores, t)
+template <class B, class Kt>
+ROTODE_INLINE void finish_run(EngineRun& r, const B& b, Kt KW, int st) {
+    for (std::ptrdiff_t slot = b.slot; slot < r.m; ++slot) {
         for (int k = 0; k < KW; ++k) r.yo[slot * KW + k] = NAN;
         for (int k = 0; k < 3; ++k) r.wo[slot * 3 + k] = NAN;
     }
-    if constexpr (HasUnreached<M>::value) f.unreached(s.slot, r.m);
-    r.accepted = s.accepted;
-    r.rejected = s.rejected;
-    r.nfev = s.nfev;
-    r.stores = s.stores;
-    r.t_end = s.t;
+    r.accepted = b.accepted;
+    r.rejected = b.rejected;
+    r.nfev = b.nfev;
+    r.stores = b.stores;
+    r.t_end = b.t;
     r.status = st;
+}
+
+// The body's end: `finish_run`, and the model's own rows beyond the slots reached (OUT: r)
+template <class M, class St, class Kt>
+ROTODE_INLINE void erk_finish(const M& f, EngineRun& r, St& s, Kt KW, int st) {
+    finish_run(r, s, KW, st);
+    if constexpr (HasUnreached<M>::value) f.unreached(s.slot, r.m);
 }
 
 }  // namespace engine
@@ -770,7 +771,7 @@ int erk_body(const M& model, EngineRun* run) {
         int hooked;
         st = erk_attempt<P>(f, r, s, N, direction, tf, atol, t_new, h);
         if (st != ENGINE_OK) break;
-        if (!finite_values(s.znew, N)) {
+        if (!finite(s.znew, N)) {
             st = ENGINE_NONFINITE;
             break;
         }

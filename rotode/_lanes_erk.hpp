@@ -411,21 +411,11 @@ ROTODE_INLINE void lane_of(const V* x, int n, int l, double* out) {
     for (int c = 0; c < n; ++c) out[c] = get(x[c], l);
 }
 
-// the end of lane l's body with status st (erk_body's last lines: NaN rows from its slot, the
-// counters, where it ended); the lane is idle after it
+// the end of lane l's body with status st (`engine::finish_run`, as erk_body ends: NaN rows
+// from its slot, the counters, where it ended); the lane is idle after it
 template <int K>
 inline void end_body(LaneBody& b, int st) {
-    EngineRun& r = *b.r;
-    for (std::ptrdiff_t slot = b.slot; slot < r.m; ++slot) {
-        for (int k = 0; k < K; ++k) r.yo[slot * K + k] = NAN;
-        for (int k = 0; k < 3; ++k) r.wo[slot * 3 + k] = NAN;
-    }
-    r.accepted = b.accepted;
-    r.rejected = b.rejected;
-    r.nfev = b.nfev;
-    r.stores = b.stores;
-    r.t_end = b.t;
-    r.status = st;
+    engine::finish_run(*b.r, b, std::integral_constant<int, K>{}, st);
     b.r = nullptr;
 }
 
