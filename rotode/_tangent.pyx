@@ -1518,7 +1518,7 @@ def kinematics_rates(kernel, tableau, frame, rates, C, sel, y0, ts, save):
     cdef double q[4]
     cdef double th[3 * MAX_RATE_COLS]
     cdef Py_ssize_t i, slot = 0
-    cdef int k
+    cdef int k, j
     cdef double[:, :, ::1] ov
     b, c = tableau
     source, aux, wconst = rates
@@ -1548,7 +1548,8 @@ def kinematics_rates(kernel, tableau, frame, rates, C, sel, y0, ts, save):
         if i > 0:
             _kin_step(&P, source, aux, tsv[i - 1], tsv[i] - tsv[i - 1], q, th)
         while slot < sv.shape[0] and sv[slot] == i:
-            for k in range(3 * P.ncols):      # (the row in place: no array made per row)
-                ov[slot, k // P.ncols, k % P.ncols] = th[k]
+            for k in range(3):                # (the row in place: no array made per row)
+                for j in range(P.ncols):
+                    ov[slot, k, j] = th[k * P.ncols + j]
             slot += 1
     return out

@@ -322,20 +322,25 @@ def test_sum_is_the_parts_added(clib):
         torque.Constant(np.ones((2, 3))) + torque.Constant(np.ones((3, 3)))
 
 
+class Boom(Exception):
+    pass
+
+
+def _boom_after(t_fail):
+    """A torque function that raises Boom from t_fail on (zero before)."""
+    def boom(t, q, w):
+        if t > t_fail:
+            raise Boom("in a part")
+        return [0.0, 0.0, 0.0]
+    return boom
+
+
 def test_sum_potential_energy_and_errors():
     top = torque.Gravity(1.0, 9.81, [0, 0, 0.5])
     q = [1.0, 0, 0, 0]
     assert (top + top).potential_energy(q) == 2 * top.potential_energy(q)
     assert (top + torque.Constant([1.0, 0, 0])).potential_energy(q) is None
-
-    class Boom(Exception):
-        pass
-
-    def boom(t, q, w):
-        if t > 0.5:
-            raise Boom("in a part")
-        return [0.0, 0.0, 0.0]
-
+    boom = _boom_after(0.5)
     model = rotode.RigidBody(INERTIA, torque=top + boom)
     assert type((boom + top).parts[0]) is torque.Callable
     with pytest.raises(Boom, match="in a part"):
@@ -349,15 +354,8 @@ def test_sum_error_raised_whatever_the_threads_interleaving():
     # by whichever thread moves it to the sum first; the other thread's move then finds it
     # empty and must leave the sum's error alone (it cleared it: "a source reported an error
     # without storing it", about 1 call in 100 with 64 failing bodies on 2 threads).
-    class Boom(Exception):
-        pass
-
-    def boom(t, q, w):
-        if t > 0.05:
-            raise Boom("in a part")
-        return [0.0, 0.0, 0.0]
-
-    model = rotode.RigidBody(INERTIA, torque=torque.Gravity(1.0, 9.81, [0, 0, 0.5]) + boom)
+    model = rotode.RigidBody(INERTIA,
+                             torque=torque.Gravity(1.0, 9.81, [0, 0, 0.5]) + _boom_after(0.05))
     y0 = _states(64)
     for _ in range(150):
         with pytest.raises(Boom, match="in a part"):
