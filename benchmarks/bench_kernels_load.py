@@ -66,6 +66,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     args = ap.parse_args()
     table = cases(args.rows, np.random.default_rng(0))
+    for _, ours, scipy in table:        # warm: the thread team, the first page faults
+        ours()
+        scipy()
     for label, busy in (("quiet", False), ("one core busy", True)):
         proc = (subprocess.Popen([sys.executable, "-c", "while True: pass"]) if busy else None)
         try:

@@ -10,9 +10,10 @@
 //                same two polynomials at e^2, so cos h keeps full relative precision as a -> pi;
 //   x > 16       the library sine and cosine of h.
 // All three polynomial ranges evaluate the same pair (sinc, s2) at one argument t <= 1, which is
-// what lets `so3_exp_rows` below run branch-free: it computes every range's combination and
-// selects, so the compiler vectorises the batch loop, and it gives the same bits as the
-// branching scalar code (same operations in the same order; tested).
+// what lets `rodrigues_select` below run branch-free: it computes every range's combination and
+// selects, so the compiler vectorises the batch loop of so3.exp (`so3_exp_rows` of
+// rotode/_rows.hpp), and it gives the same bits as the branching scalar code (same operations in
+// the same order; tested).
 //
 // Everything is a template over the scalar type so that the double path and the dual-number
 // path (rotode/_dual.hpp, forward-mode Jacobians) are one source.
@@ -29,12 +30,6 @@
 #define ROTODE_ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define ROTODE_ALWAYS_INLINE inline
-#endif
-
-// Runtime dispatch to an AVX2 clone of the batch loop on x86 (GCC and Clang); elsewhere only the
-// portable build exists.
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#define ROTODE_X86_DISPATCH 1
 #endif
 
 namespace rotode {
@@ -239,85 +234,6 @@ ROTODE_ALWAYS_INLINE void axis_matrix(const T* v, T alpha, T beta, T gamma, T* M
     M[6] = gz * v[0] - by;
     M[7] = gz * v[1] + bx;
     M[8] = alpha + gz * v[2];
-}
-
-// ---- batch: R[i] = R(v[i]) for rows v (n, 3) -> R (n, 9) -------------------------------------
-
-const std::ptrdiff_t RODRIGUES_BLOCK = 64;
-
-// Blocks of rows: squared norms, coefficients (branch-free, vectorised), the rare x > 16 rows
-// by the library path, then the matrices.  Bit for bit the scalar so3_exp of rotode/so3.pxd.
-// Returns false when some x = |v|^2 is not finite (a NaN or infinite component, or
-// |v| > 1.34e154), so that the caller needs no separate pass over the input to validate it.
-ROTODE_ALWAYS_INLINE bool so3_exp_rows_body(const double* v, double* R, std::ptrdiff_t n) {
-    double x[RODRIGUES_BLOCK], s1[RODRIGUES_BLOCK], s2[RODRIGUES_BLOCK];
-    int finite = 1;
-    for (std::ptrdiff_t start = 0; start < n; start += RODRIGUES_BLOCK) {
-        std::ptrdiff_t m = n - start < RODRIGUES_BLOCK ? n - start : RODRIGUES_BLOCK;
-        const double* vb = v + 3 * start;
-        double* Rb = R + 9 * start;
-        bool large = false;
-        for (std::ptrdiff_t j = 0; j < m; ++j) {
-            x[j] = vb[3 * j] * vb[3 * j] + vb[3 * j + 1] * vb[3 * j + 1]
-                   + vb[3 * j + 2] * vb[3 * j + 2];
-        }
-        for (std::ptrdiff_t j = 0; j < m; ++j) {
-            rodrigues_select(x[j], &s1[j], &s2[j]);
-        }
-        for (std::ptrdiff_t j = 0; j < m; ++j) {
-            large |= x[j] > 16.0;
-            finite &= x[j] <= DBL_MAX;  // false for NaN and inf
-        }
-        if (large) {
-            for (std::ptrdiff_t j = 0; j < m; ++j) {
-                if (x[j] > 16.0) rodrigues_large(x[j], &s1[j], &s2[j]);
-            }
-        }
-        for (std::ptrdiff_t j = 0; j < m; ++j) {
-            axis_matrix(vb + 3 * j, 1.0 - s2[j] * x[j], s1[j], s2[j], Rb + 9 * j);
-        }
-    }
-    return finite != 0;
-}
-
-static bool so3_exp_rows_portable(const double* v, double* R, std::ptrdiff_t n) {
-    return so3_exp_rows_body(v, R, n);
-}
-
-#ifdef ROTODE_X86_DISPATCH
-__attribute__((target("avx2"))) static bool so3_exp_rows_avx2(const double* v, double* R,
-                                                                std::ptrdiff_t n) {
-    return so3_exp_rows_body(v, R, n);
-}
-#endif
-
-// 1: the AVX2 clone when the CPU has it (default); 0: the portable loop (for tests)
-inline int& so3_exp_rows_allow_simd() {
-    static int allow = 1;
-    return allow;
-}
-
-inline void so3_exp_rows_set_simd(int allow) { so3_exp_rows_allow_simd() = allow; }
-
-// whether the next call of so3_exp_rows runs the AVX2 clone
-inline bool so3_exp_rows_use_avx2() {
-#ifdef ROTODE_X86_DISPATCH
-    static const bool has_avx2 = __builtin_cpu_supports("avx2");
-    return has_avx2 && so3_exp_rows_allow_simd();
-#else
-    return false;
-#endif
-}
-
-// the instruction set the next call of so3_exp_rows uses: "avx2" or "portable"
-inline const char* so3_exp_rows_isa() { return so3_exp_rows_use_avx2() ? "avx2" : "portable"; }
-
-// R(v) of n rows (v: n x 3, R: n x 9, C order); false if some |v|^2 is not finite
-inline bool so3_exp_rows(const double* v, double* R, std::ptrdiff_t n) {
-#ifdef ROTODE_X86_DISPATCH
-    if (so3_exp_rows_use_avx2()) return so3_exp_rows_avx2(v, R, n);
-#endif
-    return so3_exp_rows_portable(v, R, n);
 }
 
 }  // namespace rotode

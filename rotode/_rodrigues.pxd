@@ -1,11 +1,12 @@
 # Declarations of rotode/_rodrigues.hpp: the Taylor polynomials of the sine family, Rodrigues'
 # coefficients S1 = sin(a)/a, S2 = (1 - cos a)/a^2 from x = a^2 (and S3 of dexp, C of its
 # inverse and the product T(v)^-1 w), the matrix
-# alpha 1 + beta [v]x + gamma v v^T, and the vectorised batch R(v) of many rows.
+# alpha 1 + beta [v]x + gamma v v^T, and the coefficients' branch-free form that the batch loop
+# of so3.exp (rotode/_rows.hpp) vectorises.
 #
 # They live in C++ so that one source serves the scalar kernels (double and dual, through the
-# overloads below) and the batch loop, which is compiled twice (portable and AVX2) and chosen at
-# run time; Cython cannot attach a target instruction set to a function.
+# overloads below) and the batch loop, which is compiled three times (portable, AVX2, AVX-512F)
+# and chosen at run time; Cython cannot attach a target instruction set to a function.
 from rotode.dual cimport dual
 
 cdef extern from "_rodrigues.hpp" namespace "rotode" nogil:
@@ -32,7 +33,3 @@ cdef extern from "_rodrigues.hpp" namespace "rotode" nogil:
 
     void axis_matrix(const double* v, double alpha, double beta, double gamma, double* M)
     void axis_matrix(const dual* v, dual alpha, dual beta, dual gamma, dual* M)
-
-    bint so3_exp_rows(const double* v, double* R, Py_ssize_t n)
-    const char* so3_exp_rows_isa()
-    void so3_exp_rows_set_simd(int allow)

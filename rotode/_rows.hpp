@@ -1,14 +1,15 @@
 // Batch loops of kernels over many rows (rotode/quaternion.pyx, rotode/so3.pyx): the Hamilton
-// product, the rotation of vectors, the rotation matrix and so3.log, each compiled three times
-// (portable, AVX2, AVX-512F) and chosen at run time by the CPU's instruction sets, as
-// `so3_exp_rows` of rotode/_rodrigues.hpp is (issue 31).
+// product, the rotation of vectors, the rotation matrix, so3.exp and so3.log, each compiled
+// three times (portable, AVX2, AVX-512F) and chosen at run time by the CPU's instruction sets
+// (issue 31).
 //
 // Every row is computed with the operations of the scalar kernels (quat_mul, quat_rotate,
-// quat_to_matrix of rotode/quaternion.pxd, Rucker 2018 eq. 13 for the last two; so3_log of
-// rotode/so3.pxd, Shepperd 1978) in the same order.  These are +, -, *, / and square roots,
-// correctly rounded in every instruction set (the project compiles with -ffp-contract=off, so
-// no FMA is formed), and so3.log's atan2, which is the C library's, called per row as the
-// scalar kernel calls it: each row has the same bits on every path (tested,
+// quat_to_matrix of rotode/quaternion.pxd, Rucker 2018 eq. 13 for the last two; so3_exp and
+// so3_log of rotode/so3.pxd, Mizerski 2020 sec. 2 and Shepperd 1978) in the same order.  These
+// are +, -, *, / and square roots, correctly rounded in every instruction set (the project
+// compiles with -ffp-contract=off, so no FMA is formed), and the C library's sine and cosine
+// (so3.exp, angles above 4 rad) and atan2 (so3.log), called per row as the scalar kernels call
+// them: each row has the same bits on every path (tested,
 // tests/test_rows.py).  The loops are branch-free: the checks of the input (each quaternion
 // nonzero, |q|^2 > 1e-300 and finite as rotode._loops.TINY_NORM2; every other input finite;
 // each matrix a rotation) are accumulated flags, so the caller needs no separate pass over the
@@ -23,15 +24,15 @@
 #include <cstddef>
 #include <cstdint>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#define ROTODE_ROWS_STREAM 1
-#endif
+#include "_rodrigues.hpp"
 
 #if defined(__GNUC__)
 #define ROTODE_ROWS_INLINE inline __attribute__((always_inline))
+// in a loop's body: the compiler does not vectorise the loop (an empty volatile asm statement)
+#define ROTODE_ROWS_SCALAR_LOOP() __asm__ volatile("")
 #else
 #define ROTODE_ROWS_INLINE inline
+#define ROTODE_ROWS_SCALAR_LOOP()
 #endif
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
@@ -60,7 +61,11 @@ const std::ptrdiff_t ROWS_BLOCK = 64;
 // The loops run over blocks of rows, each component in its own array (lane j of a vector is row
 // j): the compiler vectorises them across rows.  Interleaved rows would be vectorised within a
 // row (SLP), where GCC 12 fuses a multiply with an alternating add/subtract into vfmaddsub
-// under -ffp-contract=off in AVX-512 code, which changes the bits.
+// under -ffp-contract=off in AVX-512 code, which changes the bits.  Outputs of 9 components a
+// row (to_matrix, so3.exp) are written by a scalar loop over the rows after the vectorised part
+// (ROTODE_ROWS_SCALAR_LOOP; the vectorised transposition of 9 component arrays into rows,
+// rows_store<9>, took as long as all the rest: 2x on 10^6 rows, AVX2 and AVX-512 alike); the
+// bits of every instruction set are tested equal (tests/test_rows.py, tests/test_so3.py).
 
 // X[k][j] = x[K j + k] for the m rows of a block (a transpose)
 template <int K>
@@ -78,33 +83,6 @@ ROTODE_ROWS_INLINE void rows_store(const double (*__restrict X)[ROWS_BLOCK], std
     for (std::ptrdiff_t j = 0; j < m; ++j) {
         for (int k = 0; k < K; ++k) x[K * j + k] = X[k][j];
     }
-}
-
-// rows_store, written past the caches (non-temporal stores, no read of the destination's lines
-// before they are written) when x is 16-byte aligned: for outputs larger than the caches, whose
-// bandwidth the reads for ownership would otherwise take a third of.  The caller ends the loop
-// with rows_stream_fence.
-template <int K>
-ROTODE_ROWS_INLINE void rows_store_stream(const double (*__restrict X)[ROWS_BLOCK],
-                                          std::ptrdiff_t m, double* __restrict x) {
-#ifdef ROTODE_ROWS_STREAM
-    if ((reinterpret_cast<std::uintptr_t>(x) & 15) == 0) {
-        alignas(16) double T[K * ROWS_BLOCK];
-        rows_store<K>(X, m, T);
-        std::ptrdiff_t len = K * m, i = 0;
-        for (; i + 1 < len; i += 2) _mm_stream_pd(x + i, _mm_load_pd(T + i));
-        if (i < len) x[i] = T[i];
-        return;
-    }
-#endif
-    rows_store<K>(X, m, x);
-}
-
-// orders the non-temporal stores before what follows (other threads' reads of the output)
-ROTODE_ROWS_INLINE void rows_stream_fence() {
-#ifdef ROTODE_ROWS_STREAM
-    _mm_sfence();
-#endif
 }
 
 // out[i] = p[i] q[i] (Hamilton product; rows of 4); false if some component is not finite
@@ -160,11 +138,12 @@ ROTODE_ROWS_INLINE bool quat_rotate_rows_body(const double* q, const double* v, 
     return ok != 0;
 }
 
-// R[i] = R(q[i]) (rows of 4 and 9, row-major); false if some |q[i]|^2 is not usable.  With
-// `stream`, R is written by non-temporal stores (rows_store_stream).
-ROTODE_ROWS_INLINE bool quat_to_matrix_rows_body(const double* q, double* R, std::ptrdiff_t n,
-                                                 int stream) {
-    double a[4][ROWS_BLOCK], M[9][ROWS_BLOCK];
+// R[i] = R(q[i]) (rows of 4 and 9, row-major); false if some |q[i]|^2 is not usable.  The
+// squared norms, their checks and s = 2/|q|^2 vectorised; the matrices row by row (as so3.exp's,
+// so3_exp_rows_body below: a vectorised loop's transposition of 9 components into the rows
+// cost twice the whole loop's time)
+ROTODE_ROWS_INLINE bool quat_to_matrix_rows_body(const double* q, double* R, std::ptrdiff_t n) {
+    double a[4][ROWS_BLOCK], scale[ROWS_BLOCK];
     int ok = 1;
     for (std::ptrdiff_t start = 0; start < n; start += ROWS_BLOCK) {
         std::ptrdiff_t m = n - start < ROWS_BLOCK ? n - start : ROWS_BLOCK;
@@ -173,29 +152,62 @@ ROTODE_ROWS_INLINE bool quat_to_matrix_rows_body(const double* q, double* R, std
             double n2 = a[0][j] * a[0][j] + a[1][j] * a[1][j] + a[2][j] * a[2][j]
                         + a[3][j] * a[3][j];
             ok &= rows_norm2_ok(n2);
-            double s = 2.0 / n2;
-            double wx = s * a[0][j] * a[1][j], wy = s * a[0][j] * a[2][j];
-            double wz = s * a[0][j] * a[3][j], xx = s * a[1][j] * a[1][j];
-            double xy = s * a[1][j] * a[2][j], xz = s * a[1][j] * a[3][j];
-            double yy = s * a[2][j] * a[2][j], yz = s * a[2][j] * a[3][j];
-            double zz = s * a[3][j] * a[3][j];
-            M[0][j] = 1.0 - (yy + zz);
-            M[1][j] = xy - wz;
-            M[2][j] = xz + wy;
-            M[3][j] = xy + wz;
-            M[4][j] = 1.0 - (xx + zz);
-            M[5][j] = yz - wx;
-            M[6][j] = xz - wy;
-            M[7][j] = yz + wx;
-            M[8][j] = 1.0 - (xx + yy);
+            scale[j] = 2.0 / n2;
         }
-        if (stream) {
-            rows_store_stream<9>(M, m, R + 9 * start);
-        } else {
-            rows_store<9>(M, m, R + 9 * start);
+        for (std::ptrdiff_t j = 0; j < m; ++j) {  // quat_to_matrix of rotode/quaternion.pxd
+            ROTODE_ROWS_SCALAR_LOOP();
+            const double* u = q + 4 * (start + j);
+            double* M = R + 9 * (start + j);
+            double s = scale[j];
+            double wx = s * u[0] * u[1], wy = s * u[0] * u[2], wz = s * u[0] * u[3];
+            double xx = s * u[1] * u[1], xy = s * u[1] * u[2], xz = s * u[1] * u[3];
+            double yy = s * u[2] * u[2], yz = s * u[2] * u[3], zz = s * u[3] * u[3];
+            M[0] = 1.0 - (yy + zz);
+            M[1] = xy - wz;
+            M[2] = xz + wy;
+            M[3] = xy + wz;
+            M[4] = 1.0 - (xx + zz);
+            M[5] = yz - wx;
+            M[6] = xz - wy;
+            M[7] = yz + wx;
+            M[8] = 1.0 - (xx + yy);
         }
     }
-    if (stream) rows_stream_fence();
+    return ok != 0;
+}
+
+// ---- so3.exp: rotation matrices of rotation vectors -----------------------------------------
+
+// R[i] = R(v[i]) (Rodrigues' formula, rows of 3 and 9): the scalar kernel so3_exp of
+// rotode/so3.pxd (x = |v|^2, so3_exp_coefficients, axis_matrix with alpha = 1 - S2 x) with its
+// range selection made branch-free (rodrigues_select of rotode/_rodrigues.hpp; the rare rows
+// with x > 16 by the library sine and cosine afterwards), then the matrices row by row by
+// axis_matrix.
+// False if some |v|^2 is not finite (a NaN or infinite component, or |v| > 1.34e154).
+ROTODE_ROWS_INLINE bool so3_exp_rows_body(const double* v, double* R, std::ptrdiff_t n) {
+    double a[3][ROWS_BLOCK], x[ROWS_BLOCK], s1[ROWS_BLOCK], s2[ROWS_BLOCK];
+    int ok = 1;
+    for (std::ptrdiff_t start = 0; start < n; start += ROWS_BLOCK) {
+        std::ptrdiff_t m = n - start < ROWS_BLOCK ? n - start : ROWS_BLOCK;
+        rows_load<3>(v + 3 * start, m, a);
+        int large = 0;
+        for (std::ptrdiff_t j = 0; j < m; ++j) {
+            x[j] = a[0][j] * a[0][j] + a[1][j] * a[1][j] + a[2][j] * a[2][j];
+            rodrigues_select(x[j], &s1[j], &s2[j]);
+            large |= x[j] > 16.0;
+            ok &= x[j] <= DBL_MAX;  // false for NaN and inf
+        }
+        if (large) {
+            for (std::ptrdiff_t j = 0; j < m; ++j) {
+                if (x[j] > 16.0) rodrigues_large(x[j], &s1[j], &s2[j]);
+            }
+        }
+        for (std::ptrdiff_t j = 0; j < m; ++j) {
+            ROTODE_ROWS_SCALAR_LOOP();
+            axis_matrix(v + 3 * (start + j), 1.0 - s2[j] * x[j], s1[j], s2[j],
+                        R + 9 * (start + j));
+        }
+    }
     return ok != 0;
 }
 
@@ -368,8 +380,10 @@ ROTODE_ROWS_CLONES(bool, quat_mul_rows,
 ROTODE_ROWS_CLONES(bool, quat_rotate_rows,
                    (const double* q, const double* v, double* out, std::ptrdiff_t n),
                    (q, v, out, n))
-ROTODE_ROWS_CLONES(bool, quat_to_matrix_rows,
-                   (const double* q, double* R, std::ptrdiff_t n, int stream), (q, R, n, stream))
+ROTODE_ROWS_CLONES(bool, quat_to_matrix_rows, (const double* q, double* R, std::ptrdiff_t n),
+                   (q, R, n))
+ROTODE_ROWS_CLONES(bool, so3_exp_rows, (const double* v, double* R, std::ptrdiff_t n),
+                   (v, R, n))
 ROTODE_ROWS_CLONES(bool, so3_log_rows, (const double* R, double* v, std::ptrdiff_t n, int check),
                    (R, v, n, check))
 
@@ -386,8 +400,14 @@ inline bool quat_rotate_rows(const double* q, const double* v, double* out, std:
 }
 
 // R(q[i]) for n rows (q: n x 4, R: n x 9); false as for quat_rotate_rows
-inline bool quat_to_matrix_rows(const double* q, double* R, std::ptrdiff_t n, int stream) {
-    ROTODE_ROWS_DISPATCH(quat_to_matrix_rows, q, R, n, stream)
+inline bool quat_to_matrix_rows(const double* q, double* R, std::ptrdiff_t n) {
+    ROTODE_ROWS_DISPATCH(quat_to_matrix_rows, q, R, n)
+}
+
+// R[i] = R(v[i]) for n rows (v: n x 3, R: n x 9; R may not overlap v); false if some
+// |v[i]|^2 is not finite
+inline bool so3_exp_rows(const double* v, double* R, std::ptrdiff_t n) {
+    ROTODE_ROWS_DISPATCH(so3_exp_rows, v, R, n)
 }
 
 // log R[i] for n rows (R: n x 9, v: n x 3); with `check`, false if some R[i] is not within

@@ -47,10 +47,6 @@ cdef Py_ssize_t ROWS_CHUNK = 1024
 # first touch are kernel work that two threads split, and they dominate the call.
 cdef bint ROWS_THREADS = False
 cdef Py_ssize_t ROWS_FRESH_THREADED = 9
-# An output of at least this many doubles (16 MiB, beyond the caches) is written by
-# non-temporal stores (to_matrix: its 72 bytes a row are most of the memory traffic, and a
-# normal store first reads each line it writes).
-cdef Py_ssize_t ROWS_STREAM_DOUBLES = 1 << 21
 # the kernels of the batch loops (`_run_rows`)
 cdef enum RowsKernel:
     MULTIPLY, ROTATE, TO_MATRIX
@@ -72,11 +68,9 @@ cdef bint _run_rows(RowsKernel kernel, const double* a, const double* b, double*
                     bint threads) noexcept nogil:
     """One of the batch loops of rotode/_rows.hpp over ``n`` rows (rows of ``ka``, ``kb`` and
     ``kout`` doubles; ``b`` unused by TO_MATRIX) in chunks of ROWS_CHUNK rows, in parallel for
-    large batches if ``threads``; TO_MATRIX writes an output of ROWS_STREAM_DOUBLES or more
-    past the caches (OUT: out).  False if some input is not finite or (ROTATE,
+    large batches if ``threads`` (OUT: out).  False if some input is not finite or (ROTATE,
     TO_MATRIX) some quaternion is zero."""
     cdef Py_ssize_t c, start, m, chunks = (n + ROWS_CHUNK - 1) // ROWS_CHUNK, bad = 0
-    cdef int stream = n * kout >= ROWS_STREAM_DOUBLES
     for c in prange(chunks, schedule="dynamic", use_threads_if=threads and use_threads(n)):
         start = c * ROWS_CHUNK
         m = min(ROWS_CHUNK, n - start)
@@ -86,7 +80,7 @@ cdef bint _run_rows(RowsKernel kernel, const double* a, const double* b, double*
         elif kernel == ROTATE:
             if not quat_rotate_rows(a + ka * start, b + kb * start, out + kout * start, m):
                 bad += 1
-        elif not quat_to_matrix_rows(a + ka * start, out + kout * start, m, stream):
+        elif not quat_to_matrix_rows(a + ka * start, out + kout * start, m):
             bad += 1
     return bad == 0
 

@@ -26,8 +26,7 @@ from rotode._loops cimport (apply_unary, jacobian_unary, new_single, read_single
                             unary_dual_kernel, use_threads)
 from libc.math cimport fabs
 from rotode.dual cimport dual
-from rotode._rodrigues cimport so3_exp_rows, so3_exp_rows_isa, so3_exp_rows_set_simd
-from rotode._rows cimport so3_log_rows
+from rotode._rows cimport so3_exp_rows, so3_log_rows, rows_isa, rows_set_simd
 from cython.parallel cimport prange
 
 
@@ -197,9 +196,9 @@ def exp(v, out=None):
     identity ``R(v) = R(v/2)^2`` for ``1 < a <= 2``, the same polynomials at the complement
     ``pi/2 - a/2`` of the half angle for ``2 < a <= 4``, and the library sine and cosine
     above (rotode/_rodrigues.hpp); they agree with high-precision values to a few ulp.  The batch
-    loop has no branches, so the compiler vectorises it; on x86 an AVX2 build of it is chosen at
-    run time when the CPU has AVX2.  Every row gets the same bits as the scalar kernel
-    ``so3_exp`` that Cython code can ``cimport``.  Large batches run in parallel.
+    loop has no branches, so the compiler vectorises it; on x86 an AVX2 or AVX-512F build of it
+    is chosen at run time by the CPU's instruction sets.  Every row gets the same bits as the
+    scalar kernel ``so3_exp`` that Cython code can ``cimport``.  Large batches run in parallel.
 
     References
     ----------
@@ -232,8 +231,8 @@ def exp(v, out=None):
     cdef Py_ssize_t n = vin.shape[0]
     cdef Py_ssize_t chunks = (n + EXP_CHUNK - 1) // EXP_CHUNK
     cdef Py_ssize_t c, start, bad = 0
-    # so3_exp_rows: branch-free blocks, vectorised (AVX2 where the CPU has it); same bits as
-    # the scalar kernel so3_exp
+    # so3_exp_rows of rotode/_rows.hpp: branch-free blocks, vectorised (AVX2 or AVX-512 where
+    # the CPU has them); the same bits as the scalar kernel so3_exp
     for c in prange(chunks, nogil=True, schedule="dynamic", use_threads_if=use_threads(n)):
         start = c * EXP_CHUNK
         if not so3_exp_rows(&vin[start, 0], &R[start, 0], min(EXP_CHUNK, n - start)):
@@ -243,14 +242,15 @@ def exp(v, out=None):
     return out
 
 
-def _exp_rows_isa(allow_simd=None):
-    """The instruction set ``so3.exp`` runs on ("avx2" or "portable"); for tests.
+def _rows_isa(level=None):
+    """The instruction set of so3.exp's and so3.log's batch loops ("avx512", "avx2" or
+    "portable"; `quaternion._rows_isa` sets the same); for tests and benchmarks.
 
-    ``allow_simd=False`` forces the portable loop, ``True`` restores the default.
+    ``level`` caps it: 0 portable, 1 AVX2, 2 AVX-512F (the default, as far as the CPU goes).
     """
-    if allow_simd is not None:
-        so3_exp_rows_set_simd(1 if allow_simd else 0)
-    return so3_exp_rows_isa().decode()
+    if level is not None:
+        rows_set_simd(int(level))
+    return rows_isa().decode()
 
 
 def log(R, project=False, out=None):

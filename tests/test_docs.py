@@ -96,7 +96,7 @@ def test_relative_links_resolve(page):
 
 
 # rotode's private modules and files (rotode._driver, rotode/_rodrigues.hpp), private
-# attributes (so3._exp_rows_isa) and private names in code spans
+# attributes (so3._rows_isa) and private names in code spans
 PRIVATE = re.compile(r"rotode[./](?:\w+[./])*_[a-z]\w*|(?<![\w/])[A-Za-z]\w*\._[a-z]\w*|`_[a-z]\w*")
 NOTES = re.compile(r"\bseed[ _]?0\d|\bwe work from\b|\bwere lost\b|\bunreadable\b|"
                    r"\bwhich rotode used before\b|\bTODO\b|\bFIXME\b|\bXXX\b", re.I)

@@ -142,9 +142,8 @@ def _check_tiled(q, v, R):
 
 
 def test_to_matrix_past_the_caches(isa, rng):
-    # an output of 2**21 doubles or more is written by non-temporal stores (rotode/_rows.hpp
-    # rows_store_stream), into a new array and into out= (aligned or not: the unaligned one
-    # takes the plain stores)
+    # an output beyond the caches, threaded, into a new array and into out= (16-byte aligned
+    # or not): the rows written one by one after the vectorised norms (rotode/_rows.hpp)
     q = _quaternions(rng, 500)
     expected = np.tile(_rowwise(quaternion.to_matrix, q), (480, 1, 1))     # 240000 rows
     big = np.tile(q, (480, 1))

@@ -86,22 +86,27 @@ def _vectors_in_every_range(rng):
     return d * angles[:, None]
 
 
-@pytest.mark.parametrize("simd", [True, False])
-def test_batch_exp_is_the_scalar_kernel_bit_for_bit(simd, rng):
-    # so3.exp runs the branch-free block loop of _rodrigues.hpp (AVX2 clone or portable);
-    # exp_and_dexp runs the branching scalar kernels: the bits must agree in every range
+@pytest.mark.parametrize("level", [0, 1, 2])
+def test_batch_exp_is_the_scalar_kernel_bit_for_bit(level, rng):
+    # so3.exp runs the branch-free block loop of _rows.hpp (portable, AVX2 or AVX-512F, as far
+    # as the CPU goes); exp_and_dexp runs the branching scalar kernels: the bits must agree in
+    # every range, for partial blocks, chunks, threads and the non-temporal stores
     v = _vectors_in_every_range(rng)
     R_scalar, _ = so3.exp_and_dexp(v)
     try:
-        isa = so3._exp_rows_isa(allow_simd=simd)
-        assert isa in (("avx2", "portable") if simd else ("portable",))
+        isa = so3._rows_isa(level)
+        assert isa in ("portable", "avx2", "avx512")[:level + 1]
         np.testing.assert_array_equal(so3.exp(v), R_scalar)
         for n in (1, 63, 64, 65, 1025):  # partial blocks and chunks
             np.testing.assert_array_equal(so3.exp(v[:n]), R_scalar[:n])
         big = np.tile(v, (7, 1))  # > 16384 rows: the threaded path
         np.testing.assert_array_equal(so3.exp(big), np.tile(R_scalar, (7, 1, 1)))
+        huge = np.tile(v, (80, 1))  # 9 x 240000 doubles > 2**21: non-temporal stores
+        np.testing.assert_array_equal(so3.exp(huge), np.tile(R_scalar, (80, 1, 1)))
+        out = np.empty((len(huge) + 1, 9))[1:].reshape(-1, 3, 3)  # not 16-byte aligned rows
+        np.testing.assert_array_equal(so3.exp(huge, out=out), np.tile(R_scalar, (80, 1, 1)))
     finally:
-        so3._exp_rows_isa(allow_simd=True)
+        so3._rows_isa(2)
 
 
 def test_matrices_use_the_coefficients():

@@ -226,14 +226,14 @@ def exp_case():
 
     v = np.random.default_rng(1).normal(size=(1_000_000, 3))
     out = np.empty((v.shape[0], 3, 3))
-    isa = so3._exp_rows_isa()
+    isa = so3._rows_isa()
 
     def portable():
-        so3._exp_rows_isa(allow_simd=False)
+        so3._rows_isa(0)
         try:
             return so3.exp(v)
         finally:
-            so3._exp_rows_isa(allow_simd=True)
+            so3._rows_isa(2)
 
     runs = {f"so3.exp(v) ({isa} loop)": lambda: so3.exp(v),
             f"so3.exp(v, out=R) ({isa} loop)": lambda: so3.exp(v, out=out),
