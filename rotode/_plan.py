@@ -15,6 +15,7 @@ import numpy as np
 
 from rotode import dynamic, implicit, kinematic, ode
 from rotode import events as _events
+from rotode._loops import merge_times, snap_times
 from rotode._runplan import EventRequest
 from rotode._validation import as_float_array, as_frame, as_positive_scalar, python_override
 from rotode.omega import AngularVelocity, Samples, as_source
@@ -323,23 +324,17 @@ def time_grid(t_span, dt, t_eval, save_every, dt_name="dt", span_name="`t_span`"
     if save_every is not None:
         raise ValueError("give either `t_eval` or `save_every`, not both")
     te = as_eval_times(t_eval, t0, tf)
-    # Work on s = direction * (t - t0) >= 0, increasing.
-    s_grid = direction * (grid - t0)
-    s_eval = direction * (te - t0)
-    pos = np.searchsorted(s_grid, s_eval)
-    # a uniform grid point within tol of a requested time moves onto it (no sliver step);
-    # t0 and tf never move: a time near them but not on them gets a step of its own
+    # a uniform grid point within tol of a requested time moves onto it (no sliver step; one
+    # requested time per point); t0 and tf never move: a time near them but not on them gets a
+    # step of its own
     tol = 1e-9 * min(dt, length)
-    last = s_grid.size - 1
-    # for each requested time, the grid point at pos (else pos - 1) that equals it or, inside
-    # the grid, lies within tol of it (vectorised: a 1 kHz recording has 10^5 output times)
-    cand = np.stack([pos, pos - 1])
-    valid = (cand >= 0) & (cand <= last)
-    c = np.clip(cand, 0, last)
-    d = np.abs(s_grid[c] - s_eval)
-    ok = valid & ((d == 0) | ((c > 0) & (c < last) & (d <= tol)))
-    snapped = np.where(ok[0], c[0], np.where(ok[1], c[1], -1)).astype(np.intp)
+    te = np.ascontiguousarray(te)
+    snapped = snap_times(grid, te, t0, direction, tol)
     keep = snapped >= 0
+    if keep.all():
+        # every requested time on a grid point of its own: they are the saved ones
+        grid[snapped] = te
+        return grid, snapped
     grid[snapped[keep]] = te[keep]
     extra = te[~keep]
     if extra.size:
@@ -372,21 +367,19 @@ def sample_grid(samples, t_span, t_eval, save_every):
     times = np.asarray(samples.times, dtype=np.float64)
     s = direction * (times - t0)
     inner = times[(s > 0) & (s < direction * (tf - t0))]
+    # t0, the sample times strictly between t0 and tf (Samples holds them strictly
+    # increasing), tf: strictly monotonic in the direction of t_span
+    grid = np.empty(inner.size + 2)
+    grid[0], grid[-1] = t0, tf
+    grid[1:-1] = inner if direction > 0 else inner[::-1]
     if t_eval is None:
-        # t0, the sample times strictly between t0 and tf (Samples holds them strictly
-        # increasing), tf: already strictly monotonic, the grid np.unique would give
-        grid = np.empty(inner.size + 2)
-        grid[0], grid[-1] = t0, tf
-        grid[1:-1] = inner if direction > 0 else inner[::-1]
         return grid, _every(grid.size, save_every)
     if save_every is not None:
         raise ValueError("give either `t_eval` or `save_every`, not both")
-    te = as_eval_times(t_eval, t0, tf)
-    grid = np.unique(np.concatenate([[t0], inner, [tf], te]))   # sorted, exact, no duplicates
-    if direction < 0:
-        grid = grid[::-1].copy()
-    save = np.searchsorted(direction * (grid - t0), direction * (te - t0)).astype(np.intp)
-    return np.ascontiguousarray(grid), save
+    te = np.ascontiguousarray(as_eval_times(t_eval, t0, tf))
+    # the union with the requested times, each time once (np.unique's grid), and where each
+    # requested time is in it
+    return merge_times(grid, te, direction)
 
 
 def _every(size, save_every):

@@ -1,6 +1,8 @@
 """rotode.integrate (the facade over the native steppers) and the OdeSolver classes."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.integrate import solve_ivp
 from scipy.spatial.transform import Rotation
 
@@ -68,6 +70,87 @@ def test_time_grid_rules():
     # an output time within round-off of a grid point replaces it (no sliver step)
     grid, _ = _time_grid((0.0, 1.0), 0.1, [0.30000000000000004 - 1e-13], None)
     assert np.diff(grid).min() > 0.09
+
+
+def _time_grid_reference(t_span, dt, t_eval):
+    """`rotode._plan.time_grid` with t_eval as it was written in NumPy before its merge
+    (`rotode._loops.snap_times`): the grid and the indices to save (wrong where two requested
+    times are within round-off of one grid point)."""
+    t0, tf = (float(t) for t in t_span)
+    direction, length = (1.0 if tf > t0 else -1.0), abs(tf - t0)
+    n = int(np.floor(length / dt))
+    grid = t0 + direction * dt * np.arange(n + 1, dtype=np.float64)
+    if n > 0 and abs(tf - grid[n]) <= 1e-9 * dt:
+        grid[n] = tf
+    else:
+        grid = np.append(grid, tf)
+    te = np.asarray(t_eval, dtype=np.float64)
+    s_grid, s_eval = direction * (grid - t0), direction * (te - t0)
+    pos = np.searchsorted(s_grid, s_eval)
+    tol, last = 1e-9 * min(dt, length), s_grid.size - 1
+    cand = np.stack([pos, pos - 1])
+    valid = (cand >= 0) & (cand <= last)
+    c = np.clip(cand, 0, last)
+    d = np.abs(s_grid[c] - s_eval)
+    ok = valid & ((d == 0) | ((c > 0) & (c < last) & (d <= tol)))
+    snapped = np.where(ok[0], c[0], np.where(ok[1], c[1], -1)).astype(np.intp)
+    keep = snapped >= 0
+    grid[snapped[keep]] = te[keep]
+    if (~keep).any():
+        grid = np.concatenate([grid, te[~keep]])
+        grid = grid[np.argsort(direction * (grid - t0), kind="stable")]
+    save = np.searchsorted(direction * (grid - t0), direction * (te - t0)).astype(np.intp)
+    return grid, save
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(-1e3, 1e3), st.floats(1e-3, 50.0), st.sampled_from([1.0, -1.0]),
+       st.floats(1e-3, 1.0), st.lists(st.tuples(st.floats(0.0, 1.0),
+                                                 st.sampled_from([0.0, 1e-13, -1e-13, 1e-3])),
+                                       min_size=1, max_size=40),
+       st.booleans())
+def test_time_grid_snaps_output_times_as_the_numpy_rules(t0, length, direction, dt, picks,
+                                                          on_grid):
+    # the merge of rotode._loops.snap_times against the vectorised NumPy rules it replaced:
+    # output times on grid points, within round-off of them (snapped), off them (extra
+    # steps), at and near both ends, both directions
+    tf = t0 + direction * length
+    dt = min(dt, length)
+    n = int(np.floor(length / dt))
+    times = []
+    for u, off in picks:
+        base = round(u * n) * dt if on_grid else u * length
+        times.append(min(max(base + off * dt, 0.0), length))
+    s = np.unique(times)
+    t_eval = t0 + direction * s
+    t_eval = t_eval[(direction * (t_eval - t0) >= 0) & (direction * (t_eval - tf) <= 0)]
+    t_eval = np.unique(t_eval)[::int(direction)]
+    if t_eval.size == 0 or np.any(direction * np.diff(t_eval) <= 0):
+        return
+    grid, save = _time_grid((t0, tf), dt, t_eval, None)
+    # every requested time is a grid point, saved in order, and the grid advances
+    np.testing.assert_array_equal(grid[save], t_eval)
+    assert np.all(np.diff(save) > 0) and np.all(direction * np.diff(grid) > 0)
+    assert grid[0] == t0 and grid[-1] == tf
+    ref_grid, ref_save = _time_grid_reference((t0, tf), dt, t_eval)
+    if np.array_equal(ref_grid[ref_save], t_eval):
+        np.testing.assert_array_equal(grid, ref_grid)
+        np.testing.assert_array_equal(save, ref_save)
+    else:
+        # two requested times within round-off of one grid point: the NumPy rules moved the
+        # point onto the later one and saved it for both (the earlier time's row reported the
+        # later time); now the nearer keeps the point and each other one gets a step of its own
+        assert grid.size == ref_grid.size + np.setdiff1d(t_eval, ref_grid).size
+
+
+def test_time_grid_on_a_recording():
+    # a 200 Hz recording as t_eval (every sample a grid point to round-off): the fast path
+    t = np.arange(12001) / 200.0
+    grid, save = _time_grid((t[0], t[-1]), 1 / 200, t, None)
+    ref_grid, ref_save = _time_grid_reference((t[0], t[-1]), 1 / 200, t)
+    np.testing.assert_array_equal(grid, ref_grid)
+    np.testing.assert_array_equal(save, ref_save)
+    assert save.dtype == np.intp and list(save[:3]) == [0, 1, 2]
 
 
 def test_backward_integration_inverts_forward():

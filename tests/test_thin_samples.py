@@ -78,6 +78,22 @@ def test_sample_grid_is_the_unique_grid(kind):
             np.testing.assert_array_equal(grid, want)
             assert grid.flags.c_contiguous and grid.dtype == np.float64
             np.testing.assert_array_equal(save, _plan._every(want.size, every))
+        # with output times (on samples, between them, at the ends, shared with t0/tf):
+        # np.unique of all of them, and searchsorted for where each lands
+        lo, hi = min(t0, tf), max(t0, tf)
+        cand = np.r_[t0, tf, src.times, 0.5 * (src.times[1:] + src.times[:-1]),
+                     np.linspace(lo, hi, 7)]
+        for pick in (slice(None), slice(None, None, 3), slice(1, 2)):
+            te = np.unique(cand[(cand >= lo) & (cand <= hi)])[pick]
+            te = te if direction > 0 else te[::-1]
+            want_te = np.unique(np.concatenate([want, te]))
+            want_te = want_te if direction > 0 else want_te[::-1]
+            grid, save = _plan.sample_grid(src, t_span, te, None)
+            np.testing.assert_array_equal(grid, want_te)
+            assert grid.flags.c_contiguous and grid.dtype == np.float64
+            np.testing.assert_array_equal(
+                save, np.searchsorted(direction * (want_te - t0), direction * (te - t0)))
+            np.testing.assert_array_equal(grid[save], te)
 
 
 def test_thin_samples_declines_what_it_does_not_take():
