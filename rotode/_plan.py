@@ -293,11 +293,14 @@ def output_grid(t_span, t_eval, save_every):
     if t_eval is None:
         return np.array([t0, tf]), np.array([0, 1], dtype=np.intp)
     te = as_eval_times(t_eval, t0, tf)
-    inner = te[(te != t0) & (te != tf)]
-    grid = np.ascontiguousarray(np.concatenate([[t0], inner, [tf]]))
-    direction = 1.0 if tf > t0 else -1.0
-    save = np.searchsorted(direction * (grid - t0), direction * (te - t0)).astype(np.intp)
-    return grid, save
+    # te is strictly monotonic inside t_span: only its first time can be t0 and only its last
+    # tf; the others lie strictly between, each its own output time
+    first, last = bool(te[0] == t0), bool(te[-1] == tf)
+    inner = te[int(first):te.size - int(last)]
+    grid = np.empty(inner.size + 2)
+    grid[0], grid[-1] = t0, tf
+    grid[1:-1] = inner
+    return grid, np.arange(int(not first), te.size + int(not first), dtype=np.intp)
 
 
 def time_grid(t_span, dt, t_eval, save_every, dt_name="dt", span_name="`t_span`"):

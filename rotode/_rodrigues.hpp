@@ -74,6 +74,46 @@ template <class T> ROTODE_ALWAYS_INLINE T taylor_s3(T x) {
                                               - x * 1.9572941063391263e-20))))))));
 }
 
+// The same four polynomials on dual numbers by the chain rule, P(x) = (P(x.v), P'(x.v) x.d):
+// the value by the double polynomial above (the plain run's bits), the derivative by the
+// derivative polynomial in doubles (its coefficients k a_k exact to rounding), then one
+// scaling of the tangents.  Evaluating P on duals term by term cost a product of duals per
+// term (about five vector instructions each); these overloads are chosen over the templates
+// for `dual` arguments wherever the templates call them (the tangents of the RKMK and Lie
+// group steps, the Jacobians of the kernels), and change the tangents by rounding only.
+inline double taylor_cos_derivative(double x) {
+    return -0.5 + x * (0.08333333333333333 + x * (-0.004166666666666667 + x * (
+        9.92063492063492e-05 + x * (-1.3778659611992946e-06 + x * (1.252605419272086e-08 + x * (
+            -8.029521918410807e-11 + x * (3.823581865909908e-13
+                                          + x * -1.4057286271727603e-15)))))));
+}
+inline double taylor_sinc_derivative(double x) {
+    return -0.16666666666666666 + x * (0.016666666666666666 + x * (-0.0005952380952380953 + x * (
+        1.1022927689594357e-05 + x * (-1.252605419272086e-07 + x * (9.635426302092969e-10 + x * (
+            -5.353014612273871e-12 + x * (2.2491658034764165e-14
+                                          + x * -7.398571721961897e-17)))))));
+}
+inline double taylor_s2_derivative(double x) {
+    return -0.041666666666666664 + x * (0.002777777777777778 + x * (-7.440476190476191e-05 + x * (
+        1.1022927689594355e-06 + x * (-1.043837849393405e-08 + x * (6.882447358637835e-11 + x * (
+            -3.3456341326711696e-13 + x * (1.249536557486898e-15
+                                           + x * -3.6992858609809485e-18)))))));
+}
+inline double taylor_s3_derivative(double x) {
+    return -0.008333333333333333 + x * (0.0003968253968253968 + x * (-8.267195767195768e-06 + x * (
+        1.0020843354176688e-07 + x * (-8.029521918410807e-10 + x * (4.58829823909189e-12 + x * (
+            -1.9680200780418645e-14 + x * (6.576508197299464e-17
+                                           + x * -1.7615646957052136e-19)))))));
+}
+inline dual taylor_cos(dual x) {
+    return chain(x, taylor_cos(x.v), taylor_cos_derivative(x.v));
+}
+inline dual taylor_sinc(dual x) {
+    return chain(x, taylor_sinc(x.v), taylor_sinc_derivative(x.v));
+}
+inline dual taylor_s2(dual x) { return chain(x, taylor_s2(x.v), taylor_s2_derivative(x.v)); }
+inline dual taylor_s3(dual x) { return chain(x, taylor_s3(x.v), taylor_s3_derivative(x.v)); }
+
 // ---- the ranges of Rodrigues' coefficients --------------------------------------------------
 
 // 1 < x <= 4 from P = sinc, Q = s2 at x/4: with A = S1(a/2)/2 = P/2 and B = S2(a/2)/4 = Q/4,
@@ -182,6 +222,35 @@ template <class T> ROTODE_ALWAYS_INLINE T so3_dexp_inv_series(const T& x) {
     const T q4 = p8 + p9 * x2;
     const T r0 = q0 + q1 * x4, r1 = q2 + q3 * x4, r2 = q4 + p10 * x4;
     return (r0 + r1 * x8) + r2 * x16;
+}
+
+// d/dx of so3_dexp_inv_series: sum_{n>=2} (n - 1) |B_2n| x^(n-2)/(2n)! through n = 22, by the
+// same Estrin scheme on doubles
+inline double so3_dexp_inv_series_derivative(double x) {
+    const double x2 = x * x;
+    const double x4 = x2 * x2;
+    const double x8 = x4 * x4;
+    const double x16 = x8 * x8;
+    const double p0 = 0.001388888888888889 + 6.613756613756614e-05 * x;
+    const double p1 = 2.48015873015873e-06 + 8.35070279514724e-08 * x;
+    const double p2 = 2.6420950693437467e-09 + 8.029521918410807e-11 * x;
+    const double p3 = 2.372776207425808e-12 + 6.868849645022276e-14 * x;
+    const double p4 = 1.9573818287022555e-15 + 5.5090028283602297e-17 * x;
+    const double p5 = 1.5349911154393775e-18 + 4.241648447555361e-20 * x;
+    const double p6 = 1.163957265514881e-21 + 3.1751334332727565e-23 * x;
+    const double p7 = 8.617186003308303e-25 + 2.328275960983784e-26 * x;
+    const double p8 = 6.266191399131027e-28 + 1.6806121662771081e-29 * x;
+    const double p9 = 4.4935425898311966e-31 + 1.1981343524964268e-32 * x;
+    const double p10 = 3.1866552573834097e-34;
+    const double q0 = p0 + p1 * x2, q1 = p2 + p3 * x2, q2 = p4 + p5 * x2, q3 = p6 + p7 * x2;
+    const double q4 = p8 + p9 * x2;
+    const double r0 = q0 + q1 * x4, r1 = q2 + q3 * x4, r2 = q4 + p10 * x4;
+    return (r0 + r1 * x8) + r2 * x16;
+}
+
+// the series on a dual by the chain rule (as the Taylor polynomials above)
+inline dual so3_dexp_inv_series(const dual& x) {
+    return chain(x, so3_dexp_inv_series(x.v), so3_dexp_inv_series_derivative(x.v));
 }
 
 template <class T> inline T so3_dexp_inv_coefficient(T x) {

@@ -153,6 +153,28 @@ def test_time_grid_on_a_recording():
     assert save.dtype == np.intp and list(save[:3]) == [0, 1, 2]
 
 
+def test_output_grid_of_error_controlled_runs(rng):
+    # t0, the requested times strictly inside, tf; each requested time's index: against the
+    # concatenation and searchsorted it replaced, with t0 and tf requested or not, both ways
+    from rotode._plan import output_grid
+    for _ in range(500):
+        t0, tf = rng.uniform(-5.0, 5.0, 2)
+        te = np.sort(rng.uniform(min(t0, tf), max(t0, tf), rng.integers(1, 8)))
+        if rng.random() < 0.3:
+            te[0] = min(t0, tf)
+        if rng.random() < 0.3:
+            te[-1] = max(t0, tf)
+        te = np.unique(te)[::1 if tf > t0 else -1]
+        grid, save = output_grid((t0, tf), te, None)
+        inner = te[(te != t0) & (te != tf)]
+        want = np.concatenate([[t0], inner, [tf]])
+        direction = 1.0 if tf > t0 else -1.0
+        np.testing.assert_array_equal(grid, want)
+        np.testing.assert_array_equal(
+            save, np.searchsorted(direction * (want - t0), direction * (te - t0)))
+        assert save.dtype == np.intp and grid.flags.c_contiguous
+
+
 def test_backward_integration_inverts_forward():
     fwd = rotode.integrate(BENCH, (0.0, 3.0), [1.0, 0, 0, 0], method="magnus4", dt=0.01)
     back = rotode.integrate(BENCH, (3.0, 0.0), fwd.q[-1], method="magnus4", dt=0.01)
