@@ -374,13 +374,16 @@ cdef struct ThinCall:
 
 # Fill `run` from t_span, y0 (k values), rtol and atol when they are of the simple forms the thin
 # path takes and pass integrate's checks (OUT: c, run; the output rows are the caller's); False
-# otherwise (the general path then runs, and raises its errors)
+# otherwise (the general path then runs, and raises its errors).  `given`: the output grid and
+# saved indices `_plan.output_grid` made of t_span and t_eval (the caller keeps it alive), or
+# None for the rows at t0 and tf.
 cdef bint thin_call(object t_span, object y0, object rtol, object atol, int k, ThinCall* c,
-                    EngineRun* run)
+                    EngineRun* run, object given=*)
 
 
-# The run `thin_call` prepared, by `body` on the calling thread: ``(t, y (2, k), w (2, 3))``,
-# or None when it failed (the general path then runs it again and reports the failure)
+# The run `thin_call` prepared, by `body` on the calling thread: ``(t, y (m, k), w (m, 3))`` of
+# its m saved rows, or None when it failed (the general path then runs it again and reports the
+# failure)
 cdef object thin_rows(body_fn body, const void* cfg, int k, const ThinCall* c, EngineRun* run)
 
 

@@ -151,7 +151,7 @@ cdef const double* _thin_y0(object y0, int k, bint quaternion, ThinCall* c):
 
 
 cdef bint thin_call(object t_span, object y0, object rtol, object atol, int k, ThinCall* c,
-                    EngineRun* run):
+                    EngineRun* run, object given=None):
     """The thin path's arguments (_driver.pxd): True when `run` is ready but for its rows."""
     cdef double t0 = 0.0, tf = 0.0, rt, at
     cdef const double* y
@@ -188,18 +188,38 @@ cdef bint thin_call(object t_span, object y0, object rtol, object atol, int k, T
     run.max_step = INFINITY
     run.max_steps = _DEFAULT_MAX_STEPS
     run.t_eval = False
+    if given is not None:             # t_eval: the general path's grid and rows, as it runs them
+        grid, save = given
+        if (type(grid) is not np.ndarray or type(save) is not np.ndarray
+                or grid.dtype != np.float64 or save.dtype != np.intp
+                or not grid.flags.c_contiguous or not save.flags.c_contiguous
+                or grid.shape[0] < 2 or save.shape[0] < 1
+                or grid[0] != t0 or grid[grid.shape[0] - 1] != tf):
+            return False
+        run.t = <double*>cnp.PyArray_DATA(<cnp.ndarray>grid)
+        run.n = grid.shape[0] - 1
+        run.save = <Py_ssize_t*>cnp.PyArray_DATA(<cnp.ndarray>save)
+        run.m = save.shape[0]
+        run.t_eval = True
     return True
 
 
 cdef object thin_rows(body_fn body, const void* cfg, int k, const ThinCall* c, EngineRun* run):
     """The rows of a thin call's run (_driver.pxd)."""
-    y_out = np.empty((2, k))
-    w_out = np.empty((2, 3))
+    cdef Py_ssize_t j
+    y_out = np.empty((run.m, k))
+    w_out = np.empty((run.m, 3))
     run.yo = <double*>cnp.PyArray_DATA(<cnp.ndarray>y_out)
     run.wo = <double*>cnp.PyArray_DATA(<cnp.ndarray>w_out)
     if engine_single(body, cfg, run) != STATUS_OK:
         return None
-    return np.array([c.grid[0], c.grid[1]]), y_out, w_out
+    if not run.t_eval:
+        return np.array([c.grid[0], c.grid[1]]), y_out, w_out
+    t = np.empty(run.m)
+    cdef double* tv = <double*>cnp.PyArray_DATA(<cnp.ndarray>t)
+    for j in range(run.m):
+        tv[j] = run.t[run.save[j]]
+    return t, y_out, w_out
 
 
 cdef object thin_grid(object t_span, object dt, object save_every, object y0, int k,

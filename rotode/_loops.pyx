@@ -258,6 +258,22 @@ def snap_times(const double[::1] grid, const double[::1] te, double t0, double d
     return out
 
 
+def eval_times_fault(const double[::1] te, double t0, double tf):
+    """What is wrong with requested output times ``te`` for a run from t0 to tf: 0 nothing
+    (strictly monotonic in the direction of tf - t0, inside [t0, tf]), 1 not strictly
+    monotonic, 2 outside the span (in one pass, without NumPy's temporaries)."""
+    cdef Py_ssize_t i, n = te.shape[0]
+    cdef double lo = t0 if t0 < tf else tf, hi = tf if t0 < tf else t0
+    cdef bint up = tf > t0
+    for i in range(1, n):
+        if not (te[i] > te[i - 1] if up else te[i] < te[i - 1]):
+            return 1
+    for i in range(n):
+        if not (lo <= te[i] <= hi):
+            return 2
+    return 0
+
+
 def merge_times(const double[::1] a, const double[::1] b, double direction):
     """The union of two time arrays strictly monotonic in ``direction`` (+1 or -1), in that
     order, each time once, and the index of each ``b[k]`` in it: ``np.unique`` of the two

@@ -15,7 +15,7 @@ import numpy as np
 
 from rotode import dynamic, implicit, kinematic, ode
 from rotode import events as _events
-from rotode._loops import merge_times, snap_times
+from rotode._loops import eval_times_fault, merge_times, snap_times
 from rotode._runplan import EventRequest
 from rotode._validation import as_float_array, as_frame, as_positive_scalar, python_override
 from rotode.omega import AngularVelocity, Samples, as_source
@@ -27,28 +27,44 @@ __all__ = ["thin_run", "thin_fixed", "thin_sensitivity", "runner_for",
            "output_grid", "time_grid", "sample_grid", "event_request", "event_results"]
 
 
-def thin_run(model, t_span, y0, method, rtol, atol, frame, options):
+def _thin_output(t_span, t_eval):
+    """The output grid and saved indices of a thin call with ``t_eval`` (`output_grid`), None
+    without it, or False for a ``t_eval`` that `output_grid` refuses (the general path then
+    raises its error)."""
+    if t_eval is None:
+        return None
+    try:
+        return output_grid(t_span, t_eval, None)
+    except (TypeError, ValueError):
+        return False
+
+
+def thin_run(model, t_span, y0, method, rtol, atol, frame, options, t_eval=None):
     """`integrate`'s common call of one body under error control, run by the specialised
     engine without the general path's set-up (`dynamic.run_single`, `kinematic.run_single`):
     ``(t, y, w, stats)``, or None when the call is anything else (the general path runs it).
-    A user's `ode.ODE` takes `ode.run_single` (its result then needs `ode_views`), with no
-    option but ``normalize`` (none for its Lie-group methods, which refuse it); the built-in
-    models with none."""
+    With ``t_eval``, the rows at those times (`output_grid`'s grid, as the general path runs
+    it).  A user's `ode.ODE` takes `ode.run_single` (its result then needs `ode_views`), with
+    no option but ``normalize`` (none for its Lie-group methods, which refuse it) and no
+    ``t_eval``; the built-in models with none."""
+    given = _thin_output(t_span, t_eval)
+    if given is False:
+        return None
     if type(model) is ode.ODE:
-        if (frame is not None or not options.keys() <= {"normalize"}
+        if (given is not None or frame is not None or not options.keys() <= {"normalize"}
                 or ("normalize" in options and type(method) is str
                     and method in ode.ENGINE_GROUP_PAIRS)):
             return None
         return ode.run_single(model, t_span, y0, method, rtol, atol,
                               options.get("normalize", True))
     if frame is None and not options:
-        fast = dynamic.run_single(model, t_span, y0, method, rtol, atol)
+        fast = dynamic.run_single(model, t_span, y0, method, rtol, atol, given=given)
         if fast is not None:
             return fast
     if options:
         return None
     model, frame = _thin_kinematics(model, frame)
-    return kinematic.run_single(model, t_span, y0, method, rtol, atol, frame)
+    return kinematic.run_single(model, t_span, y0, method, rtol, atol, frame, given)
 
 
 def _thin_kinematics(model, frame):
@@ -118,13 +134,14 @@ def _thin_samples(model, t_span, y0, method, dt, save_every, frame, options, t_e
                                       grid=grid)
 
 
-def thin_sensitivity(model, t_span, y0, method, rtol, atol, frame, options):
+def thin_sensitivity(model, t_span, y0, method, rtol, atol, frame, options, t_eval=None):
     """`thin_run` of a call with ``sensitivity=["y0"]``: a rigid body's pair on the state in
     the engine pass that carries the 6x6 y0 sensitivity (`dynamic.run_single`'s `tangent`):
-    ``(t, y, w, stats, S)``, S (2, 6, 6), or None for anything else."""
-    if frame is not None or options:
+    ``(t, y, w, stats, S)``, S (m, 6, 6) at the m output times, or None for anything else."""
+    given = _thin_output(t_span, t_eval)
+    if frame is not None or options or given is False:
         return None
-    return dynamic.run_single(model, t_span, y0, method, rtol, atol, tangent=True)
+    return dynamic.run_single(model, t_span, y0, method, rtol, atol, tangent=True, given=given)
 
 
 def runner_for(method, kind):
@@ -271,15 +288,14 @@ def as_span(t_span):
 
 def as_eval_times(t_eval, t0, tf):
     """`t_eval` as a checked float64 array (monotonic in the direction of t_span, inside)."""
-    direction = 1.0 if tf > t0 else -1.0
     te = as_float_array(t_eval, "t_eval")
     if te.ndim != 1 or te.size == 0:
         raise ValueError(f"`t_eval` must be a non-empty 1-D array, got shape {te.shape}")
-    steps = np.diff(te) * direction
-    if np.any(steps <= 0):
+    te = np.ascontiguousarray(te)
+    fault = eval_times_fault(te, t0, tf)
+    if fault == 1:
         raise ValueError("`t_eval` must be strictly monotonic in the direction of `t_span`")
-    lo, hi = min(t0, tf), max(t0, tf)
-    if te.min() < lo or te.max() > hi:
+    if fault == 2:
         raise ValueError(f"`t_eval` must lie within `t_span` {(t0, tf)!r}")
     return te
 

@@ -633,7 +633,7 @@ def _engine_eval(RigidBody model, double t, y):
     return out
 
 
-def run_single(model, t_span, y0, method, rtol, atol, tangent=False):
+def run_single(model, t_span, y0, method, rtol, atol, tangent=False, given=None):
     """The common call of `rotode.integrate` in a few microseconds, or None.
 
     One body, ``y0`` a float64 array of shape (7,), a `RigidBody` whose torque the specialised
@@ -644,9 +644,10 @@ def run_single(model, t_span, y0, method, rtol, atol, tangent=False):
     (`_driver.thin_call`).
     Anything else, any input those checks would refuse, and a run that fails return None:
     `integrate` then takes its general path, which gives the same result or raises its error
-    (so the messages live in one place).  Returns ``(t, y (2, 7), w (2, 3), stats)`` of the
-    rows at t0 and tf; with `tangent` (``sensitivity=["y0"]``), ``(t, y, w, stats, S)``,
-    S (2, 6, 6) the y0 sensitivity of the rows (`_tangent_body`).
+    (so the messages live in one place).  Returns ``(t, y (m, 7), w (m, 3), stats)`` of the
+    rows at t0 and tf (m = 2), or with `given` (`_plan.output_grid`'s grid and saved indices of
+    a call with ``t_eval``) at the requested times; with `tangent` (``sensitivity=["y0"]``),
+    ``(t, y, w, stats, S)``, S (m, 6, 6) the y0 sensitivity of the rows (`_tangent_body`).
     """
     cdef RigidParams p
     cdef RunCfg cfg
@@ -663,7 +664,7 @@ def run_single(model, t_span, y0, method, rtol, atol, tangent=False):
         pair = ENGINE_GROUP_PAIRS.get(method)
         cfg.kernel = KERNEL_RKMK
     if (pair is None or (<RigidBody>model).n_bodies is not None
-            or not thin_call(t_span, y0, rtol, atol, 7, &c, &run)
+            or not thin_call(t_span, y0, rtol, atol, 7, &c, &run, given)
             or not _engine_params(<RigidBody>model, &p, not tangent, True)):
         return None
     cfg.pair = pair
@@ -672,7 +673,7 @@ def run_single(model, t_span, y0, method, rtol, atol, tangent=False):
     cfg.nfev = &nfev
     sens = None
     if tangent:
-        sens = np.empty((2, 6, 6))
+        sens = np.empty((run.m, 6, 6))
         sv = sens
         cfg.tangent = &sv[0, 0, 0]
         cfg.isa = _LANE_ISAS.get(_lanes.get(), ISA_SCALAR)

@@ -398,11 +398,11 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     (True, (3, 2, 4))
     """
     # one body's common calls, straight into their kernels (the thin paths), where nothing
-    # else is asked: under error control (no dt, t_eval, save_every), or at fixed steps
+    # else is asked: under error control (no dt, save_every), or at fixed steps
     thin = (first_step is None and max_step is None and max_steps is None
             and events is None and max_events is None and workers == 1)
-    if thin and t_eval is None and dt is None and save_every is None:
-        res = _thin(model, t_span, y0, method, rtol, atol, frame, options, sensitivity)
+    if thin and dt is None and save_every is None:
+        res = _thin(model, t_span, y0, method, rtol, atol, frame, options, sensitivity, t_eval)
         if res is not None:
             return res
     elif thin and dt is not None and sensitivity is None and rtol is None and atol is None:
@@ -519,17 +519,18 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     return ode_views(res, runner_model) if kind == "ode" else res
 
 
-def _thin(model, t_span, y0, method, rtol, atol, frame, options, sensitivity):
-    """`integrate`'s common call, one body under error control, straight into the specialised
-    engine (`_plan.thin_run`; with ``sensitivity=["y0"]``, `_plan.thin_sensitivity`): its
-    result, or None for anything else (the general path runs it)."""
+def _thin(model, t_span, y0, method, rtol, atol, frame, options, sensitivity, t_eval):
+    """`integrate`'s common call, one body under error control (with or without ``t_eval``),
+    straight into the specialised engine (`_plan.thin_run`; with ``sensitivity=["y0"]``,
+    `_plan.thin_sensitivity`): its result, or None for anything else (the general path runs
+    it)."""
     if sensitivity is None:
-        fast = thin_run(model, t_span, y0, method, rtol, atol, frame, options)
+        fast = thin_run(model, t_span, y0, method, rtol, atol, frame, options, t_eval)
         if fast is not None:
             res = IntegrationResult(*fast, method)
             return ode_views(res, model) if type(model) is ODE else res
     elif type(sensitivity) in (list, tuple) and list(sensitivity) == ["y0"]:
-        fast = thin_sensitivity(model, t_span, y0, method, rtol, atol, frame, options)
+        fast = thin_sensitivity(model, t_span, y0, method, rtol, atol, frame, options, t_eval)
         if fast is not None:
             res = IntegrationResult(*fast[:4], method)
             res.sensitivity = {"y0": fast[4]}

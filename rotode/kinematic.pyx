@@ -762,7 +762,7 @@ def _engine_eval(model, int frame, double gain, double t, q):
     return out
 
 
-def run_single(model, t_span, y0, method, rtol, atol, frame):
+def run_single(model, t_span, y0, method, rtol, atol, frame, given=None):
     """The common kinematic call of `rotode.integrate` in a few microseconds, or None.
 
     One body, ``y0`` a float64 array of shape (4,), a `rotode.omega.Constant` or `Sinusoid`
@@ -771,7 +771,8 @@ def run_single(model, t_span, y0, method, rtol, atol, frame):
     ``t_span`` a pair of Python numbers,
     ``rtol``/``atol`` None or Python floats: as `rotode.dynamic.run_single`
     (anything else, refused input and failed runs give None, and `integrate`'s general path).
-    Returns ``(t, y (2, 4), w (2, 3), stats)``.
+    Returns ``(t, y (m, 4), w (m, 3), stats)``: the rows at t0 and tf, or with `given` (as
+    `rotode.dynamic.run_single`'s) at the requested times.
     """
     cdef KinParams p
     cdef KinCfg g
@@ -797,7 +798,7 @@ def run_single(model, t_span, y0, method, rtol, atol, frame):
         g.kernel = KERNEL_MAGNUS
         pair = -1
     w[0] = w[1] = w[2] = 0.0
-    if (pair is None or not thin_call(t_span, y0, rtol, atol, 4, &c, &run)
+    if (pair is None or not thin_call(t_span, y0, rtol, atol, 4, &c, &run, given)
             or not _kin_params(model, w, FRAME_WORLD if frame == "world" else 0, 0.0, &p)):
         return None
     g.pair = pair
