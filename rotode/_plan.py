@@ -287,7 +287,8 @@ def as_span(t_span):
 
 
 def as_eval_times(t_eval, t0, tf):
-    """`t_eval` as a checked float64 array (monotonic in the direction of t_span, inside)."""
+    """`t_eval` as a checked C-contiguous float64 array (monotonic in the direction of t_span,
+    inside)."""
     te = as_float_array(t_eval, "t_eval")
     if te.ndim != 1 or te.size == 0:
         raise ValueError(f"`t_eval` must be a non-empty 1-D array, got shape {te.shape}")
@@ -347,7 +348,6 @@ def time_grid(t_span, dt, t_eval, save_every, dt_name="dt", span_name="`t_span`"
     # requested time per point); t0 and tf never move: a time near them but not on them gets a
     # step of its own
     tol = 1e-9 * min(dt, length)
-    te = np.ascontiguousarray(te)
     snapped = snap_times(grid, te, t0, direction, tol)
     keep = snapped >= 0
     if keep.all():
@@ -395,7 +395,7 @@ def sample_grid(samples, t_span, t_eval, save_every):
         return grid, _every(grid.size, save_every)
     if save_every is not None:
         raise ValueError("give either `t_eval` or `save_every`, not both")
-    te = np.ascontiguousarray(as_eval_times(t_eval, t0, tf))
+    te = as_eval_times(t_eval, t0, tf)
     # the union with the requested times, each time once (np.unique's grid), and where each
     # requested time is in it
     return merge_times(grid, te, direction)
