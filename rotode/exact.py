@@ -419,7 +419,11 @@ def _principal_motion(moments, w0, q0, t):
     scale = m + m1                                      # 1 to rounding
     m, m1 = m / scale, m1 / scale
     # Initial phase: sn(u0) = w_b0 / A_b, cn(u0) = sign_a w_a0 / A_a >= 0, so |am(u0)| <= pi/2.
-    phi0 = np.arctan2(w0[b] / Ab, sign_a * w0[a] / Aa)
+    # Their squares from the exact rationals: with a subnormal rate component, A_a or A_b can
+    # round to 0 (w0 = [5e-324, 1, 0]: 0/0 in doubles), while sn^2 and cn^2 are of order 1.
+    sn2 = float(Fraction(w0[b]) ** 2 * xb * (xb - xc) / xDc)
+    cn2 = float(Fraction(w0[a]) ** 2 * xa * (xa - xc) / xDc)
+    phi0 = np.arctan2(np.copysign(np.sqrt(sn2), w0[b]), np.sqrt(cn2))
     u0 = float(ellipf(phi0, m, m1))
     u = u0 + lam * t
     sn, cn, dn = jacobi_sn_cn_dn(u, m, m1)

@@ -12,7 +12,7 @@ References used, all independent of the module's formulas:
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy.integrate import solve_ivp
 from scipy.spatial.transform import Rotation
@@ -405,6 +405,7 @@ RATE = st.one_of(st.floats(-4.0, 4.0), st.sampled_from([0.0, 1e-15, 2.0]))
 @given(moments=st.lists(MOMENT, min_size=3, max_size=3),
        w0=st.lists(RATE, min_size=3, max_size=3),
        t1=st.floats(-20.0, 20.0), t2=st.floats(-20.0, 20.0))
+@example(moments=[1.0, 0.25, 2.0], w0=[5e-324, 1.0, 0.0], t1=0.0, t2=0.0)  # A_a rounds to 0
 def test_flow_property(moments, w0, t1, t2):
     """The exact flow composes: phi_{t1 + t2}(x0) = phi_{t2}(phi_{t1}(x0)), any inertia.
 
@@ -424,6 +425,34 @@ def test_flow_property(moments, w0, t1, t2):
     tol = 1e-13 * (1.0 + np.abs(w).max() * (abs(t1) + abs(t2))) * condition
     assert rotation_angle(q2, q12) <= tol
     assert np.abs(w2 - w12).max() <= tol
+
+
+@pytest.mark.parametrize("tiny", [5e-324, -5e-324, 1e-310, 1e-200])
+@pytest.mark.parametrize("where", [0, 2])
+@pytest.mark.parametrize("moments", [[1.0, 0.25, 2.0], [2.0, 0.25, 1.0], [0.25, 1.0, 2.0]])
+def test_subnormal_rate_component(moments, where, tiny):
+    """A subnormal (or tiny) rate component beside a principal rate is a finite motion.
+
+    The amplitudes of the small components then round to 0 or to subnormals; the initial phase
+    must come from the exact ratios, not from 0/0.  About an extreme axis the motion is the
+    steady rotation to round-off (the tiny component moves it by far less than 1e-16).  About
+    the intermediate axis (moments [0.25, 1, 2]) the steady rotation is unstable: the result is
+    the exact motion of a ``w0`` moved by round-off, whose departure grows as exp(lambda |t|)
+    (lambda = 1.22 here: 3.6e-15 at t = -3, 4.9e-13 at t = 7).
+    """
+    t = np.linspace(-3.0, 7.0, 11)
+    I1, I2, I3 = sorted(moments)
+    lam = np.sqrt((I2 - I1) * (I3 - I2) / (I1 * I3))        # the unstable rate, |w| = 1
+    intermediate = np.argsort(moments)[1] == 1
+    tol = 1e-14 * np.exp(lam * np.abs(t).max()) if intermediate else 1e-15
+    w0 = np.zeros(3)
+    w0[1] = 1.0
+    w0[where] = tiny
+    q, w = free_rigid_body(moments, w0, t)
+    assert np.all(np.isfinite(q)) and np.all(np.isfinite(w))
+    expected = np.column_stack([np.cos(t / 2), np.zeros_like(t), np.sin(t / 2), np.zeros_like(t)])
+    assert rotation_angle(q, expected).max() <= 10 * tol
+    assert np.abs(w - [0.0, 1.0, 0.0]).max() <= tol
 
 
 def test_nearly_steady_symmetric_body():
