@@ -16,7 +16,10 @@
 //
 // The operations are those of the Cython kernels they replace, in the same order (with
 // -ffp-contract=off, setup.py): the same bits.  Templates over the value type T (double; the
-// dual numbers of rotode/_dual.hpp compile too), as rotode/_rodrigues.hpp.
+// dual numbers of rotode/_dual.hpp compile too), as rotode/_rodrigues.hpp.  The helpers a stage
+// evaluates are always inlined: a plain `inline` template is not inlined into a function
+// compiled for another instruction set (GCC's target check), so the AVX-512 tangent entries
+// called baseline (SSE2) copies of them through the PLT, half of an rkmk8 tangent step's time.
 #pragma once
 
 #include <cmath>
@@ -79,7 +82,8 @@ template <class T> inline void rkmk_base(T* q, bool resume) {
 
 // v' of the algebra equation: T(-v)^-1 w (body) or T(v)^-1 w (world) (OUT: dv[3]; may not
 // alias v or w).  Valid for |v| < 2 pi (T^-1 is singular there); a step rotates by |v|.
-template <class T> inline void rkmk_rate(const T* v, const T* w, int frame, T* dv) {
+template <class T>
+ROTODE_ALWAYS_INLINE void rkmk_rate(const T* v, const T* w, int frame, T* dv) {
     if (frame == RKMK_FRAME_BODY) {
         T m[3];
         m[0] = -v[0];
@@ -121,7 +125,7 @@ inline void rkmk_angular_velocity(const T* v, const T* dv, int frame, T* w) {
 // exp of the pure quaternion (0, x), x = c w / 2, is [cos a, x sin(a)/a], a = |x|, from the
 // Taylor polynomials in a^2 for a^2 <= 1 ([NIRD] "Evaluating the Exponential Map");
 // rotode/quaternion.pxd's quat_exp_pure, the same operations.
-template <class T> inline void quat_exp_half(const T* w, double c, T* e) {
+template <class T> ROTODE_ALWAYS_INLINE void quat_exp_half(const T* w, double c, T* e) {
     T x[3];
     x[0] = 0.5 * c * w[0];
     x[1] = 0.5 * c * w[1];
@@ -143,7 +147,7 @@ template <class T> inline void quat_exp_half(const T* w, double c, T* e) {
 }
 
 // The Hamilton product p q (OUT: out[4]; may not alias p or q): rotode/quaternion.pxd quat_mul
-template <class T> inline void rkmk_quat_mul(const T* p, const T* q, T* out) {
+template <class T> ROTODE_ALWAYS_INLINE void rkmk_quat_mul(const T* p, const T* q, T* out) {
     out[0] = p[0] * q[0] - p[1] * q[1] - p[2] * q[2] - p[3] * q[3];
     out[1] = p[0] * q[1] + p[1] * q[0] + p[2] * q[3] - p[3] * q[2];
     out[2] = p[0] * q[2] - p[1] * q[3] + p[2] * q[0] + p[3] * q[1];
@@ -152,7 +156,8 @@ template <class T> inline void rkmk_quat_mul(const T* p, const T* q, T* out) {
 
 // out = q exp(c w / 2): the body-frame rotation of q by the angle c |w| (OUT: out[4]; may not
 // alias q)
-template <class T> inline void quat_times_exp(const T* q, const T* w, double c, T* out) {
+template <class T>
+ROTODE_ALWAYS_INLINE void quat_times_exp(const T* q, const T* w, double c, T* out) {
     T e[4];
     quat_exp_half(w, c, e);
     rkmk_quat_mul(q, e, out);
@@ -160,7 +165,8 @@ template <class T> inline void quat_times_exp(const T* q, const T* w, double c, 
 
 // out = exp(c w / 2) q: the world-frame rotation of q by the angle c |w| (OUT: out[4]; may not
 // alias q)
-template <class T> inline void exp_times_quat(const T* w, double c, const T* q, T* out) {
+template <class T>
+ROTODE_ALWAYS_INLINE void exp_times_quat(const T* w, double c, const T* q, T* out) {
     T e[4];
     quat_exp_half(w, c, e);
     rkmk_quat_mul(e, q, out);

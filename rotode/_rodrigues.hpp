@@ -81,38 +81,38 @@ template <class T> ROTODE_ALWAYS_INLINE T taylor_s3(T x) {
 // term (about five vector instructions each); these overloads are chosen over the templates
 // for `dual` arguments wherever the templates call them (the tangents of the RKMK and Lie
 // group steps, the Jacobians of the kernels), and change the tangents by rounding only.
-inline double taylor_cos_derivative(double x) {
+ROTODE_ALWAYS_INLINE double taylor_cos_derivative(double x) {
     return -0.5 + x * (0.08333333333333333 + x * (-0.004166666666666667 + x * (
         9.92063492063492e-05 + x * (-1.3778659611992946e-06 + x * (1.252605419272086e-08 + x * (
             -8.029521918410807e-11 + x * (3.823581865909908e-13
                                           + x * -1.4057286271727603e-15)))))));
 }
-inline double taylor_sinc_derivative(double x) {
+ROTODE_ALWAYS_INLINE double taylor_sinc_derivative(double x) {
     return -0.16666666666666666 + x * (0.016666666666666666 + x * (-0.0005952380952380953 + x * (
         1.1022927689594357e-05 + x * (-1.252605419272086e-07 + x * (9.635426302092969e-10 + x * (
             -5.353014612273871e-12 + x * (2.2491658034764165e-14
                                           + x * -7.398571721961897e-17)))))));
 }
-inline double taylor_s2_derivative(double x) {
+ROTODE_ALWAYS_INLINE double taylor_s2_derivative(double x) {
     return -0.041666666666666664 + x * (0.002777777777777778 + x * (-7.440476190476191e-05 + x * (
         1.1022927689594355e-06 + x * (-1.043837849393405e-08 + x * (6.882447358637835e-11 + x * (
             -3.3456341326711696e-13 + x * (1.249536557486898e-15
                                            + x * -3.6992858609809485e-18)))))));
 }
-inline double taylor_s3_derivative(double x) {
+ROTODE_ALWAYS_INLINE double taylor_s3_derivative(double x) {
     return -0.008333333333333333 + x * (0.0003968253968253968 + x * (-8.267195767195768e-06 + x * (
         1.0020843354176688e-07 + x * (-8.029521918410807e-10 + x * (4.58829823909189e-12 + x * (
             -1.9680200780418645e-14 + x * (6.576508197299464e-17
                                            + x * -1.7615646957052136e-19)))))));
 }
-inline dual taylor_cos(dual x) {
+ROTODE_ALWAYS_INLINE dual taylor_cos(dual x) {
     return chain(x, taylor_cos(x.v), taylor_cos_derivative(x.v));
 }
-inline dual taylor_sinc(dual x) {
+ROTODE_ALWAYS_INLINE dual taylor_sinc(dual x) {
     return chain(x, taylor_sinc(x.v), taylor_sinc_derivative(x.v));
 }
-inline dual taylor_s2(dual x) { return chain(x, taylor_s2(x.v), taylor_s2_derivative(x.v)); }
-inline dual taylor_s3(dual x) { return chain(x, taylor_s3(x.v), taylor_s3_derivative(x.v)); }
+ROTODE_ALWAYS_INLINE dual taylor_s2(dual x) { return chain(x, taylor_s2(x.v), taylor_s2_derivative(x.v)); }
+ROTODE_ALWAYS_INLINE dual taylor_s3(dual x) { return chain(x, taylor_s3(x.v), taylor_s3_derivative(x.v)); }
 
 // ---- the ranges of Rodrigues' coefficients --------------------------------------------------
 
@@ -226,7 +226,7 @@ template <class T> ROTODE_ALWAYS_INLINE T so3_dexp_inv_series(const T& x) {
 
 // d/dx of so3_dexp_inv_series: sum_{n>=2} (n - 1) |B_2n| x^(n-2)/(2n)! through n = 22, by the
 // same Estrin scheme on doubles
-inline double so3_dexp_inv_series_derivative(double x) {
+ROTODE_ALWAYS_INLINE double so3_dexp_inv_series_derivative(double x) {
     const double x2 = x * x;
     const double x4 = x2 * x2;
     const double x8 = x4 * x4;
@@ -249,11 +249,11 @@ inline double so3_dexp_inv_series_derivative(double x) {
 }
 
 // the series on a dual by the chain rule (as the Taylor polynomials above)
-inline dual so3_dexp_inv_series(const dual& x) {
+ROTODE_ALWAYS_INLINE dual so3_dexp_inv_series(const dual& x) {
     return chain(x, so3_dexp_inv_series(x.v), so3_dexp_inv_series_derivative(x.v));
 }
 
-template <class T> inline T so3_dexp_inv_coefficient(T x) {
+template <class T> ROTODE_ALWAYS_INLINE T so3_dexp_inv_coefficient(T x) {
     if (x <= 6.25) return so3_dexp_inv_series(x);
     T h = 0.5 * sqrt(x);
     return (1.0 - h * cos(h) / sin(h)) / x;
@@ -261,7 +261,7 @@ template <class T> inline T so3_dexp_inv_coefficient(T x) {
 
 // T(v)^-1 w = w - v x w / 2 + C v x (v x w) without forming the matrix (OUT: out[3]; may not
 // alias v or w); for double and dual
-template <class T> inline void so3_dexp_inv_apply(const T* v, const T* w, T* out) {
+template <class T> ROTODE_ALWAYS_INLINE void so3_dexp_inv_apply(const T* v, const T* w, T* out) {
     T x = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
     T c = so3_dexp_inv_coefficient(x);
     T c0 = v[1] * w[2] - v[2] * w[1];

@@ -181,25 +181,33 @@ ROTODE_INLINE void rigid_euler_dual(const RigidParams& p, double t, const dual* 
     else rigid_euler<false>(p, w, tau, dw);
 }
 
+// f of RigidRkmkModel (rotode/_models.hpp) on duals at the base qb: v' = T(-v)^-1 w and Euler's
+// equations at q = qb exp(v/2), the torque kind and inertia shape of p chosen at run time
+// (OUT: dz[6]).  A torque-free body's Euler equations do not read q: its 4 dual components
+// (a Hamilton product and an exponential of duals, a third of f) are not formed then.
+ROTODE_INLINE void rigid_rkmk_dual(const RigidParams& p, double t, const dual* qb, const dual* z,
+                                   dual* dz) {
+    dual q[4];
+    if (p.torque != TORQUE_NONE) quat_times_exp(qb, z, 1.0, q);
+    rkmk_rate(z, z + 3, RKMK_FRAME_BODY, dz);
+    rigid_euler_dual(p, t, q, z + 3, dz + 3);
+}
+
 // RigidRkmkModel of rotode/_models.hpp on duals (Runge-Kutta-Munthe-Kaas: the state [v, w], v
-// the rotation vector of the step from the base qb), Euler's equations by the function `euler`
-// (`rigid_euler_dual`, one per instruction set): the same operations in the same order (its
-// value parts are that model's bits).  The base qb is dual too, and carries the tangent of the
-// orientation from step to step.  Seeds: v's (the right perturbation q0 exp(dtheta/2) is
-// qb exp(v/2) at v = dtheta, to first order) and w's; qb's are zero.
+// the rotation vector of the step from the base qb), f by the function `f` (`rigid_rkmk_dual`,
+// one per instruction set, its group algebra and Euler's equations compiled into it once rather
+// than into each of the pair's stages): the same operations in the same order (its value parts
+// are that model's bits).  The base qb is dual too, and carries the tangent of the orientation
+// from step to step.  Seeds: v's (the right perturbation q0 exp(dtheta/2) is qb exp(v/2) at
+// v = dtheta, to first order) and w's; qb's are zero.
 struct DualRkmkRigid {
     static constexpr int n = 6;
     RigidParams p;
     bool resume;
-    void (*euler)(const RigidParams&, double, const dual*, const dual*, dual*);
+    void (*f)(const RigidParams&, double, const dual*, const dual*, dual*);
     mutable dual qb[4];
 
-    ROTODE_INLINE void operator()(double t, const dual* z, dual* dz) const {
-        dual q[4];
-        quat_times_exp(qb, z, 1.0, q);
-        rkmk_rate(z, z + 3, RKMK_FRAME_BODY, dz);
-        euler(p, t, q, z + 3, dz + 3);
-    }
+    ROTODE_INLINE void operator()(double t, const dual* z, dual* dz) const { f(p, t, qb, z, dz); }
     inline void seed(const double* y0, dual* z) const {
         for (int i = 0; i < 4; ++i) qb[i] = dual(y0[i]);
         rkmk_base(qb, resume);
@@ -296,7 +304,7 @@ ROTODE_INLINE int erk_tangent_body(const G& model, EngineRun* run, double* sens)
 // into each entry, with its instruction set (a call to erk_body would run the dual arithmetic
 // on the baseline set: 2.8x the plain run -> 7.7x for dop853, measured).
 // The loop is compiled per pair and instruction set with the rigid body's f on duals chosen at
-// run time (`rigid_rhs_dual`, `rigid_euler_dual`: one per instruction set, called through a
+// run time (`rigid_rhs_dual`, `rigid_rkmk_dual`: one per instruction set, called through a
 // pointer; their variants inlined into every stage of every pair would multiply the object
 // code); and, on AVX-512, the pairs on the state also per torque kind and inertia shape with f
 // inlined (`DualRigidFixed`: ~1.4x faster per step than the call, whose arguments go through
@@ -308,9 +316,9 @@ ROTODE_INLINE int erk_tangent_body(const G& model, EngineRun* run, double* sens)
                                                            const dual* y, dual* dy) {          \
         rigid_rhs_dual(p, t, y, dy);                                                           \
     }                                                                                          \
-    attrs __attribute__((noinline)) static void name##_euler(                                  \
-            const RigidParams& p, double t, const dual* q, const dual* w, dual* dw) {         \
-        rigid_euler_dual(p, t, q, w, dw);                                                      \
+    attrs __attribute__((noinline)) static void name##_rkmk_f(                                 \
+            const RigidParams& p, double t, const dual* qb, const dual* z, dual* dz) {        \
+        rigid_rkmk_dual(p, t, qb, z, dz);                                                      \
     }                                                                                          \
     template <class P>                                                                         \
     attrs __attribute__((noinline, flatten)) int name(const RigidParams* p, EngineRun* run,   \
@@ -321,7 +329,7 @@ ROTODE_INLINE int erk_tangent_body(const G& model, EngineRun* run, double* sens)
     attrs __attribute__((noinline, flatten)) int name##_rkmk(const RigidParams* p,           \
                                                              bool resume,                      \
                                                     EngineRun* run, double* sens) {            \
-        return erk_tangent_body<P>(DualRkmkRigid{*p, resume, &name##_euler, {}}, run, sens);   \
+        return erk_tangent_body<P>(DualRkmkRigid{*p, resume, &name##_rkmk_f, {}}, run, sens);   \
     }
 
 ROTODE_TANGENT_ENTRY(tangent_baseline, )
