@@ -40,7 +40,7 @@ from bench_engine import Run, measure  # noqa: E402
 from scipy.spatial.transform import Rotation  # noqa: E402
 
 import rotode  # noqa: E402
-from rotode.studies import TOP_INERTIA, TOP_W0  # noqa: E402
+from rotode.studies import T_HANDLE, TOP_INERTIA, TOP_W0  # noqa: E402
 
 RTOL, ATOL, EPS = 1e-10, 1e-12, 1e-6
 METHODS = ("dop853", "rkmk8")
@@ -51,6 +51,11 @@ def top():
     gravity = rotode.torque.Gravity(1.0, 1.0, [0.0, 0.0, 1.0])
     return (rotode.RigidBody(TOP_INERTIA, torque=gravity),
             np.concatenate([[1.0, 0.0, 0.0, 0.0], TOP_W0]))
+
+
+def t_handle():
+    """The torque-free T-handle (the Dzhanibekov effect) and its initial state."""
+    return rotode.RigidBody(T_HANDLE), np.array([1.0, 0.0, 0.0, 0.0, 0.05, 5.0, 0.05])
 
 
 def _tangent(y, ref):
@@ -149,13 +154,19 @@ def main():
     parser.add_argument("--fixed", action="store_true", help="the fixed-step methods")
     parser.add_argument("--T", type=float, default=10.0, help="the span (0, T), seconds")
     parser.add_argument("--jax", action="store_true", help="also jax.jacfwd through diffrax")
+    parser.add_argument("--body", choices=("top", "thandle"), default="top",
+                        help="the upright Lagrange top (default) or the torque-free T-handle, "
+                             "I = (2.5, 1.4, 1.3), w0 = (0.05, 5, 0.05)")
     args = parser.parse_args()
+    if args.jax and args.body != "top":
+        parser.error("--jax times the top only")
     repeat = 4 if args.quick else 12
     if args.fixed:
         return fixed_steps(repeat)
-    model, y0 = top()
+    model, y0 = top() if args.body == "top" else t_handle()
     T = args.T
-    print(f"upright Lagrange top, (0, {T:g}), rtol {RTOL:g}, atol {ATOL:g}; "
+    name = "upright Lagrange top" if args.body == "top" else "torque-free T-handle"
+    print(f"{name}, (0, {T:g}), rtol {RTOL:g}, atol {ATOL:g}; "
           f"minimum of {repeat} alternated turns")
     print(f"{'method':8} {'steps':>6} {'plain':>10} {'6x6 y0':>10} {'ratio':>6} "
           f"{'13 runs':>10} {'ratio':>6} {'FD error':>9}")
