@@ -44,9 +44,14 @@ __all__ = ["PARAMETERS", "propagate_covariance"]
 #: The parameters each model kind differentiates, with their number of directions.
 PARAMETERS = {"kinematics": {"y0": 3, "omega": 3, "bias": 3, "scale": 3, "amplitude": 3,
                              "rate": 1, "phase": 3},
-              "rigid body": {"y0": 6, "inertia": 3, "torque": 3, "mass": 1, "g": 1, "com": 3,
-                             "mean_motion": 1, "argument_of_latitude": 1, "inclination": 1,
-                             "raan": 1}}
+              "rigid body": {"y0": 6, "q0": 3, "w0": 3, "inertia": 3, "torque": 3, "mass": 1,
+                             "g": 1, "com": 3, "mean_motion": 1, "argument_of_latitude": 1,
+                             "inclination": 1, "raan": 1}}
+
+#: A rigid body's parts of ``y0`` that can be asked for alone (fewer directions: a pass of the
+#: replay carries up to ``rotode._tangent.DIRECTIONS`` of them): the orientation's tangent
+#: directions dtheta0 (``"q0"``) and the body rate (``"w0"``), as y0's columns from this one.
+Y0_PARTS = {"q0": 0, "w0": 3}
 
 
 #: The options of an implicit rule a differentiated run takes (not ``L0``: a continued run).
@@ -61,7 +66,7 @@ def _valid(kind, model):
     if kind == "rigid body":
         kinds = {type(b.torque) for b in (model if isinstance(model, list) else [model])}
         extra = _tangent.TORQUE_PARAMETERS.get(kinds.pop(), ()) if len(kinds) == 1 else ()
-        return ("y0", "inertia") + extra
+        return ("y0", "q0", "w0", "inertia") + extra
     if kind != "kinematics":
         return tuple(PARAMETERS.get(kind, {}))
     if isinstance(model, Samples):
@@ -116,8 +121,9 @@ def check_request(sensitivity, kind, name, options, events, model=None):
         raise ValueError(f"`sensitivity` must name distinct parameters among {valid}, "
                          f"got {sensitivity!r}")
     for p in names:
-        if not methods.get(name).sensitivity(kind, p):
-            ok = tuple(m for m in methods.names(kind) if methods.get(m).sensitivity(kind, p))
+        q = "y0" if p in Y0_PARTS else p            # (the registry's parameter of a part of y0)
+        if not methods.get(name).sensitivity(kind, q):
+            ok = tuple(m for m in methods.names(kind) if methods.get(m).sensitivity(kind, q))
             raise ValueError(f"method {name!r} does not support the sensitivity to {p!r} for "
                              f"{kind}; the methods that do are {ok}")
     if kind == "rigid body" and "inertia" in names:
@@ -231,7 +237,8 @@ def _replay(run, names):
     N = plan.y0.shape[0]
     bodies = rigid_body_list(plan.model, N)          # (one shared body, or one per row)
     full = "inertia" in names and _full_tensor(bodies)
-    cols = [(p, j) for p, n in zip(names, _counts(names, full), strict=True) for j in range(n)]
+    cols = [("y0", Y0_PARTS[p] + j) if p in Y0_PARTS else (p, j)
+            for p, n in zip(names, _counts(names, full), strict=True) for j in range(n)]
     t = np.asarray(plan.t, dtype=float)
     tout = t[plan.save]
     out = np.empty((N, tout.shape[0], 6, len(cols)))

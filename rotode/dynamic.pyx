@@ -823,9 +823,13 @@ def fixed_tangent(method, RigidBody body, y0, t, save, list cols, bint normalize
     fp.normalize = normalize
     fp.p = &p
     fp.s = &s
-    while c0 < ncols:       # passes as `rigid_body`'s: <= DUAL_N directions of one parameter
+    # passes of <= DUAL_N directions, any parameters together: a direction's d part depends on
+    # its own seeds alone (every dual operation acts lane by lane), so a pass's grouping does not
+    # change its bits; but "com" (the general gravity torque, `_fixed_seeds`) has its own passes
+    while c0 < ncols:
         c1 = c0 + 1
-        while c1 < ncols and c1 - c0 < _tangent.DIRECTIONS and cols[c1][0] == cols[c0][0]:
+        while (c1 < ncols and c1 - c0 < _tangent.DIRECTIONS
+               and (cols[c1][0] == "com") == (cols[c0][0] == "com")):
             c1 += 1
         _fixed_seeds(body, &p, &yv[0], cols, c0, c1, full, &s)
         s.ld = ncols

@@ -137,9 +137,10 @@ class IntegrationResult(StateViews):
         With ``sensitivity=``: per parameter the derivative of the computed state at every
         output time, in tangent coordinates (docs/sensitivity.md): ``"y0"`` of shape
         (n_t, n, n) (n = 3 for kinematics, 6 for a rigid body: ``dtheta`` of the right
-        perturbation ``q exp(dtheta/2)`` in the body frame, then ``dw``), ``"inertia"`` of
-        shape (n_t, 6, 3) (the principal moments); a batch adds its axis first.  None
-        otherwise.
+        perturbation ``q exp(dtheta/2)`` in the body frame, then ``dw``), a rigid body's
+        ``"q0"`` and ``"w0"`` of shape (n_t, 6, 3) (the columns 0-2 and 3-5 of ``"y0"``),
+        ``"inertia"`` of shape (n_t, 6, 3) (the principal moments); a batch adds its axis
+        first.  None otherwise.
 
     See Also
     --------
@@ -336,7 +337,9 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         dropped (``stats["n_events"]`` counts them all).
     sensitivity : sequence of str, optional
         Parameters to differentiate the computed solution by (``res.sensitivity``): ``"y0"``
-        (every model); a rigid body's ``"inertia"`` (the principal moments, or the six
+        (every model); a rigid body's parts of it alone, ``"q0"`` (the three directions
+        ``dtheta0`` of the initial orientation) and ``"w0"`` (the initial body rate), which
+        cost fewer directions than ``"y0"``; its ``"inertia"`` (the principal moments, or the six
         components of a non-diagonal tensor) and its torque's ``"torque"``, ``"mass"``,
         ``"g"``, ``"com"``, ``"mean_motion"``, ``"argument_of_latitude"``,
         ``"inclination"``, ``"raan"`` (`rotode.torque.GravityGradient`, whose torque

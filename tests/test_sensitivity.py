@@ -158,10 +158,10 @@ def test_torque_parameters_against_finite_differences(method, case):
 
 def test_torque_parameters_name_the_valid_ones():
     y0 = np.r_[Q0, W0]
-    with pytest.raises(ValueError, match=r"'mass'.*\('y0', 'inertia', 'torque'\)"):
+    with pytest.raises(ValueError, match=r"'mass'.*\('y0', 'q0', 'w0', 'inertia', 'torque'\)"):
         rotode.integrate(rotode.RigidBody(INERTIA, torque=rotode.torque.Constant([1.0, 0, 0])),
                          (0, 1), y0, method="rk4", dt=0.1, sensitivity=["mass"])
-    with pytest.raises(ValueError, match=r"'com'.*\('y0', 'inertia'\)"):
+    with pytest.raises(ValueError, match=r"'com'.*\('y0', 'q0', 'w0', 'inertia'\)"):
         rotode.integrate(rotode.RigidBody(INERTIA), (0, 1), y0, method="rk4", dt=0.1,
                          sensitivity=["com"])
     res = rotode.integrate(TOP, (0, 1), y0, method="rk4", dt=0.1,
@@ -292,7 +292,7 @@ def test_propagate_covariance():
 def test_bad_input():
     y0 = np.r_[Q0, W0]
     with pytest.raises(ValueError, match=r"unknown sensitivity parameter 'spin'.*\('y0', "
-                                         r"'inertia', 'mass', 'g', 'com'\)"):
+                                         r"'q0', 'w0', 'inertia', 'mass', 'g', 'com'\)"):
         rotode.integrate(TOP, (0, 1), y0, method="rk4", dt=0.1, sensitivity=["spin"])
     with pytest.raises(ValueError, match=r"parameter 'inertia' for kinematics.*\('y0',"):
         rotode.integrate(RATE, (0, 1), Q0, method="rk4", dt=0.1, sensitivity=["inertia"])
@@ -430,3 +430,45 @@ def test_full_inertia_tensor_against_finite_differences(method):
                      - _tangent(run(TENSOR - E).y[-1], ref)) / (2 * eps))
     want = np.array(cols).T
     np.testing.assert_allclose(S[-1], want, rtol=0, atol=tol * np.abs(want).max())
+
+
+@pytest.mark.parametrize("kw", [dict(method="rk4", dt=0.01), dict(method="ab3", dt=0.01),
+                                dict(method="cg3", dt=0.01), dict(method="rkmk8", dt=0.05),
+                                dict(method="implicit_midpoint", dt=0.01),
+                                dict(method="dop853", rtol=1e-10, atol=1e-12),
+                                dict(method="rkmk5", rtol=1e-10, atol=1e-12)])
+def test_parts_of_y0_are_its_columns(kw):
+    """``"q0"`` and ``"w0"`` are y0's columns 0-2 and 3-5 (fewer directions per pass): the same
+    bits where both come from one kind of pass (the fixed grid's passes and replay, the pairs
+    on the state), to round-off where y0 rides in an rkmk run's own pass and the parts in the
+    replay (same steps, the orientation's tangent by another order of operations); a batch
+    per body; and ``"w0"`` with ``"inertia"`` fits in one pass of seven directions."""
+    y0 = np.r_[Q0, W0]
+    full = rotode.integrate(TOP, (0, 1.0), y0, t_eval=[0.5, 1.0], sensitivity=["y0", "inertia"],
+                            **kw)
+    parts = rotode.integrate(TOP, (0, 1.0), y0, t_eval=[0.5, 1.0],
+                             sensitivity=["w0", "inertia", "q0"], **kw)
+    Y = full.sensitivity["y0"]
+    assert parts.sensitivity["q0"].shape == parts.sensitivity["w0"].shape == (2, 6, 3)
+    assert np.array_equal(parts.y, full.y)
+    assert np.array_equal(parts.sensitivity["inertia"], full.sensitivity["inertia"])
+    if kw["method"] == "rkmk5":
+        np.testing.assert_allclose(parts.sensitivity["q0"], Y[..., :3], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(parts.sensitivity["w0"], Y[..., 3:], rtol=0, atol=1e-12)
+    else:
+        assert np.array_equal(parts.sensitivity["q0"], Y[..., :3])
+        assert np.array_equal(parts.sensitivity["w0"], Y[..., 3:])
+    batch = rotode.integrate(TOP, (0, 1.0), np.stack([y0, y0 * [1, 1, 1, 1, 2, 1, 1]]),
+                             t_eval=[0.5, 1.0], sensitivity=["w0"], **kw)
+    assert batch.sensitivity["w0"].shape == (2, 2, 6, 3)
+    assert np.array_equal(batch.sensitivity["w0"][0], parts.sensitivity["w0"])
+
+
+def test_parts_of_y0_are_refused_where_y0_is_not_theirs():
+    """``"q0"``/``"w0"`` are a rigid body's; kinematics (whose y0 is the orientation alone)
+    and a user's ODE list their own parameters."""
+    with pytest.raises(ValueError, match=r"unknown sensitivity parameter 'w0' for kinematics"):
+        rotode.integrate(RATE, (0, 1), Q0, method="rk4", dt=0.1, sensitivity=["w0"])
+    with pytest.raises(ValueError, match="distinct parameters"):
+        rotode.integrate(TOP, (0, 1), np.r_[Q0, W0], method="rk4", dt=0.1,
+                         sensitivity=["w0", "w0"])

@@ -159,7 +159,7 @@ def test_bad_input():
         rotode.integrate(rotode.RigidBody(INERTIA, torque=rotode.torque.GravityGradient(
             1.1 * INERTIA, **ORBIT)), (0, 1), Y0, method="rk4", dt=0.1,
             sensitivity=["inertia"])
-    with pytest.raises(ValueError, match=r"'mass'.*\('y0', 'inertia', 'mean_motion', "
+    with pytest.raises(ValueError, match=r"'mass'.*\('y0', 'q0', 'w0', 'inertia', 'mean_motion', "
                                          r"'argument_of_latitude', 'inclination', 'raan'\)"):
         rotode.integrate(_body(), (0, 1), Y0, method="rk4", dt=0.1, sensitivity=["mass"])
     # the torque's own inertia is not a separate parameter, so a mismatch only matters for
