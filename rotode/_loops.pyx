@@ -1,5 +1,6 @@
 """Vectorised drivers shared by the kernel facades (see _loops.pxd)."""
 import os
+from math import prod
 
 import numpy as np
 
@@ -126,7 +127,7 @@ cdef object apply_unary(unary_kernel f, object x, int ndim_in, tuple out_trailin
     """Apply ``f`` to each element of a C-contiguous float64 batch whose elements are its
     last ``ndim_in`` dimensions; returns a new array of shape batch + out_trailing."""
     batch = x.shape[:x.ndim - ndim_in]
-    cdef Py_ssize_t n = int(np.prod(batch)), k_out = int(np.prod(out_trailing))
+    cdef Py_ssize_t n = prod(batch), k_out = prod(out_trailing)
     cdef const double[:, ::1] xin = x.reshape(n, -1) if n else np.empty((0, 1))
     out = np.empty(batch + out_trailing)
     if n:
@@ -137,8 +138,10 @@ cdef object apply_unary(unary_kernel f, object x, int ndim_in, tuple out_trailin
 cdef object apply_binary(binary_kernel f, object a, int ka, object b, int kb,
                          tuple out_trailing):
     """Apply ``f`` row-wise to two batches of vectors (last dims ka, kb) broadcast together."""
-    batch = np.broadcast_shapes(a.shape[:a.ndim - 1], b.shape[:b.ndim - 1])
-    cdef Py_ssize_t n = int(np.prod(batch)), k_out = int(np.prod(out_trailing))
+    batch = a.shape[:a.ndim - 1]
+    if b.shape[:b.ndim - 1] != batch:
+        batch = np.broadcast_shapes(batch, b.shape[:b.ndim - 1])
+    cdef Py_ssize_t n = prod(batch), k_out = prod(out_trailing)
     out = np.empty(batch + out_trailing)
     if n == 0:
         return out

@@ -16,7 +16,7 @@ import numpy as np
 from rotode import dynamic, implicit, kinematic, ode
 from rotode import events as _events
 from rotode._loops import eval_times_fault, merge_times, snap_times
-from rotode._runplan import EventRequest
+from rotode._runplan import EventRequest, Plan
 from rotode._validation import as_float_array, as_frame, as_positive_scalar, python_override
 from rotode.omega import AngularVelocity, Samples, as_source
 from rotode.rhs import QuaternionKinematics, RigidBody
@@ -63,11 +63,11 @@ def thin_run(model, t_span, y0, method, rtol, atol, frame, options, t_eval=None)
             return fast
     if options:
         return None
-    model, frame = _thin_kinematics(model, frame)
+    model, frame = thin_kinematics(model, frame)
     return kinematic.run_single(model, t_span, y0, method, rtol, atol, frame, given)
 
 
-def _thin_kinematics(model, frame):
+def thin_kinematics(model, frame):
     """The rate source and frame the thin kinematic paths take for `model`, as `classify` reads
     it: a `QuaternionKinematics` without a norm gain unwrapped (its source and its frame, with
     ``frame`` None or the same), a float64 array of shape (3,) of finite rates as a `Constant`;
@@ -112,7 +112,7 @@ def thin_fixed(model, t_span, y0, method, dt, save_every, frame, options, t_eval
         fast = dynamic.run_fixed_single(model, t_span, y0, method, dt, save_every, grid=grid)
         return fast if fast is not None else implicit.run_fixed_single(
             model, t_span, y0, method, dt, save_every, grid=grid)
-    model, frame = _thin_kinematics(model, frame)
+    model, frame = thin_kinematics(model, frame)
     return kinematic.run_fixed_single(model, t_span, y0, method, dt, save_every, frame,
                                       grid=grid)
 
@@ -121,17 +121,45 @@ def _thin_samples(model, t_span, y0, method, dt, save_every, frame, options, t_e
     """`thin_fixed` of ``dt="samples"``: one body under a `Samples` rate (gyroscope data, or a
     `QuaternionKinematics` of one without a norm gain) on `sample_grid`'s grid, by
     `kinematic.run_fixed_single`; None for anything else."""
+    got = _samples_grid(model, t_span, dt, save_every, frame, options, t_eval)
+    if got is None:
+        return None
+    model, frame, grid = got
+    return kinematic.run_fixed_single(model, t_span, y0, method, dt, save_every, frame,
+                                      grid=grid)
+
+
+def _samples_grid(model, t_span, dt, save_every, frame, options, t_eval):
+    """What a thin ``dt="samples"`` call steps: ``(source, frame, (grid, save))``, the
+    `Samples` source and frame `thin_kinematics` reads and `sample_grid`'s grid, or None for
+    anything else (an option, another model, a grid `sample_grid` refuses)."""
     if dt != "samples" or options:
         return None
-    model, frame = _thin_kinematics(model, frame)
+    model, frame = thin_kinematics(model, frame)
     if type(model) is not Samples:
         return None
     try:
-        grid = sample_grid(model, t_span, t_eval, save_every)
+        return model, frame, sample_grid(model, t_span, t_eval, save_every)
     except (TypeError, ValueError):
         return None
-    return kinematic.run_fixed_single(model, t_span, y0, method, dt, save_every, frame,
-                                      grid=grid)
+
+
+def thin_samples_plan(model, t_span, y0, method, dt, save_every, frame, options, t_eval=None):
+    """`thin_fixed` of a ``dt="samples"`` call asking for sensitivities (gyroscope data, one
+    body): ``((t, y, w, stats), plan)``, the thin run and the `Plan` of the general path's
+    run (its method, rate, y0 (1, 4), grid, saved indices and frame), from which
+    `_sensitivity.compute` gives the same sensitivities; None for anything else."""
+    got = _samples_grid(model, t_span, dt, save_every, frame, options, t_eval)
+    if got is None or type(method) is not str:
+        return None
+    source, frame, (grid, save) = got
+    fast = kinematic.run_fixed_single(source, t_span, y0, method, dt, save_every, frame,
+                                      grid=(grid, save))
+    if fast is None:
+        return None
+    y0 = np.asarray(y0, dtype=np.float64).reshape(1, 4)
+    return fast, Plan(method.lower(), source, y0, grid, save,
+                      {"frame": "body" if frame is None else frame})
 
 
 def thin_sensitivity(model, t_span, y0, method, rtol, atol, frame, options, t_eval=None):

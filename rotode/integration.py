@@ -22,7 +22,9 @@ from rotode._plan import (
     ode_views,
     runner_for,
     thin_fixed,
+    thin_kinematics,
     thin_run,
+    thin_samples_plan,
     thin_sensitivity,
 )
 from rotode._plan import classify as _classify
@@ -408,11 +410,11 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
         res = _thin(model, t_span, y0, method, rtol, atol, frame, options, sensitivity, t_eval)
         if res is not None:
             return res
-    elif thin and dt is not None and sensitivity is None and rtol is None and atol is None:
-        fast = thin_fixed(model, t_span, y0, method, dt, save_every, frame, options, t_eval)
-        if fast is not None:
-            res = IntegrationResult(*fast, method)
-            return ode_views(res, model) if type(model) is ODE else res
+    elif thin and dt is not None and rtol is None and atol is None:
+        res = _thin_fixed(model, t_span, y0, method, dt, save_every, frame, options,
+                          sensitivity, t_eval)
+        if res is not None:
+            return res
     check_compiled_equations(model)      # (before dask: a chunk rebuilds the base class)
     y0_rotation = isinstance(y0, Rotation)
     y0 = rotation_quaternions(y0)        # (a Rotation: its scalar-first quaternions)
@@ -539,6 +541,37 @@ def _thin(model, t_span, y0, method, rtol, atol, frame, options, sensitivity, t_
             res.sensitivity = {"y0": fast[4]}
             return res
     return None
+
+
+def _thin_fixed(model, t_span, y0, method, dt, save_every, frame, options, sensitivity,
+                t_eval):
+    """`integrate`'s common fixed-step call of one body, straight into its kernel
+    (`_plan.thin_fixed`); on gyroscope data (``dt="samples"``) with ``sensitivity`` too (a
+    multiplicative EKF's propagation step): the thin samples run (`_plan.thin_samples_plan`)
+    and its sensitivities from the general path's own functions on the same plan.  Its result,
+    or None for anything else (the general path runs it, and raises for a bad request)."""
+    if sensitivity is None:
+        fast = thin_fixed(model, t_span, y0, method, dt, save_every, frame, options, t_eval)
+        if fast is None:
+            return None
+        res = IntegrationResult(*fast, method)
+        return ode_views(res, model) if type(model) is ODE else res
+    if type(dt) is not str or type(method) is not str:
+        return None
+    try:
+        names = _sensitivity.check_request(sensitivity, "kinematics", method.lower(), {}, None,
+                                           thin_kinematics(model, frame)[0])
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None
+    got = thin_samples_plan(model, t_span, y0, method, dt, save_every, frame, options, t_eval)
+    if got is None:
+        return None
+    fast, plan = got
+    res = IntegrationResult(*fast, method)
+    sens = _sensitivity.compute(_sensitivity.SensitivityRun(plan, None, "kinematics"), names,
+                                fast[1][None])
+    res.sensitivity = {k: v[0] for k, v in sens.items()}
+    return res
 
 
 def _check_steps(name, spec, kind, dt, given):

@@ -17,6 +17,8 @@ References
 .. [004] C. Rucker, "Integrating Rotations using Non-Unit Quaternions", IEEE Robotics and
    Automation Letters 3(4), 2018, eq. 13.
 """
+from math import prod
+
 import numpy as np
 from scipy.spatial.transform import Rotation
 
@@ -85,6 +87,12 @@ cdef bint _run_rows(RowsKernel kernel, const double* a, const double* b, double*
     return bad == 0
 
 
+cdef tuple _batch(tuple a, tuple b):
+    """The broadcast batch shape of two batch shapes (equal ones without NumPy's call, which
+    costs microseconds: a kernel call on a few rows is that long)."""
+    return a if a == b else np.broadcast_shapes(a, b)
+
+
 def _rows(x, batch, k, n):
     """The (n, k) C-contiguous rows of the C-contiguous ``x`` broadcast to ``batch + (k,)``."""
     if x.shape != batch + (k,):
@@ -97,11 +105,12 @@ cdef tuple _apply_rows(RowsKernel kernel, object a, Py_ssize_t ka, object b, Py_
     """The batch loop ``kernel`` (a RowsKernel) on ``a`` (..., ka) and ``b`` (..., kb; None for
     TO_MATRIX), broadcast, into ``out`` (None: a new array) of shape batch + ``trailing``, and
     whether every input was valid (`_run_rows`)."""
-    batch = batch_of(a, 1) if b is None else np.broadcast_shapes(batch_of(a, 1), batch_of(b, 1))
+    batch = batch_of(a, 1) if b is None else _batch(batch_of(a, 1), batch_of(b, 1))
     cdef bint fresh = out is None
     out = output_array(out, batch + trailing)
-    check_out_overlap(out, [a] if b is None else [a, b], names)
-    cdef Py_ssize_t n = int(np.prod(batch)), kout = int(np.prod(trailing))
+    if not fresh:           # (a new array overlaps nothing)
+        check_out_overlap(out, [a] if b is None else [a, b], names)
+    cdef Py_ssize_t n = prod(batch), kout = prod(trailing)
     if n == 0:
         return out, True
     cdef const double[:, ::1] av = _rows(a, batch, ka, n)
@@ -133,6 +142,8 @@ def _rows_isa(level=None):
 
 
 def _broadcast_error(name_a, a, name_b, b):
+    if a.shape[:a.ndim - 1] == b.shape[:b.ndim - 1]:
+        return
     try:
         np.broadcast_shapes(batch_of(a, 1), batch_of(b, 1))
     except ValueError:

@@ -16,6 +16,8 @@ References
    (docs/references.md), secs. 2-4, and
    the formulas restated in docs/references.md.
 """
+from math import prod
+
 import numpy as np
 
 from rotode._lazy import is_dask, map_blocks
@@ -50,7 +52,7 @@ cdef bint _lazy(object x):
 
 cdef object _jacobian(unary_dual_kernel f, object v, tuple out_trailing):
     cdef const double[:, ::1] vin = v.reshape(-1, 3)
-    cdef Py_ssize_t k = int(np.prod(out_trailing))
+    cdef Py_ssize_t k = prod(out_trailing)
     batch = batch_of(v, 1)
     val = np.empty(batch + out_trailing)
     jac = np.empty(batch + out_trailing + (3,))
@@ -225,8 +227,10 @@ def exp(v, out=None):
     # finiteness is checked by the kernel itself, in the same pass (one read of v, not two)
     v = as_float_array(v, "v", (3,), finite=False)
     cdef const double[:, ::1] vin = v.reshape(-1, 3)
+    given = out is not None
     out = output_array(out, batch_of(v, 1) + (3, 3))
-    check_out_overlap(out, [v], ("v",))     # (the rows of R would overwrite v unread)
+    if given:                               # (the rows of R would overwrite v unread)
+        check_out_overlap(out, [v], ("v",))
     cdef double[:, ::1] R = out.reshape(-1, 9)
     cdef Py_ssize_t n = vin.shape[0]
     cdef Py_ssize_t chunks = (n + EXP_CHUNK - 1) // EXP_CHUNK
@@ -317,8 +321,10 @@ def log(R, project=False, out=None):
         return out
     else:   # the rotation check runs in the loop (NumPy's checks of R cost 0.5 us per matrix)
         R = as_float_array(R, "R", (3, 3), finite=False)
+    given = out is not None
     out = output_array(out, batch_of(R, 2) + (3,))
-    check_out_overlap(out, [R], ("R",))
+    if given:
+        check_out_overlap(out, [R], ("R",))
     cdef const double[:, ::1] Rin = R.reshape(-1, 9)
     cdef double[:, ::1] vout = out.reshape(-1, 3)
     cdef bint ok

@@ -136,3 +136,50 @@ def test_thin_samples_constant_rate_is_exact():
     exact = np.r_[np.cos(angle / 2), np.sin(angle / 2) * axis]
     np.testing.assert_allclose(res.q[-1], exact, rtol=0, atol=1e-13)
     np.testing.assert_array_equal(res.w[-1], w)
+
+
+SENSITIVE = [m for m in METHODS if rotode.methods.get(m).sensitivity("kinematics", "bias")]
+
+
+@pytest.mark.parametrize("frame", [None, "world"])
+@pytest.mark.parametrize("method", SENSITIVE)
+def test_thin_samples_sensitivities_are_the_general_ones(frame, method):
+    """Gyroscope data with ``sensitivity=`` (an EKF's propagation step) takes the thin run and
+    the general path's sensitivity functions on the same plan: rows, stats and every
+    sensitivity to the bit, with and without t_eval, save_every, backwards, wrapped."""
+    src = _source("linear", bias=[0.01, -0.02, 0.03])
+    assert SENSITIVE and "exp2" in SENSITIVE
+    for names in (["bias"], ["y0", "scale", "bias"]):
+        for t_span, every, t_eval in CALLS:
+            for model in (src, rotode.QuaternionKinematics(src, frame=frame or "body")):
+                got = _plan.thin_samples_plan(model, t_span, Q0, method, "samples", every,
+                                              None if model is not src else frame, {}, t_eval)
+                assert got is not None
+                kw = dict(method=method, dt="samples", save_every=every, t_eval=t_eval,
+                          sensitivity=names)
+                if model is src:
+                    kw["frame"] = frame
+                thin = rotode.integrate(model, t_span, Q0, **kw)
+                general = rotode.integrate(model, t_span, np.asarray(Q0, float), workers=None,
+                                           **kw)
+                _same(thin, general)
+                assert list(thin.sensitivity) == names
+                for p in names:
+                    assert np.array_equal(thin.sensitivity[p], general.sensitivity[p]), p
+
+
+def test_thin_samples_sensitivity_bad_requests_raise_the_general_errors():
+    src = _source("linear")
+    with pytest.raises(ValueError, match="unknown sensitivity parameter 'omega'"):
+        rotode.integrate(src, (0, 1), Q0, method="exp2", dt="samples", sensitivity=["omega"])
+    with pytest.raises(ValueError, match="method 'rk4' does not support the sensitivity to "
+                                         "'bias'"):
+        rotode.integrate(src, (0, 1), Q0, method="rk4", dt="samples", sensitivity=["bias"])
+    with pytest.raises(ValueError, match="distinct parameters"):
+        rotode.integrate(src, (0, 1), Q0, method="exp2", dt="samples", sensitivity=[])
+    with pytest.raises(ValueError, match="unknown method"):
+        rotode.integrate(src, (0, 1), Q0, method="exp9", dt="samples", sensitivity=["bias"])
+    assert _plan.thin_samples_plan(src, (0, 1), Q0, "exp2", "samples", None, None,
+                                   {"normalize": True}) is None
+    assert _plan.thin_samples_plan(rotode.omega.Constant([1.0, 0, 0]), (0, 1), Q0, "exp2",
+                                   "samples", None, None, {}) is None
