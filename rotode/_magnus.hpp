@@ -118,22 +118,6 @@ inline void order8(const V* a1, const V* a2, const V* a3, const V* a4, const H& 
                      + h3 * h * (Q5[i] + Q6[i]) - h3 * h2 * Q7[i] / 42.0);
 }
 
-// The step size's factors of `constant_acceleration` below: h, h^2/2 and the coefficients of
-// its terms 2, 3, 4 (the frame's sign in 2 and 4), by the expressions the terms use, so the
-// same bits; computed once for the rows or steps of one size (the factors' division per row
-// was a quarter of a batch magnus_ca step).
-struct CaFactors {
-    double h, h2_2, f2, f3, f4;
-};
-inline CaFactors ca_factors(double h, bool world, int terms) {
-    const double sg = world ? 1.0 : -1.0;
-    const double h2 = h * h;
-    const double h3 = h2 * h;
-    // (each division only where a term reads it: a step of the driver computes its factors)
-    return CaFactors{h, 0.5 * h2, terms >= 2 ? sg * h3 / 12.0 : 0.0,
-                     terms >= 3 ? h3 * h2 / 240.0 : 0.0, terms >= 4 ? -sg * h3 * h2 / 720.0 : 0.0};
-}
-
 // magnus_ca: the Magnus rotation vector for a constant angular acceleration over the step,
 // w(t0 + s) = w0 + alpha s, in the world frame ([NIRD], with the h^5 and h^6 parts of Omega_4
 // derived in docs/methods-kinematic.md):
@@ -144,26 +128,26 @@ inline CaFactors ca_factors(double h, bool world, int terms) {
 // the body frame's Omega_2 and Omega_4 with the opposite sign; the first `terms` (1 .. 4) of
 // them (OUT: om[3])
 template <class V>
-inline void constant_acceleration(const V* w0, const V* alpha, const CaFactors& k, int terms,
-                                  V* om) {
-    V c1[3], c2[3], c3[3];
-    for (int i = 0; i < 3; ++i) om[i] = k.h * w0[i] + k.h2_2 * alpha[i];
-    if (terms < 2) return;
-    cross3(alpha, w0, c1);                        // alpha x w0
-    for (int i = 0; i < 3; ++i) om[i] = om[i] + k.f2 * c1[i];
-    if (terms < 3) return;
-    cross3(alpha, c1, c2);                        // alpha x (alpha x w0)
-    for (int i = 0; i < 3; ++i) om[i] = om[i] + k.f3 * c2[i];
-    if (terms < 4) return;
-    cross3(w0, c2, c3);                           // w0 x (alpha x (alpha x w0))
-    const V n2 = w0[0] * w0[0] + w0[1] * w0[1] + w0[2] * w0[2];
-    for (int i = 0; i < 3; ++i) om[i] = om[i] + k.f4 * (-n2 * c1[i] + k.h * c3[i]);  // w0 x alpha = -c1
-}
-
-template <class V>
 inline void constant_acceleration(const V* w0, const V* alpha, double h, int terms, bool world,
                                   V* om) {
-    constant_acceleration(w0, alpha, ca_factors(h, world, terms), terms, om);
+    const double sg = world ? 1.0 : -1.0;
+    const double h2 = h * h;
+    const double h3 = h2 * h;
+    V c1[3], c2[3], c3[3];
+    const V n2 = w0[0] * w0[0] + w0[1] * w0[1] + w0[2] * w0[2];
+    for (int i = 0; i < 3; ++i) om[i] = h * w0[i] + 0.5 * h2 * alpha[i];
+    if (terms < 2) return;
+    cross3(alpha, w0, c1);                        // alpha x w0
+    double f = sg * h3 / 12.0;
+    for (int i = 0; i < 3; ++i) om[i] = om[i] + f * c1[i];
+    if (terms < 3) return;
+    cross3(alpha, c1, c2);                        // alpha x (alpha x w0)
+    f = h3 * h2 / 240.0;
+    for (int i = 0; i < 3; ++i) om[i] = om[i] + f * c2[i];
+    if (terms < 4) return;
+    cross3(w0, c2, c3);                           // w0 x (alpha x (alpha x w0))
+    f = -sg * h3 * h2 / 720.0;
+    for (int i = 0; i < 3; ++i) om[i] = om[i] + f * (-n2 * c1[i] + h * c3[i]);   // w0 x alpha = -c1
 }
 
 // |w0|^2 and |w0 + alpha h|^2, the squared rates at the ends of a magnus_ca step (OUT: a, b)
@@ -203,16 +187,6 @@ inline void magnus8_rotvec(const double* a1, const double* a2, const double* a3,
 inline void magnus_ca_rotvec(const double* w0, const double* alpha, double h, int terms,
                              int frame, double* om) {
     magnus::constant_acceleration(w0, alpha, h, terms, frame == 1, om);
-}
-// the factors of a step size h in the frame `frame` for `terms` terms, and the step's rotation
-// vector from them
-// (the same bits as magnus_ca_rotvec)
-inline magnus::CaFactors magnus_ca_factors(double h, int frame, int terms) {
-    return magnus::ca_factors(h, frame == 1, terms);
-}
-inline void magnus_ca_rotvec_with(const double* w0, const double* alpha,
-                                  const magnus::CaFactors& k, int terms, double* om) {
-    magnus::constant_acceleration(w0, alpha, k, terms, om);
 }
 inline double magnus_ca_angle(const double* w0, const double* alpha, double h) {
     double a, b;

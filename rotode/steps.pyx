@@ -30,8 +30,7 @@ from rotode._validation import (as_choice, as_float_array, as_frame, as_int,
 from libc.math cimport isfinite
 from rotode._driver cimport (KERNEL_CG, KERNEL_EXP2, KERNEL_MAGNUS_CA, KERNEL_MAGNUS,
                              KERNEL_RK3, KERNEL_RK4)
-from rotode.kinematic cimport (apply_rotvec, lie_euler_rotvec, exp2_rotvec, MagnusCaFactors,
-                               magnus_ca_factors, magnus_ca_rotvec_with,
+from rotode.kinematic cimport (apply_rotvec, lie_euler_rotvec, exp2_rotvec, magnus_ca_rotvec,
                                magnus_ca_angle, magnus_bound, magnus4_rotvec, magnus6_rotvec,
                                magnus8_rotvec, rk3_step, rk4_step)
 
@@ -74,7 +73,6 @@ cdef struct StepCall:
     bint ap
     int terms
     double gain
-    MagnusCaFactors ca      # magnus_ca: the factors of dt (`magnus_ca_rotvec_with`)
 
 
 cdef enum:
@@ -142,7 +140,6 @@ cdef object _step(str method, object q, tuple rates, tuple names, object dt_, ob
     a.fr = _frame(frame)
     a.ap = _approx(exp) if sp.group else False
     a.terms = terms
-    a.ca = magnus_ca_factors(dt, a.fr, terms)
     q = _array(q, "q")
     cdef Py_ssize_t n, nr = len(rates), r, i, c
     a.nr = nr
@@ -267,7 +264,7 @@ cdef inline void _one(const StepCall* call, const double* q, Py_ssize_t i,
     if sp.kernel == KERNEL_EXP2:
         exp2_rotvec(a, b, dt, om)
     elif sp.kernel == KERNEL_MAGNUS_CA:
-        magnus_ca_rotvec_with(a, b, call.ca, terms, om)
+        magnus_ca_rotvec(a, b, dt, terms, fr, om)
     elif sp.stages == 1:          # KERNEL_MAGNUS with 1 to 4 Gauss nodes
         lie_euler_rotvec(a, dt, om)
     elif sp.stages == 2:
