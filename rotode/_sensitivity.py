@@ -66,7 +66,7 @@ def _valid(kind, model):
     if kind == "rigid body":
         kinds = {type(b.torque) for b in (model if isinstance(model, list) else [model])}
         extra = _tangent.TORQUE_PARAMETERS.get(kinds.pop(), ()) if len(kinds) == 1 else ()
-        return ("y0", "q0", "w0", "inertia") + extra
+        return ("y0", *Y0_PARTS, "inertia") + extra
     if kind != "kinematics":
         return tuple(PARAMETERS.get(kind, {}))
     if isinstance(model, Samples):
