@@ -244,34 +244,47 @@ cdef int _begin(const void* cfg, Py_ssize_t i, const double* y0, double* q,
     return STATUS_OK
 
 
+cdef int _magnus_ca_substeps(const KinCfg* g, Py_ssize_t i, KinWork* k, double h,
+                             const double* dw, double ang, double* q) noexcept nogil:
+    """A magnus_ca step whose rotation angle bound `ang` reaches the series' bound: equal
+    sub-steps of at most half the bound each, w0 advanced exactly, or the failure's status.
+    (Out of `_magnus_ca`, so that the common step's calls are inlined into the loop.)"""
+    cdef double w2[3]
+    cdef double om[3]
+    cdef double hs
+    cdef Py_ssize_t sub, nsubs
+    cdef int c
+    if not (g.substep and ang < MAGNUS_MAX_SUBSTEPS * 0.5 * magnus_bound()):
+        g.fail_angle[i] = ang
+        return STATUS_TOO_MANY_SUBSTEPS if g.substep else STATUS_ROTATION_BOUND
+    nsubs = <Py_ssize_t>floor(ang / (0.5 * magnus_bound())) + 1
+    hs = h / nsubs
+    k.nsub += nsubs
+    for sub in range(nsubs):
+        for c in range(3):
+            w2[c] = k.w0[c] + dw[c] * (sub * hs)
+        magnus_ca_rotvec(w2, dw, hs, g.terms, g.frame, om)
+        apply_rotvec(q, om, g.frame, g.approx, q)
+    return STATUS_OK
+
+
 cdef inline int _magnus_ca(const KinCfg* g, Py_ssize_t i, KinWork* k, double t0, double h,
                            double* q) noexcept nogil:
     cdef double w1[3]
-    cdef double w2[3]
     cdef double dw[3]
     cdef double om[3]
-    cdef double ang, hs
-    cdef Py_ssize_t sub, nsubs
-    cdef int c, st = _step_rate(g, i, k, t0, h, w1, dw)
+    cdef double ang
+    cdef int st = _step_rate(g, i, k, t0, h, w1, dw)
     if st != STATUS_OK:
         return st
     ang = magnus_ca_angle(k.w0, dw, h)
     if ang < magnus_bound():
         magnus_ca_rotvec(k.w0, dw, h, g.terms, g.frame, om)
         apply_rotvec(q, om, g.frame, g.approx, q)
-    elif g.substep and ang < MAGNUS_MAX_SUBSTEPS * 0.5 * magnus_bound():
-        # equal sub-steps of at most half the bound each, w0 advanced exactly
-        nsubs = <Py_ssize_t>floor(ang / (0.5 * magnus_bound())) + 1
-        hs = h / nsubs
-        k.nsub += nsubs
-        for sub in range(nsubs):
-            for c in range(3):
-                w2[c] = k.w0[c] + dw[c] * (sub * hs)
-            magnus_ca_rotvec(w2, dw, hs, g.terms, g.frame, om)
-            apply_rotvec(q, om, g.frame, g.approx, q)
     else:
-        g.fail_angle[i] = ang
-        return STATUS_TOO_MANY_SUBSTEPS if g.substep else STATUS_ROTATION_BOUND
+        st = _magnus_ca_substeps(g, i, k, h, dw, ang, q)
+        if st != STATUS_OK:
+            return st
     _carry_rate(g, k, w1)
     return STATUS_OK
 
