@@ -118,6 +118,31 @@ inline void order8(const V* a1, const V* a2, const V* a3, const V* a4, const H& 
                      + h3 * h * (Q5[i] + Q6[i]) - h3 * h2 * Q7[i] / 42.0);
 }
 
+// The step size's factors of magnus_ca's terms (`constant_acceleration` below): h, h^2/2 and
+// the coefficients of terms 2, 3, 4 (the frame's sign in 2 and 4). `CaStep` computes each one
+// where a term reads it (a step of the driver, whose size changes); `CaFactors` holds them,
+// computed once for the rows of one size (rotode/steps.pyx: the factors' division per row was
+// a quarter of a batch magnus_ca step). The same expressions: the same bits.
+struct CaStep {
+    double h, sg;
+    double h2_2() const { return 0.5 * (h * h); }
+    double f2() const { return sg * (h * h * h) / 12.0; }
+    double f3() const { return (h * h * h) * (h * h) / 240.0; }
+    double f4() const { return -sg * (h * h * h) * (h * h) / 720.0; }
+};
+struct CaFactors {
+    double h, h2_2_, f2_, f3_, f4_;
+    double h2_2() const { return h2_2_; }
+    double f2() const { return f2_; }
+    double f3() const { return f3_; }
+    double f4() const { return f4_; }
+};
+inline CaFactors ca_factors(double h, bool world, int terms) {
+    const CaStep k{h, world ? 1.0 : -1.0};
+    return CaFactors{h, k.h2_2(), terms >= 2 ? k.f2() : 0.0, terms >= 3 ? k.f3() : 0.0,
+                     terms >= 4 ? k.f4() : 0.0};
+}
+
 // magnus_ca: the Magnus rotation vector for a constant angular acceleration over the step,
 // w(t0 + s) = w0 + alpha s, in the world frame ([NIRD], with the h^5 and h^6 parts of Omega_4
 // derived in docs/methods-kinematic.md):
@@ -126,28 +151,30 @@ inline void order8(const V* a1, const V* a2, const V* a3, const V* a4, const H& 
 //     Omega_3 = h^5/240 alpha x (alpha x w0)
 //     Omega_4 = -h^5/720 |w0|^2 w0 x alpha - h^6/720 w0 x (alpha x (alpha x w0)) + O(h^7)
 // the body frame's Omega_2 and Omega_4 with the opposite sign; the first `terms` (1 .. 4) of
-// them (OUT: om[3])
-template <class V>
-inline void constant_acceleration(const V* w0, const V* alpha, double h, int terms, bool world,
-                                  V* om) {
-    const double sg = world ? 1.0 : -1.0;
-    const double h2 = h * h;
-    const double h3 = h2 * h;
+// them, from the step's factors `k` (a CaStep or CaFactors) (OUT: om[3])
+template <class V, class K>
+inline void constant_acceleration(const V* w0, const V* alpha, const K& k, int terms, V* om) {
     V c1[3], c2[3], c3[3];
     const V n2 = w0[0] * w0[0] + w0[1] * w0[1] + w0[2] * w0[2];
-    for (int i = 0; i < 3; ++i) om[i] = h * w0[i] + 0.5 * h2 * alpha[i];
+    for (int i = 0; i < 3; ++i) om[i] = k.h * w0[i] + k.h2_2() * alpha[i];
     if (terms < 2) return;
     cross3(alpha, w0, c1);                        // alpha x w0
-    double f = sg * h3 / 12.0;
+    double f = k.f2();
     for (int i = 0; i < 3; ++i) om[i] = om[i] + f * c1[i];
     if (terms < 3) return;
     cross3(alpha, c1, c2);                        // alpha x (alpha x w0)
-    f = h3 * h2 / 240.0;
+    f = k.f3();
     for (int i = 0; i < 3; ++i) om[i] = om[i] + f * c2[i];
     if (terms < 4) return;
     cross3(w0, c2, c3);                           // w0 x (alpha x (alpha x w0))
-    f = -sg * h3 * h2 / 720.0;
-    for (int i = 0; i < 3; ++i) om[i] = om[i] + f * (-n2 * c1[i] + h * c3[i]);   // w0 x alpha = -c1
+    f = k.f4();
+    for (int i = 0; i < 3; ++i) om[i] = om[i] + f * (-n2 * c1[i] + k.h * c3[i]);  // w0 x alpha = -c1
+}
+
+template <class V>
+inline void constant_acceleration(const V* w0, const V* alpha, double h, int terms, bool world,
+                                  V* om) {
+    constant_acceleration(w0, alpha, CaStep{h, world ? 1.0 : -1.0}, terms, om);
 }
 
 // |w0|^2 and |w0 + alpha h|^2, the squared rates at the ends of a magnus_ca step (OUT: a, b)
@@ -187,6 +214,16 @@ inline void magnus8_rotvec(const double* a1, const double* a2, const double* a3,
 inline void magnus_ca_rotvec(const double* w0, const double* alpha, double h, int terms,
                              int frame, double* om) {
     magnus::constant_acceleration(w0, alpha, h, terms, frame == 1, om);
+}
+// the factors of a step size h in the frame `frame` for `terms` terms, and the step's rotation
+// vector from them
+// (the same bits as magnus_ca_rotvec)
+inline magnus::CaFactors magnus_ca_factors(double h, int frame, int terms) {
+    return magnus::ca_factors(h, frame == 1, terms);
+}
+inline void magnus_ca_rotvec_with(const double* w0, const double* alpha,
+                                  const magnus::CaFactors& k, int terms, double* om) {
+    magnus::constant_acceleration(w0, alpha, k, terms, om);
 }
 inline double magnus_ca_angle(const double* w0, const double* alpha, double h) {
     double a, b;

@@ -75,6 +75,13 @@ cdef extern from "_magnus.hpp" namespace "rotode" nogil:
     # convex along the segment, its maximum at an end)
     void magnus_ca_rotvec(const double* w0, const double* alpha, double h, int terms,
                           int frame, double* om)
+    # the same from the factors of the step size, computed once for the rows or steps of one
+    # size (`magnus_ca_factors`: h, h^2/2 and the terms' coefficients; the same bits)
+    cdef cppclass MagnusCaFactors "rotode::magnus::CaFactors":
+        double h
+    MagnusCaFactors magnus_ca_factors(double h, int frame, int terms)
+    void magnus_ca_rotvec_with(const double* w0, const double* alpha, const MagnusCaFactors& k,
+                               int terms, double* om)
     double magnus_ca_angle(const double* w0, const double* alpha, double h)
     # Gauss-Legendre Magnus methods in so(3) from the rates at the step's two, three or four
     # Gauss nodes (rotode/_magnus.hpp, which the SIMD lanes step too: Iserles & Norsett 1999;

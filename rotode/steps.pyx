@@ -30,7 +30,8 @@ from rotode._validation import (as_choice, as_float_array, as_frame, as_int,
 from libc.math cimport isfinite
 from rotode._driver cimport (KERNEL_CG, KERNEL_EXP2, KERNEL_MAGNUS_CA, KERNEL_MAGNUS,
                              KERNEL_RK3, KERNEL_RK4)
-from rotode.kinematic cimport (apply_rotvec, lie_euler_rotvec, exp2_rotvec, magnus_ca_rotvec,
+from rotode.kinematic cimport (apply_rotvec, lie_euler_rotvec, exp2_rotvec, MagnusCaFactors,
+                               magnus_ca_factors, magnus_ca_rotvec_with,
                                magnus_ca_angle, magnus_bound, magnus4_rotvec, magnus6_rotvec,
                                magnus8_rotvec, rk3_step, rk4_step)
 
@@ -73,6 +74,7 @@ cdef struct StepCall:
     bint ap
     int terms
     double gain
+    MagnusCaFactors ca      # magnus_ca: the factors of dt (`magnus_ca_rotvec_with`)
 
 
 cdef enum:
@@ -140,6 +142,7 @@ cdef object _step(str method, object q, tuple rates, tuple names, object dt_, ob
     a.fr = _frame(frame)
     a.ap = _approx(exp) if sp.group else False
     a.terms = terms
+    a.ca = magnus_ca_factors(dt, a.fr, terms)
     q = _array(q, "q")
     cdef Py_ssize_t n, nr = len(rates), r, i, c
     a.nr = nr
@@ -204,7 +207,10 @@ cdef object _step(str method, object q, tuple rates, tuple names, object dt_, ob
                     bad = -1
                     badi = i
                     break
-        if not bad:
+        if not bad and sp.kernel == KERNEL_MAGNUS_CA:
+            for i in range(n):        # (its own loop: `_one`'s other kernels kept it out of line)
+                _one_magnus_ca(&a, qp + 4 * i, i, op + 4 * i)
+        elif not bad:
             for i in range(n):
                 _one(&a, qp + 4 * i, i, op + 4 * i)
             for i in range(4 * n):        # finite input, huge |q| or |dt w|: an overflow
@@ -228,13 +234,23 @@ cdef object _step(str method, object q, tuple rates, tuple names, object dt_, ob
     return out
 
 
+cdef inline void _one_magnus_ca(const StepCall* call, const double* q, Py_ssize_t i,
+                                double* out) noexcept nogil:
+    """Row i of a magnus_ca call (OUT: out)."""
+    cdef double om[3]
+    magnus_ca_rotvec_with(call.wp[0] + call.ws[0] * i, call.wp[1] + call.ws[1] * i, call.ca,
+                          call.terms, om)
+    apply_rotvec(q, om, call.fr, call.ap, out)
+
+
 cdef inline void _one(const StepCall* call, const double* q, Py_ssize_t i,
                       double* out) noexcept nogil:
-    """Row i of the call: one step of q with its rates (OUT: out)."""
+    """Row i of the call (every kernel but magnus_ca's): one step of q with its rates
+    (OUT: out)."""
     cdef const StepSpec* sp = call.sp
     cdef Py_ssize_t nr = call.nr
     cdef double dt = call.dt, gain = call.gain
-    cdef int fr = call.fr, terms = call.terms
+    cdef int fr = call.fr
     cdef bint ap = call.ap
     cdef double om[3]
     cdef const double* a = call.wp[0] + call.ws[0] * i
@@ -263,8 +279,6 @@ cdef inline void _one(const StepCall* call, const double* q, Py_ssize_t i,
         return
     if sp.kernel == KERNEL_EXP2:
         exp2_rotvec(a, b, dt, om)
-    elif sp.kernel == KERNEL_MAGNUS_CA:
-        magnus_ca_rotvec(a, b, dt, terms, fr, om)
     elif sp.stages == 1:          # KERNEL_MAGNUS with 1 to 4 Gauss nodes
         lie_euler_rotvec(a, dt, om)
     elif sp.stages == 2:
