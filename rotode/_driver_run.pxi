@@ -222,29 +222,14 @@ cdef object thin_rows(body_fn body, const void* cfg, int k, const ThinCall* c, E
     return t, y_out, w_out
 
 
-cdef object thin_grid(object t_span, object dt, object save_every, object y0, int k,
-                      bint quaternion, ThinCall* c, BlockRun* run, object given):
-    """The thin path's fixed grid (_driver.pxd): `_plan.time_grid` of t_span, dt and
-    save_every without t_eval, point for point, or `given`, that function's grid of a call
-    with t_eval."""
-    cdef double t0 = 0.0, tf = 0.0, h = 0.0, direction, length, ratio
-    cdef Py_ssize_t n, j, size, every, m
-    cdef const double* y
-    if given is not None:
-        return _given_grid(given, y0, k, quaternion, c, run)
-    if not _thin_span(t_span, &t0, &tf) or not _real(dt, &h) or not (0.0 < h < INFINITY):
-        return None
-    if save_every is None:
-        every = 1
-    elif type(save_every) is int and 1 <= save_every <= PY_SSIZE_T_MAX:
-        every = save_every
-    else:
-        return None
-    y = _thin_y0(y0, k, quaternion, c)
-    direction = 1.0 if tf > t0 else -1.0
-    length = fabs(tf - t0)
-    ratio = length / h
-    if y == NULL or not ratio <= 2e8:             # (beyond: the general path's ValueError)
+cdef object _uniform_grid(double t0, double tf, double h, Py_ssize_t every):
+    """`_plan.time_grid`'s grid without t_eval, point for point, and its saved indices (every
+    `every`-th point and the last), or None where that function raises (more than 2e8 steps, a
+    grid that does not advance)."""
+    cdef double direction = 1.0 if tf > t0 else -1.0, length = fabs(tf - t0)
+    cdef double ratio = length / h
+    cdef Py_ssize_t n, j, size, m
+    if not ratio <= 2e8:
         return None
     n = <Py_ssize_t>floor(ratio)
     # t0 + direction dt j, and tf: in place of the last point when it is tf to round-off
@@ -263,10 +248,45 @@ cdef object thin_grid(object t_span, object dt, object save_every, object y0, in
     for j in range(m):
         sv[j] = j * every
     sv[m - 1] = size - 1
-    run.t = g
-    run.n = size - 1
-    run.save = sv
-    run.m = m
+    return grid, save
+
+
+def uniform_grid(double t0, double tf, double dt, Py_ssize_t every):
+    """`_plan.time_grid` of a checked span (t0 != tf), step (> 0) and save_every (>= 1)
+    without t_eval, compiled: ``(grid, save)``, or None where that function raises (its
+    Python code then says why)."""
+    return _uniform_grid(t0, tf, dt, every)
+
+
+cdef object thin_grid(object t_span, object dt, object save_every, object y0, int k,
+                      bint quaternion, ThinCall* c, BlockRun* run, object given):
+    """The thin path's fixed grid (_driver.pxd): `_plan.time_grid` of t_span, dt and
+    save_every without t_eval, point for point, or `given`, that function's grid of a call
+    with t_eval."""
+    cdef double t0 = 0.0, tf = 0.0, h = 0.0
+    cdef Py_ssize_t every
+    cdef const double* y
+    if given is not None:
+        return _given_grid(given, y0, k, quaternion, c, run)
+    if not _thin_span(t_span, &t0, &tf) or not _real(dt, &h) or not (0.0 < h < INFINITY):
+        return None
+    if save_every is None:
+        every = 1
+    elif type(save_every) is int and 1 <= save_every <= PY_SSIZE_T_MAX:
+        every = save_every
+    else:
+        return None
+    y = _thin_y0(y0, k, quaternion, c)
+    if y == NULL:
+        return None
+    got = _uniform_grid(t0, tf, h, every)
+    if got is None:
+        return None
+    grid, save = got
+    run.t = <double*>cnp.PyArray_DATA(<cnp.ndarray>grid)
+    run.n = grid.shape[0] - 1
+    run.save = <Py_ssize_t*>cnp.PyArray_DATA(<cnp.ndarray>save)
+    run.m = save.shape[0]
     run.nb = 1
     run.y0 = y
     return grid, save

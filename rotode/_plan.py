@@ -15,6 +15,7 @@ import numpy as np
 
 from rotode import dynamic, implicit, kinematic, ode
 from rotode import events as _events
+from rotode._driver import uniform_grid
 from rotode._loops import eval_times_fault, merge_times, snap_times
 from rotode._runplan import EventRequest, Plan
 from rotode._validation import as_float_array, as_frame, as_positive_scalar, python_override
@@ -359,6 +360,10 @@ def time_grid(t_span, dt, t_eval, save_every, dt_name="dt", span_name="`t_span`"
     if ratio > 2e8:
         raise ValueError(f"`{dt_name}`={dt!r} needs {ratio:.3g} steps over t_span; the limit "
                          "is 2e8")
+    if t_eval is None and (save_every is None or (type(save_every) is int and save_every >= 1)):
+        got = uniform_grid(t0, tf, dt, 1 if save_every is None else save_every)
+        if got is not None:      # (None: the code below raises, and says why)
+            return got
     n = int(np.floor(ratio))
     grid = t0 + direction * dt * np.arange(n + 1, dtype=np.float64)
     # The final point: tf itself, replacing the last uniform point when it is tf to round-off.
