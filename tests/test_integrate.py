@@ -72,6 +72,56 @@ def test_time_grid_rules():
     assert np.diff(grid).min() > 0.09
 
 
+def _uniform_grid_reference(t_span, dt, save_every):
+    """`rotode._plan.time_grid` without t_eval as it was written in NumPy before the compiled
+    builder (`rotode._driver.uniform_grid`) took its place: the grid and the indices to save."""
+    t0, tf = (float(t) for t in t_span)
+    direction, length = (1.0 if tf > t0 else -1.0), abs(tf - t0)
+    n = int(np.floor(length / dt))
+    grid = t0 + direction * dt * np.arange(n + 1, dtype=np.float64)
+    if n > 0 and abs(tf - grid[n]) <= 1e-9 * dt:
+        grid[n] = tf
+    else:
+        grid = np.append(grid, tf)
+    save = np.arange(0, grid.size, save_every or 1, dtype=np.intp)
+    if save[-1] != grid.size - 1:
+        save = np.append(save, grid.size - 1)
+    return grid, save
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.floats(-1e6, 1e6), st.floats(1e-3, 100.0), st.sampled_from([1.0, -1.0]),
+       st.sampled_from([0.5, 1.0, 1.0 + 1e-10, 1.0 - 1e-10, 3.0, 7.3, 100.0, 1000.5]),
+       st.floats(0.9, 1.1), st.sampled_from([None, 1, 2, 3, 7, 10**9]))
+def test_uniform_grid_is_the_numpy_rules(t0, length, direction, steps, jitter, save_every):
+    # the compiled builder of the grid without t_eval (both paths') against the NumPy rules:
+    # the same points to the bit, tf in place of a last point within round-off, the saved
+    # indices every k-th and the last
+    tf = t0 + direction * length
+    if tf == t0:
+        return
+    dt = length / steps * jitter
+    grid, save = _time_grid((t0, tf), dt, None, save_every)
+    ref_grid, ref_save = _uniform_grid_reference((t0, tf), dt, save_every)
+    np.testing.assert_array_equal(grid, ref_grid)
+    np.testing.assert_array_equal(save, ref_save)
+    assert grid.dtype == np.float64 and save.dtype == np.intp and grid.flags.c_contiguous
+
+
+def test_uniform_grid_leaves_the_errors_to_the_python_rules():
+    # a grid that would not advance or has too many steps: the compiled builder declines and
+    # time_grid raises its own error
+    from rotode._driver import uniform_grid
+    assert uniform_grid(1e16, 1e16 + 40.0, 0.01, 1) is None
+    assert uniform_grid(0.0, 1.0, 3e-9, 1) is None
+    with pytest.raises(ValueError, match="spacing of floats"):
+        _time_grid((1e16, 1e16 + 40.0), 0.01, None, None)
+    with pytest.raises(ValueError, match="the limit is 2e8"):
+        _time_grid((0.0, 1.0), 3e-9, None, None)
+    with pytest.raises(ValueError, match="save_every"):
+        _time_grid((0.0, 1.0), 0.1, None, 0)
+
+
 def _time_grid_reference(t_span, dt, t_eval):
     """`rotode._plan.time_grid` with t_eval as it was written in NumPy before its merge
     (`rotode._loops.snap_times`): the grid and the indices to save (wrong where two requested
