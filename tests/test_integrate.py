@@ -128,12 +128,7 @@ def _time_grid_reference(t_span, dt, t_eval):
     times are within round-off of one grid point)."""
     t0, tf = (float(t) for t in t_span)
     direction, length = (1.0 if tf > t0 else -1.0), abs(tf - t0)
-    n = int(np.floor(length / dt))
-    grid = t0 + direction * dt * np.arange(n + 1, dtype=np.float64)
-    if n > 0 and abs(tf - grid[n]) <= 1e-9 * dt:
-        grid[n] = tf
-    else:
-        grid = np.append(grid, tf)
+    grid, _ = _uniform_grid_reference(t_span, dt, None)
     te = np.asarray(t_eval, dtype=np.float64)
     s_grid, s_eval = direction * (grid - t0), direction * (te - t0)
     pos = np.searchsorted(s_grid, s_eval)
