@@ -142,7 +142,8 @@ cdef object _step(str method, object q, tuple rates, tuple names, object dt_, ob
     a.fr = _frame(frame)
     a.ap = _approx(exp) if sp.group else False
     a.terms = terms
-    a.ca = magnus_ca_factors(dt, a.fr, terms)
+    if sp.kernel == KERNEL_MAGNUS_CA:
+        a.ca = magnus_ca_factors(dt, a.fr, terms)
     q = _array(q, "q")
     cdef Py_ssize_t n, nr = len(rates), r, i, c
     a.nr = nr
@@ -207,12 +208,13 @@ cdef object _step(str method, object q, tuple rates, tuple names, object dt_, ob
                     bad = -1
                     badi = i
                     break
-        if not bad and sp.kernel == KERNEL_MAGNUS_CA:
-            for i in range(n):        # (its own loop: `_one`'s other kernels kept it out of line)
-                _one_magnus_ca(&a, qp + 4 * i, i, op + 4 * i)
-        elif not bad:
-            for i in range(n):
-                _one(&a, qp + 4 * i, i, op + 4 * i)
+        if not bad:
+            if sp.kernel == KERNEL_MAGNUS_CA:
+                for i in range(n):    # (its own loop: `_one`'s other kernels kept it out of line)
+                    _one_magnus_ca(&a, qp + 4 * i, i, op + 4 * i)
+            else:
+                for i in range(n):
+                    _one(&a, qp + 4 * i, i, op + 4 * i)
             for i in range(4 * n):        # finite input, huge |q| or |dt w|: an overflow
                 if not isfinite(op[i]):
                     bad = -2

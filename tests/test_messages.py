@@ -7,6 +7,7 @@ and the expected shape or type, without NumPy's or Cython's internal wording and
 RuntimeWarnings on the way.  The rows of `WORKS` must work (read-only input, huge but finite
 values, no-limit bounds).
 """
+import inspect
 import threading
 import warnings
 
@@ -529,3 +530,18 @@ def test_valid_input_works(call):
         warnings.simplefilter("error", RuntimeWarning)
         out = call()
     assert _all_finite(out)
+
+
+@pytest.mark.parametrize("name", [m for m in steps.__all__ if m != "NODES"])
+def test_every_step_reports_an_overflow(name):
+    # finite input whose step overflows (|q| near the largest float, a rotation of ~1.7 rad):
+    # a ValueError from every step function's row loop, magnus_ca's own loop included, never
+    # an inf in the output
+    step = getattr(steps, name)
+    n_rates = sum(p.kind is p.POSITIONAL_OR_KEYWORD
+                  for p in inspect.signature(step).parameters.values()) - 3   # q, dt, out
+    w = np.array([1.0, 1.0, 1.0])
+    rates = [w] + [np.zeros(3) if name == "magnus_ca" else w] * (n_rates - 1)   # (alpha 0)
+    q = np.array([1.5e308, -1.5e308, 1.5e308, -1.5e308])
+    with pytest.raises(ValueError, match=r"the step of body 0 is not finite"):
+        step(q, *rates, 1.0)
