@@ -74,7 +74,20 @@ ROTODE_DUAL_INLINE dual make(dual_vec x) {
     __builtin_memcpy(static_cast<void*>(&r), &x, sizeof x);
     return r;
 }
-ROTODE_DUAL_INLINE dual_vec splat(double x) { return dual_vec{x, x, x, x, x, x, x, x}; }
+// x in every lane.  Written as a two-operand shuffle of {x, 0, ..}: GCC lowers a function's
+// vector constructors for the function's own instruction set before it is inlined, so
+// `dual_vec{x, x, ..}` in these always-inline helpers (compiled for the baseline) reached the
+// AVX-512 entries as eight masked broadcasts and seven mask loads; the shuffle stays one
+// `vbroadcastsd` (one per half or quarter on AVX2 and SSE2, as before).  The same value.
+ROTODE_DUAL_INLINE dual_vec splat(double x) {
+    const dual_vec t = {x};
+#if defined(__clang__)
+    return __builtin_shufflevector(t, t, 0, 0, 0, 0, 0, 0, 0, 0);
+#else
+    typedef long long index_vec __attribute__((vector_size(64)));
+    return __builtin_shuffle(t, t, index_vec{0, 0, 0, 0, 0, 0, 0, 0});
+#endif
+}
 // x with its lane 0 (the value) taken from y
 ROTODE_DUAL_INLINE dual_vec with_value(dual_vec x, dual_vec y) {
 #if defined(__clang__)
