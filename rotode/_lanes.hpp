@@ -403,24 +403,13 @@ ROTODE_INLINE void exp_approx_v(const V* x, V* e) {
     e[3] = b * n * x[2];
 }
 
-// the Hamilton product p q in every lane: rotode/_rkmk.hpp `rkmk_quat_mul`, its operations
-// always inlined here (the header's template, `inline` only, was compiled out of line, without
-// AVX) (OUT: out[4]; may not alias p or q)
-template <class V>
-ROTODE_INLINE void quat_mul_v(const V* p, const V* q, V* out) {
-    out[0] = p[0] * q[0] - p[1] * q[1] - p[2] * q[2] - p[3] * q[3];
-    out[1] = p[0] * q[1] + p[1] * q[0] + p[2] * q[3] - p[3] * q[2];
-    out[2] = p[0] * q[2] - p[1] * q[3] + p[2] * q[0] + p[3] * q[1];
-    out[3] = p[0] * q[3] + p[1] * q[2] - p[2] * q[1] + p[3] * q[0];
-}
-
 // out = q exp(c w / 2) in every lane: rotode/_rkmk.hpp `quat_times_exp` (OUT: out[4]; may not
 // alias q)
 template <class V>
 ROTODE_INLINE void times_exp_v(const V* q, const V* w, double c, V* out) {
     V e[4];
     exp_half_v(w, c, e);
-    quat_mul_v(q, e, out);
+    rkmk_quat_mul(q, e, out);
 }
 
 // A Crouch-Grossman step on SU(2) x R^3 from y = [q, w] (OUT: yout[7]): rotode/dynamic.pxd
@@ -467,8 +456,8 @@ ROTODE_INLINE void apply_rotvec_v(const V* q, const V* om, bool approx, V* out) 
     for (int c = 0; c < 3; ++c) x[c] = 0.5 * om[c];
     if (approx) exp_approx_v(x, e);
     else exp_pure_v(x, e);
-    if constexpr (World) quat_mul_v(e, q, out);
-    else quat_mul_v(q, e, out);
+    if constexpr (World) rkmk_quat_mul(e, q, out);
+    else rkmk_quat_mul(q, e, out);
 }
 
 // w'(t) of kind W in every lane: rotode/omega.pyx's `Sinusoid.evaluate_rate` (amp_i rate

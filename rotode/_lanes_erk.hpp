@@ -369,8 +369,8 @@ struct KinRkmkLanes : LaneBases<KinRkmkModel<W, World>, KinParams, V> {
         models::splat(zero, 0.0);
         rkmk_angular_velocity_v<World>(v, K0, w);
         exp_half_v(v, 1.0, e);
-        if constexpr (World) quat_mul_v(e, qb, q);
-        else quat_mul_v(qb, e, q);
+        if constexpr (World) rkmk_quat_mul(e, qb, q);
+        else rkmk_quat_mul(qb, e, q);
         rkmk_retract(q);
         for (int i = 0; i < 4; ++i) qb[i] = acc ? q[i] : qb[i];
         for (int i = 0; i < 3; ++i) {

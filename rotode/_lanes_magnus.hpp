@@ -221,8 +221,8 @@ ROTODE_INLINE void magnus_lanes(const MagnusMethod& m, const KinParams* p, bool 
         // the accepted lanes' base: qb <- qb exp(Omega/2) or exp(Omega/2) qb, retracted
         V e[4], q[4];
         exp_half_v(znew, 1.0, e);
-        if constexpr (World) quat_mul_v(e, qb, q);
-        else quat_mul_v(qb, e, q);
+        if constexpr (World) rkmk_quat_mul(e, qb, q);
+        else rkmk_quat_mul(qb, e, q);
         rkmk_retract(q);
         for (int i = 0; i < 4; ++i) qb[i] = accepted ? q[i] : qb[i];
     }

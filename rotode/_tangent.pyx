@@ -31,16 +31,18 @@ from rotode.dual cimport *
 from rotode._rodrigues cimport so3_exp_coefficients
 from rotode.so3 cimport so3_dexp_inv_apply, so3_dexp, so3_exp
 from rotode.omega cimport AngularVelocity, SOURCE_UNAVAILABLE
-from rotode.equations cimport FRAME_BODY, euler_rhs, mat3_vec, quaternion_kinematics_rhs
+from rotode.equations cimport (FRAME_BODY, euler_rhs, mat3_vec, quaternion_kinematics_rhs,
+                               rkn4_stage_state)
 from rotode.quaternion cimport (quat_conj, quat_exp_pure, quat_mul, quat_mul_vec, quat_norm2,
                                 quat_to_matrix)
 from rotode.rhs cimport RigidBody
 from rotode.torque cimport Torque
 from rotode.implicit cimport (ImplicitOptions, ImplicitBody, implicit_residual_jacobian,
-                              implicit_solve, imp_mat_t_vec, imp_solve3, kantorovich_max_step,
-                              rotation_max_step, IMP_OK, IMP_NONFINITE, IMP_TOO_MANY_SUBSTEPS,
-                              IMP_MIDPOINT, IMP_TRAPEZOID, IMP_OBJECT_TRAPEZOID, SOLVER_NEWTON,
-                              SOLVER_FIXED_POINT, BOUND_INERTIA)
+                              implicit_solve, implicit_advance, imp_solve3,
+                              kantorovich_max_step, rotation_max_step, IMP_OK, IMP_NONFINITE,
+                              IMP_TOO_MANY_SUBSTEPS, IMP_MIDPOINT, IMP_TRAPEZOID,
+                              IMP_OBJECT_TRAPEZOID, SOLVER_NEWTON, SOLVER_FIXED_POINT,
+                              BOUND_INERTIA)
 from libc.math cimport sqrt, fabs, copysign
 from rotode import torque as _torque
 
@@ -905,16 +907,10 @@ cdef int _imp_root(const Imp* P, const dual* l, const double* v, int ncols,
 
 
 cdef void _imp_advance(const double* v, const dual* vd, dual* q, dual* L) noexcept:
-    """q <- q exp(v/2) / |.|, L_b <- R(-v) L_b on duals, the value parts the run's own
-    operations (rotode/implicit.pxd `implicit_free_step`) (IN/OUT: q[4], L[3])."""
-    cdef double half[3]
-    cdef double e[4]
+    """q <- q exp(v/2) / |.|, L_b <- R(-v) L_b on duals, the value parts by the run's own
+    function (rotode/implicit.pxd `implicit_advance`) (IN/OUT: q[4], L[3])."""
     cdef double qv[4]
-    cdef double qn[4]
-    cdef double R[9]
     cdef double Lv[3]
-    cdef double Ln[3]
-    cdef double nrm
     cdef dual hd[3]
     cdef dual ed[4]
     cdef dual qd[4]
@@ -925,15 +921,8 @@ cdef void _imp_advance(const double* v, const dual* vd, dual* q, dual* L) noexce
         qv[k] = q[k].v
     for k in range(3):
         Lv[k] = L[k].v
-        half[k] = 0.5 * v[k]
         hd[k] = 0.5 * vd[k]
-    quat_exp_pure(half, e)
-    quat_mul(qv, e, qn)
-    nrm = 1.0 / sqrt(qn[0] * qn[0] + qn[1] * qn[1] + qn[2] * qn[2] + qn[3] * qn[3])
-    for k in range(4):
-        qn[k] = qn[k] * nrm
-    so3_exp(v, R)
-    imp_mat_t_vec(R, Lv, Ln)
+    implicit_advance(v, qv, Lv)
     quat_exp_pure(hd, ed)
     quat_mul(q, ed, qd)
     s = 1.0 / real_sqrt(quat_norm2(qd))
@@ -943,8 +932,8 @@ cdef void _imp_advance(const double* v, const dual* vd, dual* q, dual* L) noexce
     _dmat_t_vec(Rd, L, hd)
     for k in range(3):
         L[k] = hd[k]
-    _set_v(q, qn, 4)
-    _set_v(L, Ln, 3)
+    _set_v(q, qv, 4)
+    _set_v(L, Lv, 3)
 
 
 cdef void _dmat_t_vec(const dual* M, const dual* x, dual* out) noexcept:
@@ -1235,19 +1224,12 @@ cdef int _rkn_step(RigidBody body, const Body* p, double t, double h, dual* z) e
     `rkn4_step` (IN/OUT: z[8])."""
     cdef dual k[4][4]
     cdef dual zs[NR]
-    cdef double cq, cp, tc
+    cdef double cq, tc
     cdef int s, i, st
     for s in range(4):
         cq = 0.0 if s == 0 else (h if s == 3 else 0.5 * h)
         tc = cq
-        for i in range(4):
-            zs[i] = z[i] + cq * z[4 + i]
-            zs[4 + i] = z[4 + i]
-        if s > 0:
-            cp = 0.5 * cq * cq
-            for i in range(4):
-                zs[i] = zs[i] + cp * k[0 if s < 3 else 2][i]
-                zs[4 + i] = zs[4 + i] + cq * k[s - 1][i]
+        rkn4_stage_state(z, k[0 if s < 3 else 2], k[s - 1 if s > 0 else 0], cq, s, zs)
         st = _rkn_g(body, p, t + tc, zs, k[s])
         if st != 0:
             return st

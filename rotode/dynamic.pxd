@@ -14,7 +14,8 @@ from cpython.ref cimport PyObject
 from rotode.quaternion cimport quat_mul, quat_mul_vec, quat_conj, quat_norm2
 # quat_times_exp (out = q exp(c w / 2)): one C++ source with the engine's models (rotode/_rkmk.hpp)
 from rotode.rkmk cimport quat_times_exp
-from rotode.equations cimport rigid_body_rhs, euler_rhs, quaternion_second_order_rhs, mat3_vec
+from rotode.equations cimport (rigid_body_rhs, euler_rhs, quaternion_second_order_rhs, mat3_vec,
+                               rkn4_stage_state)
 from rotode.torque cimport Torque
 
 cdef enum:
@@ -319,15 +320,8 @@ cdef inline int rkn4_step(BodyCtx* b, ForceCtx* f, double t, double h, const dou
         else:
             cq = 0.5 * h
             tc = 0.5 * h
-        # position part: q0 + cq p0 + (cq^2/2) k_prev with k_prev = k1 (stages 2, 3), k3 (stage 4)
-        for i in range(4):
-            zs[i] = z[i] + cq * z[4 + i]
-            zs[4 + i] = z[4 + i]
-        if s > 0:
-            cp = 0.5 * cq * cq
-            for i in range(4):
-                zs[i] = zs[i] + cp * k[0 if s < 3 else 2][i]
-                zs[4 + i] = zs[4 + i] + cq * k[s - 1][i]
+        rkn4_stage_state(z, k[0 if s < 3 else 2], k[s - 1 if s > 0 else 0], cq, s, zs)
+        cp = 0.5 * cq * cq
         st = second_order_eval(b, t + tc, zs, dz)
         if st != STEP_OK:
             return st

@@ -180,3 +180,20 @@ cdef inline void rotation_matrix_rhs(const real* R, const real* w, real* dR) noe
         dR[3 * i + 0] = R[3 * i + 1] * w[2] - R[3 * i + 2] * w[1]
         dR[3 * i + 1] = R[3 * i + 2] * w[0] - R[3 * i + 0] * w[2]
         dR[3 * i + 2] = R[3 * i + 0] * w[1] - R[3 * i + 1] * w[0]
+
+
+cdef inline void rkn4_stage_state(const real* z, const real* k_pos, const real* k_vel, double cq,
+                                  int s, real* zs) noexcept nogil:
+    """Stage s's argument of the RKN4 step (Mandre 2008 sec. 5) for the quaternion block
+    [q, p = q'] of z: q0 + cq p0 and p0 at stage 0, then + (cq^2/2) k_pos and + cq k_vel, with
+    k_pos = k1 (stages 2, 3) or k3 (stage 4) and k_vel = the previous stage's k (OUT: zs[8])."""
+    cdef double cp
+    cdef int i
+    for i in range(4):
+        zs[i] = z[i] + cq * z[4 + i]
+        zs[4 + i] = z[4 + i]
+    if s > 0:
+        cp = 0.5 * cq * cq
+        for i in range(4):
+            zs[i] = zs[i] + cp * k_pos[i]
+            zs[4 + i] = zs[4 + i] + cq * k_vel[i]

@@ -392,6 +392,29 @@ cdef inline int implicit_solve(const ImplicitOptions* o, const ImplicitBody* b, 
     return IMP_OK
 
 
+cdef inline void implicit_advance(const double* v, double* q, double* L) noexcept nogil:
+    """One sub-step's update from its root v: q <- q exp(v/2) / |.| (the quaternion of R(v),
+    renormalised), L_b <- R(-v) L_b = R(v)^T L_b (IN/OUT: q[4], L[3])."""
+    cdef double half[3]
+    cdef double e[4]
+    cdef double qn[4]
+    cdef double R[9]
+    cdef double Ln[3]
+    cdef double nrm
+    cdef int i
+    for i in range(3):
+        half[i] = 0.5 * v[i]
+    quat_exp_pure(half, e)
+    quat_mul(q, e, qn)
+    nrm = 1.0 / sqrt(qn[0] * qn[0] + qn[1] * qn[1] + qn[2] * qn[2] + qn[3] * qn[3])
+    for i in range(4):
+        q[i] = qn[i] * nrm
+    so3_exp(v, R)
+    imp_mat_t_vec(R, L, Ln)
+    for i in range(3):
+        L[i] = Ln[i]
+
+
 cdef inline int implicit_free_step(const ImplicitOptions* o, const ImplicitBody* b, double h,
                                    double* q, double* L, ImplicitCounters* c) noexcept nogil:
     """Advance q (unit, body to world) and L = L_b by h in sub-steps (doc sec. 5).
@@ -402,14 +425,9 @@ cdef inline int implicit_free_step(const ImplicitOptions* o, const ImplicitBody*
     not converge is redone at the Kantorovich step.  q <- q exp(v/2) (quaternion of R(v)),
     L_b <- R(-v) L_b (OUT: q[4], L[3], c).
     """
-    cdef double remaining = h, s, smax, lim, nrm
+    cdef double remaining = h, s, smax, lim
     cdef double l[3]
     cdef double v[3]
-    cdef double half[3]
-    cdef double e[4]
-    cdef double qn[4]
-    cdef double R[9]
-    cdef double Ln[3]
     cdef double res = 0.0
     cdef int it = 0, status, i
     cdef long n = 0
@@ -445,15 +463,5 @@ cdef inline int implicit_free_step(const ImplicitOptions* o, const ImplicitBody*
             c.residual = res
         if status != IMP_OK:
             return status
-        for i in range(3):
-            half[i] = 0.5 * v[i]
-        quat_exp_pure(half, e)
-        quat_mul(q, e, qn)
-        nrm = 1.0 / sqrt(qn[0] * qn[0] + qn[1] * qn[1] + qn[2] * qn[2] + qn[3] * qn[3])
-        for i in range(4):
-            q[i] = qn[i] * nrm
-        so3_exp(v, R)
-        imp_mat_t_vec(R, L, Ln)
-        for i in range(3):
-            L[i] = Ln[i]
+        implicit_advance(v, q, L)
     return IMP_OK

@@ -32,6 +32,7 @@ cdef class Torque:
     cdef readonly object n_bodies      # None: one source; N: per-body parameters (rows)
     cdef Torque body(self, Py_ssize_t i)                              # the source of body i
     cdef list per_body(self, Py_ssize_t n)         # the sources of bodies 0..n-1
+    cdef list _range(self, Py_ssize_t start, Py_ssize_t stop)     # those of start..stop-1
     cdef int evaluate(self, double t, const double* q, const double* w,
                       double* tau) noexcept nogil                      # OUT: tau[3]
     cdef int evaluate_dual(self, double t, const dual* q, const dual* w,

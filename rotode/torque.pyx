@@ -214,13 +214,20 @@ cdef class Torque:
         return TORQUE_OK
 
     cdef Torque body(self, Py_ssize_t i):
-        return self
+        if self.n_bodies is None:
+            return self
+        return self._range(i, i + 1)[0]
 
     cdef list per_body(self, Py_ssize_t n):
-        cdef Py_ssize_t b
         if self.n_bodies is None:
             return [self] * n
-        return [self.body(b) for b in range(n)]
+        return self._range(0, n)
+
+    cdef list _range(self, Py_ssize_t start, Py_ssize_t stop):
+        """The one-body sources of bodies start..stop-1 of a source with per-body parameters
+        (`n_bodies` not None), which a subclass with such parameters overrides (`body` and
+        `per_body` read it); this one gives the source itself for each."""
+        return [self] * (stop - start)
 
     def _chunk_split(self):
         """A per-body source in parts, for chunks of bodies (rotode/_dask.py): its per-body
@@ -550,16 +557,6 @@ cdef class Gravity(Torque):
     def _chunk_join(cls, values):
         return cls(values["mass"], values["g"], values["com"])
 
-    cdef Torque body(self, Py_ssize_t i):
-        if self._rows is None:
-            return self
-        return self._range(i, i + 1)[0]
-
-    cdef list per_body(self, Py_ssize_t n):
-        if self._rows is None:
-            return [self] * n
-        return self._range(0, n)
-
     cdef list _range(self, Py_ssize_t start, Py_ssize_t stop):
         """The one-body sources of bodies start..stop-1 (parameters broadcast per body)."""
         ms, gs, cs = self._rows
@@ -836,16 +833,6 @@ cdef class GravityGradient(Torque):
     @classmethod
     def _chunk_join(cls, values):
         return cls(values["inertia"], *(values[name] for name in _GG_SCALARS))
-
-    cdef Torque body(self, Py_ssize_t i):
-        if self._rows is None:
-            return self
-        return self._range(i, i + 1)[0]
-
-    cdef list per_body(self, Py_ssize_t n):
-        if self._rows is None:
-            return [self] * n
-        return self._range(0, n)
 
     cdef list _range(self, Py_ssize_t start, Py_ssize_t stop):
         """The one-body sources of bodies start..stop-1 (a shared parameter is one row, index
