@@ -213,6 +213,253 @@ ROTODE_DUAL_INLINE dual pow(const dual& x, double p) {
     return chain(x, y, p * std::pow(x.v, p - 1.0));
 }
 
+// ---- dualp<H>: the same number in H vectors ------------------------------------------------
+// A `dual` is one 64-byte vector, one register where AVX-512 is, but GCC has no 512-bit mode
+// on other instruction sets: such a vector lives in memory there, and every operation on it
+// goes through the stack piece by piece (the AVX2 sensitivity passes took 15-20x the plain
+// run). `dualp<H>` holds the same 8 doubles, [v, d0 .. d6], as H vectors of 8/H: `dual2` (two
+// 4-vectors, two ymm registers on AVX2) for the AVX2 tangent entries, `dual4` (four
+// 2-vectors: SSE2, NEON) for the baseline ones (rotode/_tangent.hpp). Every lane does a
+// `dual` operation's arithmetic in that operation's order (a product's value a.v b.v, its
+// tangents a.d b.v + a.v b.d; a quotient's by the divisor's reciprocal), so the types give
+// the same bits.
+template <int H>
+struct DualPart {
+    typedef double type __attribute__((vector_size(64 / H)));
+    typedef long long index __attribute__((vector_size(64 / H)));
+};
+
+template <int H>
+struct dualp {
+    typedef typename DualPart<H>::type part;
+    static constexpr int L = 8 / H;             // lanes per part
+    part p[H];
+
+    dualp() {
+        for (int i = 0; i < H; ++i) p[i] = part{};
+    }
+    dualp(double x) {
+        p[0] = part{x};
+        for (int i = 1; i < H; ++i) p[i] = part{};
+    }
+    dualp& operator=(double x) {
+        p[0] = part{x};
+        for (int i = 1; i < H; ++i) p[i] = part{};
+        return *this;
+    }
+};
+typedef dualp<2> dual2;
+typedef dualp<4> dual4;
+
+// the value part, and tangent component j (j < ROTODE_DUAL_N), read and written
+template <int H> ROTODE_DUAL_INLINE double value_of(const dualp<H>& x) { return x.p[0][0]; }
+template <int H> ROTODE_DUAL_INLINE double value(const dualp<H>& x) { return x.p[0][0]; }
+template <int H> ROTODE_DUAL_INLINE double tangent_of(const dualp<H>& x, int j) {
+    return x.p[(j + 1) / dualp<H>::L][(j + 1) % dualp<H>::L];
+}
+template <int H> ROTODE_DUAL_INLINE void set_tangent(dualp<H>& x, int j, double d) {
+    x.p[(j + 1) / dualp<H>::L][(j + 1) % dualp<H>::L] = d;
+}
+ROTODE_DUAL_INLINE double tangent_of(const dual& x, int j) { return x.d[j]; }
+ROTODE_DUAL_INLINE void set_tangent(dual& x, int j, double d) { x.d[j] = d; }
+
+namespace dualh {
+// x in every lane (a two-operand shuffle: `splat` of dualv says why)
+template <int H>
+ROTODE_DUAL_INLINE typename DualPart<H>::type splat(double x) {
+    typedef typename DualPart<H>::type V;
+    typedef typename DualPart<H>::index I;
+    const V t = {x};
+#if defined(__clang__)
+    if constexpr (H == 2) return __builtin_shufflevector(t, t, 0, 0, 0, 0);
+    else return __builtin_shufflevector(t, t, 0, 0);
+#else
+    if constexpr (H == 2) return __builtin_shuffle(t, t, I{0, 0, 0, 0});
+    else return __builtin_shuffle(t, t, I{0, 0});
+#endif
+}
+// x with its lane 0 taken from y
+template <int H>
+ROTODE_DUAL_INLINE typename DualPart<H>::type with_value(typename DualPart<H>::type x,
+                                                         typename DualPart<H>::type y) {
+#if defined(__clang__)
+    if constexpr (H == 2) return __builtin_shufflevector(x, y, 4, 1, 2, 3);
+    else return __builtin_shufflevector(x, y, 2, 1);
+#else
+    typedef typename DualPart<H>::index I;
+    if constexpr (H == 2) return __builtin_shuffle(x, y, I{4, 1, 2, 3});
+    else return __builtin_shuffle(x, y, I{2, 1});
+#endif
+}
+// r.p[0] with its value lane set to v (IN/OUT: r)
+template <int H> ROTODE_DUAL_INLINE dualp<H> valued(dualp<H> r, double v) {
+    r.p[0] = with_value<H>(r.p[0], splat<H>(v));
+    return r;
+}
+}  // namespace dualh
+static_assert(sizeof(dual2) == sizeof(dual) && sizeof(dual4) == sizeof(dual), "8 doubles");
+
+template <int H>
+ROTODE_DUAL_INLINE dualp<H> chain(const dualp<H>& x, double fv, double fp) {
+    const auto s = dualh::splat<H>(fp);
+    dualp<H> r;
+    for (int i = 0; i < H; ++i) r.p[i] = s * x.p[i];
+    return dualh::valued(r, fv);
+}
+
+template <int H> ROTODE_DUAL_INLINE dualp<H> operator-(const dualp<H>& a) {
+    dualp<H> r;
+    for (int i = 0; i < H; ++i) r.p[i] = -a.p[i];
+    return r;
+}
+template <int H>
+ROTODE_DUAL_INLINE dualp<H> operator+(const dualp<H>& a, const dualp<H>& b) {
+    dualp<H> r;
+    for (int i = 0; i < H; ++i) r.p[i] = a.p[i] + b.p[i];
+    return r;
+}
+template <int H> ROTODE_DUAL_INLINE dualp<H> operator+(const dualp<H>& a, double b) {
+    return dualh::valued(a, value(a) + b);
+}
+template <int H> ROTODE_DUAL_INLINE dualp<H> operator+(double a, const dualp<H>& b) {
+    return dualh::valued(b, a + value(b));
+}
+template <int H>
+ROTODE_DUAL_INLINE dualp<H> operator-(const dualp<H>& a, const dualp<H>& b) {
+    dualp<H> r;
+    for (int i = 0; i < H; ++i) r.p[i] = a.p[i] - b.p[i];
+    return r;
+}
+template <int H> ROTODE_DUAL_INLINE dualp<H> operator-(const dualp<H>& a, double b) {
+    return dualh::valued(a, value(a) - b);
+}
+template <int H> ROTODE_DUAL_INLINE dualp<H> operator-(double a, const dualp<H>& b) {
+    return dualh::valued(-b, a - value(b));
+}
+template <int H>
+ROTODE_DUAL_INLINE dualp<H> operator*(const dualp<H>& a, const dualp<H>& b) {
+    const auto sb = dualh::splat<H>(value(b)), sa = dualh::splat<H>(value(a));
+    const auto p0 = a.p[0] * sb;                       // lane 0: a.v b.v
+    dualp<H> r;
+    r.p[0] = dualh::with_value<H>(p0 + sa * b.p[0], p0);
+    for (int i = 1; i < H; ++i) r.p[i] = a.p[i] * sb + sa * b.p[i];
+    return r;
+}
+template <int H> ROTODE_DUAL_INLINE dualp<H> operator*(const dualp<H>& a, double b) {
+    const auto s = dualh::splat<H>(b);
+    dualp<H> r;
+    for (int i = 0; i < H; ++i) r.p[i] = a.p[i] * s;
+    return r;
+}
+template <int H> ROTODE_DUAL_INLINE dualp<H> operator*(double a, const dualp<H>& b) {
+    const auto s = dualh::splat<H>(a);
+    dualp<H> r;
+    for (int i = 0; i < H; ++i) r.p[i] = s * b.p[i];
+    return r;
+}
+template <int H>
+ROTODE_DUAL_INLINE dualp<H> operator/(const dualp<H>& a, const dualp<H>& b) {
+    const double q = value(a) / value(b), rb = 1.0 / value(b);
+    const auto sq = dualh::splat<H>(q), sr = dualh::splat<H>(rb);
+    dualp<H> r;
+    for (int i = 0; i < H; ++i) r.p[i] = (a.p[i] - sq * b.p[i]) * sr;
+    return dualh::valued(r, q);
+}
+template <int H> ROTODE_DUAL_INLINE dualp<H> operator/(const dualp<H>& a, double b) {
+    const auto s = dualh::splat<H>(b);
+    dualp<H> r;
+    for (int i = 0; i < H; ++i) r.p[i] = a.p[i] / s;
+    return r;
+}
+template <int H> ROTODE_DUAL_INLINE dualp<H> operator/(double a, const dualp<H>& b) {
+    const double q = a / value(b), c = -q / value(b);
+    return dualh::valued(c * b, q);
+}
+
+template <int H> ROTODE_DUAL_INLINE bool operator<(const dualp<H>& a, double b) {
+    return value(a) < b;
+}
+template <int H> ROTODE_DUAL_INLINE bool operator<=(const dualp<H>& a, double b) {
+    return value(a) <= b;
+}
+template <int H> ROTODE_DUAL_INLINE bool operator>(const dualp<H>& a, double b) {
+    return value(a) > b;
+}
+template <int H> ROTODE_DUAL_INLINE bool operator>=(const dualp<H>& a, double b) {
+    return value(a) >= b;
+}
+template <int H> ROTODE_DUAL_INLINE bool operator==(const dualp<H>& a, double b) {
+    return value(a) == b;
+}
+template <int H> ROTODE_DUAL_INLINE bool operator!=(const dualp<H>& a, double b) {
+    return value(a) != b;
+}
+template <int H> ROTODE_DUAL_INLINE bool operator<(const dualp<H>& a, const dualp<H>& b) {
+    return value(a) < value(b);
+}
+template <int H> ROTODE_DUAL_INLINE bool operator<=(const dualp<H>& a, const dualp<H>& b) {
+    return value(a) <= value(b);
+}
+template <int H> ROTODE_DUAL_INLINE bool operator>(const dualp<H>& a, const dualp<H>& b) {
+    return value(a) > value(b);
+}
+template <int H> ROTODE_DUAL_INLINE bool operator>=(const dualp<H>& a, const dualp<H>& b) {
+    return value(a) >= value(b);
+}
+
+template <int H> ROTODE_DUAL_INLINE dualp<H> sqrt(const dualp<H>& x) {
+    const double s = std::sqrt(value(x));
+    return chain(x, s, 0.5 / s);
+}
+template <int H> ROTODE_DUAL_INLINE dualp<H> sin(const dualp<H>& x) {
+    return chain(x, std::sin(value(x)), std::cos(value(x)));
+}
+template <int H> ROTODE_DUAL_INLINE dualp<H> cos(const dualp<H>& x) {
+    return chain(x, std::cos(value(x)), -std::sin(value(x)));
+}
+template <int H> ROTODE_DUAL_INLINE dualp<H> tan(const dualp<H>& x) {
+    const double t = std::tan(value(x));
+    return chain(x, t, 1.0 + t * t);
+}
+template <int H> ROTODE_DUAL_INLINE dualp<H> exp(const dualp<H>& x) {
+    const double e = std::exp(value(x));
+    return chain(x, e, e);
+}
+template <int H> ROTODE_DUAL_INLINE dualp<H> log(const dualp<H>& x) {
+    return chain(x, std::log(value(x)), 1.0 / value(x));
+}
+template <int H> ROTODE_DUAL_INLINE dualp<H> atan(const dualp<H>& x) {
+    return chain(x, std::atan(value(x)), 1.0 / (1.0 + value(x) * value(x)));
+}
+template <int H> ROTODE_DUAL_INLINE dualp<H> fabs(const dualp<H>& x) {
+    return value(x) < 0.0 ? -x : x;
+}
+template <int H>
+ROTODE_DUAL_INLINE dualp<H> atan2(const dualp<H>& y, const dualp<H>& x) {
+    const double r2 = value(x) * value(x) + value(y) * value(y);
+    const auto sx = dualh::splat<H>(value(x)), sy = dualh::splat<H>(value(y));
+    const auto s = dualh::splat<H>(1.0 / r2);
+    dualp<H> r;
+    for (int i = 0; i < H; ++i) r.p[i] = (sx * y.p[i] - sy * x.p[i]) * s;
+    return dualh::valued(r, std::atan2(value(y), value(x)));
+}
+template <int H> ROTODE_DUAL_INLINE dualp<H> asin(const dualp<H>& x) {
+    return chain(x, std::asin(value(x)), 1.0 / std::sqrt(1.0 - value(x) * value(x)));
+}
+template <int H> ROTODE_DUAL_INLINE dualp<H> acos(const dualp<H>& x) {
+    return chain(x, std::acos(value(x)), -1.0 / std::sqrt(1.0 - value(x) * value(x)));
+}
+template <int H> ROTODE_DUAL_INLINE dualp<H> sinh(const dualp<H>& x) {
+    return chain(x, std::sinh(value(x)), std::cosh(value(x)));
+}
+template <int H> ROTODE_DUAL_INLINE dualp<H> cosh(const dualp<H>& x) {
+    return chain(x, std::cosh(value(x)), std::sinh(value(x)));
+}
+template <int H> ROTODE_DUAL_INLINE dualp<H> pow(const dualp<H>& x, double p) {
+    const double y = std::pow(value(x), p);
+    return chain(x, y, p * std::pow(value(x), p - 1.0));
+}
+
 }  // namespace rotode
 
 #if defined(__GNUC__)

@@ -113,6 +113,18 @@ ROTODE_ALWAYS_INLINE dual taylor_sinc(dual x) {
 }
 ROTODE_ALWAYS_INLINE dual taylor_s2(dual x) { return chain(x, taylor_s2(x.v), taylor_s2_derivative(x.v)); }
 ROTODE_ALWAYS_INLINE dual taylor_s3(dual x) { return chain(x, taylor_s3(x.v), taylor_s3_derivative(x.v)); }
+template <int H> ROTODE_ALWAYS_INLINE dualp<H> taylor_cos(dualp<H> x) {
+    return chain(x, taylor_cos(value(x)), taylor_cos_derivative(value(x)));
+}
+template <int H> ROTODE_ALWAYS_INLINE dualp<H> taylor_sinc(dualp<H> x) {
+    return chain(x, taylor_sinc(value(x)), taylor_sinc_derivative(value(x)));
+}
+template <int H> ROTODE_ALWAYS_INLINE dualp<H> taylor_s2(dualp<H> x) {
+    return chain(x, taylor_s2(value(x)), taylor_s2_derivative(value(x)));
+}
+template <int H> ROTODE_ALWAYS_INLINE dualp<H> taylor_s3(dualp<H> x) {
+    return chain(x, taylor_s3(value(x)), taylor_s3_derivative(value(x)));
+}
 
 // ---- the ranges of Rodrigues' coefficients --------------------------------------------------
 
@@ -251,6 +263,10 @@ ROTODE_ALWAYS_INLINE double so3_dexp_inv_series_derivative(double x) {
 // the series on a dual by the chain rule (as the Taylor polynomials above)
 ROTODE_ALWAYS_INLINE dual so3_dexp_inv_series(const dual& x) {
     return chain(x, so3_dexp_inv_series(x.v), so3_dexp_inv_series_derivative(x.v));
+}
+template <int H>
+ROTODE_ALWAYS_INLINE dualp<H> so3_dexp_inv_series(const dualp<H>& x) {
+    return chain(x, so3_dexp_inv_series(value(x)), so3_dexp_inv_series_derivative(value(x)));
 }
 
 template <class T> ROTODE_ALWAYS_INLINE T so3_dexp_inv_coefficient(T x) {

@@ -39,29 +39,33 @@ namespace tangent {
 
 // The rigid body's seeded state: q0 and w0 with d part j < 3 the right perturbation
 // dq = q0 (0, e_j / 2) and j >= 3 dw = e_(j - 3) (OUT: z[7])
-ROTODE_INLINE void seed_rigid(const double* y0, dual* z) {
-    for (int k = 0; k < 7; ++k) z[k] = dual(y0[k]);
+template <class D>
+ROTODE_INLINE void seed_rigid(const double* y0, D* z) {
+    for (int k = 0; k < 7; ++k) z[k] = D(y0[k]);
     for (int j = 0; j < 3; ++j) {
         double v[3] = {0.0, 0.0, 0.0};
         v[j] = 0.5;
         // q0 (0, v)
-        z[0].d[j] = -y0[1] * v[0] - y0[2] * v[1] - y0[3] * v[2];
-        z[1].d[j] = y0[0] * v[0] + y0[2] * v[2] - y0[3] * v[1];
-        z[2].d[j] = y0[0] * v[1] - y0[1] * v[2] + y0[3] * v[0];
-        z[3].d[j] = y0[0] * v[2] + y0[1] * v[1] - y0[2] * v[0];
-        z[4 + j].d[3 + j] = 1.0;
+        set_tangent(z[0], j, -y0[1] * v[0] - y0[2] * v[1] - y0[3] * v[2]);
+        set_tangent(z[1], j, y0[0] * v[0] + y0[2] * v[2] - y0[3] * v[1]);
+        set_tangent(z[2], j, y0[0] * v[1] - y0[1] * v[2] + y0[3] * v[0]);
+        set_tangent(z[3], j, y0[0] * v[2] + y0[1] * v[1] - y0[2] * v[0]);
+        set_tangent(z[4 + j], 3 + j, 1.0);
     }
 }
 
 // The tangent coordinates of a rigid body's dual state: dtheta = 2 vec(q^-1 dq) (q of any
 // nonzero length: q^-1 = conj(q) / |q|^2), dw, of its first nc directions (OUT: out[6 * ld],
 // row-major (component, direction), ld >= nc values per component)
-ROTODE_INLINE void store_rigid(const dual* z, double* out, int nc = TANGENT_DIRS,
+template <class D>
+ROTODE_INLINE void store_rigid(const D* z, double* out, int nc = TANGENT_DIRS,
                                int ld = TANGENT_DIRS) {
-    const double q0 = z[0].v, q1 = -z[1].v, q2 = -z[2].v, q3 = -z[3].v;
+    const double q0 = value_of(z[0]), q1 = -value_of(z[1]), q2 = -value_of(z[2]),
+                 q3 = -value_of(z[3]);
     const double n2 = q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3;
     for (int j = 0; j < nc; ++j) {
-        const double a0 = z[0].d[j], a1 = z[1].d[j], a2 = z[2].d[j], a3 = z[3].d[j];
+        const double a0 = tangent_of(z[0], j), a1 = tangent_of(z[1], j),
+                     a2 = tangent_of(z[2], j), a3 = tangent_of(z[3], j);
         // vec(conj(q) dq)
         const double u1 = q0 * a1 + q1 * a0 + q2 * a3 - q3 * a2;
         const double u2 = q0 * a2 - q1 * a3 + q2 * a0 + q3 * a1;
@@ -69,7 +73,7 @@ ROTODE_INLINE void store_rigid(const dual* z, double* out, int nc = TANGENT_DIRS
         out[0 * ld + j] = 2.0 * u1 / n2;
         out[1 * ld + j] = 2.0 * u2 / n2;
         out[2 * ld + j] = 2.0 * u3 / n2;
-        for (int k = 0; k < 3; ++k) out[(3 + k) * ld + j] = z[4 + k].d[j];
+        for (int k = 0; k < 3; ++k) out[(3 + k) * ld + j] = tangent_of(z[4 + k], j);
     }
 }
 
@@ -83,8 +87,8 @@ inline void nan_rows(double* sens, std::ptrdiff_t from, std::ptrdiff_t to) {
 // RigidParams, or rotode/_tangent_fixed.hpp's parameters on duals) chosen at run time:
 // `rigid_rhs` of rotode/_models.hpp on duals, each combination's (its value part is the double
 // model's f, bit for bit) (OUT: dy[7]).
-template <class P>
-ROTODE_INLINE void rigid_rhs_any(const P& p, bool diag, const dual* y, dual* dy) {
+template <class P, class D>
+ROTODE_INLINE void rigid_rhs_any(const P& p, bool diag, const D* y, D* dy) {
     const bool gain = p.gain != 0.0;
 #define ROTODE_DUAL_RHS(T)                                                                 \
     if (diag) {                                                                            \
@@ -108,7 +112,8 @@ ROTODE_INLINE void rigid_rhs_any(const P& p, bool diag, const dual* y, dual* dy)
 
 // The same at time t for a RigidParams, whose torque may also be TORQUE_GG (time-dependent:
 // `rigid_rhs_at`) (OUT: dy[7])
-ROTODE_INLINE void rigid_rhs_dual(const RigidParams& p, double t, const dual* y, dual* dy) {
+template <class D>
+ROTODE_INLINE void rigid_rhs_dual(const RigidParams& p, double t, const D* y, D* dy) {
     const bool diag = rigid_diagonal(&p);
     if (p.torque != TORQUE_GG) {
         rigid_rhs_any(p, diag, y, dy);
@@ -123,41 +128,46 @@ ROTODE_INLINE void rigid_rhs_dual(const RigidParams& p, double t, const dual* y,
 
 // The rows of a rigid body's tangent loop on the state [q, w] (RigidBodyModel's rows: they do
 // not depend on the torque, inertia shape or gain) and its seeds (`tangent::seed_rigid`).
+template <class D>
 struct RigidRows {
+    using value_type = D;
     static constexpr int n = 7;
     RigidParams p;
 
-    inline void seed(const double* y0, dual* z) const { tangent::seed_rigid(y0, z); }
-    inline void first_row(double t, const double* y0, const dual* z, double* y, double* w,
+    inline void seed(const double* y0, D* z) const { tangent::seed_rigid(y0, z); }
+    inline void first_row(double t, const double* y0, const D* z, double* y, double* w,
                           double* sens) const {
         double zv[7];
-        for (int i = 0; i < 7; ++i) zv[i] = z[i].v;
+        for (int i = 0; i < 7; ++i) zv[i] = value_of(z[i]);
         RigidBodyModel<TORQUE_NONE, true, false>{p}.first_row(t, y0, zv, y, w);
         tangent::store_rigid(z, sens);
     }
-    inline void store(double t, const dual* z, double* y, double* w, double* sens) const {
+    inline void store(double t, const D* z, double* y, double* w, double* sens) const {
         double zv[7];
-        for (int i = 0; i < 7; ++i) zv[i] = z[i].v;
+        for (int i = 0; i < 7; ++i) zv[i] = value_of(z[i]);
         RigidBodyModel<TORQUE_NONE, true, false>{p}.store(t, zv, y, w);
         tangent::store_rigid(z, sens);
     }
-    ROTODE_INLINE void accept(dual*, dual*) const {}
+    ROTODE_INLINE void accept(D*, D*) const {}
     ROTODE_INLINE const double* ref() const { return nullptr; }
     ROTODE_INLINE double max_angle() const { return 0.0; }
 };
 
 // A rigid body on duals for the tangent loop, f(t, y, dy) by the function `rhs` (one compiled
 // per instruction set, below).
-struct DualRigid : RigidRows {
-    void (*rhs)(const RigidParams&, double, const dual*, dual*);
+template <class D>
+struct DualRigid : RigidRows<D> {
+    void (*rhs)(const RigidParams&, double, const D*, D*);
 
-    ROTODE_INLINE void operator()(double t, const dual* y, dual* dy) const { rhs(p, t, y, dy); }
+    ROTODE_INLINE void operator()(double t, const D* y, D* dy) const {
+        rhs(this->p, t, y, dy);
+    }
 };
 
 // The same with the torque kind and inertia shape known at compile time (no gain): f inlined
 // into every stage, the stage values kept in registers across it.
 template <int T, bool Diag>
-struct DualRigidFixed : RigidRows {
+struct DualRigidFixed : RigidRows<dual> {
     ROTODE_INLINE void operator()(double t, const dual* y, dual* dy) const {
         rigid_rhs_at<T, Diag, false>(p, t, y, dy);
     }
@@ -165,9 +175,10 @@ struct DualRigidFixed : RigidRows {
 
 // Euler's equations on duals at time t and orientation q for the torque kind and inertia shape
 // of p, chosen at run time (rigid_torque_at, rigid_euler of rotode/_models.hpp) (OUT: dw[3])
-ROTODE_INLINE void rigid_euler_dual(const RigidParams& p, double t, const dual* q,
-                                    const dual* w, dual* dw) {
-    dual tau[3];
+template <class D>
+ROTODE_INLINE void rigid_euler_dual(const RigidParams& p, double t, const D* q, const D* w,
+                                    D* dw) {
+    D tau[3];
     switch (p.torque) {
         case TORQUE_GG: rigid_torque_at<TORQUE_GG>(p, t, q, tau); break;
         case TORQUE_NONE: rigid_torque<TORQUE_NONE>(p, q, tau); break;
@@ -185,9 +196,10 @@ ROTODE_INLINE void rigid_euler_dual(const RigidParams& p, double t, const dual* 
 // equations at q = qb exp(v/2), the torque kind and inertia shape of p chosen at run time
 // (OUT: dz[6]).  A torque-free body's Euler equations do not read q: its 4 dual components
 // (a Hamilton product and an exponential of duals, a third of f) are not formed then.
-ROTODE_INLINE void rigid_rkmk_dual(const RigidParams& p, double t, const dual* qb, const dual* z,
-                                   dual* dz) {
-    dual q[4];
+template <class D>
+ROTODE_INLINE void rigid_rkmk_dual(const RigidParams& p, double t, const D* qb, const D* z,
+                                   D* dz) {
+    D q[4];
     if (p.torque != TORQUE_NONE) quat_times_exp(qb, z, 1.0, q);
     rkmk_rate(z, z + 3, RKMK_FRAME_BODY, dz);
     rigid_euler_dual(p, t, q, z + 3, dz + 3);
@@ -200,43 +212,45 @@ ROTODE_INLINE void rigid_rkmk_dual(const RigidParams& p, double t, const dual* q
 // are that model's bits).  The base qb is dual too, and carries the tangent of the orientation
 // from step to step.  Seeds: v's (the right perturbation q0 exp(dtheta/2) is qb exp(v/2) at
 // v = dtheta, to first order) and w's; qb's are zero.
+template <class D>
 struct DualRkmkRigid {
+    using value_type = D;
     static constexpr int n = 6;
     RigidParams p;
     bool resume;
-    void (*f)(const RigidParams&, double, const dual*, const dual*, dual*);
-    mutable dual qb[4];
+    void (*f)(const RigidParams&, double, const D*, const D*, D*);
+    mutable D qb[4];
 
-    ROTODE_INLINE void operator()(double t, const dual* z, dual* dz) const { f(p, t, qb, z, dz); }
-    inline void seed(const double* y0, dual* z) const {
-        for (int i = 0; i < 4; ++i) qb[i] = dual(y0[i]);
+    ROTODE_INLINE void operator()(double t, const D* z, D* dz) const { f(p, t, qb, z, dz); }
+    inline void seed(const double* y0, D* z) const {
+        for (int i = 0; i < 4; ++i) qb[i] = D(y0[i]);
         rkmk_base(qb, resume);
-        for (int i = 0; i < 6; ++i) z[i] = dual(i < 3 ? 0.0 : y0[1 + i]);
-        for (int j = 0; j < 6; ++j) z[j].d[j] = 1.0;
+        for (int i = 0; i < 6; ++i) z[i] = D(i < 3 ? 0.0 : y0[1 + i]);
+        for (int j = 0; j < 6; ++j) set_tangent(z[j], j, 1.0);
     }
     // the state [q, w] of z on duals (OUT: x[7])
-    ROTODE_INLINE void state(const dual* z, dual* x) const {
+    ROTODE_INLINE void state(const D* z, D* x) const {
         quat_times_exp(qb, z, 1.0, x);
         for (int i = 0; i < 3; ++i) x[4 + i] = z[3 + i];
     }
-    inline void first_row(double t, const double* y0, const dual* z, double* y, double* w,
+    inline void first_row(double t, const double* y0, const D* z, double* y, double* w,
                           double* sens) const {
-        dual x[7];
+        D x[7];
         state(z, x);
         for (int i = 0; i < 7; ++i) y[i] = y0[i];       // y0 itself, as RigidRkmkModel's
         for (int i = 0; i < 3; ++i) w[i] = y0[4 + i];
         tangent::store_rigid(x, sens);
         (void)t;
     }
-    inline void store(double, const dual* z, double* y, double* w, double* sens) const {
-        dual x[7];
+    inline void store(double, const D* z, double* y, double* w, double* sens) const {
+        D x[7];
         state(z, x);
-        for (int i = 0; i < 7; ++i) y[i] = x[i].v;
-        for (int i = 0; i < 3; ++i) w[i] = x[4 + i].v;
+        for (int i = 0; i < 7; ++i) y[i] = value_of(x[i]);
+        for (int i = 0; i < 3; ++i) w[i] = value_of(x[4 + i]);
         tangent::store_rigid(x, sens);
     }
-    inline void accept(dual* z, dual* K0) const {
-        dual q[4];
+    inline void accept(D* z, D* K0) const {
+        D q[4];
         quat_times_exp(qb, z, 1.0, q);
         rkmk_retract(q);
         for (int i = 0; i < 4; ++i) qb[i] = q[i];
@@ -266,25 +280,26 @@ struct DualRkmkRigid {
 //                                                     (none)
 template <class G>
 struct TangentModel {
-    using value_type = dual;
+    using value_type = typename G::value_type;
+    using D = value_type;
     static constexpr int n = G::n;
     static constexpr int k = 7;
     G g;
     double* sens;
     mutable double* next;       // the next row's tangent (the loop's copy advances it)
 
-    ROTODE_INLINE void operator()(double t, const dual* z, dual* dz) const { g(t, z, dz); }
-    inline void begin(const double* y0, dual* z) const { g.seed(y0, z); }
-    inline void first_row(double t, const double* y0, const dual* z, double* y,
+    ROTODE_INLINE void operator()(double t, const D* z, D* dz) const { g(t, z, dz); }
+    inline void begin(const double* y0, D* z) const { g.seed(y0, z); }
+    inline void first_row(double t, const double* y0, const D* z, double* y,
                           double* w) const {
         g.first_row(t, y0, z, y, w, next);
         next += 36;
     }
-    inline void store(double t, const dual* z, double* y, double* w) const {
+    inline void store(double t, const D* z, double* y, double* w) const {
         g.store(t, z, y, w, next);
         next += 36;
     }
-    ROTODE_INLINE void accept(dual* z, dual* K0) const { g.accept(z, K0); }
+    ROTODE_INLINE void accept(D* z, D* K0) const { g.accept(z, K0); }
     ROTODE_INLINE const double* ref() const { return g.ref(); }
     ROTODE_INLINE double max_angle() const { return g.max_angle(); }
     inline void unreached(std::ptrdiff_t slot, std::ptrdiff_t m) const {
@@ -311,32 +326,33 @@ ROTODE_INLINE int erk_tangent_body(const G& model, EngineRun* run, double* sens)
 // memory; bodies without a norm gain).  The wider sets run the dual arithmetic in fewer, wider
 // instructions; the results are the same bits on every set and either way (the same
 // operations in every lane).
-#define ROTODE_TANGENT_ENTRY(name, attrs)                                                      \
+#define ROTODE_TANGENT_ENTRY(name, attrs, D)                                                   \
     attrs __attribute__((noinline)) static void name##_rhs(const RigidParams& p, double t,    \
-                                                           const dual* y, dual* dy) {          \
+                                                           const D* y, D* dy) {                \
         rigid_rhs_dual(p, t, y, dy);                                                           \
     }                                                                                          \
     attrs __attribute__((noinline)) static void name##_rkmk_f(                                 \
-            const RigidParams& p, double t, const dual* qb, const dual* z, dual* dz) {        \
+            const RigidParams& p, double t, const D* qb, const D* z, D* dz) {                 \
         rigid_rkmk_dual(p, t, qb, z, dz);                                                      \
     }                                                                                          \
     template <class P>                                                                         \
     attrs __attribute__((noinline, flatten)) int name(const RigidParams* p, EngineRun* run,   \
                                              double* sens) {                                   \
-        return erk_tangent_body<P>(DualRigid{{*p}, &name##_rhs}, run, sens);                   \
+        return erk_tangent_body<P>(DualRigid<D>{{*p}, &name##_rhs}, run, sens);                \
     }                                                                                          \
     template <class P>                                                                         \
     attrs __attribute__((noinline, flatten)) int name##_rkmk(const RigidParams* p,           \
                                                              bool resume,                      \
                                                     EngineRun* run, double* sens) {            \
-        return erk_tangent_body<P>(DualRkmkRigid{*p, resume, &name##_rkmk_f, {}}, run, sens);   \
+        return erk_tangent_body<P>(DualRkmkRigid<D>{*p, resume, &name##_rkmk_f, {}}, run,      \
+                                   sens);                                                      \
     }
 
-ROTODE_TANGENT_ENTRY(tangent_baseline, )
+ROTODE_TANGENT_ENTRY(tangent_baseline, , dual4)
 #if defined(__x86_64__) && defined(__GNUC__)
 #define ROTODE_TANGENT_X86 1
-ROTODE_TANGENT_ENTRY(tangent_avx2, __attribute__((target("avx2"))))
-ROTODE_TANGENT_ENTRY(tangent_avx512, __attribute__((target("avx512f"))))
+ROTODE_TANGENT_ENTRY(tangent_avx2, __attribute__((target("avx2"))), dual2)
+ROTODE_TANGENT_ENTRY(tangent_avx512, __attribute__((target("avx512f"))), dual)
 
 template <class P, int T, bool Diag>
 __attribute__((target("avx512f"), noinline, flatten)) int tangent_avx512_fixed(

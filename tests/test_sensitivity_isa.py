@@ -2,10 +2,10 @@
 the state and Runge-Kutta-Munthe-Kaas on the group) on every instruction set the CPU runs, and
 through `integrate`'s thin call path.
 
-The dual numbers' arithmetic is 8-wide vector code (rotode/_dual.hpp) compiled for the
-baseline, AVX2 and AVX-512 (the last also with the torque kind inlined); rotode promises that
-results do not depend on the vector width: every set must give the same bits, for the rows
-(the plain run's) and for the tangents.
+The dual numbers' arithmetic is vector code (rotode/_dual.hpp) compiled for the baseline and
+AVX2 (`dual2`: two 4-vectors per number) and for AVX-512 (`dual`: one 8-vector; also with the
+torque kind inlined); rotode promises that results do not depend on the vector width: every
+set must give the same bits, for the rows (the plain run's) and for the tangents.
 """
 import numpy as np
 import pytest
