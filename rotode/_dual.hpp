@@ -13,8 +13,9 @@
 // calls `sin(x)`, `sqrt(x)`, ... and resolves to the right overload in each specialisation.
 //
 // Layout and arithmetic: [v, d0 .. d6] are 8 consecutive doubles, and every operation acts on
-// them as one GCC vector of 8 (`dual_vec`: one AVX-512 register, two AVX2 or four SSE2 ones,
-// whatever the function it is inlined into is compiled for), the value lane then set to the
+// them as one GCC vector of 8 (`dual_vec`: one AVX-512 register; without AVX-512 such a vector
+// has no register mode and lives in memory, hence `dualp<H>` below for the tangent entries of
+// the other sets), the value lane then set to the
 // double operation's result where the vector formula would give another (a product's
 // a.v b.v + a.v b.v, a sum with a constant).  The same operations in every lane, whatever the
 // width: the tangents' bits do not depend on the instruction set either.  Quotients multiply

@@ -17,8 +17,9 @@
 // The rigid body on duals is `rigid_rhs<T, Diag, Gain>` of rotode/_models.hpp with V = dual
 // (one source with the double model: its value part is that model's f, bit for bit), its torque
 // kind, inertia shape and gain chosen at run time (`DualRigid`), and the loop is compiled once
-// per pair and instruction set (`ROTODE_TANGENT_ENTRY`): the dual arithmetic is 8-wide vector
-// code (rotode/_dual.hpp), one AVX-512 register per dual on the machines that have it.
+// per pair and instruction set (`ROTODE_TANGENT_ENTRY`): the dual arithmetic is vector code
+// (rotode/_dual.hpp), one AVX-512 register per dual (`dual`) on the machines that have it, two
+// AVX2 registers (`dual2`) or four 2-vectors (`dual4`, the baseline) elsewhere.
 #pragma once
 
 #include <cmath>
@@ -323,9 +324,9 @@ ROTODE_INLINE int erk_tangent_body(const G& model, EngineRun* run, double* sens)
 // pointer; their variants inlined into every stage of every pair would multiply the object
 // code); and, on AVX-512, the pairs on the state also per torque kind and inertia shape with f
 // inlined (`DualRigidFixed`: ~1.4x faster per step than the call, whose arguments go through
-// memory; bodies without a norm gain).  The wider sets run the dual arithmetic in fewer, wider
-// instructions; the results are the same bits on every set and either way (the same
-// operations in every lane).
+// memory; bodies without a norm gain).  Each set computes on the dual type it keeps in
+// registers (the last argument: a 64-byte vector has a register mode only with AVX-512); the
+// results are the same bits on every set and either way (the same operations in every lane).
 #define ROTODE_TANGENT_ENTRY(name, attrs, D)                                                   \
     attrs __attribute__((noinline)) static void name##_rhs(const RigidParams& p, double t,    \
                                                            const D* y, D* dy) {                \

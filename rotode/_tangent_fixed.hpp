@@ -22,6 +22,8 @@
 #include <cmath>
 #include <cstddef>
 
+#include <type_traits>
+
 #include "_dual.hpp"
 #include "_engine.hpp"
 #include "_lanes.hpp"
@@ -50,23 +52,54 @@ struct TangentSeeds {
     double tau[3][ROTODE_DUAL_N];
 };
 
-// RigidParams on duals: the body's parameters with a pass's directions in their d parts.
-struct DualRigidParams {
-    dual I[9], Iinv[9];
+// RigidParams on duals (D: `dual`, or `dualp<H>` of rotode/_dual.hpp): the body's parameters
+// with a pass's directions in their d parts.
+template <class D>
+struct DualRigidParamsT {
+    D I[9], Iinv[9];
     double gain;
     int gyroscopic;
     int torque;
     bool diag;                          // I and I^-1 diagonal (TangentSeeds::diag)
-    dual mg;
-    dual com[3], tau[3];
+    D mg;
+    D com[3], tau[3];
 };
+typedef DualRigidParamsT<dual> DualRigidParams;
 
 namespace tangent {
 
-ROTODE_INLINE dual seeded(double v, const double* d) {
-    dual x(v);
-    for (int j = 0; j < ROTODE_DUAL_N; ++j) x.d[j] = d[j];
+template <class D = dual>
+ROTODE_INLINE D seeded(double v, const double* d) {
+    D x(v);
+    for (int j = 0; j < ROTODE_DUAL_N; ++j) set_tangent(x, j, d[j]);
     return x;
+}
+
+// x as the dual type D (the same value and tangents)
+template <class D>
+ROTODE_INLINE D as_dual(const dual& x) {
+    if constexpr (std::is_same_v<D, dual>) return x;
+    else return seeded<D>(x.v, x.d);
+}
+
+// p's parameters as the dual type D
+template <class D>
+inline DualRigidParamsT<D> params_as(const DualRigidParams& p) {
+    DualRigidParamsT<D> q;
+    for (int i = 0; i < 9; ++i) {
+        q.I[i] = as_dual<D>(p.I[i]);
+        q.Iinv[i] = as_dual<D>(p.Iinv[i]);
+    }
+    q.gain = p.gain;
+    q.gyroscopic = p.gyroscopic;
+    q.torque = p.torque;
+    q.diag = p.diag;
+    q.mg = as_dual<D>(p.mg);
+    for (int i = 0; i < 3; ++i) {
+        q.com[i] = as_dual<D>(p.com[i]);
+        q.tau[i] = as_dual<D>(p.tau[i]);
+    }
+    return q;
 }
 
 inline DualRigidParams seed_params(const RigidParams& p, const TangentSeeds& s) {
@@ -88,24 +121,28 @@ inline DualRigidParams seed_params(const RigidParams& p, const TangentSeeds& s) 
 }
 
 // q <- q / |q| on duals: rotode/_lanes.hpp `normalize_lanes`' operations (the same value bits)
-ROTODE_INLINE void normalize_dual(dual* z) {
-    const dual n2 = z[0] * z[0] + z[1] * z[1] + z[2] * z[2] + z[3] * z[3];
-    const dual s = 1.0 / sqrt(n2);
+template <class D>
+ROTODE_INLINE void normalize_dual(D* z) {
+    const D n2 = z[0] * z[0] + z[1] * z[1] + z[2] * z[2] + z[3] * z[3];
+    const D s = 1.0 / sqrt(n2);
     for (int i = 0; i < 4; ++i) z[i] = z[i] * s;
 }
 
 // The rigid body on dual parameters as a lane model of rotode/_lanes.hpp (autonomous: the
 // node is not read), f by the function `f`.
+template <class D>
 struct FixedRigid {
+    using value_type = D;
     static constexpr int n = 7;
-    DualRigidParams p;
-    void (*f)(const DualRigidParams&, const dual*, dual*);
-    ROTODE_INLINE void rhs(int, const dual* y, dual* dy) const { f(p, y, dy); }
+    DualRigidParamsT<D> p;
+    void (*f)(const DualRigidParamsT<D>&, const D*, D*);
+    ROTODE_INLINE void rhs(int, const D* y, D* dy) const { f(p, y, dy); }
 };
 
 // The same with the torque kind and inertia shape known at compile time (no gain).
 template <int T, bool Diag>
 struct FixedRigidInline {
+    using value_type = dual;
     static constexpr int n = 7;
     DualRigidParams p;
     ROTODE_INLINE void rhs(int, const dual* y, dual* dy) const {
@@ -120,10 +157,11 @@ template <int K, class M>
 ROTODE_INLINE int fixed_pass(const M& f, const TangentSeeds& s, bool normalize, EngineRun* run,
                              double* sens) {
     EngineRun& r = *run;
+    using D = typename M::value_type;
     const int nc = s.ncols, ld = s.ld;
-    dual z[7], zn[7];
-    lanes::Ab3History<dual, 7> ab3;
-    for (int k = 0; k < 7; ++k) z[k] = seeded(r.y0[k], s.y0[k]);
+    D z[7], zn[7];
+    lanes::Ab3History<D, 7> ab3;
+    for (int k = 0; k < 7; ++k) z[k] = seeded<D>(r.y0[k], s.y0[k]);
     std::ptrdiff_t slot = 0;
     int st = ENGINE_OK;
     if (r.m > 0 && r.save[0] == 0) store_rigid(z, sens + 6 * ld * slot++, nc, ld);
@@ -149,24 +187,26 @@ ROTODE_INLINE int fixed_pass(const M& f, const TangentSeeds& s, bool normalize, 
 
 }  // namespace tangent
 
-// The pass compiled per instruction set (`attrs`), every kernel, f through a pointer.
-#define ROTODE_FIXED_ENTRY(name, attrs)                                                       \
-    attrs __attribute__((noinline)) static void name##_rhs(const DualRigidParams& p,         \
-                                                           const dual* y, dual* dy) {         \
+// The pass compiled per instruction set (`attrs`), every kernel, f through a pointer, on the
+// dual type D that set keeps in registers (rotode/_dual.hpp `dualp`; the same bits on each).
+#define ROTODE_FIXED_ENTRY(name, attrs, D)                                                    \
+    attrs __attribute__((noinline)) static void name##_rhs(const DualRigidParamsT<D>& p,     \
+                                                           const D* y, D* dy) {               \
         rigid_rhs_any(p, p.diag, y, dy);                                                      \
     }                                                                                         \
     template <int K>                                                                          \
     attrs __attribute__((noinline)) int name(const DualRigidParams* p, const TangentSeeds* s, \
                                              bool normalize, EngineRun* run, double* sens) {  \
-        return tangent::fixed_pass<K>(tangent::FixedRigid{*p, &name##_rhs}, *s, normalize,  \
-                                      run, sens);                                             \
+        return tangent::fixed_pass<K>(                                                        \
+            tangent::FixedRigid<D>{tangent::params_as<D>(*p), &name##_rhs}, *s, normalize,   \
+            run, sens);                                                                       \
     }
 
-ROTODE_FIXED_ENTRY(fixed_baseline, )
+ROTODE_FIXED_ENTRY(fixed_baseline, , dual4)
 #if defined(__x86_64__) && defined(__GNUC__)
 #define ROTODE_FIXED_X86 1
-ROTODE_FIXED_ENTRY(fixed_avx2, __attribute__((target("avx2"))))
-ROTODE_FIXED_ENTRY(fixed_avx512, __attribute__((target("avx512f"))))
+ROTODE_FIXED_ENTRY(fixed_avx2, __attribute__((target("avx2"))), dual2)
+ROTODE_FIXED_ENTRY(fixed_avx512, __attribute__((target("avx512f"))), dual)
 
 template <int K, int T, bool Diag>
 __attribute__((target("avx512f"), noinline)) int fixed_avx512_inline(
