@@ -214,6 +214,27 @@ ROTODE_DUAL_INLINE dual pow(const dual& x, double p) {
     return chain(x, y, p * std::pow(x.v, p - 1.0));
 }
 
+// The elementary functions under the names rotode/dual.pxd gives them (`real_sin`, ...), as
+// templates over the scalar (double or dual): Cython declares each once, for its fused `real`,
+// and writes a call rotode::real_sin<T>(x) with T the argument's type.
+#define ROTODE_REAL_FUNCTION(f) \
+    template <class T> ROTODE_DUAL_INLINE T real_##f(const T& x) { return f(x); }
+ROTODE_REAL_FUNCTION(sqrt)
+ROTODE_REAL_FUNCTION(sin)
+ROTODE_REAL_FUNCTION(cos)
+ROTODE_REAL_FUNCTION(tan)
+ROTODE_REAL_FUNCTION(exp)
+ROTODE_REAL_FUNCTION(log)
+ROTODE_REAL_FUNCTION(atan)
+ROTODE_REAL_FUNCTION(asin)
+ROTODE_REAL_FUNCTION(acos)
+ROTODE_REAL_FUNCTION(sinh)
+ROTODE_REAL_FUNCTION(cosh)
+ROTODE_REAL_FUNCTION(fabs)
+#undef ROTODE_REAL_FUNCTION
+template <class T> ROTODE_DUAL_INLINE T real_atan2(const T& y, const T& x) { return atan2(y, x); }
+template <class T> ROTODE_DUAL_INLINE T real_pow(const T& x, double p) { return pow(x, p); }
+
 // ---- dualp<H>: the same number in H vectors ------------------------------------------------
 // A `dual` is one 64-byte vector, one register where AVX-512 is, but GCC has no 512-bit mode
 // on other instruction sets: such a vector lives in memory there, and every operation on it

@@ -43,6 +43,14 @@
 
 namespace rotode {
 
+// f(std::true_type{}) or f(std::false_type{}) as b is true or false: a run-time flag to the
+// compile-time one that f reads as `decltype(tag)::value` (the dispatch of flags to the
+// instantiations of a template)
+template <class F> ROTODE_INLINE decltype(auto) with_bool(bool b, F&& f) {
+    if (b) return f(std::true_type{});
+    return f(std::false_type{});
+}
+
 // status codes: rotode/_driver.pxd's (a model's f may also return any nonzero status of the
 // driver, e.g. -2 STATUS_UNAVAILABLE, which stops the body with that status)
 enum EngineStatus {

@@ -941,19 +941,16 @@ inline void block_isa(int isa, const typename C::Params* p, const LaneCall& o,
     }
 }
 
-template <int K, int T, bool Diag>
-inline void block_gain(int isa, const RigidClass& c, const RigidParams* p,
-                       const LaneCall& o, BlockRun* b) {
-    if constexpr (K == LANES_CG) block_isa<K, RigidTag<T, Diag, false>>(isa, p, o, b);
-    else if (c.gain) block_isa<K, RigidTag<T, Diag, true>>(isa, p, o, b);
-    else block_isa<K, RigidTag<T, Diag, false>>(isa, p, o, b);
-}
-
 template <int K, int T>
 inline void block_diag(int isa, const RigidClass& c, const RigidParams* p,
                        const LaneCall& o, BlockRun* b) {
-    if (c.diag) block_gain<K, T, true>(isa, c, p, o, b);
-    else block_gain<K, T, false>(isa, c, p, o, b);
+    with_bool(c.diag, [&](auto diag) {
+        constexpr bool Diag = decltype(diag)::value;
+        if constexpr (K == LANES_CG) block_isa<K, RigidTag<T, Diag, false>>(isa, p, o, b);
+        else with_bool(c.gain, [&](auto gain) {
+            block_isa<K, RigidTag<T, Diag, decltype(gain)::value>>(isa, p, o, b);
+        });
+    });
 }
 
 template <int K>
@@ -981,21 +978,18 @@ inline void block_any(int isa, int kernel, const RigidClass& c, const RigidParam
 }
 
 // (the Lie-group kernels take no norm gain: their runs' is 0)
-template <int K, int W, bool World>
-inline void kin_gain(int isa, const KinClass& c, const KinParams* p,
-                     const LaneCall& o, BlockRun* b) {
-    constexpr bool step = K != LANES_RK3 && K != LANES_RK4;
-    if constexpr (K != LANES_RK3 && K != LANES_RK4 && K != LANES_AB3)
-        block_isa<K, KinTag<W, World, false, true>>(isa, p, o, b);
-    else if (c.gain) block_isa<K, KinTag<W, World, true, step>>(isa, p, o, b);
-    else block_isa<K, KinTag<W, World, false, step>>(isa, p, o, b);
-}
-
 template <int K, int W>
 inline void kin_frame(int isa, const KinClass& c, const KinParams* p,
                       const LaneCall& o, BlockRun* b) {
-    if (c.world) kin_gain<K, W, true>(isa, c, p, o, b);
-    else kin_gain<K, W, false>(isa, c, p, o, b);
+    constexpr bool step = K != LANES_RK3 && K != LANES_RK4;
+    with_bool(c.world, [&](auto world) {
+        constexpr bool World = decltype(world)::value;
+        if constexpr (K != LANES_RK3 && K != LANES_RK4 && K != LANES_AB3)
+            block_isa<K, KinTag<W, World, false, true>>(isa, p, o, b);
+        else with_bool(c.gain, [&](auto gain) {
+            block_isa<K, KinTag<W, World, decltype(gain)::value, step>>(isa, p, o, b);
+        });
+    });
 }
 
 template <int K>

@@ -3,6 +3,7 @@
 # kinematics, one body per SIMD lane, on the instruction set chosen at run time
 # (rotode/_lanes.pyx, docs/architecture.md "The lane kernels").  Their instantiations are
 # compiled in this module only; a runner calls `rigid_block` or `kin_block`.
+from rotode._driver cimport Stepper, bodies_fn
 from rotode._engine cimport BlockRun, KinParams, RigidParams
 
 cdef extern from "_lanes.hpp" namespace "rotode" nogil:
@@ -61,3 +62,13 @@ cdef int rigid_block(int isa, int kernel, const RigidParams* p, bint shared, bin
 # w and w' evaluations in b.counts[3 l + 2] and b.counts[3 l + 1].
 cdef int kin_block(int isa, int kernel, const KinParams* p, bint shared, bint normalize,
                    const KinLaneMethod* km, BlockRun* b) noexcept nogil
+
+
+# A runner's error-controlled bodies in the adaptive lane kernels (rotode/_lanes_erk.hpp) on the
+# instruction set of `rotode._lanes.get()`: sp.bodies = bodies (the runner's queue entry), sp.lanes
+# that set's width, *isa its code, *lanes_out the first element of the int32 array lanes_used
+# (the lanes of each body, written by the run; NULL when it is empty) (OUT: sp, isa, lanes_out);
+# returns the set's name, or None for "off" (the runner's one body at a time, `Stepper.body`;
+# "scalar" runs that too, by queues).
+cdef object attach_erk_lanes(Stepper* sp, int* isa, int** lanes_out, object lanes_used,
+                             bodies_fn bodies)

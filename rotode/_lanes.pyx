@@ -158,3 +158,16 @@ cdef int rigid_block(int isa, int kernel, const RigidParams* p, bint shared, bin
 cdef int kin_block(int isa, int kernel, const KinParams* p, bint shared, bint normalize,
                    const KinLaneMethod* km, BlockRun* b) noexcept nogil:
     return lanes_block(isa, kernel, p, shared, normalize, NULL, km, b)
+
+
+cdef object attach_erk_lanes(Stepper* sp, int* isa, int** lanes_out, object lanes_used,
+                             bodies_fn bodies):
+    cdef int[::1] lv = lanes_used
+    name = get()
+    if name == "off":
+        return None
+    isa[0] = _CODES[name]
+    lanes_out[0] = &lv[0] if lv.shape[0] else NULL
+    sp.bodies = bodies
+    sp.lanes = lanes_width(isa[0])
+    return name

@@ -1024,13 +1024,11 @@ inline void erk_torque(int torque, Go&& go) {
 
 template <class Go>
 inline void erk_class(const RigidClass& c, bool rkmk, Go&& go) {
-    if (rkmk) {
-        if (c.diag) erk_torque<true, true>(c.torque, go);
-        else erk_torque<false, true>(c.torque, go);
-    } else {
-        if (c.diag) erk_torque<true, false>(c.torque, go);
-        else erk_torque<false, false>(c.torque, go);
-    }
+    with_bool(rkmk, [&](auto r) {
+        with_bool(c.diag, [&](auto d) {
+            erk_torque<decltype(d)::value, decltype(r)::value>(c.torque, go);
+        });
+    });
 }
 
 template <bool World, bool Rkmk, class Go>
@@ -1041,13 +1039,11 @@ inline void erk_omega(int omega, Go&& go) {
 
 template <class Go>
 inline void erk_class(const KinClass& c, bool rkmk, Go&& go) {
-    if (rkmk) {
-        if (c.world) erk_omega<true, true>(c.omega, go);
-        else erk_omega<false, true>(c.omega, go);
-    } else {
-        if (c.world) erk_omega<true, false>(c.omega, go);
-        else erk_omega<false, false>(c.omega, go);
-    }
+    with_bool(rkmk, [&](auto r) {
+        with_bool(c.world, [&](auto w) {
+            erk_omega<decltype(w)::value, decltype(r)::value>(c.omega, go);
+        });
+    });
 }
 
 // A block's bodies and parameters (`erk_fixed_block`'s arguments).

@@ -9,16 +9,9 @@ the other modules compile on the others; `rotode.dynamic` runs them through `rig
 (rotode/_lanes_erk.pxd).  Nothing here is called from Python.
 """
 from rotode._engine cimport BlockRun, EngineRun, RigidParams
+from rotode._lanes_erk_entries cimport lanes_erk, lanes_erk_fixed, lanes_erk_fixed_width
 
 __all__ = []
-
-
-cdef extern from "_lanes_erk.hpp" namespace "rotode" nogil:
-    int lanes_erk(int isa, int pair, bint rkmk, bint resume, const RigidParams* p, bint shared,
-                  EngineRun* runs, Py_ssize_t nb)
-    int lanes_erk_fixed_width(int isa, int pair, const RigidParams* p, bint shared, Py_ssize_t nb)
-    int lanes_erk_fixed(int isa, int pair, bint rkmk, bint resume, bint to_end,
-                        const RigidParams* p, bint shared, BlockRun* b)
 
 
 cdef int rigid_erk_lanes(int isa, int pair, bint rkmk, bint resume, const RigidParams* p,

@@ -12,16 +12,9 @@ rotode._lanes_erk's rigid-body ones, so that a build compiles the two on two cor
 (rotode/_lanes_erk_kin.pxd).  Nothing here is called from Python.
 """
 from rotode._engine cimport BlockRun, EngineRun, KinParams
+from rotode._lanes_erk_entries cimport lanes_erk, lanes_erk_fixed, lanes_erk_fixed_width
 
 __all__ = []
-
-
-cdef extern from "_lanes_erk.hpp" namespace "rotode" nogil:
-    int lanes_erk(int isa, int pair, bint rkmk, bint resume, const KinParams* p, bint shared,
-                  EngineRun* runs, Py_ssize_t nb)
-    int lanes_erk_fixed_width(int isa, int pair, const KinParams* p, bint shared, Py_ssize_t nb)
-    int lanes_erk_fixed(int isa, int pair, bint rkmk, bint resume, bint to_end,
-                        const KinParams* p, bint shared, BlockRun* b)
 
 
 cdef extern from "_lanes_magnus.hpp" namespace "rotode" nogil:

@@ -208,6 +208,33 @@ ROTODE_INLINE void rigid_euler(const P& p, const V* w, const V* tau, V* dw) {
     }
 }
 
+// q' = 1/2 q (0, w) (body) or 1/2 (0, w) q (world), + c q with the norm gain (Gain; without it
+// c = 0 x (1 - |q|^2) adds +-0, which changes no nonzero rate): Rucker 2018 eqs. 20-23 as
+// rotode/equations.pxd `quaternion_kinematics_rhs` (OUT: dq[4]).  One source for the
+// specialised engine's model below (V = double) and the lane kernels of rotode/_lanes.hpp (V a
+// lane vector, p one body per lane).
+template <bool World, bool Gain, class P, class V>
+ROTODE_INLINE void kin_rhs(const P& p, const V* q, const V* w, V* dq) {
+    V r[4];
+    if constexpr (World) {      // (0, w) q
+        r[0] = -w[0] * q[1] - w[1] * q[2] - w[2] * q[3];
+        r[1] = w[0] * q[0] + w[1] * q[3] - w[2] * q[2];
+        r[2] = -w[0] * q[3] + w[1] * q[0] + w[2] * q[1];
+        r[3] = w[0] * q[2] - w[1] * q[1] + w[2] * q[0];
+    } else {                    // q (0, w)
+        r[0] = -q[1] * w[0] - q[2] * w[1] - q[3] * w[2];
+        r[1] = q[0] * w[0] + q[2] * w[2] - q[3] * w[1];
+        r[2] = q[0] * w[1] - q[1] * w[2] + q[3] * w[0];
+        r[3] = q[0] * w[2] + q[1] * w[1] - q[2] * w[0];
+    }
+    if constexpr (Gain) {
+        const V c = p.gain * (1.0 - (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]));
+        for (int i = 0; i < 4; ++i) dq[i] = 0.5 * r[i] + c * q[i];
+    } else {
+        for (int i = 0; i < 4; ++i) dq[i] = 0.5 * r[i];
+    }
+}
+
 // [q, w_body]' of a rigid body under the body torque tau, with inertia shape Diag and, with Gain,
 // the norm gain's term c q (without it, c = 0 x (1 - |q|^2) adds +-0, which changes no nonzero
 // rate) (OUT: dy[7]).  One source for the specialised engine's models below (V = double) and the
@@ -216,18 +243,7 @@ ROTODE_INLINE void rigid_euler(const P& p, const V* w, const V* tau, V* dw) {
 template <bool Diag, bool Gain, class P, class V>
 ROTODE_INLINE void rigid_rhs_tau(const P& p, const V* y, const V* tau, V* dy) {
     const V* w = y + 4;
-    // q' = 1/2 q (0, w) + c q, c = gain (1 - |q|^2)
-    V dq[4];
-    dq[0] = -y[1] * w[0] - y[2] * w[1] - y[3] * w[2];
-    dq[1] = y[0] * w[0] + y[2] * w[2] - y[3] * w[1];
-    dq[2] = y[0] * w[1] - y[1] * w[2] + y[3] * w[0];
-    dq[3] = y[0] * w[2] + y[1] * w[1] - y[2] * w[0];
-    if constexpr (Gain) {
-        const V c = p.gain * (1.0 - (y[0] * y[0] + y[1] * y[1] + y[2] * y[2] + y[3] * y[3]));
-        for (int i = 0; i < 4; ++i) dy[i] = 0.5 * dq[i] + c * y[i];
-    } else {
-        for (int i = 0; i < 4; ++i) dy[i] = 0.5 * dq[i];
-    }
+    kin_rhs<false, Gain>(p, y, w, dy);     // q' = 1/2 q (0, w) + c q, c = gain (1 - |q|^2)
     rigid_euler<Diag>(p, w, tau, dy + 4);
 }
 
@@ -382,33 +398,6 @@ ROTODE_INLINE void kin_omega(const P& p, const Tt& t, V* w) {
     }
 }
 
-// q' = 1/2 q (0, w) (body) or 1/2 (0, w) q (world), + c q with the norm gain (Gain; without it
-// c = 0 x (1 - |q|^2) adds +-0, which changes no nonzero rate): Rucker 2018 eqs. 20-23 as
-// rotode/equations.pxd `quaternion_kinematics_rhs` (OUT: dq[4]).  One source for the
-// specialised engine's model below (V = double) and the lane kernels of rotode/_lanes.hpp (V a
-// lane vector, p one body per lane).
-template <bool World, bool Gain, class P, class V>
-ROTODE_INLINE void kin_rhs(const P& p, const V* q, const V* w, V* dq) {
-    V r[4];
-    if constexpr (World) {      // (0, w) q
-        r[0] = -w[0] * q[1] - w[1] * q[2] - w[2] * q[3];
-        r[1] = w[0] * q[0] + w[1] * q[3] - w[2] * q[2];
-        r[2] = -w[0] * q[3] + w[1] * q[0] + w[2] * q[1];
-        r[3] = w[0] * q[2] - w[1] * q[1] + w[2] * q[0];
-    } else {                    // q (0, w)
-        r[0] = -q[1] * w[0] - q[2] * w[1] - q[3] * w[2];
-        r[1] = q[0] * w[0] + q[2] * w[2] - q[3] * w[1];
-        r[2] = q[0] * w[1] - q[1] * w[2] + q[3] * w[0];
-        r[3] = q[0] * w[2] + q[1] * w[1] - q[2] * w[0];
-    }
-    if constexpr (Gain) {
-        const V c = p.gain * (1.0 - (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]));
-        for (int i = 0; i < 4; ++i) dq[i] = 0.5 * r[i] + c * q[i];
-    } else {
-        for (int i = 0; i < 4; ++i) dq[i] = 0.5 * r[i];
-    }
-}
-
 // q' = 1/2 q (0, w(t)) (body) or 1/2 (0, w(t)) q (world), + c q with the norm gain: `kin_rhs`
 // with w(t) of `kin_omega`, on one body's parameters.
 template <int W, bool World, bool Gain>
@@ -533,10 +522,7 @@ struct RigidRkmkModel {
         }
     }
     inline void accept(double* z, double* K0) const {
-        double q[4];
-        quat_times_exp(qb, z, 1.0, q);
-        rkmk_retract(q);
-        for (int i = 0; i < 4; ++i) qb[i] = q[i];
+        rkmk_rebase(qb, z);
         for (int i = 0; i < 3; ++i) {
             z[i] = 0.0;
             K0[i] = z[3 + i];

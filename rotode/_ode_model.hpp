@@ -180,12 +180,9 @@ struct OdeRkmkModel {
         store(t, z, y, w);
     }
     inline void accept(double* z, double* K0) const {
-        double q[4];
         for (int j = 0; j < b.nq; ++j) {
             rkmk_angular_velocity(z + 3 * j, K0 + 3 * j, RKMK_FRAME_BODY, K0 + 3 * j);
-            quat_times_exp(qb + 4 * j, z + 3 * j, 1.0, q);
-            rkmk_retract(q);
-            for (int k = 0; k < 4; ++k) qb[4 * j + k] = q[k];
+            rkmk_rebase(qb + 4 * j, z + 3 * j);
             z[3 * j] = z[3 * j + 1] = z[3 * j + 2] = 0.0;
         }
     }

@@ -163,6 +163,15 @@ ROTODE_ALWAYS_INLINE void quat_times_exp(const T* q, const T* w, double c, T* ou
     rkmk_quat_mul(q, e, out);
 }
 
+// The base of the step after an accepted one: qb <- qb exp(v/2), retracted (`rkmk_retract`)
+// (IN/OUT: qb[4])
+template <class T> inline void rkmk_rebase(T* qb, const T* v) {
+    T q[4];
+    quat_times_exp(qb, v, 1.0, q);
+    rkmk_retract(q);
+    for (int i = 0; i < 4; ++i) qb[i] = q[i];
+}
+
 // out = exp(c w / 2) q: the world-frame rotation of q by the angle c |w| (OUT: out[4]; may not
 // alias q)
 template <class T>

@@ -205,6 +205,27 @@ template <class T> inline void so3_coefficients(T x, T* s1, T* s2, T* s3) {
     }
 }
 
+// Estrin's scheme for the polynomial sum_{k<N} c[k] x^k of degree 20 or 21 (N = 21, 22): pairs
+// c[2k] + c[2k+1] x, then pairs of those with x^2, x^4, x^8, x^16 (for double, the duals and the
+// lanes' vectors)
+template <int N, class T> ROTODE_ALWAYS_INLINE T estrin_21(const double (&c)[N], const T& x) {
+    static_assert(N == 21 || N == 22, "a polynomial of degree 20 or 21");
+    const T x2 = x * x;
+    const T x4 = x2 * x2;
+    const T x8 = x4 * x4;
+    const T x16 = x8 * x8;
+    const T q0 = (c[0] + c[1] * x) + (c[2] + c[3] * x) * x2;
+    const T q1 = (c[4] + c[5] * x) + (c[6] + c[7] * x) * x2;
+    const T q2 = (c[8] + c[9] * x) + (c[10] + c[11] * x) * x2;
+    const T q3 = (c[12] + c[13] * x) + (c[14] + c[15] * x) * x2;
+    const T q4 = (c[16] + c[17] * x) + (c[18] + c[19] * x) * x2;
+    const T r0 = q0 + q1 * x4, r1 = q2 + q3 * x4;
+    T r2;
+    if constexpr (N == 22) r2 = q4 + (c[20] + c[21] * x) * x4;
+    else r2 = q4 + c[20] * x4;
+    return (r0 + r1 * x8) + r2 * x16;
+}
+
 // C(a) = (1 - (a/2) cot(a/2))/a^2 of T(v)^-1 = 1 - K/2 + C K^2 from x = a^2 (a < 2 pi); for
 // double, dual and the lanes' vectors (rotode/_lanes_erk.hpp).  For x <= 6.25 the series
 // C = sum_{n>=1} |B_2n| x^(n-1)/(2n)! (Bernoulli numbers) through n = 22 (truncation < 1e-19
@@ -214,50 +235,33 @@ template <class T> inline void so3_coefficients(T x, T* s1, T* s2, T* s3) {
 // x^16.  Its chain of dependent operations is 5 multiply-adds deep where Horner's is 21 (the
 // series was the largest single cost of an RKMK step: every evaluation of f calls it); all
 // terms are positive, so neither scheme has cancellation, and both round within a few ulp.
+
+// |B_2n|/(2n)!, n = 1..22: the coefficients of that series
+constexpr double SO3_DEXP_INV_SERIES[22] = {
+    0.08333333333333333, 0.001388888888888889, 3.306878306878307e-05, 8.267195767195768e-07,
+    2.08767569878681e-08, 5.284190138687493e-10, 1.3382536530684679e-11, 3.3896802963225827e-13,
+    8.586062056277845e-15, 2.174868698558062e-16, 5.5090028283602295e-18,
+    1.3954464685812522e-19, 3.534707039629467e-21, 8.953517427037546e-23, 2.267952452337683e-24,
+    5.744790668872202e-26, 1.455172475614865e-27, 3.6859949406653103e-29, 9.336734257095045e-31,
+    2.36502241570063e-32, 5.990671762482134e-34, 1.5174548844682903e-35};
+
+// (n - 1) |B_2n|/(2n)!, n = 2..22: those of its derivative
+constexpr double SO3_DEXP_INV_SERIES_DERIVATIVE[21] = {
+    0.001388888888888889, 6.613756613756614e-05, 2.48015873015873e-06, 8.35070279514724e-08,
+    2.6420950693437467e-09, 8.029521918410807e-11, 2.372776207425808e-12, 6.868849645022276e-14,
+    1.9573818287022555e-15, 5.5090028283602297e-17, 1.5349911154393775e-18,
+    4.241648447555361e-20, 1.163957265514881e-21, 3.1751334332727565e-23, 8.617186003308303e-25,
+    2.328275960983784e-26, 6.266191399131027e-28, 1.6806121662771081e-29,
+    4.4935425898311966e-31, 1.1981343524964268e-32, 3.1866552573834097e-34};
+
 template <class T> ROTODE_ALWAYS_INLINE T so3_dexp_inv_series(const T& x) {
-    const T x2 = x * x;
-    const T x4 = x2 * x2;
-    const T x8 = x4 * x4;
-    const T x16 = x8 * x8;
-    const T p0 = 0.08333333333333333 + 0.001388888888888889 * x;
-    const T p1 = 3.306878306878307e-05 + 8.267195767195768e-07 * x;
-    const T p2 = 2.08767569878681e-08 + 5.284190138687493e-10 * x;
-    const T p3 = 1.3382536530684679e-11 + 3.3896802963225827e-13 * x;
-    const T p4 = 8.586062056277845e-15 + 2.174868698558062e-16 * x;
-    const T p5 = 5.5090028283602295e-18 + 1.3954464685812522e-19 * x;
-    const T p6 = 3.534707039629467e-21 + 8.953517427037546e-23 * x;
-    const T p7 = 2.267952452337683e-24 + 5.744790668872202e-26 * x;
-    const T p8 = 1.455172475614865e-27 + 3.6859949406653103e-29 * x;
-    const T p9 = 9.336734257095045e-31 + 2.36502241570063e-32 * x;
-    const T p10 = 5.990671762482134e-34 + 1.5174548844682903e-35 * x;
-    const T q0 = p0 + p1 * x2, q1 = p2 + p3 * x2, q2 = p4 + p5 * x2, q3 = p6 + p7 * x2;
-    const T q4 = p8 + p9 * x2;
-    const T r0 = q0 + q1 * x4, r1 = q2 + q3 * x4, r2 = q4 + p10 * x4;
-    return (r0 + r1 * x8) + r2 * x16;
+    return estrin_21(SO3_DEXP_INV_SERIES, x);
 }
 
 // d/dx of so3_dexp_inv_series: sum_{n>=2} (n - 1) |B_2n| x^(n-2)/(2n)! through n = 22, by the
 // same Estrin scheme on doubles
 ROTODE_ALWAYS_INLINE double so3_dexp_inv_series_derivative(double x) {
-    const double x2 = x * x;
-    const double x4 = x2 * x2;
-    const double x8 = x4 * x4;
-    const double x16 = x8 * x8;
-    const double p0 = 0.001388888888888889 + 6.613756613756614e-05 * x;
-    const double p1 = 2.48015873015873e-06 + 8.35070279514724e-08 * x;
-    const double p2 = 2.6420950693437467e-09 + 8.029521918410807e-11 * x;
-    const double p3 = 2.372776207425808e-12 + 6.868849645022276e-14 * x;
-    const double p4 = 1.9573818287022555e-15 + 5.5090028283602297e-17 * x;
-    const double p5 = 1.5349911154393775e-18 + 4.241648447555361e-20 * x;
-    const double p6 = 1.163957265514881e-21 + 3.1751334332727565e-23 * x;
-    const double p7 = 8.617186003308303e-25 + 2.328275960983784e-26 * x;
-    const double p8 = 6.266191399131027e-28 + 1.6806121662771081e-29 * x;
-    const double p9 = 4.4935425898311966e-31 + 1.1981343524964268e-32 * x;
-    const double p10 = 3.1866552573834097e-34;
-    const double q0 = p0 + p1 * x2, q1 = p2 + p3 * x2, q2 = p4 + p5 * x2, q3 = p6 + p7 * x2;
-    const double q4 = p8 + p9 * x2;
-    const double r0 = q0 + q1 * x4, r1 = q2 + q3 * x4, r2 = q4 + p10 * x4;
-    return (r0 + r1 * x8) + r2 * x16;
+    return estrin_21(SO3_DEXP_INV_SERIES_DERIVATIVE, x);
 }
 
 // the series on a dual by the chain rule (as the Taylor polynomials above)

@@ -28,10 +28,13 @@
 
 #if defined(__GNUC__)
 #define ROTODE_ROWS_INLINE inline __attribute__((always_inline))
+// a lambda's body inlined where it is called (written after its parameter list)
+#define ROTODE_ROWS_LAMBDA_INLINE __attribute__((always_inline))
 // in a loop's body: the compiler does not vectorise the loop (an empty volatile asm statement)
 #define ROTODE_ROWS_SCALAR_LOOP() __asm__ volatile("")
 #else
 #define ROTODE_ROWS_INLINE inline
+#define ROTODE_ROWS_LAMBDA_INLINE
 #define ROTODE_ROWS_SCALAR_LOOP()
 #endif
 
@@ -85,57 +88,61 @@ ROTODE_ROWS_INLINE void rows_store(const double (*__restrict X)[ROWS_BLOCK], std
     }
 }
 
-// out[i] = p[i] q[i] (Hamilton product; rows of 4); false if some component is not finite
-ROTODE_ROWS_INLINE bool quat_mul_rows_body(const double* p, const double* q, double* out,
-                                           std::ptrdiff_t n) {
-    double a[4][ROWS_BLOCK], b[4][ROWS_BLOCK], o[4][ROWS_BLOCK];
+// The blocked loop of a kernel of two inputs, rows of KA and KB components, and one output, rows
+// of KO: row(a, b, o, j) computes row j of a block from the component arrays a[KA] and b[KB]
+// into o[KO] and returns 0 if that row's input is not usable (OUT: out[KO n]; the result is
+// false then)
+template <int KA, int KB, int KO, class Row>
+ROTODE_ROWS_INLINE bool rows_map2(const double* x, const double* y, double* out, std::ptrdiff_t n,
+                                  Row row) {
+    double a[KA][ROWS_BLOCK], b[KB][ROWS_BLOCK], o[KO][ROWS_BLOCK];
     int ok = 1;
     for (std::ptrdiff_t start = 0; start < n; start += ROWS_BLOCK) {
         std::ptrdiff_t m = n - start < ROWS_BLOCK ? n - start : ROWS_BLOCK;
-        rows_load<4>(p + 4 * start, m, a);
-        rows_load<4>(q + 4 * start, m, b);
-        for (std::ptrdiff_t j = 0; j < m; ++j) {
-            ok &= rows_finite3(a[0][j], a[1][j], a[2][j]) & rows_finite3(a[3][j], b[0][j], b[1][j])
-                  & rows_finite3(b[2][j], b[3][j], 0.0);
-            o[0][j] = a[0][j] * b[0][j] - a[1][j] * b[1][j] - a[2][j] * b[2][j]
-                      - a[3][j] * b[3][j];
-            o[1][j] = a[0][j] * b[1][j] + a[1][j] * b[0][j] + a[2][j] * b[3][j]
-                      - a[3][j] * b[2][j];
-            o[2][j] = a[0][j] * b[2][j] - a[1][j] * b[3][j] + a[2][j] * b[0][j]
-                      + a[3][j] * b[1][j];
-            o[3][j] = a[0][j] * b[3][j] + a[1][j] * b[2][j] - a[2][j] * b[1][j]
-                      + a[3][j] * b[0][j];
-        }
-        rows_store<4>(o, m, out + 4 * start);
+        rows_load<KA>(x + KA * start, m, a);
+        rows_load<KB>(y + KB * start, m, b);
+        for (std::ptrdiff_t j = 0; j < m; ++j) ok &= row(a, b, o, j);
+        rows_store<KO>(o, m, out + KO * start);
     }
     return ok != 0;
+}
+
+// the arrays of a block's components, as `rows_map2` hands them to its row
+typedef double (*RowsIn)[ROWS_BLOCK];
+typedef double (*RowsOut)[ROWS_BLOCK];
+
+// out[i] = p[i] q[i] (Hamilton product; rows of 4); false if some component is not finite
+ROTODE_ROWS_INLINE bool quat_mul_rows_body(const double* p, const double* q, double* out,
+                                           std::ptrdiff_t n) {
+    return rows_map2<4, 4, 4>(p, q, out, n, [](RowsIn a, RowsIn b, RowsOut o, std::ptrdiff_t j)
+                                                ROTODE_ROWS_LAMBDA_INLINE {
+        int ok = rows_finite3(a[0][j], a[1][j], a[2][j]) & rows_finite3(a[3][j], b[0][j], b[1][j])
+                 & rows_finite3(b[2][j], b[3][j], 0.0);
+        o[0][j] = a[0][j] * b[0][j] - a[1][j] * b[1][j] - a[2][j] * b[2][j] - a[3][j] * b[3][j];
+        o[1][j] = a[0][j] * b[1][j] + a[1][j] * b[0][j] + a[2][j] * b[3][j] - a[3][j] * b[2][j];
+        o[2][j] = a[0][j] * b[2][j] - a[1][j] * b[3][j] + a[2][j] * b[0][j] + a[3][j] * b[1][j];
+        o[3][j] = a[0][j] * b[3][j] + a[1][j] * b[2][j] - a[2][j] * b[1][j] + a[3][j] * b[0][j];
+        return ok;
+    });
 }
 
 // out[i] = R(q[i]) v[i] (rows of 4 and 3); false if some |q[i]|^2 is not usable or some
 // component of v is not finite
 ROTODE_ROWS_INLINE bool quat_rotate_rows_body(const double* q, const double* v, double* out,
                                               std::ptrdiff_t n) {
-    double a[4][ROWS_BLOCK], u[3][ROWS_BLOCK], o[3][ROWS_BLOCK];
-    int ok = 1;
-    for (std::ptrdiff_t start = 0; start < n; start += ROWS_BLOCK) {
-        std::ptrdiff_t m = n - start < ROWS_BLOCK ? n - start : ROWS_BLOCK;
-        rows_load<4>(q + 4 * start, m, a);
-        rows_load<3>(v + 3 * start, m, u);
-        for (std::ptrdiff_t j = 0; j < m; ++j) {
-            double n2 = a[0][j] * a[0][j] + a[1][j] * a[1][j] + a[2][j] * a[2][j]
-                        + a[3][j] * a[3][j];
-            ok &= rows_norm2_ok(n2) & rows_finite3(u[0][j], u[1][j], u[2][j]);
-            double s = 2.0 / n2;
-            double c0 = a[2][j] * u[2][j] - a[3][j] * u[1][j];
-            double c1 = a[3][j] * u[0][j] - a[1][j] * u[2][j];
-            double c2 = a[1][j] * u[1][j] - a[2][j] * u[0][j];
-            o[0][j] = u[0][j] + s * (a[0][j] * c0 + a[2][j] * c2 - a[3][j] * c1);
-            o[1][j] = u[1][j] + s * (a[0][j] * c1 + a[3][j] * c0 - a[1][j] * c2);
-            o[2][j] = u[2][j] + s * (a[0][j] * c2 + a[1][j] * c1 - a[2][j] * c0);
-        }
-        rows_store<3>(o, m, out + 3 * start);
-    }
-    return ok != 0;
+    return rows_map2<4, 3, 3>(q, v, out, n, [](RowsIn a, RowsIn u, RowsOut o, std::ptrdiff_t j)
+                                                ROTODE_ROWS_LAMBDA_INLINE {
+        double n2 = a[0][j] * a[0][j] + a[1][j] * a[1][j] + a[2][j] * a[2][j] + a[3][j] * a[3][j];
+        int ok = rows_norm2_ok(n2) & rows_finite3(u[0][j], u[1][j], u[2][j]);
+        double s = 2.0 / n2;
+        double c0 = a[2][j] * u[2][j] - a[3][j] * u[1][j];
+        double c1 = a[3][j] * u[0][j] - a[1][j] * u[2][j];
+        double c2 = a[1][j] * u[1][j] - a[2][j] * u[0][j];
+        o[0][j] = u[0][j] + s * (a[0][j] * c0 + a[2][j] * c2 - a[3][j] * c1);
+        o[1][j] = u[1][j] + s * (a[0][j] * c1 + a[3][j] * c0 - a[1][j] * c2);
+        o[2][j] = u[2][j] + s * (a[0][j] * c2 + a[1][j] * c1 - a[2][j] * c0);
+        return ok;
+    });
 }
 
 // R[i] = R(q[i]) (rows of 4 and 9, row-major); false if some |q[i]|^2 is not usable.  The

@@ -251,10 +251,7 @@ struct DualRkmkRigid {
         tangent::store_rigid(x, sens);
     }
     inline void accept(D* z, D* K0) const {
-        D q[4];
-        quat_times_exp(qb, z, 1.0, q);
-        rkmk_retract(q);
-        for (int i = 0; i < 4; ++i) qb[i] = q[i];
+        rkmk_rebase(qb, z);
         for (int i = 0; i < 3; ++i) {
             z[i] = 0.0;
             K0[i] = z[3 + i];

@@ -22,6 +22,7 @@ __all__ = [
     "as_int",
     "as_float_array",
     "as_callable_vector",
+    "call_vector",
     "callable_name",
     "complex_values_error",
     "python_override",
@@ -640,6 +641,13 @@ def as_callable_vector(value, what, t, function=None):
     if not np.isfinite(r).all():
         raise ValueError(f"the {what} returned a non-finite value {r.tolist()} at t = {t!r}")
     return r
+
+
+def call_vector(function, what, t, *rows):
+    """``function(t, *rows)`` with each row (a sequence of floats) passed as a new float64 array,
+    its result checked by `as_callable_vector` (``what`` names the function in messages)."""
+    arrays = [np.array(row, dtype=np.float64) for row in rows]
+    return as_callable_vector(function(t, *arrays), what, t, function)
 
 
 def as_step_grid(t, save):

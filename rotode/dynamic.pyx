@@ -56,7 +56,7 @@ from rotode import _lanes
 from rotode import _tangent
 from rotode._driver import Engine, algebra_atol, outcome, per_body_counts
 from rotode._loops import TINY_NORM2, first_small_norm, largest
-from rotode._validation import (as_bool_option, as_callable_vector, as_choice,
+from rotode._validation import (as_bool_option, as_choice, call_vector,
                                 as_float_array, as_int_option, as_rows, as_step_grid,
                                 as_workers)
 from rotode.rhs import rigid_body_list
@@ -71,6 +71,7 @@ from rotode._driver cimport (Engine, Stepper, ThinCall, advance_steps, drive, en
                              thin_stepper_rows, make_stepper, STATUS_OK, WORK_DOUBLES,
                              KERNEL_LIE_EULER, KERNEL_CG, KERNEL_RK3, KERNEL_RK4, KERNEL_AB3,
                              KERNEL_RKN4, KERNEL_ERK, KERNEL_RKMK)
+from rotode._callback cimport call_vector3
 from rotode.quaternion cimport quat_rotate
 from rotode.rkmk cimport rkmk_rate, rkmk_retract, rkmk_base, rkmk_max_step_angle
 from rotode.equations cimport FRAME_BODY
@@ -82,7 +83,8 @@ from rotode._engine cimport (BlockRun, EngineRun, RigidParams, rigid_erk_body, r
                              TORQUE_WORLD, TORQUE_CALL, TORQUE_GG)
 from rotode._tangent_engine cimport tangent_body, fixed_tangent_pass, TangentSeeds
 from rotode._lanes_erk cimport rigid_erk_lanes, rigid_erk_fixed, rigid_erk_fixed_width
-from rotode._lanes cimport (rigid_block, lanes_width, LANES_RK3, LANES_RK4, LANES_AB3, LANES_CG,
+from rotode._lanes cimport (attach_erk_lanes, rigid_block, lanes_width, LANES_RK3, LANES_RK4,
+                            LANES_AB3, LANES_CG,
                             LaneTableau, ISA_SCALAR, ISA_SSE2, ISA_AVX2, ISA_AVX512)
 from rotode._codegen import pair_ids as _pair_ids, group_pair_ids as _group_pair_ids
 from rotode._runplan import Plan, RunOutput
@@ -181,18 +183,12 @@ cdef class ForceSource:
             F[2] = self._F[2]
             return STEP_OK
         with gil:
-            try:
-                r = as_callable_vector(
-                    self._function(t, np.array([x[0], x[1], x[2]]),
-                                   np.array([v[0], v[1], v[2]])), "force callable", t,
-                    self._function)
-                F[0] = r[0]
-                F[1] = r[1]
-                F[2] = r[2]
-            except BaseException as exc:   # Ctrl-C in user code too
-                self.error = exc
-                return STEP_SOURCE_ERROR
-        return STEP_OK
+            err = call_vector3(call_vector, self._function, "force callable", t,
+                               ((x[0], x[1], x[2]), (v[0], v[1], v[2])), F)
+            if err is None:
+                return STEP_OK
+            self.error = err
+            return STEP_SOURCE_ERROR
 
 
 # ---- one body -----------------------------------------------------------------------------
@@ -580,14 +576,7 @@ cdef bint _engine_params(RigidBody body, RigidParams* p, bint call=False, bint t
     elif (call or timed) and type(tq) is GravityGradient and (<GravityGradient>tq)._rows is None:
         p.torque = TORQUE_GG                         # (time-dependent)
         gg = <GravityGradient>tq
-        p.gg_k = gg._k
-        p.gg_n = gg._n
-        p.gg_u0 = gg._u0
-        for i in range(3):
-            p.gg_P[i] = gg._P[i]
-            p.gg_Q[i] = gg._Q[i]
-        for i in range(9):
-            p.gg_I[i] = gg._I[i]
+        gg.orbit(&p.gg_k, &p.gg_n, &p.gg_u0, p.gg_P, p.gg_Q, p.gg_I)
     elif call and _compiled_source(tq):
         p.torque = TORQUE_CALL
         p.src = <void*>tq                            # (borrowed: the model holds it)
@@ -1099,7 +1088,7 @@ def run_plan(plan):
         if params != NULL and specialise:
             _attach_engine(&sp, &cfg, method, params, plan.tangent)
             if plan.tangent is None and not _any_call(params, nmod):
-                isa = _attach_erk_lanes(&sp, &cfg, lanes_used)
+                isa = attach_erk_lanes(&sp, &cfg.isa, &cfg.lanes_used, lanes_used, _erk_lanes)
         elif params != NULL and lanes:
             isa = _attach_lanes(&sp, &cfg, params, &luv[0])
         elif params != NULL and pair_lanes:
@@ -1219,22 +1208,6 @@ cdef object _attach_pair_lanes(Stepper* sp, RunCfg* cfg, RigidParams* params, Py
     sp.block = _pair_block
     sp.lanes = width
     return "avx2"
-
-
-cdef object _attach_erk_lanes(Stepper* sp, RunCfg* cfg, object lanes_used):
-    """Run the specialised engine's bodies in the adaptive lane kernels (rotode/_lanes_erk.hpp)
-    on the instruction set of `rotode._lanes.get()` (OUT: sp, cfg; lanes_used, per body,
-    written by the run); returns that set's name, or None for "off" (the engine's run of one
-    body at a time, `Stepper.body`, as before the lanes; "scalar" runs that too, by queues)."""
-    cdef int[::1] lv = lanes_used
-    name = _lanes.get()
-    if name == "off":
-        return None
-    cfg.isa = _LANE_ISAS[name]
-    cfg.lanes_used = &lv[0] if lv.shape[0] else NULL
-    sp.bodies = _erk_lanes
-    sp.lanes = lanes_width(cfg.isa)
-    return name
 
 
 def _run_options(method, spec, options, adaptive):

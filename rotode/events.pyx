@@ -28,12 +28,14 @@ import numbers
 
 import numpy as np
 
+from rotode._docfill import SHARED_DOCS, docfiller, fill
 from rotode._signature import ExtensionSignature as _ExtensionSignature
 from rotode._validation import (TINY_NORM2, as_body_index, as_choice, as_float_array,
                                 as_inertia, as_real, as_rows, check_nonzero_quaternions,
                                 common_bodies, is_dask, python_override,
                                 rotation_quaternions)
 
+cimport cython
 from libc.math cimport NAN, sqrt, fabs, cos, isfinite
 from libc.string cimport memcpy
 cimport numpy as cnp
@@ -323,6 +325,37 @@ def _restore(cls, params, terminal, direction, extra, block=None, rate=None):
     return e
 
 
+def _column_property(j, doc):
+    """A read-only property of a built-in event: its parameter j (`_Parameters._column`)."""
+    return property(lambda self: self._column(j), doc=doc)
+
+
+# the sections that the built-in events' docstrings share (rotode._docfill)
+_DOCS = {
+    "options": """
+        terminal, direction, block, rate : optional
+            As for `Event` (default False, 0, and None: the run's own ``q`` and ``w``).""",
+    "n_bodies": """
+        n_bodies : int or None
+            N for a per-body event, else None.""",
+    "angle_event": """
+        %(options)s
+
+        Attributes
+        ----------
+        angle : float or ndarray
+        %(n_bodies)s
+
+        Raises
+        ------
+        ValueError""",
+    "examples": """
+        Examples
+        --------
+        >>> from rotode import events""",
+}
+
+
 cdef class _Parameters(Event):
     """Base of the built-in events: one body's parameters, or one row of them per body.
 
@@ -371,6 +404,12 @@ cdef class _Parameters(Event):
     def _set_extra(self, extra):
         self.needs_w = False
 
+    def _set_rows(self, table, n):
+        """The parameters from the rows ``table`` (m, _width): one per body for N = n bodies, or
+        its row 0 for one body (n None); then what the class holds besides (`_set_extra`)."""
+        self._set_params(table if n is not None else table[0])
+        self._set_extra(self._extra())
+
     def _clone(self, params):
         """An event of this class with these parameters, the same terminal and direction."""
         return _restore(type(self), params, self.terminal, self.direction, self._extra(),
@@ -413,8 +452,13 @@ cdef inline double _unit_cos(const double* q, const double* b, const double* a) 
     return v[0] * a[0] + v[1] * a[1] + v[2] * a[2]
 
 
+# (a filled-in docstring, whose first line is the signature embedsignature would write)
+@cython.embedsignature(False)
 cdef class AxisAngle(_Parameters):
-    """The angle between a body axis and a world axis crosses ``angle`` (radians).
+    __doc__ = fill("AxisAngle(body_axis, world_axis, angle, terminal=False, direction=0, "
+                   """block=None, rate=None)
+
+    The angle between a body axis and a world axis crosses ``angle`` (radians).
 
     ``g = cos(angle) - (R(q) b) . a`` for unit ``b`` (body) and ``a`` (world): g increases with
     the angle, so ``direction=+1`` marks the axis moving away past ``angle`` (a top falling past
@@ -428,31 +472,18 @@ cdef class AxisAngle(_Parameters):
         In [0, pi]; one per body with a leading axis N.  Any parameter given per body makes a
         per-body event (``n_bodies`` = N) for runs of N bodies: body i of the batch reads row
         i (the others are shared).
-    terminal, direction, block, rate : optional
-        As for `Event` (default False, 0, and None: the run's own ``q`` and ``w``).
-
-    Attributes
-    ----------
-    angle : float or ndarray
-    n_bodies : int or None
-        N for a per-body event, else None.
-
-    Raises
-    ------
-    ValueError
+    %(angle_event)s
         For a zero axis or an angle outside [0, pi], or per-body rows that do not agree in N.
 
     See Also
     --------
     RotationAngle
 
-    Examples
-    --------
-    >>> from rotode import events
+    %(examples)s
     >>> tilt = events.AxisAngle([0, 0, 1], [0, 0, 1], 0.5, terminal=True, direction=1)
     >>> round(tilt(0.0, [1.0, 0.0, 0.0, 0.0]), 6)     # upright: cos(0.5) - 1
     -0.122417
-    """
+    """, _DOCS)
 
     def __init__(self, body_axis, world_axis, angle, terminal=False, direction=0, block=None,
                  rate=None):
@@ -474,13 +505,9 @@ cdef class AxisAngle(_Parameters):
             _unit_row(&av[i, 0], 3, &tv[i, 3], "`world_axis` must be a nonzero vector", i, n)
             tv[i, 6] = cos(thv[i])
             tv[i, 7] = thv[i]
-        self._set_params(table if n is not None else table[0])
-        self.needs_w = False
+        self._set_rows(table, n)
 
-    @property
-    def angle(self):
-        """The angle (radians): a float, or (N,) per body."""
-        return self._column(7)
+    angle = _column_property(7, "The angle (radians): a float, or (N,) per body.")
 
     cdef double evaluate_body(self, Py_ssize_t i, double t, const double* y, int k,
                               const double* w) noexcept nogil:
@@ -495,8 +522,13 @@ cdef class AxisAngle(_Parameters):
                 f"terminal={self.terminal}, direction={self.direction}{_placed(self)})")
 
 
+# (a filled-in docstring, whose first line is the signature embedsignature would write)
+@cython.embedsignature(False)
 cdef class Component(_Parameters):
-    """A component of the output crosses ``value``: ``g = component - value``.
+    __doc__ = fill("Component(name, index, value=0.0, terminal=False, direction=0, block=None, "
+                   """rate=None)
+
+    A component of the output crosses ``value``: ``g = component - value``.
 
     Parameters
     ----------
@@ -509,16 +541,14 @@ cdef class Component(_Parameters):
     value : float or array_like, shape (N,), optional
         The level (default 0); with a leading axis N, one per body (a per-body event,
         ``n_bodies`` = N: body i of a batch of N reads row i).
-    terminal, direction, block, rate : optional
-        As for `Event` (default False, 0, and None: the run's own ``q`` and ``w``).
+    %(options)s
 
     Attributes
     ----------
     name : str
     index : int
     value : float or ndarray
-    n_bodies : int or None
-        N for a per-body event, else None.
+    %(n_bodies)s
 
     Raises
     ------
@@ -529,13 +559,11 @@ cdef class Component(_Parameters):
     --------
     KineticEnergy
 
-    Examples
-    --------
-    >>> from rotode import events
+    %(examples)s
     >>> spin = events.Component("w", 2, value=0.5)
     >>> spin(0.0, [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])     # w_z - 0.5 on a state [q, w]
     0.5
-    """
+    """, _DOCS)
 
     def __init__(self, name, index, value=0.0, terminal=False, direction=0, block=None,
                  rate=None):
@@ -556,10 +584,7 @@ cdef class Component(_Parameters):
         self._set_params(rows["value"].reshape(-1, 1) if n is not None
                          else rows["value"].reshape(1))
 
-    @property
-    def value(self):
-        """The value crossed: a float, or (N,) per body."""
-        return self._column(0)
+    value = _column_property(0, "The value crossed: a float, or (N,) per body.")
 
     def _extra(self):
         return (self.name, self.index)
@@ -586,8 +611,13 @@ cdef class Component(_Parameters):
                 f"terminal={self.terminal}, direction={self.direction}{_placed(self)})")
 
 
+# (a filled-in docstring, whose first line is the signature embedsignature would write)
+@cython.embedsignature(False)
 cdef class RotationAngle(_Parameters):
-    """The rotation angle from a reference orientation crosses ``angle`` (radians).
+    __doc__ = fill("RotationAngle(reference, angle, terminal=False, direction=0, block=None, "
+                   """rate=None)
+
+    The rotation angle from a reference orientation crosses ``angle`` (radians).
 
     Parameters
     ----------
@@ -599,18 +629,7 @@ cdef class RotationAngle(_Parameters):
     angle : float or array_like, shape (N,)
         The angle in [0, pi]; one per body with a leading axis N.  A per-body reference or
         angle makes a per-body event (``n_bodies`` = N): body i of a batch reads row i.
-    terminal, direction, block, rate : optional
-        As for `Event` (default False, 0, and None: the run's own ``q`` and ``w``).
-
-    Attributes
-    ----------
-    angle : float or ndarray
-    n_bodies : int or None
-        N for a per-body event, else None.
-
-    Raises
-    ------
-    ValueError
+    %(angle_event)s
         For a zero quaternion or an angle outside [0, pi].
 
     See Also
@@ -629,7 +648,7 @@ cdef class RotationAngle(_Parameters):
     >>> eighth_turn = [np.cos(np.pi / 8), 0.0, 0.0, np.sin(np.pi / 8)]
     >>> round(quarter(0.0, eighth_turn), 6)           # cos(pi/4) - cos(pi/8)
     -0.216773
-    """
+    """, _DOCS)
 
     def __init__(self, reference, angle, terminal=False, direction=0, block=None,
                  rate=None):
@@ -649,13 +668,9 @@ cdef class RotationAngle(_Parameters):
             _unit_row(&rv[i, 0], 4, &tv[i, 0], "`reference` must be a nonzero quaternion", i, n)
             tv[i, 4] = cos(0.5 * thv[i])
             tv[i, 5] = thv[i]
-        self._set_params(table if n is not None else table[0])
-        self.needs_w = False
+        self._set_rows(table, n)
 
-    @property
-    def angle(self):
-        """The angle (radians): a float, or (N,) per body."""
-        return self._column(5)
+    angle = _column_property(5, "The angle (radians): a float, or (N,) per body.")
 
     cdef double evaluate_body(self, Py_ssize_t i, double t, const double* y, int k,
                               const double* w) noexcept nogil:
@@ -695,8 +710,13 @@ def _inertia_rows(inertia):
                      f"(N, 3) or (N, 3, 3), got {arr.shape}")
 
 
+# (a filled-in docstring, whose first line is the signature embedsignature would write)
+@cython.embedsignature(False)
 cdef class KineticEnergy(_Parameters):
-    """The rotational kinetic energy ``1/2 w . I w`` (body frame) crosses ``value``.
+    __doc__ = fill("KineticEnergy(inertia, value, terminal=False, direction=0, block=None, "
+                   """rate=None)
+
+    The rotational kinetic energy ``1/2 w . I w`` (body frame) crosses ``value``.
 
     Parameters
     ----------
@@ -708,14 +728,12 @@ cdef class KineticEnergy(_Parameters):
     value : float or array_like, shape (N,)
         The energy level; one per body with a leading axis N.  Per-body rows make a per-body
         event (``n_bodies`` = N): body i of a batch reads row i.
-    terminal, direction, block, rate : optional
-        As for `Event` (default False, 0, and None: the run's own ``q`` and ``w``).
+    %(options)s
 
     Attributes
     ----------
     value : float or ndarray
-    n_bodies : int or None
-        N for a per-body event, else None.
+    %(n_bodies)s
 
     Raises
     ------
@@ -726,13 +744,11 @@ cdef class KineticEnergy(_Parameters):
     --------
     Component, rotode.RigidBody.energy
 
-    Examples
-    --------
-    >>> from rotode import events
+    %(examples)s
     >>> energy = events.KineticEnergy([1.0, 1.0, 0.5], value=1.0)
     >>> energy(0.0, [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0])   # 1/2 * 1 * 1^2 - 1
     -0.5
-    """
+    """, _DOCS)
 
     def __init__(self, inertia, value, terminal=False, direction=0, block=None,
                  rate=None):
@@ -744,16 +760,12 @@ cdef class KineticEnergy(_Parameters):
         table = np.empty((m, 10))
         table[:, :9] = np.broadcast_to(tensors.reshape(-1, 9), (m, 9))
         table[:, 9] = np.broadcast_to(rows["value"].reshape(-1), (m,))
-        self._set_params(table if n is not None else table[0])
-        self.needs_w = True
+        self._set_rows(table, n)
 
     def _set_extra(self, extra):
         self.needs_w = True
 
-    @property
-    def value(self):
-        """The energy crossed: a float, or (N,) per body."""
-        return self._column(9)
+    value = _column_property(9, "The energy crossed: a float, or (N,) per body.")
 
     cdef double evaluate_body(self, Py_ssize_t b, double t, const double* y, int k,
                               const double* w) noexcept nogil:
@@ -786,8 +798,12 @@ def _accepts_body(function):
                                         inspect.Parameter.KEYWORD_ONLY)
 
 
+# (a filled-in docstring, whose first line is the signature embedsignature would write)
+@cython.embedsignature(False)
 cdef class PythonEvent(Event):
-    """A Python function ``g(t, y)`` with SciPy's ``terminal``/``direction`` attributes, called
+    __doc__ = fill("""PythonEvent(function, terminal=None, direction=None)
+
+    A Python function ``g(t, y)`` with SciPy's ``terminal``/``direction`` attributes, called
     with the GIL (an exception in it stops the run and is re-raised in the caller).
 
     A function that takes a keyword argument ``body`` (``g(t, y, body=0)``, found once by its
@@ -805,29 +821,16 @@ cdef class PythonEvent(Event):
         As for `Event`; None (default) reads the function's own attributes (False and 0 when it
         has none).
 
-    Attributes
-    ----------
-    function : callable
+    %(callable_wrapper)s
 
-    Raises
-    ------
-    TypeError
-        If ``function`` is not callable.
-
-    See Also
-    --------
-    as_events
-
-    Examples
-    --------
-    >>> from rotode import events
+    %(examples)s
     >>> def crossing(t, y):
     ...     return y[0] - 0.5
     >>> crossing.terminal = True
     >>> event = events.PythonEvent(crossing)
     >>> event.terminal, event(0.0, [1.0, 0.0, 0.0, 0.0])
     (1, 0.5)
-    """
+    """, {**SHARED_DOCS, **_DOCS, "see_also": "as_events"})
 
     def __init__(self, function, terminal=None, direction=None):
         if not callable(function):
@@ -941,6 +944,7 @@ def _nan_error(event, t, k):
     return ValueError(f"the event {name} returned NaN at t = {t!r}")
 
 
+@docfiller(_DOCS)
 def as_events(events):
     """A tuple of `Event` from an event, a callable, or a sequence of them.
 
@@ -967,9 +971,7 @@ def as_events(events):
     --------
     PythonEvent
 
-    Examples
-    --------
-    >>> from rotode import events
+    %(examples)s
     >>> found = events.as_events([events.Component("q", 0), lambda t, y: y[1]])
     >>> [type(e).__name__ for e in found]
     ['Component', 'PythonEvent']

@@ -34,6 +34,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rotode import quaternion as _quat
+from rotode._docfill import docfiller
 from rotode._validation import (
     as_bool,
     as_choice,
@@ -748,12 +749,53 @@ class Delta(NamedTuple):
 # local <-> global along hierarchies
 # --------------------------------------------------------------------------------------------
 
+#: Docstring blocks that the functions relating nodes share (``%(name)s``, `_shared_docs`).
+_DOCS = {
+    "relate_raises": """
+        Raises
+        ------
+        TypeError
+            If an argument is not a `DynamicTransform`.
+        ValueError
+            For transforms of different dimensions or batch shapes that do not broadcast.
+    """,
+    "chain_raises": """
+        Raises
+        ------
+        TypeError
+            If ``chain`` is not a sequence of `DynamicTransform`.
+    """,
+    # a change of the parent's global dynamics (inherited_delta, cancel_inherited)
+    "change_parameters": """
+        parent : DynamicTransform
+            The parent's global dynamics ``A2`` before the change.
+        child : DynamicTransform
+            The child's local dynamics ``A1``.
+        velocity, acceleration, angular_velocity, angular_acceleration : array_like, optional
+            The changes of the parent's global dynamics (angular parts in natural form unless
+            ``skew``).  Default 0.
+        skew : bool, optional
+            Pass the angular changes as (..., n, n) skew-symmetric matrices (default False).
+    """,
+    "change_raises": """
+        Raises
+        ------
+        TypeError
+            If ``parent`` or ``child`` is not a `DynamicTransform`.
+        ValueError
+            For shapes that do not match, or changes so large that the result overflows.
+    """,
+}
+_shared_docs = docfiller(_DOCS)
+
+
 def _dynamic(x, name):
     if not isinstance(x, DynamicTransform):
         raise TypeError(f"`{name}` must be a DynamicTransform, got {type(x).__name__}")
     return x
 
 
+@_shared_docs
 def local_to_global(parent, child):
     """Global dynamics of a child from its local dynamics: ``parent @ child`` ([DTH]).
 
@@ -769,12 +811,7 @@ def local_to_global(parent, child):
     DynamicTransform
         ``A3 = A2 o A1``, the child relative to the world.
 
-    Raises
-    ------
-    TypeError
-        If an argument is not a `DynamicTransform`.
-    ValueError
-        For transforms of different dimensions or batch shapes that do not broadcast.
+    %(relate_raises)s
 
     See Also
     --------
@@ -797,6 +834,7 @@ def local_to_global(parent, child):
     return _dynamic(parent, "parent").compose(_dynamic(child, "child"))
 
 
+@_shared_docs
 def global_to_local(parent, child):
     """Local dynamics of a child from its global dynamics and the parent's ([DTH]).
 
@@ -820,12 +858,7 @@ def global_to_local(parent, child):
     DynamicTransform
         ``A1``, the child relative to the parent.
 
-    Raises
-    ------
-    TypeError
-        If an argument is not a `DynamicTransform`.
-    ValueError
-        For transforms of different dimensions or batch shapes that do not broadcast.
+    %(relate_raises)s
 
     See Also
     --------
@@ -872,6 +905,7 @@ def _chain(chain):
     return [_dynamic(x, f"chain[{k}]") for k, x in enumerate(items)]
 
 
+@_shared_docs
 def chain_local_to_global(chain):
     """Global dynamics of every node along a path from the world to a leaf.
 
@@ -886,10 +920,7 @@ def chain_local_to_global(chain):
         ``out[k] = chain[0] o ... o chain[k]``, node ``k`` relative to the world, computed from
         the root towards the leaf as [DTH] describes.
 
-    Raises
-    ------
-    TypeError
-        If ``chain`` is not a sequence of `DynamicTransform`.
+    %(chain_raises)s
 
     See Also
     --------
@@ -910,6 +941,7 @@ def chain_local_to_global(chain):
     return out
 
 
+@_shared_docs
 def chain_global_to_local(chain):
     """Local dynamics of every node from the global dynamics of a path of nodes.
 
@@ -924,10 +956,7 @@ def chain_global_to_local(chain):
     list of DynamicTransform
         ``out[k]`` is node ``k`` relative to node ``k - 1`` (:func:`global_to_local`).
 
-    Raises
-    ------
-    TypeError
-        If ``chain`` is not a sequence of `DynamicTransform`.
+    %(chain_raises)s
 
     See Also
     --------
@@ -975,6 +1004,7 @@ def _parent_change(parent, child, velocity, acceleration, angular_velocity,
 
 
 @_finite_delta
+@_shared_docs
 def inherited_delta(parent, child, velocity=None, acceleration=None, angular_velocity=None,
                     angular_acceleration=None, *, skew=False):
     """Change of a child's global dynamics when its parent's global dynamics change.
@@ -989,27 +1019,14 @@ def inherited_delta(parent, child, velocity=None, acceleration=None, angular_vel
 
     Parameters
     ----------
-    parent : DynamicTransform
-        The parent's global dynamics ``A2`` before the change.
-    child : DynamicTransform
-        The child's local dynamics ``A1``.
-    velocity, acceleration, angular_velocity, angular_acceleration : array_like, optional
-        The changes of the parent's global dynamics (angular parts in natural form unless
-        ``skew``).  Default 0.
-    skew : bool, optional
-        Pass the angular changes as (..., n, n) skew-symmetric matrices (default False).
+    %(change_parameters)s
 
     Returns
     -------
     Delta
         The changes of the child's global dynamics.
 
-    Raises
-    ------
-    TypeError
-        If ``parent`` or ``child`` is not a `DynamicTransform`.
-    ValueError
-        For shapes that do not match, or changes so large that the result overflows.
+    %(change_raises)s
 
     See Also
     --------
@@ -1042,6 +1059,7 @@ def inherited_delta(parent, child, velocity=None, acceleration=None, angular_vel
 
 
 @_finite_delta
+@_shared_docs
 def cancel_inherited(parent, child, velocity=None, acceleration=None, angular_velocity=None,
                      angular_acceleration=None, *, skew=False):
     """Local change of a child that cancels what it inherits from a change of its parent.
@@ -1057,27 +1075,14 @@ def cancel_inherited(parent, child, velocity=None, acceleration=None, angular_ve
 
     Parameters
     ----------
-    parent : DynamicTransform
-        The parent's global dynamics ``A2`` before the change.
-    child : DynamicTransform
-        The child's local dynamics ``A1``.
-    velocity, acceleration, angular_velocity, angular_acceleration : array_like, optional
-        The changes of the parent's global dynamics (angular parts in natural form unless
-        ``skew``).  Default 0.
-    skew : bool, optional
-        Pass the angular changes as (..., n, n) skew-symmetric matrices (default False).
+    %(change_parameters)s
 
     Returns
     -------
     Delta
         Changes to add to the child's local dynamics.
 
-    Raises
-    ------
-    TypeError
-        If ``parent`` or ``child`` is not a `DynamicTransform`.
-    ValueError
-        For shapes that do not match, or changes so large that the result overflows.
+    %(change_raises)s
 
     See Also
     --------

@@ -26,6 +26,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rotode import quaternion as _quat
+from rotode._docfill import docfiller
 from rotode._validation import (
     as_float_array,
     as_inertia,
@@ -151,9 +152,40 @@ def _rotation_matrices(rotation, name):
 # solids about their centre of mass
 # --------------------------------------------------------------------------------------------
 
+#: The sections that close every solid's docstring, at its ``%(solid_sections)s`` (`_solid`).
+_SOLID_SECTIONS = """
+    Returns
+    -------
+    ndarray, shape (..., 3, 3)
+        The tensor about the centre of mass, in the solid's own frame.
+
+    See Also
+    --------
+    %(see_also)s
+
+    Examples
+    --------
+    >>> from rotode import inertia
+    >>> inertia.%(example)s
+    %(shows)s
+"""
+
+
+def _solid(see_also, example, shows):
+    """Decorator: fill the ``%(solid_sections)s`` of a solid's docstring (`_SOLID_SECTIONS`)
+    with its See Also names, its example call ``inertia.<example>`` and what that shows."""
+    return docfiller({"solid_sections": _SOLID_SECTIONS}, see_also=see_also, example=example,
+                     shows=shows)
+
+
 @_finite("mass", "size")
+@_solid("solid_cylinder, ellipsoid, compound", "box(12.0, [1.0, 2.0, 3.0]).diagonal()",
+        "array([13., 10.,  5.])")
 def box(mass, size):
     """Inertia tensor of a solid cuboid about its centre, edges along the axes.
+
+    ``m/12 diag(b^2 + c^2, a^2 + c^2, a^2 + b^2)`` (Mandre 2008 sec. 3 and the table it cites,
+    [list]).
 
     Parameters
     ----------
@@ -162,29 +194,15 @@ def box(mass, size):
     size : array_like, shape (..., 3)
         Full edge lengths ``(a, b, c)`` along x, y, z, > 0.
 
-    Returns
-    -------
-    ndarray, shape (..., 3, 3)
-        ``m/12 diag(b^2 + c^2, a^2 + c^2, a^2 + b^2)``.
-
-    See Also
-    --------
-    solid_cylinder, ellipsoid, compound
-
-    References
-    ----------
-    Mandre 2008 sec. 3 and the table it cites [list].
-
-    Examples
-    --------
-    >>> from rotode import inertia
-    >>> inertia.box(12.0, [1.0, 2.0, 3.0]).diagonal()
-    array([13., 10.,  5.])
+    %(solid_sections)s
     """
     return _three_axes(mass, size, "size", 12)
 
 
 @_finite("mass", "radius", "height")
+@_solid("hollow_cylinder, cone",
+        "solid_cylinder(2.0, radius=0.5, height=1.0).diagonal().round(8)",
+        "array([0.29166667, 0.29166667, 0.25      ])")
 def solid_cylinder(mass, radius, height):
     """Inertia tensor of a solid circular cylinder about its centre, axis along z.
 
@@ -195,19 +213,7 @@ def solid_cylinder(mass, radius, height):
     mass, radius, height : array_like, shape (...)
         Positive and broadcastable.
 
-    Returns
-    -------
-    ndarray, shape (..., 3, 3)
-
-    See Also
-    --------
-    hollow_cylinder, cone
-
-    Examples
-    --------
-    >>> from rotode import inertia
-    >>> inertia.solid_cylinder(2.0, radius=0.5, height=1.0).diagonal().round(8)
-    array([0.29166667, 0.29166667, 0.25      ])
+    %(solid_sections)s
     """
     m, r, h = _positive(mass=mass, radius=radius, height=height)
     side = m * (3 * r * r + h * h) / 12
@@ -215,6 +221,9 @@ def solid_cylinder(mass, radius, height):
 
 
 @_finite("mass", "radius", "height")
+@_solid("solid_cylinder",
+        "hollow_cylinder(2.0, radius=0.5, height=1.0).diagonal().round(8)  # thin wall",
+        "array([0.41666667, 0.41666667, 0.5       ])")
 def hollow_cylinder(mass, radius, height, inner_radius=None):
     """Inertia tensor of a tube (thick-walled cylinder) about its centre, axis along z.
 
@@ -230,19 +239,7 @@ def hollow_cylinder(mass, radius, height, inner_radius=None):
         Inner radius with ``0 <= inner_radius <= radius``.  The default (``None``) is a thin
         wall, ``inner_radius = radius``: ``I_zz = m r^2``.
 
-    Returns
-    -------
-    ndarray, shape (..., 3, 3)
-
-    See Also
-    --------
-    solid_cylinder
-
-    Examples
-    --------
-    >>> from rotode import inertia
-    >>> inertia.hollow_cylinder(2.0, radius=0.5, height=1.0).diagonal().round(8)  # thin wall
-    array([0.41666667, 0.41666667, 0.5       ])
+    %(solid_sections)s
     """
     m, r1, r2, h = _hollow(mass, radius, inner_radius, height=height)
     rr = r1 * r1 + r2 * r2
@@ -251,6 +248,8 @@ def hollow_cylinder(mass, radius, height, inner_radius=None):
 
 
 @_finite("mass", "radius")
+@_solid("hollow_sphere, ellipsoid", "solid_sphere(5.0, radius=1.0).diagonal()",
+        "array([2., 2., 2.])")
 def solid_sphere(mass, radius):
     """Inertia tensor ``(2/5) m r^2 1`` of a solid ball about its centre (Mandre 2008 sec. 3).
 
@@ -259,19 +258,7 @@ def solid_sphere(mass, radius):
     mass, radius : array_like, shape (...)
         Positive and broadcastable.
 
-    Returns
-    -------
-    ndarray, shape (..., 3, 3)
-
-    See Also
-    --------
-    hollow_sphere, ellipsoid
-
-    Examples
-    --------
-    >>> from rotode import inertia
-    >>> inertia.solid_sphere(5.0, radius=1.0).diagonal()
-    array([2., 2., 2.])
+    %(solid_sections)s
     """
     m, r = _positive(mass=mass, radius=radius)
     i = 0.4 * m * r * r
@@ -279,6 +266,9 @@ def solid_sphere(mass, radius):
 
 
 @_finite("mass", "radius")
+@_solid("solid_sphere",
+        "hollow_sphere(3.0, radius=1.0).diagonal()     # thin shell: (2/3) m r^2",
+        "array([2., 2., 2.])")
 def hollow_sphere(mass, radius, inner_radius=None):
     """Inertia tensor of a spherical shell about its centre.
 
@@ -295,19 +285,7 @@ def hollow_sphere(mass, radius, inner_radius=None):
     inner_radius : array_like, shape (...), optional
         ``0 <= inner_radius <= radius``; the default (``None``) is a thin shell.
 
-    Returns
-    -------
-    ndarray, shape (..., 3, 3)
-
-    See Also
-    --------
-    solid_sphere
-
-    Examples
-    --------
-    >>> from rotode import inertia
-    >>> inertia.hollow_sphere(3.0, radius=1.0).diagonal()     # thin shell: (2/3) m r^2
-    array([2., 2., 2.])
+    %(solid_sections)s
     """
     m, r1, r2 = _hollow(mass, radius, inner_radius)
     num = r2**4 + r2**3 * r1 + r2**2 * r1**2 + r2 * r1**3 + r1**4
@@ -316,6 +294,8 @@ def hollow_sphere(mass, radius, inner_radius=None):
 
 
 @_finite("mass", "length")
+@_solid("compound, parallel_axis", "thin_rod(12.0, length=1.0).diagonal()",
+        "array([1., 1., 0.])")
 def thin_rod(mass, length):
     """Inertia tensor ``diag(m L^2/12, m L^2/12, 0)`` of a thin rod along z about its centre.
 
@@ -327,19 +307,7 @@ def thin_rod(mass, length):
     mass, length : array_like, shape (...)
         Positive and broadcastable.
 
-    Returns
-    -------
-    ndarray, shape (..., 3, 3)
-
-    See Also
-    --------
-    compound, parallel_axis
-
-    Examples
-    --------
-    >>> from rotode import inertia
-    >>> inertia.thin_rod(12.0, length=1.0).diagonal()
-    array([1., 1., 0.])
+    %(solid_sections)s
     """
     m, L = _positive(mass=mass, length=length)
     i = m * L * L / 12
@@ -347,6 +315,8 @@ def thin_rod(mass, length):
 
 
 @_finite("mass", "semi_axes")
+@_solid("solid_sphere, box", "ellipsoid(5.0, [1.0, 2.0, 3.0]).diagonal()",
+        "array([13., 10.,  5.])")
 def ellipsoid(mass, semi_axes):
     """Inertia tensor of a solid ellipsoid about its centre, semi-axes along x, y, z.
 
@@ -359,24 +329,14 @@ def ellipsoid(mass, semi_axes):
     semi_axes : array_like, shape (..., 3)
         Semi-axes ``(a, b, c)``, > 0.
 
-    Returns
-    -------
-    ndarray, shape (..., 3, 3)
-
-    See Also
-    --------
-    solid_sphere, box
-
-    Examples
-    --------
-    >>> from rotode import inertia
-    >>> inertia.ellipsoid(5.0, [1.0, 2.0, 3.0]).diagonal()
-    array([13., 10.,  5.])
+    %(solid_sections)s
     """
     return _three_axes(mass, semi_axes, "semi_axes", 5)
 
 
 @_finite("mass", "radius", "height")
+@_solid("solid_cylinder", "cone(10.0, radius=1.0, height=4.0).diagonal()",
+        "array([7.5, 7.5, 3. ])")
 def cone(mass, radius, height):
     """Inertia tensor of a solid right circular cone about its centre of mass, axis along z.
 
@@ -390,24 +350,11 @@ def cone(mass, radius, height):
     mass, radius, height : array_like, shape (...)
         Mass, base radius and height, all > 0.
 
-    Returns
-    -------
-    ndarray, shape (..., 3, 3)
-
-    See Also
-    --------
-    solid_cylinder
-
-    Examples
-    --------
-    >>> from rotode import inertia
-    >>> inertia.cone(10.0, radius=1.0, height=4.0).diagonal()
-    array([7.5, 7.5, 3. ])
+    %(solid_sections)s
     """
     m, r, h = _positive(mass=mass, radius=radius, height=height)
     side = m * (3 * r * r / 20 + 3 * h * h / 80)
     return _diagonal(side, side, 0.3 * m * r * r)
-
 
 # --------------------------------------------------------------------------------------------
 # moving tensors between frames and summing parts

@@ -9,7 +9,7 @@ and returns the rows, the stats and the event records (`rotode._runplan.RunOutpu
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, Protocol, overload
 
 import numpy as np
 from scipy.spatial.transform import Rotation
@@ -47,6 +47,7 @@ from rotode.ode import ODE
 from rotode.omega import Callable, Samples
 
 if TYPE_CHECKING:
+    from collections.abc import Callable as Function
     from collections.abc import Sequence
 
     from numpy.typing import ArrayLike, NDArray
@@ -212,35 +213,40 @@ def _as_workers(workers):
     return 1 if workers is None else as_workers(workers)
 
 
-@overload
-def integrate(model: Model, t_span: ArrayLike, y0: DaskCollection, method: str = ...,
-              dt: float | Literal["samples"] | None = ..., *, rtol: float | None = ...,
-              atol: float | ArrayLike | None = ..., first_step: float | None = ...,
-              max_step: float | None = ..., max_steps: int | None = ...,
-              frame: Frame | None = ..., t_eval: ArrayLike | None = ...,
-              save_every: int | None = ..., workers: int | None = ...,
-              events: EventLike | None = ..., max_events: int | None = ...,
-              sensitivity: Sequence[str] | None = ...,
-              **options: Any) -> LazyIntegrationResult[IntegrationResult]: ...
+_P = ParamSpec("_P")
 
 
-@overload
-def integrate(model: Model, t_span: ArrayLike, y0: ArrayLike, method: str = ...,
-              dt: float | Literal["samples"] | None = ..., *, rtol: float | None = ...,
-              atol: float | ArrayLike | None = ..., first_step: float | None = ...,
-              max_step: float | None = ..., max_steps: int | None = ...,
-              frame: Frame | None = ..., t_eval: ArrayLike | None = ...,
-              save_every: int | None = ..., workers: int | None = ...,
-              events: EventLike | None = ..., max_events: int | None = ...,
-              sensitivity: Sequence[str] | None = ...,
-              **options: Any) -> IntegrationResult: ...
+class _LazyOnDask(Protocol[_P]):
+    """`integrate` as type checkers see it.  Its parameters after ``model, t_span, y0``
+    (``_P``) are the function's own, written once on it; the overloads say what ``y0``
+    changes: a dask collection gives a `LazyIntegrationResult`, anything else an
+    `IntegrationResult`."""
+
+    @overload
+    def __call__(self, model: Model, t_span: ArrayLike, y0: DaskCollection, *args: _P.args,
+                 **kwargs: _P.kwargs) -> LazyIntegrationResult[IntegrationResult]: ...
+
+    @overload
+    def __call__(self, model: Model, t_span: ArrayLike, y0: ArrayLike, *args: _P.args,
+                 **kwargs: _P.kwargs) -> IntegrationResult: ...
 
 
-# (the overloads above carry the types: a dask ``y0`` gives a LazyIntegrationResult)
-def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
-              first_step=None, max_step=None, max_steps=None, frame=None, t_eval=None,
-              save_every=None, workers=1, events=None, max_events=None, sensitivity=None,
-              **options):
+def _lazy_on_dask(f: Function[Concatenate[Model, ArrayLike, Any, _P], object]
+                  ) -> _LazyOnDask[_P]:
+    """`integrate` itself (nothing changes at run time), typed as `_LazyOnDask`."""
+    return f  # type: ignore[return-value]
+
+
+@_lazy_on_dask
+def integrate(model: Model, t_span: ArrayLike, y0: Any,
+              method: str = "rk4", dt: float | Literal["samples"] | None = None, *,
+              rtol: float | None = None, atol: float | ArrayLike | None = None,
+              first_step: float | None = None, max_step: float | None = None,
+              max_steps: int | None = None, frame: Frame | None = None,
+              t_eval: ArrayLike | None = None, save_every: int | None = None,
+              workers: int | None = 1, events: EventLike | None = None,
+              max_events: int | None = None, sensitivity: Sequence[str] | None = None,
+              **options: Any) -> IntegrationResult | LazyIntegrationResult[IntegrationResult]:
     """Integrate orientation kinematics or rigid-body dynamics with a native fixed-step method.
 
     The whole time loop runs in compiled code with the GIL released; a batch of bodies is
@@ -500,7 +506,8 @@ def integrate(model, t_span, y0, method="rk4", dt=None, *, rtol=None, atol=None,
     sens = _sensitivity.compute(_sensitivity.SensitivityRun(plan, runner, kind), sensitivity,
                                 y_out)
     t_out = grid[save]
-    t_events = y_events = t_stop = y_final = w_final = None
+    t_events: Any = None                 # (the event records: set below when events ran)
+    y_events = t_stop = y_final = w_final = t_events
     if evs:
         t_events, y_events, t_stop = _event_results(request, out.events, stats)
         y_final, w_final = out.events.y_stop, out.events.w_stop

@@ -58,7 +58,8 @@ from rotode._engine cimport (BlockRun, EngineRun, KinParams, kin_erk_body, kin_e
                              OMEGA_CONSTANT, OMEGA_SINUSOID)
 from rotode._lanes_erk_kin cimport (MagnusMethod, kin_erk_lanes, kin_magnus_lanes, kin_erk_fixed,
                                     kin_erk_fixed_width)
-from rotode._lanes cimport (KinLaneMethod, kin_block, lanes_width, LANES_RK3, LANES_RK4,
+from rotode._lanes cimport (KinLaneMethod, attach_erk_lanes, kin_block, lanes_width, LANES_RK3,
+                            LANES_RK4,
                             LANES_AB3, LANES_CG, LANES_EXP2, LANES_MAGNUS, LANES_MAGNUS_CA,
                             ISA_SCALAR, ISA_SSE2,
                             ISA_AVX2, ISA_AVX512)
@@ -1264,7 +1265,7 @@ def run_plan(plan):
         if params != NULL and specialise:
             g.pair = _pair_id(g.kernel, method)
             sp.body = _engine_body
-            isa = _attach_erk_lanes(&sp, &g, lanes_used)
+            isa = attach_erk_lanes(&sp, &g.isa, &g.lanes_used, lanes_used, _erk_lanes)
         elif params != NULL and lanes:
             isa = _attach_lanes(&sp, &g, &luv[0])
         elif params != NULL and pair_lanes:
@@ -1386,22 +1387,6 @@ cdef object _attach_pair_lanes(Stepper* sp, KinCfg* g, Py_ssize_t nparams, int* 
     sp.block = _pair_block
     sp.lanes = width
     return "avx2"
-
-
-cdef object _attach_erk_lanes(Stepper* sp, KinCfg* g, object lanes_used):
-    """Run the specialised engine's bodies in the adaptive lane kernels (rotode/_lanes_erk.hpp)
-    on the instruction set of `rotode._lanes.get()` (OUT: sp, g; lanes_used, per body, written
-    by the run); returns that set's name, or None for "off" (the engine's run of one body at a
-    time, `Stepper.body`; "scalar" runs that too, by queues)."""
-    cdef int[::1] lv = lanes_used
-    name = _lanes.get()
-    if name == "off":
-        return None
-    g.isa = _LANE_ISAS[name]
-    g.lanes_used = &lv[0] if lv.shape[0] else NULL
-    sp.bodies = _erk_lanes
-    sp.lanes = lanes_width(g.isa)
-    return name
 
 
 def _raise_source(src):

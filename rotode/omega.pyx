@@ -25,11 +25,14 @@ the compiled ``evaluate`` of its base class.
 import numpy as np
 from scipy.interpolate import CubicSpline
 
+from rotode._docfill import SHARED_DOCS, fill
 from rotode._signature import ExtensionSignature as _ExtensionSignature
-from rotode._validation import (as_callable_vector, as_choice, as_float_array, as_real,
+from rotode._validation import (as_choice, as_float_array, as_real, call_vector,
                                 python_override)
 
+cimport cython
 from libc.math cimport sin, cos
+from rotode._callback cimport call_vector3
 
 __all__ = ["AngularVelocity", "Constant", "Sinusoid", "Samples", "Callable", "as_source"]
 
@@ -479,27 +482,19 @@ cdef class Samples(AngularVelocity):
         return f"Samples(<{self.t.shape[0]} samples>, kind={self.kind!r})"
 
 
+# (a filled-in docstring, whose first line is the signature embedsignature would write)
+@cython.embedsignature(False)
 cdef class Callable(AngularVelocity):
-    """Wrap a Python function ``w(t) -> array_like of shape (3,)``.
+    __doc__ = fill("""Callable(function)
+
+    Wrap a Python function ``w(t) -> array_like of shape (3,)``.
 
     Parameters
     ----------
     function : callable
         ``w(t)``, returning three finite real numbers (rad/s).
 
-    Attributes
-    ----------
-    function : callable
-        The wrapped function.
-
-    Raises
-    ------
-    TypeError
-        If ``function`` is not callable.
-
-    See Also
-    --------
-    as_source
+    %(callable_wrapper)s
 
     Notes
     -----
@@ -515,7 +510,7 @@ cdef class Callable(AngularVelocity):
     >>> source = omega.Callable(lambda t: [0.0, 0.0, t])
     >>> source(2.0)
     array([0., 0., 2.])
-    """
+    """, {**SHARED_DOCS, "see_also": "as_source"})
 
     def __init__(self, function):
         if not callable(function):
@@ -527,31 +522,23 @@ cdef class Callable(AngularVelocity):
 
     cdef int evaluate(self, double t, double* w) noexcept nogil:
         with gil:
-            try:
-                r = as_callable_vector(self.function(t), "angular-velocity callable", t,
-                                       self.function)
-                w[0] = r[0]
-                w[1] = r[1]
-                w[2] = r[2]
-            except BaseException as exc:   # Ctrl-C in user code too
-                self.error = exc
-                return SOURCE_ERROR
-        return SOURCE_OK
+            err = call_vector3(call_vector, self.function, "angular-velocity callable", t, (),
+                               w)
+            if err is None:
+                return SOURCE_OK
+            self.error = err
+            return SOURCE_ERROR
 
     cdef int evaluate_rate(self, double t, double* dw) noexcept nogil:
         if not self._has_rate:
             return SOURCE_UNAVAILABLE
         with gil:
-            try:
-                r = as_callable_vector(self._rate(t), "angular-velocity derivative", t,
-                                       self._rate)
-                dw[0] = r[0]
-                dw[1] = r[1]
-                dw[2] = r[2]
-            except BaseException as exc:
-                self.error = exc
-                return SOURCE_ERROR
-        return SOURCE_OK
+            err = call_vector3(call_vector, self._rate, "angular-velocity derivative", t, (),
+                               dw)
+            if err is None:
+                return SOURCE_OK
+            self.error = err
+            return SOURCE_ERROR
 
     def __repr__(self):
         return f"Callable({self.function!r})"

@@ -22,6 +22,7 @@ from math import prod
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from rotode._docfill import docfiller
 from rotode._lazy import is_dask, map_blocks
 from rotode._validation import (as_bool, as_float_array, as_quaternions, batch_of,
                                 as_rotation_matrices, check_out_overlap, last_dim, output_array,
@@ -36,6 +37,24 @@ from cython.parallel cimport prange
 __all__ = ["multiply", "conjugate", "inverse", "rotate", "to_matrix", "from_matrix", "exp",
            "log", "exp_approx", "to_scipy", "from_scipy", "to_matrix_jacobian", "norm",
            "angle_between"]
+
+# the numpydoc blocks several docstrings here share (rotode._docfill)
+_DOCS = {
+    "examples": """
+Examples
+--------
+>>> from rotode import quaternion""",
+    "raises_q": """
+Raises
+------
+ValueError
+    For a zero quaternion or non-finite input.""",
+    "q": """
+Parameters
+----------
+q : array_like, shape (..., 4)
+    Nonzero quaternions (any length).""",
+}
 
 
 cdef object _ndarray = np.ndarray
@@ -211,6 +230,7 @@ def multiply(p, q, out=None):
     return out
 
 
+@docfiller(_DOCS)
 def conjugate(q):
     """Conjugate ``[w, -x, -y, -z]`` of quaternions.
 
@@ -228,9 +248,7 @@ def conjugate(q):
     --------
     inverse, multiply
 
-    Examples
-    --------
-    >>> from rotode import quaternion
+    %(examples)s
     >>> quaternion.conjugate([1.0, 2.0, 3.0, 4.0])
     array([ 1., -2., -3., -4.])
     """
@@ -245,6 +263,7 @@ def conjugate(q):
     return apply_unary(quat_conj[double], q, 1, (4,))
 
 
+@docfiller(_DOCS)
 def norm(q):
     """Euclidean norm ``|q|`` of quaternions.
 
@@ -263,9 +282,7 @@ def norm(q):
     --------
     inverse
 
-    Examples
-    --------
-    >>> from rotode import quaternion
+    %(examples)s
     >>> quaternion.norm([[1.0, 2.0, 2.0, 0.0], [0.0, 0.0, 0.0, 3.0]])
     array([3., 3.])
     """
@@ -323,31 +340,24 @@ def angle_between(p, q):
                             np.abs(r[..., 0]))
 
 
+@docfiller(_DOCS)
 def inverse(q):
     """Inverse ``conj(q) / |q|^2`` of nonzero quaternions.
 
-    Parameters
-    ----------
-    q : array_like, shape (..., 4)
-        Nonzero quaternions (any length).
+    %(q)s
 
     Returns
     -------
     ndarray, shape (..., 4)
         ``q^-1``, with ``q q^-1 = [1, 0, 0, 0]``.
 
-    Raises
-    ------
-    ValueError
-        For a zero quaternion or non-finite input.
+    %(raises_q)s
 
     See Also
     --------
     conjugate, multiply
 
-    Examples
-    --------
-    >>> from rotode import quaternion
+    %(examples)s
     >>> quaternion.inverse([0.0, 0.0, 0.0, 2.0])
     array([ 0. , -0. , -0. , -0.5])
     """
@@ -432,13 +442,11 @@ def rotate(q, v, out=None):
     return out
 
 
+@docfiller(_DOCS)
 def to_matrix(q, out=None):
     """Rotation matrices of nonzero quaternions.
 
-    Parameters
-    ----------
-    q : array_like, shape (..., 4)
-        Nonzero quaternions (any length).
+    %(q)s
     out : ndarray, shape (..., 3, 3), optional
         C-contiguous float64 array to write into (no allocation); returned.  It may not overlap
         ``q`` (ValueError).  Default: a new array.
@@ -471,9 +479,7 @@ def to_matrix(q, out=None):
     .. [1] C. Rucker, "Integrating Rotations using Non-Unit Quaternions", IEEE Robotics and
        Automation Letters 3(4), 2018, eq. 13.
 
-    Examples
-    --------
-    >>> from rotode import quaternion
+    %(examples)s
     >>> quaternion.to_matrix([0.0, 0.0, 0.0, 2.0])   # half a turn about z, not unit
     array([[-1.,  0.,  0.],
            [ 0., -1.,  0.],
@@ -494,6 +500,7 @@ def to_matrix(q, out=None):
     return out
 
 
+@docfiller(_DOCS)
 def from_matrix(R, project=False):
     """Unit quaternions (``w >= 0``) of rotation matrices.
 
@@ -530,9 +537,7 @@ def from_matrix(R, project=False):
     .. [1] S. W. Shepperd, "Quaternion from rotation matrix", Journal of Guidance and Control
        1(3), 1978.
 
-    Examples
-    --------
-    >>> from rotode import quaternion
+    %(examples)s
     >>> quaternion.from_matrix([[0, -1, 0], [1, 0, 0], [0, 0, 1]])   # a quarter turn about z
     array([0.70710678, 0.        , 0.        , 0.70710678])
     """
@@ -607,13 +612,11 @@ def _reject_exp_argument(x):
     raise ValueError("`x` real parts are too large: exp overflows")
 
 
+@docfiller(_DOCS)
 def log(q):
     """Quaternion logarithm of nonzero quaternions.
 
-    Parameters
-    ----------
-    q : array_like, shape (..., 4)
-        Nonzero quaternions (any length).
+    %(q)s
 
     Returns
     -------
@@ -622,10 +625,7 @@ def log(q):
         the vector part is half the rotation vector.  A negative real quaternion has no unique
         logarithm: the vector part ``[pi, 0, 0]`` is returned.
 
-    Raises
-    ------
-    ValueError
-        For a zero quaternion or non-finite input.
+    %(raises_q)s
 
     See Also
     --------
@@ -648,6 +648,7 @@ def log(q):
     return apply_unary(quat_log[double], q, 1, (4,))
 
 
+@docfiller(_DOCS)
 def exp_approx(x):
     """[NIRD]'s trig-free, normalised third-order exponential of pure quaternions.
 
@@ -680,9 +681,7 @@ def exp_approx(x):
     ----------
     .. [NIRD] "Numerical Integration for Rotational Dynamics", web article (docs/references.md).
 
-    Examples
-    --------
-    >>> from rotode import quaternion
+    %(examples)s
     >>> quaternion.exp_approx([0.0, 0.0, 0.1])   # exp gives [0.99500417, 0, 0, 0.09983342]
     array([0.99500413, 0.        , 0.        , 0.09983375])
     """
@@ -695,6 +694,7 @@ def exp_approx(x):
     return apply_unary(quat_exp_approx[double], x, 1, (4,))
 
 
+@docfiller(_DOCS)
 def to_scipy(q):
     """``scipy.spatial.transform.Rotation`` of scalar-first quaternions.
 
@@ -717,9 +717,7 @@ def to_scipy(q):
     --------
     from_scipy
 
-    Examples
-    --------
-    >>> from rotode import quaternion
+    %(examples)s
     >>> float(quaternion.to_scipy([0.0, 0.0, 0.0, 1.0]).magnitude())   # half a turn
     3.141592653589793
     """
@@ -763,6 +761,7 @@ def from_scipy(rotation):
     return rotation.as_quat(scalar_first=True)
 
 
+@docfiller(_DOCS)
 def to_matrix_jacobian(q):
     """Rotation matrix and its derivative with respect to ``q``, by dual numbers.
 
@@ -779,10 +778,7 @@ def to_matrix_jacobian(q):
         ``J[..., i, j, k] = d R_ij / d q_k`` from one forward-mode evaluation of the same
         kernel ([DUAL]).  ``J q = 0``: ``R`` does not depend on the scale of ``q``.
 
-    Raises
-    ------
-    ValueError
-        For a zero quaternion or non-finite input.
+    %(raises_q)s
 
     See Also
     --------

@@ -34,6 +34,7 @@ cdef class _Body(RightHandSide):
     cdef double _I[9]
     cdef double _Iinv[9]
     cdef readonly Torque torque
+    cdef int _kind                       # the representation (rotode/rhs.pyx BODY_*)
     cdef int torque_value(self, double t, const double* q, const double* w, double* tau)
     cdef int torque_dual(self, double t, const dual* q, const dual* w, dual* tau)
     cdef void orientation_velocity(self, const double* y, double* q, double* w)  # OUT: q, w

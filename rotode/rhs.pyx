@@ -25,9 +25,11 @@ Calling conventions
 same shape.  The hot path does no validation beyond the shape when ``y`` is a float64 buffer.
 """
 import gc
+import inspect
 
 import numpy as np
 
+from rotode._docfill import fill
 from rotode._signature import ExtensionSignature as _ExtensionSignature
 from rotode._validation import (as_body_index, as_bool, as_float_array, as_frame, as_inertia,
                                 as_positive_scalar, as_quaternions, as_real,
@@ -572,7 +574,15 @@ cdef class ExpCoordKinematics(RightHandSide):
 # ---- rigid bodies -------------------------------------------------------------------------
 
 cdef class _Body(RightHandSide):
-    """Shared parts of the rigid-body right-hand sides: inertia, torque, invariants."""
+    """Shared parts of the rigid-body right-hand sides: inertia, torque, invariants; the
+    constructor, y' and the orientation of the representations other than `RigidBody` (their
+    class attribute ``_representation``: the kind, BODY_*, and the size of the state)."""
+
+    def __init__(self, inertia, torque=None):
+        self._kind, self.n = self._representation
+        if self._kind == BODY_EXPCOORD:
+            _identity((<ExpCoordRigidBody>self)._base)
+        self._init_body(inertia, torque)
 
     def _init_body(self, inertia, torque):
         tq = as_torque(torque)
@@ -607,8 +617,17 @@ cdef class _Body(RightHandSide):
             return 0
         return self.torque.evaluate_dual(t, q, w, tau)
 
+    cdef int eval(self, double t, const double* y, double* dy):
+        return _body_rhs(self, t, y, dy)
+
+    cdef int eval_dual(self, double t, const dual* y, dual* dy):
+        return _body_rhs(self, t, y, dy)
+
     cdef void orientation_velocity(self, const double* y, double* q, double* w):
-        pass
+        _body_orientation(self, y, q, w)
+
+    def __repr__(self):
+        return f"{type(self).__name__}(inertia={self.inertia.tolist()}, torque={self.torque!r})"
 
     def _invariants(self, y):
         arr = self._coerce(y)
@@ -880,46 +899,105 @@ cdef void _expcoord_orientation(const double* base, const real* v, real* q) noex
     quat_mul(b, e, q)
 
 
-cdef int _expcoord_rigid_body(ExpCoordRigidBody self, double t, const real* y, real* dy):
+# the state representations of `_Body`'s subclasses other than RigidBody (`_Body._kind`)
+cdef enum:
+    BODY_EXPCOORD = 1           # [v (3), w_body (3)], q = base exp(v/2)
+    BODY_SECOND_ORDER = 2       # [q (4), q' (4)], w = 2 vec(conj(q) q')
+    BODY_EULER_XYZ = 3          # [a, b, c, w_body (3)]
+    BODY_ROTATION_MATRIX = 4    # [R row-major (9), w_body (3)]
+
+
+cdef void _body_orientation(_Body self, const real* y, real* q, real* w):
+    """The orientation q and body angular velocity w of a state y of the representation
+    ``self._kind`` (OUT: q[4], w[3])."""
+    cdef int i
+    if self._kind == BODY_SECOND_ORDER:
+        for i in range(4):
+            q[i] = y[i]
+        quaternion_velocity(y, &y[4], w)
+        return
+    if self._kind == BODY_EXPCOORD:
+        _expcoord_orientation((<ExpCoordRigidBody>self)._base, y, q)
+    elif self._kind == BODY_EULER_XYZ:
+        euler_xyz_to_quat(y, q)
+    else:
+        quat_from_matrix(y, q)
+    for i in range(3):
+        w[i] = y[self.n - 3 + i]
+
+
+cdef int _body_rhs(_Body self, double t, const real* y, real* dy):
+    """y' of the representation ``self._kind``: the torque at the state's orientation and rate
+    (`_body_orientation`), then the representation's equations (rotode/equations.pxd)."""
     cdef real tau[3]
     cdef real q[4]
+    cdef real w[3]
     cdef int status
-    _expcoord_orientation(self._base, y, q)
-    status = _body_torque(self, t, q, &y[3], tau)
+    _body_orientation(self, y, q, w)
+    status = _body_torque(self, t, q, w, tau)
     if status != 0:
         return status
-    expcoord_rigid_body_rhs(y, tau, self._I, self._Iinv, dy)
+    if self._kind == BODY_EXPCOORD:
+        expcoord_rigid_body_rhs(y, tau, self._I, self._Iinv, dy)
+    elif self._kind == BODY_SECOND_ORDER:
+        quaternion_second_order_rhs(y, tau, self._I, self._Iinv, dy)
+    elif self._kind == BODY_EULER_XYZ:
+        status = euler_xyz_rates(y, &y[3], dy)
+        if status != 0:
+            return status
+        euler_rhs(&y[3], tau, self._I, self._Iinv, True, &dy[3])
+    else:
+        rotation_matrix_rhs(y, &y[9], dy)
+        euler_rhs(&y[9], tau, self._I, self._Iinv, True, &dy[9])
     return RHS_OK
 
 
+# the sections that the docstrings of the representations share (`_body_doc`)
+_BODY_DOCS = {
+    "body_parameters": """
+Parameters
+----------
+inertia : array_like, shape (3,) or (3, 3)
+    Principal moments or a symmetric positive definite inertia.
+torque : Torque, array_like (3,), callable or None, optional
+    Body torque (see `RigidBody`); it receives %(receives)s.
+
+Attributes
+----------
+inertia : ndarray, shape (3, 3)
+torque : rotode.torque.Torque or None
+n : int
+    %(n)s, the size of the state.""",
+    "body_raises": """
+Raises
+------
+ValueError
+    For an inertia that is not physical%(raises)s.
+
+See Also
+--------""",
+    "body": "%(body_parameters)s\n\n%(body_raises)s",
+    "raises": "",
+}
+
+
+def _body_doc(doc, **values):
+    """The docstring ``doc`` of a representation with the shared sections (`_BODY_DOCS`) and
+    its own ``values`` filled in."""
+    return inspect.cleandoc(fill(doc, {**_BODY_DOCS, **values}))
+
+
 cdef class ExpCoordRigidBody(_Body):
-    """Rigid body in exponential coordinates: state ``[v (3), w_body (3)]``, ``O = O_base R(v)``.
+    __doc__ = _body_doc("""
+    Rigid body in exponential coordinates: state ``[v (3), w_body (3)]``, ``O = O_base R(v)``.
 
-    Parameters
-    ----------
-    inertia : array_like, shape (3,) or (3, 3)
-        Principal moments or a symmetric positive definite inertia.
-    torque : Torque, array_like (3,), callable or None, optional
-        Body torque (see `RigidBody`); it receives the orientation ``base * exp(v/2)``.
-
-    Attributes
-    ----------
-    inertia : ndarray, shape (3, 3)
-    torque : rotode.torque.Torque or None
+    %(body_parameters)s
     base : ndarray, shape (4,)
         The chart's base orientation (settable).
     frame : str
         "body" (the chart is anchored in the body).
-    n : int
-        6.
 
-    Raises
-    ------
-    ValueError
-        For an inertia that is not physical.
-
-    See Also
-    --------
+    %(body_raises)s
     RigidBody, rotode.solve_expcoord
 
     Notes
@@ -939,12 +1017,8 @@ cdef class ExpCoordRigidBody(_Body):
     >>> body = rhs.ExpCoordRigidBody([1.0, 2.0, 3.0])
     >>> body(0.0, [0.0, 0.0, 0.0, 0.0, 0.0, 1.0])      # spinning about z from the base
     array([0., 0., 1., 0., 0., 0.])
-    """
-
-    def __init__(self, inertia, torque=None):
-        self.n = 6
-        self._init_body(inertia, torque)
-        _identity(self._base)
+    """, n="6", receives="the orientation ``base * exp(v/2)``")
+    _representation = (BODY_EXPCOORD, 6)
 
     @property
     def frame(self):
@@ -960,58 +1034,12 @@ cdef class ExpCoordRigidBody(_Body):
     def base(self, q):
         _set_base(self._base, q)
 
-    cdef int eval(self, double t, const double* y, double* dy):
-        return _expcoord_rigid_body(self, t, y, dy)
-
-    cdef int eval_dual(self, double t, const dual* y, dual* dy):
-        return _expcoord_rigid_body(self, t, y, dy)
-
-    cdef void orientation_velocity(self, const double* y, double* q, double* w):
-        _expcoord_orientation(self._base, y, q)
-        w[0] = y[3]
-        w[1] = y[4]
-        w[2] = y[5]
-
-    def __repr__(self):
-        return f"ExpCoordRigidBody(inertia={self.inertia.tolist()}, torque={self.torque!r})"
-
-
-cdef int _second_order(QuaternionSecondOrder self, double t, const real* y, real* dy):
-    cdef real tau[3]
-    cdef real w[3]
-    cdef int status
-    quaternion_velocity(y, &y[4], w)
-    status = _body_torque(self, t, y, w, tau)
-    if status != 0:
-        return status
-    quaternion_second_order_rhs(y, tau, self._I, self._Iinv, dy)
-    return RHS_OK
-
 
 cdef class QuaternionSecondOrder(_Body):
-    """Second-order quaternion form of the rigid body: state ``[q (4), q' (4)]``.
+    __doc__ = _body_doc("""
+    Second-order quaternion form of the rigid body: state ``[q (4), q' (4)]``.
 
-    Parameters
-    ----------
-    inertia : array_like, shape (3,) or (3, 3)
-        Principal moments or a symmetric positive definite inertia.
-    torque : Torque, array_like (3,), callable or None, optional
-        Body torque tau(t, q, w) with ``w = 2 vec(conj(q) q')``.
-
-    Attributes
-    ----------
-    inertia : ndarray, shape (3, 3)
-    torque : rotode.torque.Torque or None
-    n : int
-        8.
-
-    Raises
-    ------
-    ValueError
-        For an inertia that is not physical.
-
-    See Also
-    --------
+    %(body)s
     RigidBody
 
     Notes
@@ -1031,68 +1059,15 @@ cdef class QuaternionSecondOrder(_Body):
     >>> body = rhs.QuaternionSecondOrder([1.0, 1.0, 1.0])
     >>> body(0.0, [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.5])   # q' = 1/2 q (0, 0, 0, 1)
     array([ 0.  ,  0.  ,  0.  ,  0.5 , -0.25,  0.  ,  0.  ,  0.  ])
-    """
-
-    def __init__(self, inertia, torque=None):
-        self.n = 8
-        self._init_body(inertia, torque)
-
-    cdef int eval(self, double t, const double* y, double* dy):
-        return _second_order(self, t, y, dy)
-
-    cdef int eval_dual(self, double t, const dual* y, dual* dy):
-        return _second_order(self, t, y, dy)
-
-    cdef void orientation_velocity(self, const double* y, double* q, double* w):
-        cdef int i
-        for i in range(4):
-            q[i] = y[i]
-        quaternion_velocity(y, &y[4], w)
-
-    def __repr__(self):
-        return (f"QuaternionSecondOrder(inertia={self.inertia.tolist()}, "
-                f"torque={self.torque!r})")
-
-
-cdef int _euler_xyz(EulerAnglesXYZ self, double t, const real* y, real* dy):
-    cdef real tau[3]
-    cdef real q[4]
-    cdef int status
-    euler_xyz_to_quat(y, q)
-    status = _body_torque(self, t, q, &y[3], tau)
-    if status != 0:
-        return status
-    status = euler_xyz_rates(y, &y[3], dy)
-    if status != 0:
-        return status
-    euler_rhs(&y[3], tau, self._I, self._Iinv, True, &dy[3])
-    return RHS_OK
+    """, n="8", receives="q and ``w = 2 vec(conj(q) q')``")
+    _representation = (BODY_SECOND_ORDER, 8)
 
 
 cdef class EulerAnglesXYZ(_Body):
-    """Rigid body with intrinsic XYZ Euler angles: state ``[a, b, c, w_body (3)]``.
+    __doc__ = _body_doc("""
+    Rigid body with intrinsic XYZ Euler angles: state ``[a, b, c, w_body (3)]``.
 
-    Parameters
-    ----------
-    inertia : array_like, shape (3,) or (3, 3)
-        Principal moments or a symmetric positive definite inertia.
-    torque : Torque, array_like (3,), callable or None, optional
-        Body torque (see `RigidBody`); it receives the quaternion of the angles.
-
-    Attributes
-    ----------
-    inertia : ndarray, shape (3, 3)
-    torque : rotode.torque.Torque or None
-    n : int
-        6.
-
-    Raises
-    ------
-    ValueError
-        For an inertia that is not physical; when evaluated at gimbal lock (``cos(b) = 0``).
-
-    See Also
-    --------
+    %(body)s
     RigidBody, RotationMatrix
 
     Notes
@@ -1111,66 +1086,16 @@ cdef class EulerAnglesXYZ(_Body):
     >>> body = rhs.EulerAnglesXYZ([1.0, 1.0, 1.0])
     >>> body(0.0, [0.0, 0.0, 0.0, 0.0, 0.0, 1.0])      # spinning about z: c' = 1
     array([0., 0., 1., 0., 0., 0.])
-    """
-
-    def __init__(self, inertia, torque=None):
-        self.n = 6
-        self._init_body(inertia, torque)
-
-    cdef int eval(self, double t, const double* y, double* dy):
-        return _euler_xyz(self, t, y, dy)
-
-    cdef int eval_dual(self, double t, const dual* y, dual* dy):
-        return _euler_xyz(self, t, y, dy)
-
-    cdef void orientation_velocity(self, const double* y, double* q, double* w):
-        euler_xyz_to_quat(y, q)
-        w[0] = y[3]
-        w[1] = y[4]
-        w[2] = y[5]
-
-    def __repr__(self):
-        return f"EulerAnglesXYZ(inertia={self.inertia.tolist()}, torque={self.torque!r})"
-
-
-cdef int _rotation_matrix(RotationMatrix self, double t, const real* y, real* dy):
-    cdef real tau[3]
-    cdef real q[4]
-    cdef int status
-    quat_from_matrix(y, q)
-    status = _body_torque(self, t, q, &y[9], tau)
-    if status != 0:
-        return status
-    rotation_matrix_rhs(y, &y[9], dy)
-    euler_rhs(&y[9], tau, self._I, self._Iinv, True, &dy[9])
-    return RHS_OK
+    """, n="6", receives="the quaternion of the angles",
+                        raises="; when evaluated at gimbal lock (``cos(b) = 0``)")
+    _representation = (BODY_EULER_XYZ, 6)
 
 
 cdef class RotationMatrix(_Body):
-    """Rigid body with a rotation matrix: state ``[R row-major (9), w_body (3)]``, ``R' = R [w]x``.
+    __doc__ = _body_doc("""
+    Rigid body with a rotation matrix: state ``[R row-major (9), w_body (3)]``, ``R' = R [w]x``.
 
-    Parameters
-    ----------
-    inertia : array_like, shape (3,) or (3, 3)
-        Principal moments or a symmetric positive definite inertia.
-    torque : Torque, array_like (3,), callable or None, optional
-        Body torque (see `RigidBody`); it receives the quaternion of the nearest rotation
-        (Shepperd's method normalises it).
-
-    Attributes
-    ----------
-    inertia : ndarray, shape (3, 3)
-    torque : rotode.torque.Torque or None
-    n : int
-        12.
-
-    Raises
-    ------
-    ValueError
-        For an inertia that is not physical.
-
-    See Also
-    --------
+    %(body)s
     RigidBody, EulerAnglesXYZ
 
     Notes
@@ -1192,26 +1117,8 @@ cdef class RotationMatrix(_Body):
     array([[ 0., -1.,  0.],
            [ 1.,  0.,  0.],
            [ 0.,  0.,  0.]])
-    """
-
-    def __init__(self, inertia, torque=None):
-        self.n = 12
-        self._init_body(inertia, torque)
-
-    cdef int eval(self, double t, const double* y, double* dy):
-        return _rotation_matrix(self, t, y, dy)
-
-    cdef int eval_dual(self, double t, const dual* y, dual* dy):
-        return _rotation_matrix(self, t, y, dy)
-
-    cdef void orientation_velocity(self, const double* y, double* q, double* w):
-        quat_from_matrix(y, q)
-        w[0] = y[9]
-        w[1] = y[10]
-        w[2] = y[11]
-
-    def __repr__(self):
-        return f"RotationMatrix(inertia={self.inertia.tolist()}, torque={self.torque!r})"
+    """, n="12", receives="the unit quaternion of the nearest rotation (Shepperd's method)")
+    _representation = (BODY_ROTATION_MATRIX, 12)
 
 
 def __dir__():

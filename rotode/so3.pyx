@@ -20,6 +20,7 @@ from math import prod
 
 import numpy as np
 
+from rotode._docfill import docfiller
 from rotode._lazy import is_dask, map_blocks
 from rotode._validation import (as_bool, as_float_array, batch_of, as_rotation_matrices,
                                 check_out_overlap, output_array, project_rotations)
@@ -30,6 +31,41 @@ from libc.math cimport fabs
 from rotode.dual cimport dual
 from rotode._rows cimport so3_exp_rows, so3_log_rows, rows_isa, rows_set_simd
 from cython.parallel cimport prange
+
+# the numpydoc blocks several docstrings here share (rotode._docfill)
+_DOCS = {
+    "jacobian_returns": """
+Returns
+-------
+%(matrix)s : ndarray, shape (..., 3, 3)
+    ``%(value)s``.
+J : ndarray, shape (..., 3, 3, 3)
+    ``%(derivative)s``.""",
+    "examples": """
+Examples
+--------
+>>> from rotode import so3""",
+    "v": """
+Parameters
+----------
+v : array_like, shape (..., 3)
+    Rotation vectors.""",
+    "raises_v": """
+Raises
+------
+ValueError
+    If ``v`` does not end in 3 components, is not finite, or ``|v|^2`` overflows.""",
+    "v_2pi": """
+Parameters
+----------
+v : array_like, shape (..., 3)
+    Rotation vectors with ``|v| < 2 pi``.""",
+    "mizerski": """
+References
+----------
+.. [1] M. Mizerski, "Motion of spinning bodies", Roblox engineering blog, 2020, sec. 3
+   (docs/references.md).""",
+}
 
 
 __all__ = ["hat", "vee", "exp", "log", "dexp", "dexp_inv", "exp_and_dexp", "coefficients",
@@ -63,6 +99,14 @@ cdef object _jacobian(unary_dual_kernel f, object v, tuple out_trailing):
     return val, jac
 
 
+cdef object _matrix_jacobian(object facade, unary_dual_kernel f, object v):
+    """The 3x3 matrices of the kernel f at the rotation vectors v and their derivatives
+    (`_jacobian`); for dask input, `facade` mapped over the blocks."""
+    if _lazy(v):
+        return map_blocks(facade, "(3)->(3,3),(3,3,3)", (v,))
+    return _jacobian(f, _vectors(v), (3, 3))
+
+
 def _vectors(v, name="v", rotation=True):
     """``v`` as a float64 (..., 3) array; ``rotation``: finite, with ``|v|^2`` representable."""
     if not rotation:
@@ -91,6 +135,7 @@ def _inside_dexp_inv_domain(v):
                          f"(largest |v| = {np.max(a)!r})")
 
 
+@docfiller(_DOCS)
 def hat(v):
     """Cross-product matrices ``[v]x`` of vectors: ``[v]x y = v x y``.
 
@@ -113,9 +158,7 @@ def hat(v):
     --------
     vee, exp
 
-    Examples
-    --------
-    >>> from rotode import so3
+    %(examples)s
     >>> so3.hat([1.0, 2.0, 3.0])
     array([[ 0., -3.,  2.],
            [ 3.,  0., -1.],
@@ -127,6 +170,7 @@ def hat(v):
     return apply_unary(so3_hat[double], v, 1, (3, 3))
 
 
+@docfiller(_DOCS)
 def vee(K):
     """Vectors of the skew-symmetric part of matrices; the inverse of `hat`.
 
@@ -149,9 +193,7 @@ def vee(K):
     --------
     hat
 
-    Examples
-    --------
-    >>> from rotode import so3
+    %(examples)s
     >>> so3.vee([[0.0, -3.0, 2.0], [3.0, 0.0, -1.0], [-2.0, 1.0, 0.0]])
     array([1., 2., 3.])
     """
@@ -257,6 +299,7 @@ def _rows_isa(level=None):
     return rows_isa().decode()
 
 
+@docfiller(_DOCS)
 def log(R, project=False, out=None):
     """Rotation vectors (``|v| <= pi``) of rotation matrices.
 
@@ -303,9 +346,7 @@ def log(R, project=False, out=None):
     .. [1] S. W. Shepperd, "Quaternion from rotation matrix", Journal of Guidance and Control
        1(3), 1978.
 
-    Examples
-    --------
-    >>> from rotode import so3
+    %(examples)s
     >>> so3.log([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])   # quarter turn about z
     array([0.        , 0.        , 1.57079633])
     """
@@ -373,13 +414,11 @@ cdef bint _clearly_rotation(const double* R) noexcept:
             + R[2] * (R[3] * R[7] - R[4] * R[6])) > 0.5
 
 
+@docfiller(_DOCS)
 def dexp(v):
     """``T(v)``, the derivative of the exponential map (the left Jacobian of SO(3)).
 
-    Parameters
-    ----------
-    v : array_like, shape (..., 3)
-        Rotation vectors.
+    %(v)s
 
     Returns
     -------
@@ -387,10 +426,7 @@ def dexp(v):
         ``T(v)``: the world angular velocity of ``R(v(t))`` is ``T(v) v'``, the body one
         ``T(-v) v'``.
 
-    Raises
-    ------
-    ValueError
-        If ``v`` does not end in 3 components, is not finite, or ``|v|^2`` overflows.
+    %(raises_v)s
 
     See Also
     --------
@@ -420,13 +456,11 @@ def dexp(v):
     return apply_unary(so3_dexp[double], v, 1, (3, 3))
 
 
+@docfiller(_DOCS)
 def dexp_inv(v):
     """Inverse of `dexp`: ``T(v)^-1`` for ``|v| < 2 pi``.
 
-    Parameters
-    ----------
-    v : array_like, shape (..., 3)
-        Rotation vectors with ``|v| < 2 pi``.
+    %(v_2pi)s
 
     Returns
     -------
@@ -443,10 +477,7 @@ def dexp_inv(v):
     --------
     dexp, dexp_inv_jacobian, coefficients
 
-    References
-    ----------
-    .. [1] M. Mizerski, "Motion of spinning bodies", Roblox engineering blog, 2020, sec. 3
-       (docs/references.md).
+    %(mizerski)s
 
     Examples
     --------
@@ -463,32 +494,24 @@ def dexp_inv(v):
     return apply_unary(so3_dexp_inv[double], v, 1, (3, 3))
 
 
+@docfiller(_DOCS)
 def exp_and_dexp(v):
     """``R(v)`` and ``T(v)`` together, from shared coefficients.
 
-    Parameters
-    ----------
-    v : array_like, shape (..., 3)
-        Rotation vectors.
+    %(v)s
 
     Returns
     -------
     R, T : ndarray, shape (..., 3, 3)
         ``exp(v)`` and ``dexp(v)``, the same values as the two functions give.
 
-    Raises
-    ------
-    ValueError
-        If ``v`` does not end in 3 components, is not finite, or ``|v|^2`` overflows.
+    %(raises_v)s
 
     See Also
     --------
     exp, dexp
 
-    References
-    ----------
-    .. [1] M. Mizerski, "Motion of spinning bodies", Roblox engineering blog, 2020, sec. 3
-       (docs/references.md).
+    %(mizerski)s
 
     Examples
     --------
@@ -513,6 +536,7 @@ def exp_and_dexp(v):
     return R, T
 
 
+@docfiller(_DOCS)
 def coefficients(angle):
     """The scalar coefficients ``S1, S2, S3, C`` of the SO(3) formulas at angles ``a >= 0``.
 
@@ -538,9 +562,7 @@ def coefficients(angle):
     --------
     exp, dexp, dexp_inv
 
-    Examples
-    --------
-    >>> from rotode import so3
+    %(examples)s
     >>> S1, S2, S3, C = so3.coefficients([0.0, 1.0])
     >>> S1.round(6).tolist(), S2.round(6).tolist(), C.round(6).tolist()
     ([1.0, 0.841471], [0.5, 0.459698], [0.083333, 0.084756])
@@ -565,13 +587,11 @@ def coefficients(angle):
     return out[0], out[1], out[2], out[3]
 
 
+@docfiller(_DOCS)
 def exp_jacobian(v):
     """``R(v)`` and its derivative ``J[..., i, j, k] = d R_ij / d v_k`` by dual numbers.
 
-    Parameters
-    ----------
-    v : array_like, shape (..., 3)
-        Rotation vectors.
+    %(v)s
 
     Returns
     -------
@@ -580,19 +600,13 @@ def exp_jacobian(v):
     J : ndarray, shape (..., 3, 3, 3)
         ``d R_ij / d v_k``; analytically ``[T(v) e_k]x R(v)``.
 
-    Raises
-    ------
-    ValueError
-        If ``v`` does not end in 3 components, is not finite, or ``|v|^2`` overflows.
+    %(raises_v)s
 
     See Also
     --------
     exp, dexp_jacobian
 
-    References
-    ----------
-    .. [1] M. Mizerski, "Motion of spinning bodies", Roblox engineering blog, 2020, sec. 3
-       (docs/references.md).
+    %(mizerski)s
     .. [2] A. Griewank and A. Walther, Evaluating Derivatives: Principles and Techniques of
        Algorithmic Differentiation, 2nd ed., SIAM, 2008 (forward mode, [DUAL]).
 
@@ -605,63 +619,38 @@ def exp_jacobian(v):
     >>> np.allclose(J[..., 2], so3.hat(so3.dexp(v)[:, 2]) @ R)
     True
     """
-    if _lazy(v):
-        return map_blocks(exp_jacobian, "(3)->(3,3),(3,3,3)", (v,))
-    v = _vectors(v)
-    return _jacobian(so3_exp[dual], v, (3, 3))
+    return _matrix_jacobian(exp_jacobian, so3_exp[dual], v)
 
 
+@docfiller(_DOCS, matrix="T", value="dexp(v)", derivative="d T_ij / d v_k")
 def dexp_jacobian(v):
     """``T(v)`` and its derivative ``d T_ij / d v_k`` by dual numbers.
 
-    Parameters
-    ----------
-    v : array_like, shape (..., 3)
-        Rotation vectors.
+    %(v)s
 
-    Returns
-    -------
-    T : ndarray, shape (..., 3, 3)
-        ``dexp(v)``.
-    J : ndarray, shape (..., 3, 3, 3)
-        ``d T_ij / d v_k``.
+    %(jacobian_returns)s
 
-    Raises
-    ------
-    ValueError
-        If ``v`` does not end in 3 components, is not finite, or ``|v|^2`` overflows.
+    %(raises_v)s
 
     See Also
     --------
     dexp, exp_jacobian, dexp_inv_jacobian
 
-    Examples
-    --------
-    >>> from rotode import so3
+    %(examples)s
     >>> T, J = so3.dexp_jacobian([0.3, -0.2, 0.5])
     >>> T.shape, J.shape
     ((3, 3), (3, 3, 3))
     """
-    if _lazy(v):
-        return map_blocks(dexp_jacobian, "(3)->(3,3),(3,3,3)", (v,))
-    v = _vectors(v)
-    return _jacobian(so3_dexp[dual], v, (3, 3))
+    return _matrix_jacobian(dexp_jacobian, so3_dexp[dual], v)
 
 
+@docfiller(_DOCS, matrix="Tinv", value="dexp_inv(v)", derivative="d (T^-1)_ij / d v_k")
 def dexp_inv_jacobian(v):
     """``T(v)^-1`` and its derivative ``d (T^-1)_ij / d v_k`` by dual numbers, for ``|v| < 2 pi``.
 
-    Parameters
-    ----------
-    v : array_like, shape (..., 3)
-        Rotation vectors with ``|v| < 2 pi``.
+    %(v_2pi)s
 
-    Returns
-    -------
-    Tinv : ndarray, shape (..., 3, 3)
-        ``dexp_inv(v)``.
-    J : ndarray, shape (..., 3, 3, 3)
-        ``d (T^-1)_ij / d v_k``.
+    %(jacobian_returns)s
 
     Raises
     ------

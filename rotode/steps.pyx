@@ -24,6 +24,7 @@ q' = 1/2 w q).  ``NODES`` gives the fractions of the step at which ``magnus2``/`
 import numpy as np
 
 from rotode import methods as _methods
+from rotode._docfill import docfiller
 from rotode._validation import (as_choice, as_float_array, as_frame, as_int,
                                 as_positive_scalar, as_real, check_out_overlap)
 
@@ -292,44 +293,90 @@ cdef inline void _one(const StepCall* call, const double* q, Py_ssize_t i,
     apply_rotvec(q, om, fr, ap, out)
 
 
+# the numpydoc blocks the step functions' docstrings share (rotode._docfill)
+_DOCS = {
+    "parameters": """
+Parameters
+----------
+q : array_like, shape (4,) or (N, 4)
+    Orientations (scalar first, body to world, any nonzero length) at the start of
+    the step.  Each rate below is one row per body, shape (N, 3), or one row for all
+    bodies, shape (3,).""",
+    "dt_out_frame": """
+dt : float
+    Step size (may be negative: a step backwards).
+out : ndarray, optional
+    Output (float64, C-contiguous, the shape of ``q``); may be ``q`` itself (in place).
+    Nothing is allocated then.  Default: a new array.
+frame : {"body", "world"}, optional
+    Frame of the angular velocities (default "body": ``q' = 1/2 q w``; "world":
+    ``q' = 1/2 w q``).""",
+    "exp": """
+exp : {"exact", "approx"}, optional
+    The exact quaternion exponential (default) or [NIRD]'s trig-free normalised
+    approximation `rotode.quaternion.exp_approx`.""",
+    "norm_gain": """
+norm_gain : float, optional
+    Norm-control gain ``c >= 0`` of ``q' = 1/2 q w + c (1 - |q|^2) q`` (default 0).""",
+    "options_exp": "%(dt_out_frame)s\n%(exp)s",
+    "options_gain": "%(dt_out_frame)s\n%(norm_gain)s",
+    "step": """
+%(parameters)s
+%(parameters_of)s
+
+%(returns)s
+%(see_also)s""",
+    "rk": """
+%(parameters)s
+w0, w_mid, w1 : array_like, shape (3,) or (N, 3)
+    Angular velocities at the start, middle and end of the step.
+%(options_gain)s
+
+%(returns)s
+%(see_also)s
+
+Notes
+-----""",
+    "rk_references": """
+References
+----------
+%(rucker)s, sec. III.
+
+%(example)s""",
+    "returns": """
+Returns
+-------
+ndarray, shape of ``q``
+    The orientations at ``t0 + dt`` (``out`` when given).
+
+Raises
+------
+ValueError
+    For shapes that do not match, non-finite input, an ``out`` of the wrong kind or one
+    overlapping an input other than ``q``, or a step that overflows; nothing is written
+    then.
+
+See Also
+--------""",
+    "example": """
+Examples
+--------
+>>> from rotode import steps
+>>> q0, w = [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0]   # a turn about z at 1 rad/s""",
+    "rucker": """
+.. [1] C. Rucker, "Integrating Rotations using Non-Unit Quaternions", IEEE Robotics and
+   Automation Letters 3(4), 2018""",
+}
+
+
+@docfiller(_DOCS, see_also="exp2, magnus2, rotode.LieEuler", parameters_of="""
+        w : array_like, shape (3,) or (N, 3)
+            Angular velocity at the start of the step.
+        %(options_exp)s""")
 def lie_euler(q, w, dt, out=None, *, frame="body", exp="exact"):
     """One Lie-Euler step ``q exp(dt w / 2)`` (zero-order hold on ``w``).
 
-    Parameters
-    ----------
-    q : array_like, shape (4,) or (N, 4)
-        Orientations (scalar first, body to world, any nonzero length) at the start of
-        the step.
-    w : array_like, shape (3,) or (N, 3)
-        Angular velocity at the start of the step
-        (one row per body, or one rate for all bodies).
-    dt : float
-        Step size (may be negative: a step backwards).
-    out : ndarray, optional
-        Output (float64, C-contiguous, the shape of ``q``); may be ``q`` itself (in place).
-        Nothing is allocated then.  Default: a new array.
-    frame : {"body", "world"}, optional
-        Frame of the angular velocities (default "body": ``q' = 1/2 q w``; "world":
-        ``q' = 1/2 w q``).
-    exp : {"exact", "approx"}, optional
-        The exact quaternion exponential (default) or [NIRD]'s trig-free normalised
-        approximation `rotode.quaternion.exp_approx`.
-
-    Returns
-    -------
-    ndarray, shape of ``q``
-        The orientations at ``t0 + dt`` (``out`` when given).
-
-    Raises
-    ------
-    ValueError
-        For shapes that do not match, non-finite input, an ``out`` of the wrong kind or one
-        overlapping an input other than ``q``, or a step that overflows; nothing is written
-        then.
-
-    See Also
-    --------
-    exp2, magnus2, rotode.LieEuler
+    %(step)s
 
     Notes
     -----
@@ -337,119 +384,50 @@ def lie_euler(q, w, dt, out=None, *, frame="body", exp="exact"):
 
     References
     ----------
-    .. [1] C. Rucker, "Integrating Rotations using Non-Unit Quaternions", IEEE Robotics and
-       Automation Letters 3(4), 2018, eq. 24.
+    %(rucker)s, eq. 24.
 
-    Examples
-    --------
-    >>> from rotode import steps
-    >>> q0, w = [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0]   # a turn about z at 1 rad/s
+    %(example)s
     >>> steps.lie_euler(q0, w, 0.1).round(8)
     array([0.99875026, 0.        , 0.        , 0.04997917])
     """
     return _step("lie_euler", q, (w,), ("w",), dt, out, frame, exp, 2, 0.0)
 
 
+@docfiller(_DOCS, see_also="lie_euler, magnus_ca, rotode.Exp2", parameters_of="""
+        w : array_like, shape (3,) or (N, 3)
+            Angular velocity at the start of the step.
+        dw : array_like, shape (3,) or (N, 3)
+            Its derivative ``w'`` at the start of the step.
+        %(options_exp)s""")
 def exp2(q, w, dw, dt, out=None, *, frame="body", exp="exact"):
     """Second-order exponential update with ``Omega = dt w + dt^2/2 w'``.
 
-    Parameters
-    ----------
-    q : array_like, shape (4,) or (N, 4)
-        Orientations (scalar first, body to world, any nonzero length) at the start of
-        the step.
-    w : array_like, shape (3,) or (N, 3)
-        Angular velocity at the start of the step
-        (one row per body, or one rate for all bodies).
-    dw : array_like, shape (3,) or (N, 3)
-        Its derivative ``w'`` at the start of the step
-        (one row per body, or one rate for all bodies).
-    dt : float
-        Step size (may be negative: a step backwards).
-    out : ndarray, optional
-        Output (float64, C-contiguous, the shape of ``q``); may be ``q`` itself (in place).
-        Nothing is allocated then.  Default: a new array.
-    frame : {"body", "world"}, optional
-        Frame of the angular velocities (default "body": ``q' = 1/2 q w``; "world":
-        ``q' = 1/2 w q``).
-    exp : {"exact", "approx"}, optional
-        The exact quaternion exponential (default) or [NIRD]'s trig-free normalised
-        approximation `rotode.quaternion.exp_approx`.
-
-    Returns
-    -------
-    ndarray, shape of ``q``
-        The orientations at ``t0 + dt`` (``out`` when given).
-
-    Raises
-    ------
-    ValueError
-        For shapes that do not match, non-finite input, an ``out`` of the wrong kind or one
-        overlapping an input other than ``q``, or a step that overflows; nothing is written
-        then.
-
-    See Also
-    --------
-    lie_euler, magnus_ca, rotode.Exp2
+    %(step)s
 
     References
     ----------
-    .. [1] C. Rucker, "Integrating Rotations using Non-Unit Quaternions", IEEE Robotics and
-       Automation Letters 3(4), 2018, eq. 28 (reconstructed: docs/methods-kinematic.md).
+    %(rucker)s, eq. 28 (reconstructed: docs/methods-kinematic.md).
 
-    Examples
-    --------
-    >>> from rotode import steps
-    >>> q0, w = [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0]   # a turn about z at 1 rad/s
+    %(example)s
     >>> steps.exp2(q0, w, [0.0, 0.0, 0.0], 0.1).round(8)
     array([0.99875026, 0.        , 0.        , 0.04997917])
     """
     return _step("exp2", q, (w, dw), ("w", "dw"), dt, out, frame, exp, 2, 0.0)
 
 
+@docfiller(_DOCS, see_also="exp2, magnus4, rotode.MagnusCA", parameters_of="""
+        w : array_like, shape (3,) or (N, 3)
+            Angular velocity at the start of the step.
+        alpha : array_like, shape (3,) or (N, 3)
+            Angular acceleration, constant over the step.
+        %(dt_out_frame)s
+        terms : {1, 2, 3, 4}, optional
+            Terms of the Magnus series (default 2).
+        %(exp)s""")
 def magnus_ca(q, w, alpha, dt, out=None, *, frame="body", terms=2, exp="exact"):
     """One Magnus step under constant angular acceleration ([NIRD]).
 
-    Parameters
-    ----------
-    q : array_like, shape (4,) or (N, 4)
-        Orientations (scalar first, body to world, any nonzero length) at the start of
-        the step.
-    w : array_like, shape (3,) or (N, 3)
-        Angular velocity at the start of the step
-        (one row per body, or one rate for all bodies).
-    alpha : array_like, shape (3,) or (N, 3)
-        Angular acceleration, constant over the step
-        (one row per body, or one rate for all bodies).
-    dt : float
-        Step size (may be negative: a step backwards).
-    out : ndarray, optional
-        Output (float64, C-contiguous, the shape of ``q``); may be ``q`` itself (in place).
-        Nothing is allocated then.  Default: a new array.
-    frame : {"body", "world"}, optional
-        Frame of the angular velocities (default "body": ``q' = 1/2 q w``; "world":
-        ``q' = 1/2 w q``).
-    terms : {1, 2, 3, 4}, optional
-        Terms of the Magnus series (default 2).
-    exp : {"exact", "approx"}, optional
-        The exact quaternion exponential (default) or [NIRD]'s trig-free normalised
-        approximation `rotode.quaternion.exp_approx`.
-
-    Returns
-    -------
-    ndarray, shape of ``q``
-        The orientations at ``t0 + dt`` (``out`` when given).
-
-    Raises
-    ------
-    ValueError
-        For shapes that do not match, non-finite input, an ``out`` of the wrong kind or one
-        overlapping an input other than ``q``, or a step that overflows; nothing is written
-        then.
-
-    See Also
-    --------
-    exp2, magnus4, rotode.MagnusCA
+    %(step)s
 
     Notes
     -----
@@ -464,10 +442,7 @@ def magnus_ca(q, w, alpha, dt, out=None, *, frame="body", terms=2, exp="exact"):
     .. [1] W. Magnus, "On the exponential solution of differential equations for a linear
        operator", Communications on Pure and Applied Mathematics 7(4), 1954.
 
-    Examples
-    --------
-    >>> from rotode import steps
-    >>> q0, w = [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0]   # a turn about z at 1 rad/s
+    %(example)s
     >>> steps.magnus_ca(q0, w, [0.0, 0.0, 0.0], 0.1).round(8)
     array([0.99875026, 0.        , 0.        , 0.04997917])
     """
@@ -476,216 +451,84 @@ def magnus_ca(q, w, alpha, dt, out=None, *, frame="body", terms=2, exp="exact"):
     return _step("magnus_ca", q, (w, alpha), ("w", "alpha"), dt, out, frame, exp, terms, 0.0)
 
 
+@docfiller(_DOCS, see_also="magnus4, lie_euler, rotode.Magnus2", parameters_of="""
+        w_mid : array_like, shape (3,) or (N, 3)
+            Angular velocity at the middle of the step.
+        %(options_exp)s""")
 def magnus2(q, w_mid, dt, out=None, *, frame="body", exp="exact"):
     """Exponential midpoint step ``q exp(dt w(t0 + dt/2) / 2)`` (second order).
 
-    Parameters
-    ----------
-    q : array_like, shape (4,) or (N, 4)
-        Orientations (scalar first, body to world, any nonzero length) at the start of
-        the step.
-    w_mid : array_like, shape (3,) or (N, 3)
-        Angular velocity at the middle of the step
-        (one row per body, or one rate for all bodies).
-    dt : float
-        Step size (may be negative: a step backwards).
-    out : ndarray, optional
-        Output (float64, C-contiguous, the shape of ``q``); may be ``q`` itself (in place).
-        Nothing is allocated then.  Default: a new array.
-    frame : {"body", "world"}, optional
-        Frame of the angular velocities (default "body": ``q' = 1/2 q w``; "world":
-        ``q' = 1/2 w q``).
-    exp : {"exact", "approx"}, optional
-        The exact quaternion exponential (default) or [NIRD]'s trig-free normalised
-        approximation `rotode.quaternion.exp_approx`.
-
-    Returns
-    -------
-    ndarray, shape of ``q``
-        The orientations at ``t0 + dt`` (``out`` when given).
-
-    Raises
-    ------
-    ValueError
-        For shapes that do not match, non-finite input, an ``out`` of the wrong kind or one
-        overlapping an input other than ``q``, or a step that overflows; nothing is written
-        then.
-
-    See Also
-    --------
-    magnus4, lie_euler, rotode.Magnus2
+    %(step)s
 
     References
     ----------
     .. [1] S. Blanes, F. Casas, J. A. Oteo and J. Ros, "The Magnus expansion and some of its
        applications", Physics Reports 470, 2009.
 
-    Examples
-    --------
-    >>> from rotode import steps
-    >>> q0, w = [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0]   # a turn about z at 1 rad/s
+    %(example)s
     >>> steps.magnus2(q0, w, 0.1).round(8)
     array([0.99875026, 0.        , 0.        , 0.04997917])
     """
     return _step("magnus2", q, (w_mid,), ("w_mid",), dt, out, frame, exp, 2, 0.0)
 
 
+@docfiller(_DOCS, see_also="magnus2, magnus6, rotode.Magnus4", parameters_of="""
+        w1, w2 : array_like, shape (3,) or (N, 3)
+            Angular velocities at ``t0 + NODES["magnus4"][k] dt``.
+        %(options_exp)s""")
 def magnus4(q, w1, w2, dt, out=None, *, frame="body", exp="exact"):
     """Fourth-order Magnus step on two Gauss-Legendre nodes.
 
-    Parameters
-    ----------
-    q : array_like, shape (4,) or (N, 4)
-        Orientations (scalar first, body to world, any nonzero length) at the start of
-        the step.
-    w1, w2 : array_like, shape (3,) or (N, 3)
-        Angular velocities at ``t0 + NODES["magnus4"][k] dt``
-        (one row per body, or one rate for all bodies).
-    dt : float
-        Step size (may be negative: a step backwards).
-    out : ndarray, optional
-        Output (float64, C-contiguous, the shape of ``q``); may be ``q`` itself (in place).
-        Nothing is allocated then.  Default: a new array.
-    frame : {"body", "world"}, optional
-        Frame of the angular velocities (default "body": ``q' = 1/2 q w``; "world":
-        ``q' = 1/2 w q``).
-    exp : {"exact", "approx"}, optional
-        The exact quaternion exponential (default) or [NIRD]'s trig-free normalised
-        approximation `rotode.quaternion.exp_approx`.
-
-    Returns
-    -------
-    ndarray, shape of ``q``
-        The orientations at ``t0 + dt`` (``out`` when given).
-
-    Raises
-    ------
-    ValueError
-        For shapes that do not match, non-finite input, an ``out`` of the wrong kind or one
-        overlapping an input other than ``q``, or a step that overflows; nothing is written
-        then.
-
-    See Also
-    --------
-    magnus2, magnus6, rotode.Magnus4
+    %(step)s
 
     References
     ----------
     .. [1] S. Blanes, F. Casas, J. A. Oteo and J. Ros, "The Magnus expansion and some of its
        applications", Physics Reports 470, 2009.
 
-    Examples
-    --------
-    >>> from rotode import steps
-    >>> q0, w = [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0]   # a turn about z at 1 rad/s
+    %(example)s
     >>> steps.magnus4(q0, w, w, 0.1).round(8)
     array([0.99875026, 0.        , 0.        , 0.04997917])
     """
     return _step("magnus4", q, (w1, w2), ("w1", "w2"), dt, out, frame, exp, 2, 0.0)
 
 
+@docfiller(_DOCS, see_also="magnus4, magnus8, rotode.Magnus6", parameters_of="""
+        w1, w2, w3 : array_like, shape (3,) or (N, 3)
+            Angular velocities at ``t0 + NODES["magnus6"][k] dt``.
+        %(options_exp)s""")
 def magnus6(q, w1, w2, w3, dt, out=None, *, frame="body", exp="exact"):
     """Sixth-order Magnus step on three Gauss-Legendre nodes.
 
-    Parameters
-    ----------
-    q : array_like, shape (4,) or (N, 4)
-        Orientations (scalar first, body to world, any nonzero length) at the start of
-        the step.
-    w1, w2, w3 : array_like, shape (3,) or (N, 3)
-        Angular velocities at ``t0 + NODES["magnus6"][k] dt``
-        (one row per body, or one rate for all bodies).
-    dt : float
-        Step size (may be negative: a step backwards).
-    out : ndarray, optional
-        Output (float64, C-contiguous, the shape of ``q``); may be ``q`` itself (in place).
-        Nothing is allocated then.  Default: a new array.
-    frame : {"body", "world"}, optional
-        Frame of the angular velocities (default "body": ``q' = 1/2 q w``; "world":
-        ``q' = 1/2 w q``).
-    exp : {"exact", "approx"}, optional
-        The exact quaternion exponential (default) or [NIRD]'s trig-free normalised
-        approximation `rotode.quaternion.exp_approx`.
-
-    Returns
-    -------
-    ndarray, shape of ``q``
-        The orientations at ``t0 + dt`` (``out`` when given).
-
-    Raises
-    ------
-    ValueError
-        For shapes that do not match, non-finite input, an ``out`` of the wrong kind or one
-        overlapping an input other than ``q``, or a step that overflows; nothing is written
-        then.
-
-    See Also
-    --------
-    magnus4, magnus8, rotode.Magnus6
+    %(step)s
 
     References
     ----------
     .. [1] S. Blanes, F. Casas, J. A. Oteo and J. Ros, "The Magnus expansion and some of its
        applications", Physics Reports 470, 2009.
 
-    Examples
-    --------
-    >>> from rotode import steps
-    >>> q0, w = [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0]   # a turn about z at 1 rad/s
+    %(example)s
     >>> steps.magnus6(q0, w, w, w, 0.1).round(8)
     array([0.99875026, 0.        , 0.        , 0.04997917])
     """
     return _step("magnus6", q, (w1, w2, w3), ("w1", "w2", "w3"), dt, out, frame, exp, 2, 0.0)
 
 
+@docfiller(_DOCS, see_also="magnus6, rotode.Magnus8", parameters_of="""
+        w1, w2, w3, w4 : array_like, shape (3,) or (N, 3)
+            Angular velocities at ``t0 + NODES["magnus8"][k] dt``.
+        %(options_exp)s""")
 def magnus8(q, w1, w2, w3, w4, dt, out=None, *, frame="body", exp="exact"):
     """Eighth-order Magnus step on four Gauss-Legendre nodes.
 
-    Parameters
-    ----------
-    q : array_like, shape (4,) or (N, 4)
-        Orientations (scalar first, body to world, any nonzero length) at the start of
-        the step.
-    w1, w2, w3, w4 : array_like, shape (3,) or (N, 3)
-        Angular velocities at ``t0 + NODES["magnus8"][k] dt``
-        (one row per body, or one rate for all bodies).
-    dt : float
-        Step size (may be negative: a step backwards).
-    out : ndarray, optional
-        Output (float64, C-contiguous, the shape of ``q``); may be ``q`` itself (in place).
-        Nothing is allocated then.  Default: a new array.
-    frame : {"body", "world"}, optional
-        Frame of the angular velocities (default "body": ``q' = 1/2 q w``; "world":
-        ``q' = 1/2 w q``).
-    exp : {"exact", "approx"}, optional
-        The exact quaternion exponential (default) or [NIRD]'s trig-free normalised
-        approximation `rotode.quaternion.exp_approx`.
-
-    Returns
-    -------
-    ndarray, shape of ``q``
-        The orientations at ``t0 + dt`` (``out`` when given).
-
-    Raises
-    ------
-    ValueError
-        For shapes that do not match, non-finite input, an ``out`` of the wrong kind or one
-        overlapping an input other than ``q``, or a step that overflows; nothing is written
-        then.
-
-    See Also
-    --------
-    magnus6, rotode.Magnus8
+    %(step)s
 
     References
     ----------
     .. [1] S. Blanes, F. Casas, J. A. Oteo and J. Ros, "The Magnus expansion and some of its
        applications", Physics Reports 470, 2009.
 
-    Examples
-    --------
-    >>> from rotode import steps
-    >>> q0, w = [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0]   # a turn about z at 1 rad/s
+    %(example)s
     >>> steps.magnus8(q0, w, w, w, w, 0.1).round(8)
     array([0.99875026, 0.        , 0.        , 0.04997917])
     """
@@ -693,47 +536,16 @@ def magnus8(q, w1, w2, w3, w4, dt, out=None, *, frame="body", exp="exact"):
                  0.0)
 
 
+@docfiller(_DOCS, see_also="cg3, rotode.CG2", parameters_of="""
+        w0 : array_like, shape (3,) or (N, 3)
+            Angular velocity at the start of the step.
+        w1 : array_like, shape (3,) or (N, 3)
+            Angular velocity at the end of the step.
+        %(options_exp)s""")
 def cg2(q, w0, w1, dt, out=None, *, frame="body", exp="exact"):
     """Crouch-Grossman step of order 2 (Heun's tableau): ``q exp(dt/2 w0) exp(dt/2 w1)``.
 
-    Parameters
-    ----------
-    q : array_like, shape (4,) or (N, 4)
-        Orientations (scalar first, body to world, any nonzero length) at the start of
-        the step.
-    w0 : array_like, shape (3,) or (N, 3)
-        Angular velocity at the start of the step
-        (one row per body, or one rate for all bodies).
-    w1 : array_like, shape (3,) or (N, 3)
-        Angular velocity at the end of the step
-        (one row per body, or one rate for all bodies).
-    dt : float
-        Step size (may be negative: a step backwards).
-    out : ndarray, optional
-        Output (float64, C-contiguous, the shape of ``q``); may be ``q`` itself (in place).
-        Nothing is allocated then.  Default: a new array.
-    frame : {"body", "world"}, optional
-        Frame of the angular velocities (default "body": ``q' = 1/2 q w``; "world":
-        ``q' = 1/2 w q``).
-    exp : {"exact", "approx"}, optional
-        The exact quaternion exponential (default) or [NIRD]'s trig-free normalised
-        approximation `rotode.quaternion.exp_approx`.
-
-    Returns
-    -------
-    ndarray, shape of ``q``
-        The orientations at ``t0 + dt`` (``out`` when given).
-
-    Raises
-    ------
-    ValueError
-        For shapes that do not match, non-finite input, an ``out`` of the wrong kind or one
-        overlapping an input other than ``q``, or a step that overflows; nothing is written
-        then.
-
-    See Also
-    --------
-    cg3, rotode.CG2
+    %(step)s
 
     Notes
     -----
@@ -744,122 +556,43 @@ def cg2(q, w0, w1, dt, out=None, *, frame="body", exp="exact"):
     .. [1] P. E. Crouch and R. Grossman, "Numerical integration of ordinary differential
        equations on manifolds", Journal of Nonlinear Science 3, 1993.
 
-    Examples
-    --------
-    >>> from rotode import steps
-    >>> q0, w = [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0]   # a turn about z at 1 rad/s
+    %(example)s
     >>> steps.cg2(q0, w, w, 0.1).round(8)
     array([0.99875026, 0.        , 0.        , 0.04997917])
     """
     return _step("cg2", q, (w0, w1), ("w0", "w1"), dt, out, frame, exp, 2, 0.0)
 
 
+@docfiller(_DOCS, see_also="cg2, rotode.CG3", parameters_of="""
+        w1, w2, w3 : array_like, shape (3,) or (N, 3)
+            Angular velocities at ``t0 + NODES["cg3"][k] dt``, nodes (0, 3/4, 17/24).
+        %(options_exp)s""")
 def cg3(q, w1, w2, w3, dt, out=None, *, frame="body", exp="exact"):
     """Crouch-Grossman step of order 3: the product of ``exp(dt b_i w(t0 + c_i dt) / 2)``.
 
-    Parameters
-    ----------
-    q : array_like, shape (4,) or (N, 4)
-        Orientations (scalar first, body to world, any nonzero length) at the start of
-        the step.
-    w1, w2, w3 : array_like, shape (3,) or (N, 3)
-        Angular velocities at ``t0 + NODES["cg3"][k] dt``, nodes (0, 3/4, 17/24)
-        (one row per body, or one rate for all bodies).
-    dt : float
-        Step size (may be negative: a step backwards).
-    out : ndarray, optional
-        Output (float64, C-contiguous, the shape of ``q``); may be ``q`` itself (in place).
-        Nothing is allocated then.  Default: a new array.
-    frame : {"body", "world"}, optional
-        Frame of the angular velocities (default "body": ``q' = 1/2 q w``; "world":
-        ``q' = 1/2 w q``).
-    exp : {"exact", "approx"}, optional
-        The exact quaternion exponential (default) or [NIRD]'s trig-free normalised
-        approximation `rotode.quaternion.exp_approx`.
-
-    Returns
-    -------
-    ndarray, shape of ``q``
-        The orientations at ``t0 + dt`` (``out`` when given).
-
-    Raises
-    ------
-    ValueError
-        For shapes that do not match, non-finite input, an ``out`` of the wrong kind or one
-        overlapping an input other than ``q``, or a step that overflows; nothing is written
-        then.
-
-    See Also
-    --------
-    cg2, rotode.CG3
+    %(step)s
 
     References
     ----------
     .. [1] P. E. Crouch and R. Grossman, "Numerical integration of ordinary differential
        equations on manifolds", Journal of Nonlinear Science 3, 1993.
 
-    Examples
-    --------
-    >>> from rotode import steps
-    >>> q0, w = [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0]   # a turn about z at 1 rad/s
+    %(example)s
     >>> steps.cg3(q0, w, w, w, 0.1).round(8)
     array([0.99875026, 0.        , 0.        , 0.04997917])
     """
     return _step("cg3", q, (w1, w2, w3), ("w1", "w2", "w3"), dt, out, frame, exp, 2, 0.0)
 
 
+@docfiller(_DOCS, see_also="rk4, rotode.RK3")
 def rk3(q, w0, w_mid, w1, dt, out=None, *, frame="body", norm_gain=0.0):
     """Kutta's third-order Runge-Kutta step on the non-unit quaternion equation.
 
-    Parameters
-    ----------
-    q : array_like, shape (4,) or (N, 4)
-        Orientations (scalar first, body to world, any nonzero length) at the start of
-        the step.
-    w0, w_mid, w1 : array_like, shape (3,) or (N, 3)
-        Angular velocities at the start, middle and end of the step
-        (one row per body, or one rate for all bodies).
-    dt : float
-        Step size (may be negative: a step backwards).
-    out : ndarray, optional
-        Output (float64, C-contiguous, the shape of ``q``); may be ``q`` itself (in place).
-        Nothing is allocated then.  Default: a new array.
-    frame : {"body", "world"}, optional
-        Frame of the angular velocities (default "body": ``q' = 1/2 q w``; "world":
-        ``q' = 1/2 w q``).
-    norm_gain : float, optional
-        Norm-control gain ``c >= 0`` of ``q' = 1/2 q w + c (1 - |q|^2) q`` (default 0).
-
-    Returns
-    -------
-    ndarray, shape of ``q``
-        The orientations at ``t0 + dt`` (``out`` when given).
-
-    Raises
-    ------
-    ValueError
-        For shapes that do not match, non-finite input, an ``out`` of the wrong kind or one
-        overlapping an input other than ``q``, or a step that overflows; nothing is written
-        then.
-
-    See Also
-    --------
-    rk4, rotode.RK3
-
-    Notes
-    -----
+    %(rk)s
     The quaternion is not renormalised: its length drifts by O(dt^4) per step unless
     ``norm_gain`` pulls it back to 1.
 
-    References
-    ----------
-    .. [1] C. Rucker, "Integrating Rotations using Non-Unit Quaternions", IEEE Robotics and
-       Automation Letters 3(4), 2018, sec. III.
-
-    Examples
-    --------
-    >>> from rotode import steps
-    >>> q0, w = [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0]   # a turn about z at 1 rad/s
+    %(rk_references)s
     >>> steps.rk3(q0, w, w, w, 0.1).round(8)
     array([0.99875   , 0.        , 0.        , 0.04997917])
     """
@@ -867,58 +600,15 @@ def rk3(q, w0, w_mid, w1, dt, out=None, *, frame="body", norm_gain=0.0):
                  norm_gain)
 
 
+@docfiller(_DOCS, see_also="rk3, rotode.RK4")
 def rk4(q, w0, w_mid, w1, dt, out=None, *, frame="body", norm_gain=0.0):
     """Classical fourth-order Runge-Kutta step on the non-unit quaternion equation.
 
-    Parameters
-    ----------
-    q : array_like, shape (4,) or (N, 4)
-        Orientations (scalar first, body to world, any nonzero length) at the start of
-        the step.
-    w0, w_mid, w1 : array_like, shape (3,) or (N, 3)
-        Angular velocities at the start, middle and end of the step
-        (one row per body, or one rate for all bodies).
-    dt : float
-        Step size (may be negative: a step backwards).
-    out : ndarray, optional
-        Output (float64, C-contiguous, the shape of ``q``); may be ``q`` itself (in place).
-        Nothing is allocated then.  Default: a new array.
-    frame : {"body", "world"}, optional
-        Frame of the angular velocities (default "body": ``q' = 1/2 q w``; "world":
-        ``q' = 1/2 w q``).
-    norm_gain : float, optional
-        Norm-control gain ``c >= 0`` of ``q' = 1/2 q w + c (1 - |q|^2) q`` (default 0).
-
-    Returns
-    -------
-    ndarray, shape of ``q``
-        The orientations at ``t0 + dt`` (``out`` when given).
-
-    Raises
-    ------
-    ValueError
-        For shapes that do not match, non-finite input, an ``out`` of the wrong kind or one
-        overlapping an input other than ``q``, or a step that overflows; nothing is written
-        then.
-
-    See Also
-    --------
-    rk3, rotode.RK4
-
-    Notes
-    -----
+    %(rk)s
     ``q' = 1/2 q w + c (1 - |q|^2) q`` with ``c = norm_gain``; the quaternion is not
     renormalised.
 
-    References
-    ----------
-    .. [1] C. Rucker, "Integrating Rotations using Non-Unit Quaternions", IEEE Robotics and
-       Automation Letters 3(4), 2018, sec. III.
-
-    Examples
-    --------
-    >>> from rotode import steps
-    >>> q0, w = [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0]   # a turn about z at 1 rad/s
+    %(rk_references)s
     >>> steps.rk4(q0, w, w, w, 0.1).round(8)
     array([0.99875026, 0.        , 0.        , 0.04997917])
     """

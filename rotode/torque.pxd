@@ -72,6 +72,10 @@ cdef class GravityGradient(Torque):
     cdef double _Q[3]                  # ascending node, and 90 deg ahead along the motion
     cdef object _rows                  # per-body: the parameters' arrays (dict), else None
     cdef list _range(self, Py_ssize_t start, Py_ssize_t stop)
+    # its orbit and inertia (a one-body source's) into caller memory (OUT: k, n, u0, P[3], Q[3],
+    # I[9])
+    cdef void orbit(self, double* k, double* n, double* u0, double* P, double* Q,
+                    double* I) noexcept
 
 
 cdef class Sum(Torque):

@@ -36,10 +36,11 @@ override receives no body index, so a per-body source that overrides ``__call__`
 import numpy as np
 
 from rotode import _cfunc
+from rotode._docfill import SHARED_DOCS, fill
 from rotode._signature import ExtensionSignature as _ExtensionSignature
 from rotode._validation import (
     as_body_index,
-    as_callable_vector,
+    call_vector,
     as_float_array,
     as_inertia,
     as_quaternions,
@@ -54,9 +55,11 @@ from rotode._validation import (
 )
 
 from cpython.ref cimport PyObject
+cimport cython
 from libc.math cimport cos, fabs, isfinite, sin, sqrt
 from libc.stdint cimport uintptr_t
 from libc.stdlib cimport malloc, free
+from rotode._callback cimport call_vector3
 from rotode.dual cimport *
 from rotode.equations cimport mat3_vec
 from rotode.quaternion cimport quat_rotate, quat_conj, quat_norm2
@@ -834,6 +837,18 @@ cdef class GravityGradient(Torque):
     def _chunk_join(cls, values):
         return cls(values["inertia"], *(values[name] for name in _GG_SCALARS))
 
+    cdef void orbit(self, double* k, double* n, double* u0, double* P, double* Q,
+                    double* I) noexcept:
+        cdef int i
+        k[0] = self._k
+        n[0] = self._n
+        u0[0] = self._u0
+        for i in range(3):
+            P[i] = self._P[i]
+            Q[i] = self._Q[i]
+        for i in range(9):
+            I[i] = self._I[i]
+
     cdef list _range(self, Py_ssize_t start, Py_ssize_t stop):
         """The one-body sources of bodies start..stop-1 (a shared parameter is one row, index
         0 for every body)."""
@@ -945,14 +960,7 @@ def _gravity_gradient_tangent(GravityGradient gg, name, dI=None):
     cdef _GravityGradientTangent u = _GravityGradientTangent.__new__(_GravityGradientTangent)
     cdef int k
     cdef double si = sin(gg._inc), ci = cos(gg._inc), sr = sin(gg._raan), cr = cos(gg._raan)
-    u._k = gg._k
-    u._n = gg._n
-    u._u0 = gg._u0
-    for k in range(3):
-        u._P[k] = gg._P[k]
-        u._Q[k] = gg._Q[k]
-    for k in range(9):
-        u._I[k] = gg._I[k]
+    gg.orbit(&u._k, &u._n, &u._u0, u._P, u._Q, u._I)
     u.n_bodies = None
     u._dk = u._dn = u._du0 = 0.0
     for k in range(3):
@@ -1378,8 +1386,12 @@ cdef class Sum(Torque):
         return f"Sum({', '.join(map(repr, self.parts))})"
 
 
+# (a filled-in docstring, whose first line is the signature embedsignature would write)
+@cython.embedsignature(False)
 cdef class Callable(Torque):
-    """Wrap a Python function ``tau(t, q, w) -> body torque, shape (3,)``.
+    __doc__ = fill("""Callable(function)
+
+    Wrap a Python function ``tau(t, q, w) -> body torque, shape (3,)``.
 
     Parameters
     ----------
@@ -1387,24 +1399,12 @@ cdef class Callable(Torque):
         ``tau(t, q, w)``: ``q`` is passed normalised to unit length (shape (4,)), ``w`` is the
         body angular velocity (shape (3,)); it returns three finite real numbers (body frame).
 
-    Attributes
-    ----------
-    function : callable
-    n_bodies : None
-
-    Raises
-    ------
-    TypeError
-        If ``function`` is not callable.
-
-    See Also
-    --------
-    as_torque
+    %(callable_wrapper)s
 
     Notes
     -----
     Every evaluation takes the GIL.  Jacobians use central finite differences of this term (see
-    the module notes).
+    the module notes).  ``n_bodies`` is None: the function serves every body.
 
     Examples
     --------
@@ -1414,7 +1414,7 @@ cdef class Callable(Torque):
     >>> damping = torque.Callable(lambda t, q, w: -0.1 * w)
     >>> damping(0.0, [1.0, 0.0, 0.0, 0.0], [1.0, 2.0, 3.0])
     array([-0.1, -0.2, -0.3])
-    """
+    """, {**SHARED_DOCS, "see_also": "as_torque"})
 
     def __init__(self, function):
         if not callable(function):
@@ -1424,21 +1424,15 @@ cdef class Callable(Torque):
 
     cdef int evaluate(self, double t, const double* q, const double* w,
                       double* tau) noexcept nogil:
-        cdef double s
+        cdef double s = 1.0 / sqrt(quat_norm2(q))
         with gil:
-            try:
-                s = 1.0 / sqrt(quat_norm2(q))
-                qa = np.array([q[0] * s, q[1] * s, q[2] * s, q[3] * s])
-                wa = np.array([w[0], w[1], w[2]])
-                r = as_callable_vector(self.function(t, qa, wa), "torque callable", t,
-                                       self.function)
-                tau[0] = r[0]
-                tau[1] = r[1]
-                tau[2] = r[2]
-            except BaseException as exc:   # Ctrl-C in user code too
-                self.error = exc
-                return TORQUE_ERROR
-        return TORQUE_OK
+            err = call_vector3(call_vector, self.function, "torque callable", t,
+                               ((q[0] * s, q[1] * s, q[2] * s, q[3] * s), (w[0], w[1], w[2])),
+                               tau)
+            if err is None:
+                return TORQUE_OK
+            self.error = err
+            return TORQUE_ERROR
 
     def potential_energy(self, q):
         """The potential energy of a wrapped `Torque` (a Python subclass overriding

@@ -26,8 +26,7 @@ MAX_PARAMS = 10
 PUBLIC_API = {
     ("integration.py", "integrate"):
         "public API: rotode.integrate's keywords are its documented options (rtol, atol, "
-        "first_step, max_step, max_steps, frame, t_eval, save_every, workers, events, ...); "
-        "the two typing overloads repeat them",
+        "first_step, max_step, max_steps, frame, t_eval, save_every, workers, events, ...)",
     ("solvers.py", "NativeSolver.__init__"):
         "public API: the constructor of rotode.solvers.NativeSolver takes SciPy's OdeSolver "
         "arguments (fun, t0, y0, t_bound, ...) and rotode's method options, as keywords",

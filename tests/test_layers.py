@@ -27,8 +27,11 @@ LAYERS = [
         "dual", "_rodrigues", "_rows", "_loops", "quaternion", "so3", "equations", "erk", "rkmk",
         # what the wrappers use: input checks, and mapping a kernel over dask blocks
         "_validation", "_lazy",
-        # a user's compiled function as a C address (rotode.ODE, rotode.torque.Compiled)
-        "_cfunc",
+        # a user's compiled function as a C address (rotode.ODE, rotode.torque.Compiled);
+        # a user's Python function for a 3-vector, called from nogil code (_callback.pxd)
+        "_cfunc", "_callback",
+        # docstring blocks that several docstrings share
+        "_docfill",
     }),
     ("sources/models", {
         "omega", "torque", "rhs", "events", "inertia", "frames", "_signature", "_typing",
@@ -43,7 +46,7 @@ LAYERS = [
         # the specialised engine (C++ templates declared in _engine.pxd) and the code generator
         # of its tableaux (from the registry); the lane kernels of rk3/rk4 batches and their
         # run-time choice of instruction set; the error-controlled pairs in lanes
-        "_engine", "_codegen", "_lanes", "_lanes_erk", "_lanes_erk_kin",
+        "_engine", "_codegen", "_lanes", "_lanes_erk", "_lanes_erk_kin", "_lanes_erk_entries",
         # the forward-mode derivative of a computed solution (issue 30)
         "_tangent", "_tangent_engine", "_ode_sensitivity",
     }),

@@ -108,3 +108,37 @@ def test_python_subclass_signatures_are_its_own():
     assert list(inspect.signature(Tumbler(1.0)).parameters) == ["t", "y", "extra"]
     assert list(inspect.signature(Plain).parameters)[0] == "inertia"
     assert list(inspect.signature(Plain([1.0, 1.0, 1.0])).parameters) == ["t", "y"]
+
+
+def _filled_classes():
+    """The compiled classes whose docstring is filled in at import (``__doc__ = fill(...)``
+    under ``@cython.embedsignature(False)``), so that their signature line is written by hand:
+    (module, class name, the parameters of the ``__init__`` in the source)."""
+    import re
+    from pathlib import Path
+
+    found = []
+    for pyx in sorted(Path(rotode.__file__).parent.glob("*.pyx")):
+        text = pyx.read_text()
+        for m in re.finditer(r"@cython\.embedsignature\(False\)\ncdef class (\w+)\(", text):
+            init = re.compile(r"\n    def __init__\(self, (.*?)\):\n", re.S).search(text, m.end())
+            found.append((f"rotode.{pyx.stem}", m.group(1), " ".join(init.group(1).split())))
+    return found
+
+
+@pytest.mark.parametrize(("module", "name", "params"), _filled_classes())
+def test_a_filled_class_docstring_states_its_constructor(module, name, params):
+    """The hand-written signature line of a filled docstring is the source's ``__init__``
+    (``inspect.signature`` reads that line, rotode/_signature.py)."""
+    import importlib
+
+    cls = getattr(importlib.import_module(module), name)
+    assert cls.__doc__.split("\n", 1)[0] == f"{name}({params})"
+    assert "%(" not in cls.__doc__                      # every placeholder filled
+    assert str(inspect.signature(cls)) == f"({params})"
+
+
+@pytest.mark.parametrize("name", sorted(CALLABLES))
+def test_no_placeholder_is_left_in_a_docstring(name):
+    """Every ``%(name)s`` of a shared docstring block (rotode/_docfill.py) is filled in."""
+    assert "%(" not in (CALLABLES[name].__doc__ or "")
